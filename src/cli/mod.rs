@@ -1,0 +1,383 @@
+//! The command line: clap definitions, resolution into typed options, and
+//! dispatch. Exit codes (also in `relbench --help`):
+//!
+//! | code | meaning |
+//! |---|---|
+//! | 0 | done |
+//! | 1 | an error stopped the command (the message says what to do) |
+//! | 2 | the command line or the plan is wrong; nothing was run |
+//! | 3 | the run finished, but some steps failed (the report lists them) |
+//! | 130 | interrupted by Ctrl-C; finished steps are kept (`--resume` goes on) |
+
+use std::io::IsTerminal;
+use std::path::{Path, PathBuf};
+use std::process::ExitCode;
+use std::sync::atomic::Ordering;
+
+use anyhow::{bail, Context};
+use clap::{Parser, Subcommand};
+
+use crate::plan::{self, Plan, PlanErrors};
+use crate::report::{self, Format};
+use crate::runner::{self, Progress, RunEnd, RunOptions};
+use crate::target::Dialect;
+use crate::util::{unix_now, utc_stamp};
+use crate::workload::{self, sysbench};
+
+const EXIT_CODES: &str = "Exit codes: 0 done; 1 error; 2 bad command line or plan (nothing run); \
+3 run finished but some steps failed; 130 interrupted (finished steps kept, --resume goes on).";
+
+#[derive(Parser)]
+#[command(
+    name = "relbench",
+    version,
+    about = "Finds performance regressions between database builds and configurations.",
+    after_help = EXIT_CODES
+)]
+struct Cli {
+    #[command(subcommand)]
+    command: Command,
+}
+
+#[derive(Subcommand)]
+enum Command {
+    /// Run a plan; without one, the built-in quick plan (two SQLite configurations).
+    Run {
+        /// The plan file (TOML); `relbench init` writes an example.
+        plan: Option<PathBuf>,
+        /// Results directory [default: results/<UTC time>].
+        #[arg(long)]
+        out: Option<PathBuf>,
+        /// Finish the run in --out, skipping the steps it already wrote.
+        #[arg(long)]
+        resume: bool,
+        /// Print only the final report and errors.
+        #[arg(long, short)]
+        quiet: bool,
+    },
+    /// Compare results directories and write report.md, .csv, .json and .html.
+    Report {
+        /// Results directories, from one host or several.
+        #[arg(required = true)]
+        dirs: Vec<PathBuf>,
+        /// The target others are compared with [default: the first target of the first run].
+        #[arg(long)]
+        base: Option<String>,
+        /// Where to write the report [default: the first results directory].
+        #[arg(long)]
+        out: Option<PathBuf>,
+        /// Formats to write, comma-separated: md, csv, json, html.
+        #[arg(long, value_delimiter = ',', default_value = "md,csv,json,html", value_parser = parse_format)]
+        format: Vec<Format>,
+    },
+    /// Validate a plan and show what it would run, without running it.
+    Check { plan: PathBuf },
+    /// List the suites and workloads.
+    List,
+    /// Show the SQL of a workload (or of `load`) for every engine.
+    Show { workload: String },
+    /// Write a commented example plan.
+    Init {
+        #[arg(default_value = "relbench.toml")]
+        file: PathBuf,
+        /// Overwrite the file if it exists.
+        #[arg(long)]
+        force: bool,
+    },
+}
+
+fn parse_format(s: &str) -> Result<Format, String> {
+    Format::parse(s).ok_or_else(|| format!("unknown format \"{s}\"; use md, csv, json or html"))
+}
+
+/// A command failed in a way that has its own exit code.
+#[derive(Debug, thiserror::Error)]
+enum Exit {
+    #[error("{0}")]
+    BadPlan(PlanErrors),
+    #[error("interrupted")]
+    Interrupted,
+    #[error("{0} step(s) failed")]
+    StepsFailed(usize),
+}
+
+pub fn main() -> ExitCode {
+    let cli = Cli::parse();
+    match dispatch(cli.command) {
+        Ok(()) => ExitCode::SUCCESS,
+        Err(e) => match e.downcast_ref::<Exit>() {
+            Some(Exit::BadPlan(p)) => {
+                eprint!("error: {p}");
+                ExitCode::from(2)
+            }
+            Some(Exit::Interrupted) => ExitCode::from(130),
+            Some(Exit::StepsFailed(_)) => ExitCode::from(3),
+            None => {
+                eprintln!("error: {e:#}");
+                ExitCode::from(1)
+            }
+        },
+    }
+}
+
+fn dispatch(cmd: Command) -> anyhow::Result<()> {
+    match cmd {
+        Command::Run {
+            plan,
+            out,
+            resume,
+            quiet,
+        } => run(resolve_run(plan, out, resume)?, quiet),
+        Command::Report {
+            dirs,
+            base,
+            out,
+            format,
+        } => {
+            let out = out.unwrap_or_else(|| dirs[0].clone());
+            let (_, files) = report::write(&dirs, base.as_deref(), &out, &format)?;
+            for f in files {
+                println!("{}", f.display());
+            }
+            Ok(())
+        }
+        Command::Check { plan } => check(&plan),
+        Command::List => {
+            list();
+            Ok(())
+        }
+        Command::Show { workload } => show(&workload),
+        Command::Init { file, force } => init(&file, force),
+    }
+}
+
+fn read_plan(path: &Path) -> anyhow::Result<(Plan, String, PathBuf)> {
+    let text = std::fs::read_to_string(path).with_context(|| {
+        format!(
+            "cannot read plan {}; `relbench init {}` writes an example plan there",
+            path.display(),
+            path.display()
+        )
+    })?;
+    let plan = plan::parse(&text, &path.display().to_string()).map_err(Exit::BadPlan)?;
+    let dir = path
+        .parent()
+        .filter(|p| !p.as_os_str().is_empty())
+        .map_or_else(|| PathBuf::from("."), Path::to_path_buf);
+    let dir = dir.canonicalize().unwrap_or(dir);
+    Ok((plan, text, dir))
+}
+
+/// Turns the command line into everything `run` needs, before any work.
+fn resolve_run(
+    plan: Option<PathBuf>,
+    out: Option<PathBuf>,
+    resume: bool,
+) -> anyhow::Result<RunOptions> {
+    if resume && out.is_none() {
+        bail!("--resume needs --out DIR: the results directory of the run to finish");
+    }
+    let (plan, plan_source, plan_text, plan_dir) = match (&plan, resume) {
+        (Some(p), _) => {
+            let (plan, text, dir) = read_plan(p)?;
+            (plan, p.display().to_string(), text, dir)
+        }
+        (None, true) => {
+            // Resuming without a plan: the run's own copy of its plan.
+            let dir = out.as_ref().expect("checked above");
+            let info = crate::results::read_run_info(dir)?;
+            let plan = plan::parse(&info.plan_text, &info.plan_source).map_err(Exit::BadPlan)?;
+            (
+                plan,
+                info.plan_source,
+                info.plan_text,
+                PathBuf::from(info.plan_dir),
+            )
+        }
+        (None, false) => {
+            let plan =
+                plan::parse(plan::QUICK_PLAN, plan::QUICK_PLAN_SOURCE).map_err(Exit::BadPlan)?;
+            let dir = std::env::current_dir()?;
+            (
+                plan,
+                plan::QUICK_PLAN_SOURCE.to_string(),
+                plan::QUICK_PLAN.to_string(),
+                dir,
+            )
+        }
+    };
+    let out = out.unwrap_or_else(|| Path::new("results").join(utc_stamp(unix_now())));
+    Ok(RunOptions {
+        plan,
+        plan_source,
+        plan_text,
+        plan_dir,
+        out,
+        resume,
+    })
+}
+
+fn install_ctrlc() {
+    let _ = ctrlc::set_handler(|| {
+        if runner::INTERRUPT.swap(true, Ordering::SeqCst) {
+            eprintln!(
+                "\nrelbench: stopped at once; the step in flight is lost, finished steps are kept"
+            );
+            std::process::exit(130);
+        }
+        eprintln!(
+            "\nrelbench: stopping after dropping the step in flight (Ctrl-C again to quit at once)"
+        );
+    });
+}
+
+fn run(opts: RunOptions, quiet: bool) -> anyhow::Result<()> {
+    install_ctrlc();
+    let mut ui = Progress::new(quiet);
+    let end = runner::run(&opts, &mut ui)?;
+    let out = &opts.out;
+    let (report, files) = report::write(std::slice::from_ref(out), None, out, &Format::ALL)
+        .context("writing the report")?;
+    let stdout = std::io::stdout();
+    print!(
+        "{}",
+        report::terminal_relative_table(&report, stdout.is_terminal())
+    );
+    eprintln!("\nresults: {}", out.display());
+    for f in &files {
+        eprintln!("report:  {}", f.display());
+    }
+    match end {
+        RunEnd::Interrupted => {
+            eprintln!(
+                "interrupted: finish this run with `relbench run --resume --out {}`",
+                out.display()
+            );
+            Err(Exit::Interrupted.into())
+        }
+        RunEnd::Complete { failed_steps: 0 } => Ok(()),
+        RunEnd::Complete { failed_steps } => {
+            eprintln!(
+                "{failed_steps} step(s) failed; the report's \"Errors and failed steps\" says why"
+            );
+            Err(Exit::StepsFailed(failed_steps).into())
+        }
+    }
+}
+
+fn check(path: &Path) -> anyhow::Result<()> {
+    let (plan, _, _) = read_plan(path)?;
+    let execs = plan.executions();
+    println!("{}: valid", path.display());
+    println!(
+        "targets: {}",
+        plan.targets
+            .iter()
+            .map(|t| format!("{} ({})", t.name, t.engine))
+            .collect::<Vec<_>>()
+            .join(", ")
+    );
+    println!(
+        "scale: {} table(s) × {} rows; clients {:?}; repeats {}",
+        plan.tables, plan.rows, plan.clients, plan.repeats
+    );
+    let steps: Vec<String> = plan.steps.iter().map(|s| s.label()).collect();
+    println!(
+        "steps ({}, suite {}): {}",
+        steps.len(),
+        plan.suite,
+        steps.join(" → ")
+    );
+    println!(
+        "{} step runs; at least {:.0} s without loads",
+        execs.len(),
+        plan.estimated_secs()
+    );
+    Ok(())
+}
+
+fn list() {
+    println!("Suites:");
+    println!(
+        "  sysbench  the standard sequence ({} steps): {}",
+        sysbench::STANDARD_SEQUENCE.len(),
+        sysbench::STANDARD_SEQUENCE.join(" → ")
+    );
+    println!("\nWorkloads (name, group, duration class, what one event does):");
+    for w in workload::all() {
+        println!(
+            "  {:<22} {:<10} {:<7} {}",
+            w.name(),
+            w.group().name(),
+            format!("{:?}", w.duration_class()).to_lowercase(),
+            w.about()
+        );
+    }
+    println!("\nSteps in a plan: \"load\", \"settle\", or a workload, optionally tagged (\"scan:warm\").");
+}
+
+fn show(name: &str) -> anyhow::Result<()> {
+    if name == "load" {
+        for d in Dialect::ALL {
+            println!("-- {}", d.name());
+            println!("{};", sysbench::sql::create_table(d, 1));
+            println!(
+                "{}; -- {} rows per statement, {} per commit",
+                sysbench::sql::insert_rows(d, 1, 2),
+                sysbench::load::ROWS_PER_STATEMENT,
+                sysbench::load::ROWS_PER_STATEMENT * sysbench::load::STATEMENTS_PER_COMMIT
+            );
+            println!("{}; -- after the rows", sysbench::sql::create_index(1));
+            if let Some(s) = sysbench::sql::after_load(d, 1) {
+                println!("{s};");
+            }
+            println!();
+        }
+        return Ok(());
+    }
+    let Some(w) = workload::find(name) else {
+        let names = workload::all().map(|w| w.name()).chain(["load"]);
+        let hint = crate::util::did_you_mean(name, names).map_or_else(
+            || "`relbench list` shows every workload".to_string(),
+            |m| format!("did you mean \"{m}\"?"),
+        );
+        bail!("unknown workload \"{name}\"; {hint}");
+    };
+    println!(
+        "{} — group {}, runs for the {:?} duration{}",
+        w.name(),
+        w.group().name(),
+        w.duration_class(),
+        if w.transactional() {
+            "; one event is one transaction"
+        } else {
+            ""
+        }
+    );
+    println!("{}\n", w.about());
+    for d in Dialect::ALL {
+        println!("-- {}", d.name());
+        for s in w.statements(d) {
+            println!("{:<16} {}", s.class, s.sql);
+        }
+        println!();
+    }
+    Ok(())
+}
+
+fn init(file: &Path, force: bool) -> anyhow::Result<()> {
+    if file.exists() && !force {
+        bail!(
+            "{} exists; pass --force to overwrite it, or name another file",
+            file.display()
+        );
+    }
+    std::fs::write(file, plan::EXAMPLE_PLAN)
+        .with_context(|| format!("writing {}", file.display()))?;
+    println!(
+        "wrote {}; check it with `relbench check {}`",
+        file.display(),
+        file.display()
+    );
+    Ok(())
+}

@@ -1,0 +1,247 @@
+//! The load generator: one OS thread and one connection per client, a shared
+//! start, warm-up excluded from the figures, stop by time or by event count.
+//!
+//! Threads share nothing on the hot path but a relaxed per-thread progress
+//! counter (read by the progress display) and the interrupt flag; everything
+//! measured lives in each thread's [`Recorder`] and is merged at the end.
+
+mod recorder;
+
+pub use recorder::{merge, LatencySummary, Merged, Recorder};
+
+use std::sync::atomic::{AtomicBool, AtomicU64, AtomicUsize, Ordering};
+use std::sync::{Barrier, Mutex, OnceLock};
+use std::time::{Duration, Instant};
+
+use crate::metrics;
+use crate::target::Driver;
+use crate::workload::{dist, Scale, Workload};
+
+/// When a step stops.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub enum Stop {
+    /// After this long (warm-up not included).
+    Time(Duration),
+    /// After this many events, all clients together (warm-up not included).
+    Events(u64),
+}
+
+/// A client that fails this many events in a row stops: the step cannot
+/// measure anything (a missing table, a server gone) and spinning on errors
+/// would only hide that.
+const MAX_CONSECUTIVE_FAILURES: u32 = 1000;
+
+pub struct StepSpec<'a> {
+    pub driver: &'a dyn Driver,
+    pub workload: &'a dyn Workload,
+    pub scale: Scale,
+    pub clients: u32,
+    pub warmup: Duration,
+    pub stop: Stop,
+    pub seed: u64,
+    pub interrupt: &'a AtomicBool,
+}
+
+/// What the progress display is told a few times a second.
+pub struct Live {
+    pub elapsed: Duration,
+    /// Warm-up plus duration, when the step stops by time.
+    pub total: Option<Duration>,
+    pub warming_up: bool,
+    /// Events measured so far.
+    pub events: u64,
+}
+
+/// The figures of one step.
+#[derive(Debug)]
+pub struct Measured {
+    /// Length of the measured window.
+    pub secs: f64,
+    pub merged: Merged,
+    /// CPU seconds of the relbench process over the measured window.
+    pub process_cpu_secs: Option<f64>,
+    /// Why the step stopped before its end, when it did.
+    pub aborted: Option<String>,
+}
+
+#[repr(align(64))]
+#[derive(Default)]
+struct Padded(AtomicU64);
+
+pub fn run(spec: &StepSpec<'_>, live: &mut dyn FnMut(&Live)) -> Measured {
+    let n = spec.clients as usize;
+    let classes = spec.workload.classes();
+    let dialect = spec.driver.dialect();
+    let expected_secs = match spec.stop {
+        Stop::Time(d) => d.as_secs() as usize + 1,
+        Stop::Events(_) => 60,
+    };
+    let counters: Vec<Padded> = (0..n).map(|_| Padded::default()).collect();
+    let ready = Barrier::new(n + 1);
+    let go = Barrier::new(n + 1);
+    let start: OnceLock<Instant> = OnceLock::new();
+    let abort = AtomicBool::new(false);
+    let done = AtomicUsize::new(0);
+    let setup_error: Mutex<Option<String>> = Mutex::new(None);
+
+    let (recorders, abort_reasons, secs, cpu) = std::thread::scope(|s| {
+        let handles: Vec<_> = (0..n)
+            .map(|i| {
+                let (classes, counters) = (&classes, &counters);
+                let (ready, go, start, abort, done, setup_error) =
+                    (&ready, &go, &start, &abort, &done, &setup_error);
+                s.spawn(move || {
+                    let rng = dist::rng(spec.seed, i as u64);
+                    let setup = spec.driver.connect().and_then(|mut conn| {
+                        let client = spec.workload.client(conn.as_mut(), dialect, &spec.scale, rng)?;
+                        Ok((conn, client))
+                    });
+                    let setup = match setup {
+                        Ok(x) => Some(x),
+                        Err(e) => {
+                            let mut slot = setup_error.lock().unwrap_or_else(|p| p.into_inner());
+                            slot.get_or_insert(format!("client {}: {}", i + 1, e.message));
+                            abort.store(true, Ordering::Relaxed);
+                            None
+                        }
+                    };
+                    ready.wait();
+                    go.wait();
+                    let mut rec = Recorder::new(classes.len(), expected_secs);
+                    let mut reason = None;
+                    if let (Some((mut conn, mut client)), false) =
+                        (setup, abort.load(Ordering::Relaxed))
+                    {
+                        let t0 = *start.get().expect("start is set before go");
+                        let window = t0 + spec.warmup;
+                        let quota = match spec.stop {
+                            Stop::Events(total) => {
+                                total / n as u64 + u64::from((i as u64) < total % n as u64)
+                            }
+                            Stop::Time(_) => u64::MAX,
+                        };
+                        let end = match spec.stop {
+                            Stop::Time(d) => window + d,
+                            Stop::Events(_) => t0 + Duration::from_secs(365 * 86400),
+                        };
+                        let mut failures = 0u32;
+                        loop {
+                            if spec.interrupt.load(Ordering::Relaxed) || abort.load(Ordering::Relaxed) {
+                                break;
+                            }
+                            let now = Instant::now();
+                            if now >= end {
+                                break;
+                            }
+                            if !rec.active && now >= window {
+                                rec.activate(window);
+                            }
+                            if rec.active && rec.events + rec.failed_events >= quota {
+                                break;
+                            }
+                            match client.event(conn.as_mut(), &mut rec) {
+                                Ok(()) => {
+                                    failures = 0;
+                                    if rec.active {
+                                        rec.event(now, Instant::now());
+                                        counters[i].0.store(rec.events, Ordering::Relaxed);
+                                    }
+                                }
+                                Err(kind) => {
+                                    failures += 1;
+                                    if rec.active {
+                                        rec.failed_events += 1;
+                                    }
+                                    if kind.is_fatal() || failures >= MAX_CONSECUTIVE_FAILURES {
+                                        let why = rec.last_sample().unwrap_or(kind.name());
+                                        reason = Some(format!(
+                                            "client {} stopped after {failures} failed events in a row: {why}",
+                                            i + 1
+                                        ));
+                                        break;
+                                    }
+                                }
+                            }
+                        }
+                    }
+                    done.fetch_add(1, Ordering::Relaxed);
+                    (rec, reason, Instant::now())
+                })
+            })
+            .collect();
+
+        ready.wait();
+        let t0 = Instant::now();
+        start.set(t0).expect("start is set once");
+        go.wait();
+        let window = t0 + spec.warmup;
+        let total = match spec.stop {
+            Stop::Time(d) => Some(spec.warmup + d),
+            Stop::Events(_) => None,
+        };
+        let mut cpu0 = None;
+        let mut cpu1 = None;
+        while done.load(Ordering::Relaxed) < n {
+            let now = Instant::now();
+            if cpu0.is_none() && now >= window {
+                cpu0 = metrics::process_cpu_secs();
+            }
+            if let Some(tot) = total {
+                if cpu1.is_none() && now >= t0 + tot {
+                    cpu1 = metrics::process_cpu_secs();
+                }
+            }
+            let events = counters.iter().map(|c| c.0.load(Ordering::Relaxed)).sum();
+            live(&Live {
+                elapsed: now - t0,
+                total,
+                warming_up: now < window,
+                events,
+            });
+            // Sleep to the next tick, but wake for the window's start and end
+            // so the CPU samples bracket the measured window closely.
+            let mut next = now + Duration::from_millis(200);
+            for edge in [Some(window), total.map(|t| t0 + t)].into_iter().flatten() {
+                if edge > now && edge < next {
+                    next = edge;
+                }
+            }
+            std::thread::sleep(
+                next.saturating_duration_since(Instant::now())
+                    .max(Duration::from_millis(1)),
+            );
+        }
+        if cpu1.is_none() {
+            cpu1 = metrics::process_cpu_secs();
+        }
+        let mut recs = Vec::with_capacity(n);
+        let mut reasons = Vec::new();
+        let mut last_finish = window;
+        for h in handles {
+            let (rec, reason, finished) = h.join().expect("client thread panicked");
+            recs.push(rec);
+            reasons.extend(reason);
+            last_finish = last_finish.max(finished);
+        }
+        let secs = match spec.stop {
+            Stop::Time(d) => d.as_secs_f64(),
+            Stop::Events(_) => last_finish.saturating_duration_since(window).as_secs_f64(),
+        };
+        let cpu = match (cpu0, cpu1) {
+            (Some(a), Some(b)) if b >= a => Some(b - a),
+            _ => None,
+        };
+        (recs, reasons, secs, cpu)
+    });
+
+    let mut aborted = setup_error.into_inner().unwrap_or_else(|p| p.into_inner());
+    if aborted.is_none() && !abort_reasons.is_empty() {
+        aborted = Some(abort_reasons.join("; "));
+    }
+    Measured {
+        secs,
+        merged: merge(&classes, &recorders),
+        process_cpu_secs: cpu,
+        aborted,
+    }
+}

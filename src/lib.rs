@@ -1,0 +1,24 @@
+//! relbench finds performance regressions between database builds and
+//! configurations: it runs a fixed sequence of microbenchmarks against each
+//! target, measures beside every step, and reports throughput relative to a
+//! base target together with the cost per operation behind it.
+//!
+//! Data flows one way: `plan` → `runner` (using `target`, `workload`,
+//! `engine`, `metrics`) → `results` on disk → `report`.
+
+pub mod cli;
+pub mod engine;
+pub mod metrics;
+pub mod plan;
+pub mod report;
+pub mod results;
+pub mod runner;
+pub mod target;
+pub mod util;
+pub mod workload;
+
+/// The user pressed Ctrl-C; whoever sees it unwinds without writing the
+/// step in flight.
+#[derive(Debug, Clone, Copy, thiserror::Error)]
+#[error("interrupted by Ctrl-C")]
+pub struct Interrupted;

@@ -1,0 +1,285 @@
+//! Plans: what to run, against which targets, at what scale.
+//!
+//! A plan file is parsed and fully validated ([`parse`]) before anything
+//! runs, then expanded into the ordered list of step executions the runner
+//! walks ([`Plan::executions`]).
+
+mod parse;
+
+pub use parse::{parse, PlanError, PlanErrors};
+
+use std::path::PathBuf;
+use std::time::Duration;
+
+use serde::{Deserialize, Serialize};
+
+use crate::engine::Stop;
+use crate::target::EngineKind;
+use crate::workload::{self, DurationClass, Workload};
+
+/// The built-in quick plan's text.
+pub const QUICK_PLAN: &str = include_str!("quick.toml");
+/// The commented example `relbench init` writes.
+pub const EXAMPLE_PLAN: &str = include_str!("example.toml");
+/// How the quick plan is named in messages and results.
+pub const QUICK_PLAN_SOURCE: &str = "<built-in quick plan>";
+
+/// A validated plan.
+#[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]
+pub struct Plan {
+    /// The built-in suite the steps come from, or "custom".
+    pub suite: String,
+    pub steps: Vec<Step>,
+    pub tables: u32,
+    pub rows: i64,
+    pub clients: Vec<u32>,
+    pub repeats: u32,
+    pub seed: u64,
+    pub warmup_secs: f64,
+    pub read: StopSpec,
+    pub write: StopSpec,
+    pub insert: StopSpec,
+    pub settle: Settle,
+    pub targets: Vec<TargetSpec>,
+}
+
+/// How long a workload step runs after its warm-up.
+#[derive(Debug, Clone, Copy, Serialize, Deserialize, PartialEq)]
+#[serde(rename_all = "lowercase")]
+pub enum StopSpec {
+    Secs(f64),
+    Events(u64),
+}
+
+impl StopSpec {
+    pub fn to_stop(self) -> Stop {
+        match self {
+            StopSpec::Secs(s) => Stop::Time(Duration::from_secs_f64(s)),
+            StopSpec::Events(n) => Stop::Events(n),
+        }
+    }
+}
+
+/// The sleep of a settle step: `base + per_million_rows × rows / 1e6`, capped.
+#[derive(Debug, Clone, Copy, Serialize, Deserialize, PartialEq)]
+pub struct Settle {
+    pub base_secs: f64,
+    pub per_million_rows_secs: f64,
+    pub max_secs: f64,
+}
+
+impl Settle {
+    pub fn sleep(&self, total_rows: u64) -> Duration {
+        let s = self.base_secs + self.per_million_rows_secs * total_rows as f64 / 1e6;
+        Duration::from_secs_f64(s.min(self.max_secs).max(0.0))
+    }
+}
+
+#[derive(Debug, Clone, Serialize, Deserialize, PartialEq, Eq)]
+#[serde(tag = "kind", content = "workload", rename_all = "lowercase")]
+pub enum StepKind {
+    Load,
+    Settle,
+    Workload(String),
+}
+
+/// One entry of the sequence.
+#[derive(Debug, Clone, Serialize, Deserialize, PartialEq, Eq)]
+pub struct Step {
+    pub kind: StepKind,
+    /// A tag that tells two runs of one workload apart ("warm", "pre").
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub tag: Option<String>,
+}
+
+impl Step {
+    pub fn name(&self) -> &str {
+        match &self.kind {
+            StepKind::Load => "load",
+            StepKind::Settle => "settle",
+            StepKind::Workload(w) => w,
+        }
+    }
+
+    /// `name` or `name.tag`: names the step in file names and reports.
+    pub fn label(&self) -> String {
+        match &self.tag {
+            Some(t) => format!("{}.{t}", self.name()),
+            None => self.name().to_string(),
+        }
+    }
+
+    pub fn workload(&self) -> Option<&'static dyn Workload> {
+        match &self.kind {
+            StepKind::Workload(w) => workload::find(w),
+            _ => None,
+        }
+    }
+}
+
+#[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]
+pub struct TargetSpec {
+    pub name: String,
+    pub engine: EngineKind,
+    pub access: Access,
+}
+
+/// How relbench reaches a target.
+#[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]
+#[serde(rename_all = "lowercase")]
+pub enum Access {
+    /// An embedded database file. `path: None` puts it in the results directory.
+    Embedded {
+        path: Option<PathBuf>,
+        pragmas: Vec<(String, String)>,
+    },
+}
+
+/// One step at one client count for one target in one repeat.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Execution {
+    pub repeat: u32,
+    pub target: usize,
+    /// Position of the step in the sequence (1-based).
+    pub seq: usize,
+    pub step: Step,
+    /// Client count; for load, the loader's threads are decided at run time.
+    pub clients: u32,
+}
+
+impl Plan {
+    pub fn stop_for(&self, class: DurationClass) -> StopSpec {
+        match class {
+            DurationClass::Read => self.read,
+            DurationClass::Write => self.write,
+            DurationClass::Insert => self.insert,
+        }
+    }
+
+    /// Every step execution in run order: repeats outermost, then targets
+    /// (so targets take turns), then the sequence, then client counts.
+    pub fn executions(&self) -> Vec<Execution> {
+        let mut out = Vec::new();
+        for repeat in 1..=self.repeats {
+            for target in 0..self.targets.len() {
+                for (i, step) in self.steps.iter().enumerate() {
+                    let counts: &[u32] = match step.kind {
+                        StepKind::Workload(_) => &self.clients,
+                        _ => &[1],
+                    };
+                    for &clients in counts {
+                        out.push(Execution {
+                            repeat,
+                            target,
+                            seq: i + 1,
+                            step: step.clone(),
+                            clients,
+                        });
+                    }
+                }
+            }
+        }
+        out
+    }
+
+    /// A lower bound on how long the run takes: warm-ups, durations and
+    /// settle sleeps (loads and event-count steps are not included).
+    pub fn estimated_secs(&self) -> f64 {
+        let total_rows = self.rows as u64 * self.tables as u64;
+        self.executions()
+            .iter()
+            .map(|e| match &e.step.kind {
+                StepKind::Settle => self.settle.sleep(total_rows).as_secs_f64(),
+                StepKind::Load => 0.0,
+                StepKind::Workload(_) => {
+                    let class = e
+                        .step
+                        .workload()
+                        .map_or(DurationClass::Read, |w| w.duration_class());
+                    self.warmup_secs
+                        + match self.stop_for(class) {
+                            StopSpec::Secs(s) => s,
+                            StopSpec::Events(_) => 0.0,
+                        }
+                }
+            })
+            .sum()
+    }
+}
+
+/// Parses a duration: `"30s"`, `"500ms"`, `"2m"`, `"1h"` or a number of seconds.
+pub fn parse_duration(s: &str) -> Option<f64> {
+    let s = s.trim();
+    let (num, mult) = if let Some(n) = s.strip_suffix("ms") {
+        (n, 0.001)
+    } else if let Some(n) = s.strip_suffix('s') {
+        (n, 1.0)
+    } else if let Some(n) = s.strip_suffix('m') {
+        (n, 60.0)
+    } else if let Some(n) = s.strip_suffix('h') {
+        (n, 3600.0)
+    } else {
+        (s, 1.0)
+    };
+    let v: f64 = num.trim().parse().ok()?;
+    (v.is_finite() && v >= 0.0).then_some(v * mult)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn durations_parse_with_units() {
+        assert_eq!(parse_duration("30s"), Some(30.0));
+        assert_eq!(parse_duration("500ms"), Some(0.5));
+        assert_eq!(parse_duration("2m"), Some(120.0));
+        assert_eq!(parse_duration("1h"), Some(3600.0));
+        assert_eq!(parse_duration("1.5"), Some(1.5));
+        assert_eq!(parse_duration("-1s"), None);
+        assert_eq!(parse_duration("soon"), None);
+    }
+
+    #[test]
+    fn settle_sleep_grows_with_rows_and_is_capped() {
+        let s = Settle {
+            base_secs: 5.0,
+            per_million_rows_secs: 1.0,
+            max_secs: 60.0,
+        };
+        assert_eq!(s.sleep(0).as_secs(), 5);
+        assert_eq!(s.sleep(10_000_000).as_secs(), 15);
+        assert_eq!(s.sleep(1_000_000_000).as_secs(), 60);
+    }
+
+    #[test]
+    fn executions_interleave_targets_per_repeat() {
+        let mut p = parse(QUICK_PLAN, QUICK_PLAN_SOURCE).unwrap();
+        p.repeats = 2;
+        p.steps.truncate(3);
+        p.clients = vec![1, 2];
+        let e = p.executions();
+        let order: Vec<_> = e
+            .iter()
+            .map(|x| (x.repeat, x.target, x.seq, x.clients))
+            .collect();
+        assert_eq!(
+            &order[..5],
+            &[
+                (1, 0, 1, 1),
+                (1, 0, 2, 1),
+                (1, 0, 3, 1),
+                (1, 0, 3, 2),
+                (1, 1, 1, 1)
+            ]
+        );
+        assert_eq!(e.len(), 2 * 2 * 4);
+    }
+
+    #[test]
+    fn the_quick_plan_fits_in_three_minutes() {
+        let p = parse(QUICK_PLAN, QUICK_PLAN_SOURCE).unwrap();
+        // Leaves a minute for loads, connects and prepares.
+        assert!(p.estimated_secs() < 120.0, "{}", p.estimated_secs());
+    }
+}

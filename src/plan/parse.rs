@@ -1,0 +1,748 @@
+//! Parsing and validating a plan file. Every error names the file, line and
+//! column, what is wrong and what would be right; all errors of a plan are
+//! reported at once.
+
+use std::collections::BTreeMap;
+use std::fmt;
+use std::ops::Range;
+
+use serde::Deserialize;
+use toml::Spanned;
+
+use super::{Access, Plan, Settle, Step, StepKind, StopSpec, TargetSpec};
+use crate::target::{sqlite, EngineKind};
+use crate::util::did_you_mean;
+use crate::workload::{self, sysbench};
+
+/// One problem in a plan.
+#[derive(Debug, Clone, PartialEq)]
+pub struct PlanError {
+    pub file: String,
+    pub line: usize,
+    pub column: usize,
+    pub message: String,
+    pub help: Option<String>,
+}
+
+impl fmt::Display for PlanError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(
+            f,
+            "{}:{}:{}: {}",
+            self.file, self.line, self.column, self.message
+        )?;
+        if let Some(h) = &self.help {
+            write!(f, "\n  help: {h}")?;
+        }
+        Ok(())
+    }
+}
+
+/// All problems found in a plan.
+#[derive(Debug, Clone, PartialEq, thiserror::Error)]
+pub struct PlanErrors(pub Vec<PlanError>);
+
+impl fmt::Display for PlanErrors {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        let n = self.0.len();
+        writeln!(
+            f,
+            "the plan has {n} problem{}; nothing was run",
+            if n == 1 { "" } else { "s" }
+        )?;
+        for e in &self.0 {
+            writeln!(f, "{e}")?;
+        }
+        Ok(())
+    }
+}
+
+// The file's shape. `deny_unknown_fields` turns a misspelt key into an error
+// that lists the keys that are allowed.
+
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+struct RawPlan {
+    suite: Option<Spanned<String>>,
+    steps: Option<Spanned<Vec<Spanned<String>>>>,
+    clients: Option<Spanned<Vec<Spanned<i64>>>>,
+    repeats: Option<Spanned<i64>>,
+    seed: Option<Spanned<i64>>,
+    scale: Option<RawScale>,
+    duration: Option<RawDuration>,
+    settle: Option<RawSettle>,
+    target: Option<Spanned<Vec<Spanned<RawTarget>>>>,
+}
+
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+struct RawScale {
+    tables: Option<Spanned<i64>>,
+    rows: Option<Spanned<i64>>,
+}
+
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+struct RawDuration {
+    warmup: Option<Spanned<toml::Value>>,
+    read: Option<Spanned<toml::Value>>,
+    write: Option<Spanned<toml::Value>>,
+    insert: Option<Spanned<toml::Value>>,
+    events: Option<Spanned<i64>>,
+}
+
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+struct RawSettle {
+    base: Option<Spanned<toml::Value>>,
+    per_million_rows: Option<Spanned<toml::Value>>,
+    max: Option<Spanned<toml::Value>>,
+}
+
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+struct RawTarget {
+    name: Spanned<String>,
+    engine: Spanned<String>,
+    path: Option<Spanned<String>>,
+    pragmas: Option<BTreeMap<Spanned<String>, Spanned<toml::Value>>>,
+}
+
+const DEFAULT_ROWS: i64 = 100_000;
+const DEFAULT_SECS: f64 = 30.0;
+const DEFAULT_WARMUP: f64 = 5.0;
+const MAX_CLIENTS: i64 = 4096;
+/// Below the prime the zipfian scatter multiplies by (workload::dist).
+const MAX_ROWS: i64 = 2_000_000_000;
+
+struct Ctx<'a> {
+    file: &'a str,
+    text: &'a str,
+    errors: Vec<PlanError>,
+}
+
+impl Ctx<'_> {
+    fn err(&mut self, span: Range<usize>, message: impl Into<String>, help: Option<String>) {
+        let (line, column) = line_col(self.text, span.start);
+        self.errors.push(PlanError {
+            file: self.file.to_string(),
+            line,
+            column,
+            message: message.into(),
+            help,
+        });
+    }
+
+    fn positive(&mut self, v: &Spanned<i64>, what: &str, max: i64) -> Option<i64> {
+        let n = *v.get_ref();
+        if n < 1 || n > max {
+            self.err(
+                v.span(),
+                format!("{what} must be between 1 and {max}, not {n}"),
+                None,
+            );
+            None
+        } else {
+            Some(n)
+        }
+    }
+
+    fn duration(
+        &mut self,
+        v: &Option<Spanned<toml::Value>>,
+        what: &str,
+        default: f64,
+        zero_ok: bool,
+    ) -> f64 {
+        let Some(v) = v else { return default };
+        let secs = match v.get_ref() {
+            toml::Value::String(s) => super::parse_duration(s),
+            toml::Value::Integer(i) if *i >= 0 => Some(*i as f64),
+            toml::Value::Float(f) if *f >= 0.0 => Some(*f),
+            _ => None,
+        };
+        match secs {
+            Some(s) if s > 0.0 || zero_ok => s,
+            Some(_) => {
+                self.err(
+                    v.span(),
+                    format!("{what} must be longer than 0"),
+                    Some("for example \"30s\"".into()),
+                );
+                default
+            }
+            None => {
+                self.err(
+                    v.span(),
+                    format!("{what} is not a duration: {}", v.get_ref()),
+                    Some("write a number of seconds or a string such as \"500ms\", \"30s\", \"2m\", \"1h\"".into()),
+                );
+                default
+            }
+        }
+    }
+}
+
+/// 1-based line and column (in characters) of a byte offset.
+fn line_col(text: &str, offset: usize) -> (usize, usize) {
+    let before = &text[..offset.min(text.len())];
+    let line = before.matches('\n').count() + 1;
+    let col = before.rsplit('\n').next().map_or(0, |l| l.chars().count()) + 1;
+    (line, col)
+}
+
+/// Parses and validates a plan. `file` names it in error messages.
+pub fn parse(text: &str, file: &str) -> Result<Plan, PlanErrors> {
+    let raw: RawPlan = toml::from_str(text).map_err(|e| {
+        let (line, column) = e.span().map_or((1, 1), |s| line_col(text, s.start));
+        let message = e.message().trim().to_string();
+        let help = if message.starts_with("unknown field") {
+            Some("check the spelling; `relbench init` writes an example plan with every key".into())
+        } else {
+            None
+        };
+        PlanErrors(vec![PlanError {
+            file: file.to_string(),
+            line,
+            column,
+            message,
+            help,
+        }])
+    })?;
+    let mut cx = Ctx {
+        file,
+        text,
+        errors: Vec::new(),
+    };
+    let plan = validate(&mut cx, raw);
+    // Report in file order, whatever order the checks ran in.
+    cx.errors.sort_by_key(|e| (e.line, e.column));
+    if cx.errors.is_empty() {
+        Ok(plan)
+    } else {
+        Err(PlanErrors(cx.errors))
+    }
+}
+
+fn validate(cx: &mut Ctx<'_>, raw: RawPlan) -> Plan {
+    let (suite, steps) = steps(cx, &raw);
+
+    let clients = match &raw.clients {
+        None => vec![1],
+        Some(list) if list.get_ref().is_empty() => {
+            cx.err(
+                list.span(),
+                "clients is empty",
+                Some("give at least one client count, e.g. clients = [1, 2, 4]".into()),
+            );
+            vec![1]
+        }
+        Some(list) => {
+            let mut out: Vec<u32> = Vec::new();
+            for c in list.get_ref() {
+                if let Some(n) = cx.positive(c, "a client count", MAX_CLIENTS) {
+                    if out.contains(&(n as u32)) {
+                        cx.err(
+                            c.span(),
+                            format!("client count {n} is listed twice"),
+                            Some("list each client count once".into()),
+                        );
+                    } else {
+                        out.push(n as u32);
+                    }
+                }
+            }
+            out
+        }
+    };
+    let repeats = raw
+        .repeats
+        .as_ref()
+        .and_then(|r| cx.positive(r, "repeats", 1000))
+        .unwrap_or(1) as u32;
+    let seed = match &raw.seed {
+        Some(s) if *s.get_ref() < 0 => {
+            cx.err(s.span(), "seed must not be negative", None);
+            1
+        }
+        Some(s) => *s.get_ref() as u64,
+        None => 1,
+    };
+
+    let (tables, rows) = match &raw.scale {
+        None => (1, DEFAULT_ROWS),
+        Some(s) => (
+            s.tables
+                .as_ref()
+                .and_then(|t| cx.positive(t, "tables", 100_000))
+                .unwrap_or(1),
+            s.rows
+                .as_ref()
+                .and_then(|r| cx.positive(r, "rows", MAX_ROWS))
+                .unwrap_or(DEFAULT_ROWS),
+        ),
+    };
+    // Every range and in-list must fit in the table, or its row-count check
+    // would fail on every event.
+    let widest = steps
+        .iter()
+        .filter_map(|s| s.workload())
+        .filter_map(|w| sysbench::CATALOGUE.iter().find(|m| m.name == w.name()))
+        .max_by_key(|m| m.max_range());
+    if let Some(m) = widest {
+        if (m.max_range() as i64) > rows {
+            let span = raw
+                .scale
+                .as_ref()
+                .and_then(|s| s.rows.as_ref())
+                .map_or(0..0, |r| r.span());
+            cx.err(
+                span,
+                format!(
+                    "rows = {rows} is too small: {} reads {} rows at a time",
+                    m.name,
+                    m.max_range()
+                ),
+                Some(format!(
+                    "set rows to at least {} under [scale]",
+                    m.max_range()
+                )),
+            );
+        }
+    }
+
+    let d = raw.duration.as_ref();
+    let warmup_secs = cx.duration(
+        &d.and_then(|d| d.warmup.clone()),
+        "warmup",
+        DEFAULT_WARMUP,
+        true,
+    );
+    let mut stops = [
+        ("read", DEFAULT_SECS),
+        ("write", DEFAULT_SECS),
+        ("insert", DEFAULT_SECS),
+    ]
+    .map(|(what, default)| {
+        let v = d.and_then(|d| match what {
+            "read" => d.read.clone(),
+            "write" => d.write.clone(),
+            _ => d.insert.clone(),
+        });
+        StopSpec::Secs(cx.duration(&v, what, default, false))
+    });
+    if let Some(ev) = d.and_then(|d| d.events.as_ref()) {
+        if let Some(n) = cx.positive(ev, "events", i64::MAX) {
+            stops = [StopSpec::Events(n as u64); 3];
+        }
+    }
+    let [read, write, insert] = stops;
+
+    let s = raw.settle.as_ref();
+    let settle = Settle {
+        base_secs: cx.duration(&s.and_then(|s| s.base.clone()), "settle base", 5.0, true),
+        per_million_rows_secs: cx.duration(
+            &s.and_then(|s| s.per_million_rows.clone()),
+            "per_million_rows",
+            1.0,
+            true,
+        ),
+        max_secs: cx.duration(&s.and_then(|s| s.max.clone()), "settle max", 60.0, true),
+    };
+
+    let targets = targets(cx, &raw);
+    Plan {
+        suite,
+        steps,
+        tables: tables as u32,
+        rows,
+        clients,
+        repeats,
+        seed,
+        warmup_secs,
+        read,
+        write,
+        insert,
+        settle,
+        targets,
+    }
+}
+
+fn steps(cx: &mut Ctx<'_>, raw: &RawPlan) -> (String, Vec<Step>) {
+    let standard = || -> Vec<Step> {
+        sysbench::STANDARD_SEQUENCE
+            .iter()
+            .map(|s| parse_step(s).expect("the standard sequence is valid"))
+            .collect()
+    };
+    match (&raw.suite, &raw.steps) {
+        (Some(_), Some(st)) => {
+            cx.err(
+                st.span(),
+                "give either `suite` or `steps`, not both",
+                Some("remove `suite` to run your own steps, or `steps` to run the suite".into()),
+            );
+            ("sysbench".into(), standard())
+        }
+        (None, None) => ("sysbench".into(), standard()),
+        (Some(s), None) => {
+            match s.get_ref().as_str() {
+                "sysbench" => {}
+                "insert" | "linkbench" => cx.err(
+                    s.span(),
+                    format!(
+                        "suite \"{}\" is not available in this version of relbench",
+                        s.get_ref()
+                    ),
+                    Some("use suite = \"sysbench\"".into()),
+                ),
+                other => cx.err(
+                    s.span(),
+                    format!("unknown suite \"{other}\""),
+                    Some("the built-in suites are: sysbench".into()),
+                ),
+            }
+            ("sysbench".into(), standard())
+        }
+        (None, Some(list)) => {
+            let mut out = Vec::new();
+            for (i, s) in list.get_ref().iter().enumerate() {
+                match parse_step(s.get_ref()) {
+                    Ok(step) => {
+                        if i == 0 && step.kind != StepKind::Load {
+                            cx.err(s.span(), format!("the first step is \"{}\", but a sequence must start with \"load\"", s.get_ref()), Some("put \"load\" first: every run creates and fills its tables".into()));
+                        } else if i > 0 && step.kind == StepKind::Load {
+                            cx.err(s.span(), "\"load\" may only be the first step", Some("remove this \"load\"; use \"settle\" to let the engine catch up".into()));
+                        }
+                        if out.contains(&step) {
+                            cx.err(
+                                s.span(),
+                                format!("step \"{}\" appears twice", s.get_ref()),
+                                Some(format!(
+                                    "tag one of them to tell them apart, e.g. \"{}:again\"",
+                                    step.name()
+                                )),
+                            );
+                        }
+                        out.push(step);
+                    }
+                    Err(help) => cx.err(
+                        s.span(),
+                        format!("unknown step \"{}\"", s.get_ref()),
+                        Some(help),
+                    ),
+                }
+            }
+            if list.get_ref().is_empty() {
+                cx.err(
+                    list.span(),
+                    "steps is empty",
+                    Some("start with \"load\", then the workloads to run".into()),
+                );
+            }
+            ("custom".into(), out)
+        }
+    }
+}
+
+/// `name` or `name:tag`, where name is load, settle or a workload.
+fn parse_step(s: &str) -> Result<Step, String> {
+    let (name, tag) = match s.split_once(':') {
+        Some((n, t)) => (n, Some(t)),
+        None => (s, None),
+    };
+    if let Some(t) = tag {
+        if t.is_empty()
+            || !t
+                .chars()
+                .all(|c| c.is_ascii_alphanumeric() || c == '-' || c == '_')
+        {
+            return Err(format!(
+                "the tag after ':' takes letters, digits, '-' and '_', as in \"{name}:warm\""
+            ));
+        }
+    }
+    let kind = match name {
+        "load" => StepKind::Load,
+        "settle" => StepKind::Settle,
+        w if workload::find(w).is_some() => StepKind::Workload(w.to_string()),
+        w => {
+            let names = ["load", "settle"]
+                .into_iter()
+                .chain(workload::all().map(|w| w.name()));
+            return Err(match did_you_mean(w, names) {
+                Some(m) => format!("did you mean \"{m}\"? `relbench list` shows every workload"),
+                None => "`relbench list` shows every workload; steps are \"load\", \"settle\" or a workload".into(),
+            });
+        }
+    };
+    Ok(Step {
+        kind,
+        tag: tag.map(str::to_string),
+    })
+}
+
+fn targets(cx: &mut Ctx<'_>, raw: &RawPlan) -> Vec<TargetSpec> {
+    let Some(list) = &raw.target else {
+        cx.err(
+            0..0,
+            "the plan has no [[target]]",
+            Some(
+                "add one, e.g.\n    [[target]]\n    name = \"default\"\n    engine = \"sqlite\""
+                    .into(),
+            ),
+        );
+        return Vec::new();
+    };
+    if list.get_ref().is_empty() {
+        cx.err(
+            list.span(),
+            "the plan has no targets",
+            Some("add a [[target]] with a name and an engine".into()),
+        );
+    }
+    let mut out: Vec<TargetSpec> = Vec::new();
+    for t in list.get_ref() {
+        let t = t.get_ref();
+        let name = t.name.get_ref();
+        if name.is_empty()
+            || name.len() > 64
+            || !name
+                .chars()
+                .all(|c| c.is_ascii_alphanumeric() || matches!(c, '.' | '_' | '-'))
+        {
+            cx.err(t.name.span(), format!("target name \"{name}\" is not allowed"), Some("use 1 to 64 letters, digits, '.', '_' or '-' (it names files), e.g. \"ma1011.innodb\"".into()));
+        }
+        if out.iter().any(|o| o.name == *name) {
+            cx.err(
+                t.name.span(),
+                format!("target name \"{name}\" is used twice"),
+                Some("give every target its own name; reports tell targets apart by name".into()),
+            );
+        }
+        let Some(engine) = EngineKind::parse(t.engine.get_ref()) else {
+            let names = EngineKind::ALL.iter().map(|e| e.name());
+            let help = did_you_mean(t.engine.get_ref(), names).map_or_else(
+                || "engines are sqlite, mysql, mariadb, postgres".into(),
+                |m| format!("did you mean \"{m}\"?"),
+            );
+            cx.err(
+                t.engine.span(),
+                format!("unknown engine \"{}\"", t.engine.get_ref()),
+                Some(help),
+            );
+            continue;
+        };
+        if !engine.has_driver() {
+            cx.err(
+                t.engine.span(),
+                format!("engine \"{engine}\" cannot be run by this version of relbench yet"),
+                Some("use engine = \"sqlite\"".into()),
+            );
+            continue;
+        }
+        let mut pragmas = Vec::new();
+        for (k, v) in t.pragmas.iter().flatten() {
+            if let Some(p) = pragma(cx, k, v) {
+                pragmas.push(p);
+            }
+        }
+        out.push(TargetSpec {
+            name: name.clone(),
+            engine,
+            access: Access::Embedded {
+                path: t.path.as_ref().map(|p| p.get_ref().into()),
+                pragmas,
+            },
+        });
+    }
+    out
+}
+
+fn pragma(
+    cx: &mut Ctx<'_>,
+    k: &Spanned<String>,
+    v: &Spanned<toml::Value>,
+) -> Option<(String, String)> {
+    let name = k.get_ref().to_ascii_lowercase();
+    let Some((_, allowed)) = sqlite::PRAGMAS.iter().find(|(n, _)| *n == name) else {
+        let names = sqlite::PRAGMAS.iter().map(|(n, _)| *n);
+        let list: Vec<_> = sqlite::PRAGMAS.iter().map(|(n, _)| *n).collect();
+        let help = match did_you_mean(&name, names) {
+            Some(m) => format!("did you mean \"{m}\"?"),
+            None => format!("relbench sets these pragmas: {}", list.join(", ")),
+        };
+        cx.err(
+            k.span(),
+            format!(
+                "unknown SQLite pragma \"{}\" (SQLite would silently ignore it)",
+                k.get_ref()
+            ),
+            Some(help),
+        );
+        return None;
+    };
+    let value = match v.get_ref() {
+        toml::Value::Integer(i) => i.to_string(),
+        toml::Value::Boolean(b) => (if *b { "on" } else { "off" }).to_string(),
+        toml::Value::String(s) => s.to_ascii_lowercase(),
+        other => {
+            cx.err(
+                v.span(),
+                format!("pragma {name} takes a string or an integer, not {other}"),
+                None,
+            );
+            return None;
+        }
+    };
+    match allowed {
+        Some(ok) if !ok.contains(&value.as_str()) => {
+            cx.err(
+                v.span(),
+                format!("\"{value}\" is not a value of pragma {name}"),
+                Some(format!("use one of: {}", ok.join(", "))),
+            );
+            None
+        }
+        None if value.parse::<i64>().is_err() => {
+            cx.err(
+                v.span(),
+                format!("pragma {name} takes an integer, not \"{value}\""),
+                None,
+            );
+            None
+        }
+        _ => Some((name, value)),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn errors(text: &str) -> Vec<PlanError> {
+        parse(text, "p.toml")
+            .expect_err("the plan should be rejected")
+            .0
+    }
+
+    const TARGET: &str = "[[target]]\nname = \"a\"\nengine = \"sqlite\"\n";
+
+    #[test]
+    fn the_built_in_plans_are_valid() {
+        let q = parse(super::super::QUICK_PLAN, "quick").unwrap();
+        assert_eq!(q.targets.len(), 2);
+        assert_eq!(q.steps.len(), sysbench::STANDARD_SEQUENCE.len());
+        let e = parse(super::super::EXAMPLE_PLAN, "example").unwrap();
+        assert_eq!(e.clients, vec![1, 2, 4]);
+    }
+
+    #[test]
+    fn unknown_key_names_line_column_and_the_allowed_keys() {
+        let e = errors(&format!("clients = [1]\n[scale]\nrowz = 10\n{TARGET}"));
+        assert_eq!((e[0].line, e[0].column), (3, 1));
+        assert!(
+            e[0].message.contains("unknown field `rowz`"),
+            "{}",
+            e[0].message
+        );
+        assert!(e[0].message.contains("`rows`"), "{}", e[0].message);
+    }
+
+    #[test]
+    fn unknown_workload_suggests_the_near_one() {
+        let e = errors(&format!("steps = [\"load\", \"point-qeury\"]\n{TARGET}"));
+        assert_eq!((e[0].line, e[0].column), (1, 18));
+        assert_eq!(e[0].message, "unknown step \"point-qeury\"");
+        assert!(e[0]
+            .help
+            .as_deref()
+            .unwrap()
+            .contains("did you mean \"point-query\""));
+    }
+
+    #[test]
+    fn zero_rows_is_rejected_at_its_value() {
+        let e = errors(&format!("[scale]\nrows = 0\n{TARGET}"));
+        assert_eq!((e[0].line, e[0].column), (2, 8));
+        assert_eq!(e[0].message, "rows must be between 1 and 2000000000, not 0");
+    }
+
+    #[test]
+    fn rows_must_hold_the_widest_range() {
+        let e = errors(&format!("[scale]\nrows = 500\n{TARGET}"));
+        assert!(
+            e[0].message.contains("read-only-10000 reads 10000 rows"),
+            "{}",
+            e[0].message
+        );
+        assert_eq!(
+            e[0].help.as_deref(),
+            Some("set rows to at least 10000 under [scale]")
+        );
+    }
+
+    #[test]
+    fn duplicate_target_names_are_rejected() {
+        let e = errors(&format!("{TARGET}{TARGET}"));
+        assert_eq!(e.len(), 1);
+        assert_eq!((e[0].line, e[0].column), (5, 8));
+        assert_eq!(e[0].message, "target name \"a\" is used twice");
+    }
+
+    #[test]
+    fn misspelt_pragma_and_bad_value_are_both_reported() {
+        let e = errors(&format!(
+            "{TARGET}[target.pragmas]\nsynchronus = \"full\"\njournal_mode = \"fast\"\n"
+        ));
+        assert_eq!(e.len(), 2);
+        assert!(e[0]
+            .message
+            .contains("unknown SQLite pragma \"synchronus\""));
+        assert_eq!(e[0].help.as_deref(), Some("did you mean \"synchronous\"?"));
+        assert_eq!(
+            e[1].message,
+            "\"fast\" is not a value of pragma journal_mode"
+        );
+    }
+
+    #[test]
+    fn engines_without_a_driver_are_refused() {
+        let e = errors("[[target]]\nname = \"m\"\nengine = \"mariadb\"\n");
+        assert!(
+            e[0].message.contains("cannot be run by this version"),
+            "{}",
+            e[0].message
+        );
+        let e = errors("[[target]]\nname = \"m\"\nengine = \"sqlit\"\n");
+        assert_eq!(e[0].help.as_deref(), Some("did you mean \"sqlite\"?"));
+    }
+
+    #[test]
+    fn custom_steps_must_start_with_load() {
+        let e = errors(&format!("steps = [\"point-query\"]\n{TARGET}"));
+        assert!(e[0].message.contains("must start with \"load\""));
+    }
+
+    #[test]
+    fn bad_durations_say_what_a_duration_looks_like() {
+        let e = errors(&format!("[duration]\nread = \"soon\"\nwrite = 0\n{TARGET}"));
+        assert_eq!(e.len(), 2);
+        assert!(e[0].message.contains("read is not a duration"));
+        assert!(e[0].help.as_deref().unwrap().contains("\"30s\""));
+        assert_eq!(e[1].message, "write must be longer than 0");
+    }
+
+    #[test]
+    fn syntax_errors_carry_their_position() {
+        let e = errors("clients = [1,\n");
+        assert_eq!(e[0].file, "p.toml");
+        assert!(e[0].line >= 1);
+    }
+
+    #[test]
+    fn no_targets_is_an_error() {
+        let e = errors("clients = [1]\n");
+        assert_eq!(e[0].message, "the plan has no [[target]]");
+    }
+}

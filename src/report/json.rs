@@ -1,0 +1,9 @@
+//! JSON: the whole comparison model, for notebooks and scripts.
+
+use super::Report;
+
+pub fn render(r: &Report) -> String {
+    let mut s = serde_json::to_string_pretty(r).expect("the report model serializes");
+    s.push('\n');
+    s
+}

@@ -1,0 +1,109 @@
+//! Markdown: pastes into a blog post or an issue. Colour cannot be carried
+//! in Markdown, so a ratio past a threshold gets 🔴 or 🟢.
+
+use std::fmt::Write;
+
+use super::tables::{self, Section, Table, Text};
+use super::{fmt_bytes, Report, Verdict};
+
+fn cell(t: &Text) -> String {
+    let text = t.text.replace('|', "\\|").replace('\n', " ");
+    match t.tone {
+        Some(Verdict::Worse) => format!("{text} 🔴"),
+        Some(Verdict::Better) => format!("{text} 🟢"),
+        _ => text,
+    }
+}
+
+fn table(out: &mut String, t: &Table) {
+    let _ = writeln!(out, "| {} |", t.head.join(" | "));
+    let aligns: Vec<&str> = (0..t.head.len())
+        .map(|i| if i < t.text_columns { ":--" } else { "--:" })
+        .collect();
+    let _ = writeln!(out, "|{}|", aligns.join("|"));
+    for row in &t.rows {
+        let cells: Vec<String> = row.iter().map(cell).collect();
+        let _ = writeln!(out, "| {} |", cells.join(" | "));
+    }
+    out.push('\n');
+}
+
+fn section(out: &mut String, s: &Section) {
+    let _ = writeln!(out, "## {}\n\n{}\n", s.title, s.intro);
+    for (g, t) in &s.groups {
+        let _ = writeln!(out, "### {}\n", g.title());
+        table(out, t);
+    }
+}
+
+pub fn render(r: &Report) -> String {
+    let mut out = String::from("# relbench report\n\n");
+    let names: Vec<&str> = r.targets.iter().map(|t| t.name.as_str()).collect();
+    let _ = writeln!(
+        out,
+        "Targets: {}. Base: **{}**.\n",
+        names.join(", "),
+        r.base
+    );
+    for run in &r.runs {
+        if run.status != crate::results::RunStatus::Complete {
+            let _ = writeln!(
+                out,
+                "> **Note:** the run in `{}` is {:?}, not complete: steps it did not reach are missing below.\n",
+                run.dir, run.status
+            );
+        }
+    }
+    let lines = tables::summary_lines(r);
+    if !lines.is_empty() {
+        out.push_str("## Summary\n\n");
+        for (head, details) in lines {
+            let _ = writeln!(out, "- {head}");
+            for d in details {
+                let _ = writeln!(out, "  - {d}");
+            }
+        }
+        out.push('\n');
+    }
+    section(&mut out, &tables::relative(r));
+    section(&mut out, &tables::absolute(r));
+    section(&mut out, &tables::cpu(r));
+    section(&mut out, &tables::latency(r));
+    if let Some(t) = tables::problems(r) {
+        out.push_str("## Errors and failed steps\n\n");
+        table(&mut out, &t);
+    }
+    out.push_str("## Runs\n\n");
+    for run in &r.runs {
+        let h = &run.host;
+        let _ = writeln!(
+            out,
+            "- `{}`: {}, started {}, {:?}; relbench {}; host {}: {}, {} cores, {} memory, Linux {}{}",
+            run.dir,
+            run.plan_source,
+            run.started,
+            run.status,
+            run.relbench_version,
+            h.hostname,
+            h.cpu_model,
+            h.cores,
+            fmt_bytes(h.memory_bytes),
+            h.kernel,
+            if h.os.is_empty() { String::new() } else { format!(" ({})", h.os) }
+        );
+    }
+    out.push_str("\n## Targets\n\n| target | engine | version | configuration | data on |\n|:--|:--|:--|:--|:--|\n");
+    for t in &r.targets {
+        let config: Vec<String> = t.config.iter().map(|(k, v)| format!("{k}={v}")).collect();
+        let _ = writeln!(
+            out,
+            "| {} | {} | {} | {} | {} |",
+            t.name,
+            t.engine,
+            t.version,
+            config.join(" "),
+            t.filesystem.as_deref().unwrap_or("not recorded")
+        );
+    }
+    out
+}

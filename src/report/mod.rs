@@ -1,0 +1,589 @@
+//! Reports: read one or more results directories, pick a base target, and
+//! compare every other target with it.
+//!
+//! [`build`] turns results into a [`Report`] (the comparison model: absolute
+//! and relative throughput, CPU per operation, a summary in words); each
+//! format renders that model and nothing else, so every format shows the
+//! same figures. The report never talks to a database.
+
+mod csv;
+mod html;
+mod json;
+mod markdown;
+mod tables;
+mod terminal;
+
+pub use terminal::relative_table as terminal_relative_table;
+
+use std::collections::BTreeMap;
+use std::path::{Path, PathBuf};
+
+use anyhow::{bail, Context};
+use serde::Serialize;
+
+use crate::metrics::host::HostFacts;
+use crate::results::{LoadedRun, RunStatus, StepKindRecord, StepResult, Unit};
+use crate::workload::Group;
+
+/// Throughput ratios at or below this are regressions, at or above
+/// [`FASTER`] improvements (for costs the other way round).
+pub const SLOWER: f64 = 0.95;
+pub const FASTER: f64 = 1.05;
+
+/// The report formats, by the name `--format` takes.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Format {
+    Markdown,
+    Csv,
+    Json,
+    Html,
+}
+
+impl Format {
+    pub const ALL: [Format; 4] = [Format::Markdown, Format::Csv, Format::Json, Format::Html];
+
+    pub fn parse(s: &str) -> Option<Format> {
+        match s {
+            "md" | "markdown" => Some(Format::Markdown),
+            "csv" => Some(Format::Csv),
+            "json" => Some(Format::Json),
+            "html" => Some(Format::Html),
+            _ => None,
+        }
+    }
+
+    pub fn file_name(self) -> &'static str {
+        match self {
+            Format::Markdown => "report.md",
+            Format::Csv => "report.csv",
+            Format::Json => "report.json",
+            Format::Html => "report.html",
+        }
+    }
+
+    pub fn render(self, r: &Report) -> String {
+        match self {
+            Format::Markdown => markdown::render(r),
+            Format::Csv => csv::render(r),
+            Format::Json => json::render(r),
+            Format::Html => html::render(r),
+        }
+    }
+}
+
+/// How a ratio compares with the thresholds.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "lowercase")]
+pub enum Verdict {
+    Worse,
+    Same,
+    Better,
+}
+
+/// Classifies a throughput ratio (higher is better).
+pub fn verdict(relative: f64) -> Verdict {
+    if relative <= SLOWER {
+        Verdict::Worse
+    } else if relative >= FASTER {
+        Verdict::Better
+    } else {
+        Verdict::Same
+    }
+}
+
+/// Classifies a cost ratio (lower is better).
+pub fn cost_verdict(relative: f64) -> Verdict {
+    match verdict(relative) {
+        Verdict::Worse => Verdict::Better,
+        Verdict::Better => Verdict::Worse,
+        Verdict::Same => Verdict::Same,
+    }
+}
+
+/// `a ÷ b`, when both are measured and `b` is not zero.
+pub fn ratio(a: Option<f64>, b: Option<f64>) -> Option<f64> {
+    match (a, b) {
+        (Some(a), Some(b)) if b > 0.0 && a.is_finite() => Some(a / b),
+        _ => None,
+    }
+}
+
+pub fn median(values: &mut [f64]) -> Option<f64> {
+    if values.is_empty() {
+        return None;
+    }
+    values.sort_by(|a, b| a.total_cmp(b));
+    let n = values.len();
+    Some(if n % 2 == 1 {
+        values[n / 2]
+    } else {
+        (values[n / 2 - 1] + values[n / 2]) / 2.0
+    })
+}
+
+#[derive(Debug, Clone, Serialize)]
+pub struct RunMeta {
+    pub dir: String,
+    pub status: RunStatus,
+    pub started: String,
+    pub finished: Option<String>,
+    pub relbench_version: String,
+    pub plan_source: String,
+    pub host: HostFacts,
+}
+
+#[derive(Debug, Clone, Serialize)]
+pub struct TargetMeta {
+    /// Name in this report (qualified by its run when two runs share a name).
+    pub name: String,
+    pub engine: String,
+    pub version: String,
+    pub config: BTreeMap<String, String>,
+    pub filesystem: Option<String>,
+    /// Index into [`Report::runs`].
+    pub run: usize,
+}
+
+/// One target's figures for one row, the median over repeats.
+#[derive(Debug, Clone, Default, Serialize)]
+pub struct Cell {
+    pub throughput: Option<f64>,
+    /// Target ÷ base.
+    pub relative: Option<f64>,
+    /// How many repeats were measured.
+    pub repeats: usize,
+    /// Why the step has no figure, when it failed in every repeat.
+    pub failed: Option<String>,
+    /// CPU µs per operation of the relbench process (client, and the
+    /// engine when it is embedded).
+    pub cpu_us_per_op: Option<f64>,
+    pub cpu_relative: Option<f64>,
+    pub p99_us: Option<f64>,
+    pub errors: u64,
+}
+
+#[derive(Debug, Clone, Serialize)]
+pub struct Row {
+    pub seq: usize,
+    /// `name` or `name.tag`.
+    pub step: String,
+    pub group: Group,
+    pub clients: u32,
+    pub unit: Unit,
+    /// One per target, in [`Report::targets`] order.
+    pub cells: Vec<Cell>,
+}
+
+/// A change of one step against the base, for the summary.
+#[derive(Debug, Clone, Serialize)]
+pub struct Change {
+    pub step: String,
+    pub clients: u32,
+    pub relative: f64,
+    pub cpu_relative: Option<f64>,
+    /// The cost behind it, in words.
+    pub explanation: String,
+}
+
+#[derive(Debug, Clone, Serialize)]
+pub struct TargetSummary {
+    pub target: String,
+    pub compared: usize,
+    pub slower: usize,
+    pub faster: usize,
+    pub same: usize,
+    pub worst: Option<Change>,
+    pub best: Option<Change>,
+    /// Regressions, worst first.
+    pub regressions: Vec<Change>,
+    /// Steps that failed for this target.
+    pub failed: Vec<String>,
+}
+
+#[derive(Debug, Clone, Serialize)]
+pub struct Report {
+    pub base: String,
+    pub runs: Vec<RunMeta>,
+    pub targets: Vec<TargetMeta>,
+    pub rows: Vec<Row>,
+    pub summary: Vec<TargetSummary>,
+    /// Every step result, with the target name used in this report.
+    #[serde(skip)]
+    pub steps: Vec<(usize, StepResult)>,
+}
+
+impl Report {
+    pub fn base_index(&self) -> usize {
+        self.targets
+            .iter()
+            .position(|t| t.name == self.base)
+            .unwrap_or(0)
+    }
+
+    pub fn rows_in(&self, g: Group) -> impl Iterator<Item = &Row> {
+        self.rows.iter().filter(move |r| r.group == g)
+    }
+}
+
+/// Builds the comparison from loaded runs. `base` defaults to the first
+/// target of the first run.
+pub fn build(runs: &[LoadedRun], base: Option<&str>) -> anyhow::Result<Report> {
+    if runs.is_empty() {
+        bail!("no results directories given");
+    }
+    // Target names, qualified by run directory when two runs use one name.
+    let mut targets: Vec<TargetMeta> = Vec::new();
+    let mut names: Vec<Vec<(String, String)>> = Vec::new(); // per run: (plan name, report name)
+    let all_names: Vec<&str> = runs
+        .iter()
+        .flat_map(|r| r.info.plan.targets.iter().map(|t| t.name.as_str()))
+        .collect();
+    for (ri, run) in runs.iter().enumerate() {
+        let mut map = Vec::new();
+        for t in &run.info.plan.targets {
+            let shared = all_names.iter().filter(|n| **n == t.name).count() > 1;
+            let name = if shared {
+                format!("{}/{}", dir_name(&run.dir), t.name)
+            } else {
+                t.name.clone()
+            };
+            let rec = run.info.targets.iter().find(|r| r.name == t.name);
+            targets.push(TargetMeta {
+                name: name.clone(),
+                engine: t.engine.name().to_string(),
+                version: rec.map_or_else(|| "not recorded".into(), |r| r.facts.version.clone()),
+                config: rec.map(|r| r.facts.config.clone()).unwrap_or_default(),
+                filesystem: rec
+                    .and_then(|r| r.filesystem.as_ref())
+                    .map(|f| format!("{} on {} ({})", f.fstype, f.device, f.mount_point)),
+                run: ri,
+            });
+            map.push((t.name.clone(), name));
+        }
+        names.push(map);
+    }
+    let base = match base {
+        None => targets
+            .first()
+            .map(|t| t.name.clone())
+            .context("the results hold no targets")?,
+        Some(b) if targets.iter().any(|t| t.name == b) => b.to_string(),
+        Some(b) => {
+            let list: Vec<&str> = targets.iter().map(|t| t.name.as_str()).collect();
+            bail!(
+                "--base {b}: no target of that name in these results; the targets are: {}",
+                list.join(", ")
+            );
+        }
+    };
+
+    // Every step result, tagged with its target's index in the report.
+    let mut steps: Vec<(usize, StepResult)> = Vec::new();
+    for (ri, run) in runs.iter().enumerate() {
+        for s in &run.steps {
+            let Some((_, name)) = names[ri].iter().find(|(n, _)| *n == s.target) else {
+                continue;
+            };
+            let ti = targets
+                .iter()
+                .position(|t| t.name == *name)
+                .expect("known target");
+            steps.push((ti, s.clone()));
+        }
+    }
+
+    // Rows: every (step, clients) that has a group, in sequence order.
+    let mut keys: Vec<(usize, String, u32, Group, Unit)> = Vec::new();
+    for (_, s) in &steps {
+        let Some(g) = s.group else { continue };
+        if s.kind == StepKindRecord::Settle {
+            continue;
+        }
+        if !keys.iter().any(|k| k.1 == s.step && k.2 == s.clients) {
+            keys.push((s.seq, s.step.clone(), s.clients, g, s.unit));
+        }
+    }
+    keys.sort_by(|a, b| (a.3, a.0, a.2).cmp(&(b.3, b.0, b.2)));
+    let base_i = targets
+        .iter()
+        .position(|t| t.name == base)
+        .expect("base exists");
+    let mut rows = Vec::new();
+    for (seq, step, clients, group, unit) in keys {
+        let mut cells: Vec<Cell> = (0..targets.len())
+            .map(|ti| {
+                cell(
+                    steps
+                        .iter()
+                        .filter(|(t, s)| *t == ti && s.step == step && s.clients == clients)
+                        .map(|(_, s)| s),
+                )
+            })
+            .collect();
+        let (bt, bc) = (cells[base_i].throughput, cells[base_i].cpu_us_per_op);
+        for c in &mut cells {
+            c.relative = ratio(c.throughput, bt);
+            c.cpu_relative = ratio(c.cpu_us_per_op, bc);
+        }
+        rows.push(Row {
+            seq,
+            step,
+            group,
+            clients,
+            unit,
+            cells,
+        });
+    }
+
+    let summary = (0..targets.len())
+        .filter(|&ti| ti != base_i)
+        .map(|ti| summarise(&targets[ti].name, ti, &rows, &steps))
+        .collect();
+    let runs = runs
+        .iter()
+        .map(|r| RunMeta {
+            dir: r.dir.display().to_string(),
+            status: r.info.status,
+            started: r.info.started.clone(),
+            finished: r.info.finished.clone(),
+            relbench_version: r.info.relbench_version.clone(),
+            plan_source: r.info.plan_source.clone(),
+            host: r.info.host.clone(),
+        })
+        .collect();
+    Ok(Report {
+        base,
+        runs,
+        targets,
+        rows,
+        summary,
+        steps,
+    })
+}
+
+fn cell<'a>(results: impl Iterator<Item = &'a StepResult>) -> Cell {
+    let results: Vec<&StepResult> = results.collect();
+    let ok: Vec<&&StepResult> = results.iter().filter(|s| s.failed.is_none()).collect();
+    let mut tput: Vec<f64> = ok.iter().map(|s| s.throughput).collect();
+    let mut cpu: Vec<f64> = ok
+        .iter()
+        .filter_map(|s| s.metrics.process_cpu_us_per_op)
+        .collect();
+    let mut p99: Vec<f64> = ok
+        .iter()
+        .filter_map(|s| s.latency.get("event").map(|l| l.p99_us))
+        .collect();
+    Cell {
+        throughput: median(&mut tput),
+        relative: None,
+        repeats: ok.len(),
+        failed: if ok.is_empty() {
+            results.iter().find_map(|s| s.failed.clone())
+        } else {
+            None
+        },
+        cpu_us_per_op: median(&mut cpu),
+        cpu_relative: None,
+        p99_us: median(&mut p99),
+        errors: results.iter().flat_map(|s| s.errors.values()).sum(),
+    }
+}
+
+/// Names the cost behind a change, from what was measured.
+fn explain(relative: f64, cpu_relative: Option<f64>) -> String {
+    match cpu_relative {
+        None => "CPU/op not measured".into(),
+        Some(c) if verdict(relative) == Verdict::Worse && c >= FASTER => {
+            format!("CPU/op ×{c:.2}: more CPU per operation")
+        }
+        Some(c) if verdict(relative) == Verdict::Worse => {
+            format!("CPU/op ×{c:.2}: not CPU, more time waiting (IO, locks, fsync)")
+        }
+        Some(c) if verdict(relative) == Verdict::Better && c <= SLOWER => {
+            format!("CPU/op ×{c:.2}: less CPU per operation")
+        }
+        Some(c) if verdict(relative) == Verdict::Better => {
+            format!("CPU/op ×{c:.2}: less waiting, not less CPU")
+        }
+        Some(c) => format!("CPU/op ×{c:.2}"),
+    }
+}
+
+fn summarise(name: &str, ti: usize, rows: &[Row], steps: &[(usize, StepResult)]) -> TargetSummary {
+    let mut changes: Vec<Change> = rows
+        .iter()
+        .filter_map(|r| {
+            let c = &r.cells[ti];
+            let rel = c.relative?;
+            Some(Change {
+                step: r.step.clone(),
+                clients: r.clients,
+                relative: rel,
+                cpu_relative: c.cpu_relative,
+                explanation: explain(rel, c.cpu_relative),
+            })
+        })
+        .collect();
+    let count = |v: Verdict| changes.iter().filter(|c| verdict(c.relative) == v).count();
+    let (slower, faster, same) = (
+        count(Verdict::Worse),
+        count(Verdict::Better),
+        count(Verdict::Same),
+    );
+    changes.sort_by(|a, b| a.relative.total_cmp(&b.relative));
+    let failed = steps
+        .iter()
+        .filter(|(t, s)| *t == ti && s.failed.is_some())
+        .map(|(_, s)| format!("{} c{} (repeat {})", s.step, s.clients, s.repeat))
+        .collect();
+    TargetSummary {
+        target: name.to_string(),
+        compared: changes.len(),
+        slower,
+        faster,
+        same,
+        worst: changes.first().cloned(),
+        best: changes.last().cloned(),
+        regressions: changes
+            .iter()
+            .filter(|c| verdict(c.relative) == Verdict::Worse)
+            .cloned()
+            .collect(),
+        failed,
+    }
+}
+
+/// Reads the directories, builds the report and writes each format into
+/// `out`. Returns the files written.
+pub fn write(
+    dirs: &[PathBuf],
+    base: Option<&str>,
+    out: &Path,
+    formats: &[Format],
+) -> anyhow::Result<(Report, Vec<PathBuf>)> {
+    let runs = dirs
+        .iter()
+        .map(|d| crate::results::load_run(d))
+        .collect::<anyhow::Result<Vec<_>>>()?;
+    let report = build(&runs, base)?;
+    std::fs::create_dir_all(out).with_context(|| format!("creating {}", out.display()))?;
+    let mut written = Vec::new();
+    for f in formats {
+        let path = out.join(f.file_name());
+        std::fs::write(&path, f.render(&report))
+            .with_context(|| format!("writing {}", path.display()))?;
+        written.push(path);
+    }
+    Ok((report, written))
+}
+
+fn dir_name(p: &Path) -> String {
+    p.file_name()
+        .map(|n| n.to_string_lossy().into_owned())
+        .unwrap_or_else(|| p.display().to_string())
+}
+
+/// `scan.warm` → `scan (warm)`.
+pub fn step_title(step: &str) -> String {
+    match step.split_once('.') {
+        Some((n, t)) => format!("{n} ({t})"),
+        None => step.to_string(),
+    }
+}
+
+/// Throughput with thousands separators (two decimals below 100).
+pub fn fmt_throughput(v: f64) -> String {
+    if v < 100.0 {
+        return format!("{v:.2}");
+    }
+    let s = format!("{:.0}", v);
+    let mut out = String::new();
+    for (i, ch) in s.chars().enumerate() {
+        if i > 0 && (s.len() - i) % 3 == 0 {
+            out.push(',');
+        }
+        out.push(ch);
+    }
+    out
+}
+
+/// A latency in µs, in the unit that reads best.
+pub fn fmt_latency(us: f64) -> String {
+    if us < 1000.0 {
+        format!("{us:.0} µs")
+    } else if us < 1_000_000.0 {
+        format!("{:.2} ms", us / 1000.0)
+    } else {
+        format!("{:.2} s", us / 1e6)
+    }
+}
+
+pub fn fmt_cpu(us: f64) -> String {
+    if us < 100.0 {
+        format!("{us:.1}")
+    } else {
+        format!("{us:.0}")
+    }
+}
+
+pub fn fmt_bytes(b: u64) -> String {
+    let b = b as f64;
+    if b < 1024.0 * 1024.0 {
+        format!("{:.0} KiB", b / 1024.0)
+    } else if b < 1024.0 * 1024.0 * 1024.0 {
+        format!("{:.1} MiB", b / 1024.0 / 1024.0)
+    } else {
+        format!("{:.2} GiB", b / 1024.0 / 1024.0 / 1024.0)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn thresholds_are_inclusive() {
+        assert_eq!(verdict(0.95), Verdict::Worse);
+        assert_eq!(verdict(0.951), Verdict::Same);
+        assert_eq!(verdict(1.049), Verdict::Same);
+        assert_eq!(verdict(1.05), Verdict::Better);
+        // Costs: more is worse.
+        assert_eq!(cost_verdict(1.37), Verdict::Worse);
+        assert_eq!(cost_verdict(0.6), Verdict::Better);
+    }
+
+    #[test]
+    fn ratios_need_both_figures_and_a_nonzero_base() {
+        assert_eq!(ratio(Some(77.0), Some(100.0)), Some(0.77));
+        assert_eq!(ratio(Some(1.0), Some(0.0)), None);
+        assert_eq!(ratio(None, Some(1.0)), None);
+        assert_eq!(ratio(Some(1.0), None), None);
+    }
+
+    #[test]
+    fn medians_of_odd_and_even_samples() {
+        assert_eq!(median(&mut [3.0, 1.0, 2.0]), Some(2.0));
+        assert_eq!(median(&mut [4.0, 1.0, 3.0, 2.0]), Some(2.5));
+        assert_eq!(median(&mut []), None);
+    }
+
+    #[test]
+    fn regressions_are_explained_by_their_cost() {
+        assert_eq!(
+            explain(0.77, Some(1.37)),
+            "CPU/op ×1.37: more CPU per operation"
+        );
+        assert!(explain(0.5, Some(1.0)).starts_with("CPU/op ×1.00: not CPU"));
+        assert_eq!(explain(0.5, None), "CPU/op not measured");
+    }
+
+    #[test]
+    fn numbers_read_well() {
+        assert_eq!(fmt_throughput(1234567.4), "1,234,567");
+        assert_eq!(fmt_throughput(999.6), "1,000");
+        assert_eq!(fmt_throughput(12.345), "12.35");
+        assert_eq!(fmt_latency(250.0), "250 µs");
+        assert_eq!(fmt_latency(2500.0), "2.50 ms");
+        assert_eq!(step_title("scan.warm"), "scan (warm)");
+    }
+}

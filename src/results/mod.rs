@@ -1,0 +1,319 @@
+//! The results directory: `run.json` plus one JSON file per step execution
+//! under `steps/`, each written to a temporary file and renamed into place
+//! as soon as its step ends, so an interrupted run loses at most the step in
+//! flight. Every file carries `schema_version`.
+
+use std::collections::BTreeMap;
+use std::fs;
+use std::io::Write;
+use std::path::{Path, PathBuf};
+
+use anyhow::{bail, Context};
+use serde::{Deserialize, Serialize};
+
+use crate::engine::LatencySummary;
+use crate::metrics::host::{Filesystem, HostFacts};
+use crate::target::TargetFacts;
+use crate::workload::Group;
+
+/// Bumped when a field changes meaning or goes away; readers refuse newer
+/// versions instead of misreading them.
+pub const SCHEMA_VERSION: u32 = 1;
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum RunStatus {
+    Running,
+    Complete,
+    Interrupted,
+    Failed,
+}
+
+#[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]
+pub struct RunInfo {
+    pub schema_version: u32,
+    pub relbench_version: String,
+    pub status: RunStatus,
+    pub started: String,
+    pub finished: Option<String>,
+    pub host: HostFacts,
+    /// Where the plan came from, its text as written, and the directory
+    /// relative paths in it are resolved against.
+    pub plan_source: String,
+    pub plan_text: String,
+    pub plan_dir: String,
+    pub plan: crate::plan::Plan,
+    pub targets: Vec<TargetRecord>,
+}
+
+#[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]
+pub struct TargetRecord {
+    pub name: String,
+    pub engine: crate::target::EngineKind,
+    #[serde(flatten)]
+    pub facts: TargetFacts,
+    pub filesystem: Option<Filesystem>,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum StepKindRecord {
+    Load,
+    Settle,
+    Workload,
+}
+
+/// What one figure of throughput counts.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+pub enum Unit {
+    #[serde(rename = "ops/s")]
+    OpsPerSec,
+    #[serde(rename = "rows/s")]
+    RowsPerSec,
+}
+
+impl Unit {
+    pub fn name(self) -> &'static str {
+        match self {
+            Unit::OpsPerSec => "ops/s",
+            Unit::RowsPerSec => "rows/s",
+        }
+    }
+}
+
+/// Measurements of the machine over the step's measured window.
+#[derive(Debug, Clone, Default, Serialize, Deserialize, PartialEq)]
+pub struct StepMetrics {
+    /// CPU seconds of the relbench process: the client threads, and for an
+    /// embedded engine the database too.
+    pub process_cpu_secs: Option<f64>,
+    /// `process_cpu_secs` per event, in µs.
+    pub process_cpu_us_per_op: Option<f64>,
+    pub db_bytes_before: Option<u64>,
+    pub db_bytes_after: Option<u64>,
+}
+
+#[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]
+pub struct StepResult {
+    pub schema_version: u32,
+    pub target: String,
+    pub repeat: u32,
+    /// Position in the sequence (1-based).
+    pub seq: usize,
+    /// `name` or `name.tag`.
+    pub step: String,
+    pub kind: StepKindRecord,
+    pub group: Option<Group>,
+    pub clients: u32,
+    /// Unix time the step started.
+    pub started: f64,
+    /// Why the step has no valid figures, when it has none.
+    pub failed: Option<String>,
+    pub warmup_secs: f64,
+    /// Length of the measured window.
+    pub secs: f64,
+    /// Events completed in the window (rows, for load).
+    pub events: u64,
+    pub failed_events: u64,
+    pub unit: Unit,
+    /// Rows per event when the unit is rows/s and an event is not a row.
+    pub rows_per_event: Option<u64>,
+    pub throughput: f64,
+    /// Statements completed, per class.
+    pub statements: BTreeMap<String, u64>,
+    /// `class/kind` → count.
+    pub errors: BTreeMap<String, u64>,
+    /// `class/kind` → first message.
+    pub error_samples: BTreeMap<String, String>,
+    /// Events per second over the window.
+    pub per_second: Vec<u64>,
+    /// Per statement class, and `event`.
+    pub latency: BTreeMap<String, LatencySummary>,
+    pub metrics: StepMetrics,
+    /// Step-specific facts: load phases, what settle did.
+    pub notes: BTreeMap<String, String>,
+}
+
+impl StepResult {
+    /// The file this result lives in, relative to the run directory.
+    pub fn file_name(&self) -> PathBuf {
+        step_file(
+            &self.target,
+            self.repeat,
+            self.seq,
+            &self.step,
+            self.clients,
+        )
+    }
+}
+
+pub fn step_file(target: &str, repeat: u32, seq: usize, label: &str, clients: u32) -> PathBuf {
+    Path::new("steps")
+        .join(target)
+        .join(format!("r{repeat}-{seq:02}-{label}-c{clients}.json"))
+}
+
+/// Writes `value` as pretty JSON to `path` through a temporary file in the
+/// same directory and a rename, so a reader sees the old file or the new one,
+/// never half of one.
+pub fn write_atomic<T: Serialize>(path: &Path, value: &T) -> anyhow::Result<()> {
+    let dir = path.parent().unwrap_or(Path::new("."));
+    fs::create_dir_all(dir).with_context(|| format!("creating {}", dir.display()))?;
+    let name = path.file_name().and_then(|n| n.to_str()).unwrap_or("out");
+    let tmp = dir.join(format!(".{name}.tmp"));
+    let body = serde_json::to_vec_pretty(value)?;
+    let res = (|| -> std::io::Result<()> {
+        let mut f = fs::File::create(&tmp)?;
+        f.write_all(&body)?;
+        f.write_all(b"\n")?;
+        f.sync_all()?;
+        fs::rename(&tmp, path)
+    })();
+    res.map_err(|e| {
+        let _ = fs::remove_file(&tmp);
+        let hint = if e.raw_os_error() == Some(28) {
+            " (the disk is full: free space and run again with --resume; nothing written before is lost)"
+        } else {
+            ""
+        };
+        anyhow::anyhow!("writing {}: {e}{hint}", path.display())
+    })
+}
+
+/// One results directory, read back.
+#[derive(Debug, Clone)]
+pub struct LoadedRun {
+    pub dir: PathBuf,
+    pub info: RunInfo,
+    pub steps: Vec<StepResult>,
+}
+
+fn read_json<T: for<'de> Deserialize<'de>>(path: &Path) -> anyhow::Result<T> {
+    let text = fs::read_to_string(path).with_context(|| format!("reading {}", path.display()))?;
+    let v: serde_json::Value = serde_json::from_str(&text)
+        .with_context(|| format!("{} is not valid JSON", path.display()))?;
+    match v.get("schema_version").and_then(|s| s.as_u64()) {
+        Some(n) if n as u32 == SCHEMA_VERSION => {}
+        Some(n) if n as u32 > SCHEMA_VERSION => bail!(
+            "{} was written by a newer relbench (schema version {n}, this one reads {SCHEMA_VERSION}); upgrade relbench to read it",
+            path.display()
+        ),
+        Some(n) => bail!(
+            "{} has schema version {n}, which this relbench (version {SCHEMA_VERSION}) cannot read",
+            path.display()
+        ),
+        None => bail!("{} has no schema_version: it is not a relbench results file", path.display()),
+    }
+    serde_json::from_value(v)
+        .with_context(|| format!("{} does not match the results schema", path.display()))
+}
+
+pub fn read_run_info(dir: &Path) -> anyhow::Result<RunInfo> {
+    let path = dir.join("run.json");
+    if !path.exists() {
+        bail!(
+            "{} is not a relbench results directory (it has no run.json); give the directory `relbench run` printed",
+            dir.display()
+        );
+    }
+    read_json(&path)
+}
+
+/// Reads a results directory: run.json and every finished step file
+/// (temporary files of a step that was in flight are ignored).
+pub fn load_run(dir: &Path) -> anyhow::Result<LoadedRun> {
+    let info = read_run_info(dir)?;
+    let mut steps = Vec::new();
+    let steps_dir = dir.join("steps");
+    if steps_dir.exists() {
+        for target in
+            fs::read_dir(&steps_dir).with_context(|| format!("reading {}", steps_dir.display()))?
+        {
+            let target = target?.path();
+            if !target.is_dir() {
+                continue;
+            }
+            for f in fs::read_dir(&target)? {
+                let p = f?.path();
+                let is_result = p.extension().is_some_and(|e| e == "json")
+                    && !p
+                        .file_name()
+                        .and_then(|n| n.to_str())
+                        .is_some_and(|n| n.starts_with('.'));
+                if is_result {
+                    steps.push(read_json::<StepResult>(&p)?);
+                }
+            }
+        }
+    }
+    steps.sort_by(|a, b| {
+        (a.repeat, &a.target, a.seq, a.clients).cmp(&(b.repeat, &b.target, b.seq, b.clients))
+    });
+    Ok(LoadedRun {
+        dir: dir.to_path_buf(),
+        info,
+        steps,
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    pub fn sample_step() -> StepResult {
+        StepResult {
+            schema_version: SCHEMA_VERSION,
+            target: "wal".into(),
+            repeat: 1,
+            seq: 3,
+            step: "scan.warm".into(),
+            kind: StepKindRecord::Workload,
+            group: Some(Group::Range),
+            clients: 2,
+            started: 1.5,
+            failed: None,
+            warmup_secs: 0.2,
+            secs: 1.0,
+            events: 10,
+            failed_events: 0,
+            unit: Unit::RowsPerSec,
+            rows_per_event: Some(1000),
+            throughput: 10_000.0,
+            statements: [("scan".to_string(), 10)].into(),
+            errors: BTreeMap::new(),
+            error_samples: BTreeMap::new(),
+            per_second: vec![10],
+            latency: BTreeMap::new(),
+            metrics: StepMetrics {
+                process_cpu_secs: Some(0.5),
+                ..Default::default()
+            },
+            notes: BTreeMap::new(),
+        }
+    }
+
+    #[test]
+    fn step_results_round_trip_through_their_file() {
+        let dir = tempfile::tempdir().unwrap();
+        let s = sample_step();
+        let path = dir.path().join(s.file_name());
+        write_atomic(&path, &s).unwrap();
+        assert!(path.ends_with("steps/wal/r1-03-scan.warm-c2.json"));
+        let back: StepResult = read_json(&path).unwrap();
+        assert_eq!(back, s);
+        // No temporary file is left behind.
+        let names: Vec<_> = fs::read_dir(path.parent().unwrap()).unwrap().collect();
+        assert_eq!(names.len(), 1);
+    }
+
+    #[test]
+    fn newer_schema_versions_are_refused_with_advice() {
+        let dir = tempfile::tempdir().unwrap();
+        let p = dir.path().join("x.json");
+        fs::write(&p, r#"{"schema_version": 99}"#).unwrap();
+        let e = read_json::<StepResult>(&p).unwrap_err().to_string();
+        assert!(e.contains("newer relbench"), "{e}");
+        let e = read_run_info(dir.path()).unwrap_err().to_string();
+        assert!(e.contains("has no run.json"), "{e}");
+    }
+}

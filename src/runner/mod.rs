@@ -1,0 +1,511 @@
+//! The runner: walks a plan's step executions in order, target by target,
+//! and writes each step's result the moment it ends.
+//!
+//! It owns the lifecycle around the engine: resetting and removing the data,
+//! loading, settling, `--resume`, and stopping cleanly on Ctrl-C (the step
+//! in flight is dropped; everything written before it stays).
+
+mod progress;
+
+pub use progress::Progress;
+
+use std::collections::BTreeMap;
+use std::path::{Path, PathBuf};
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::time::{Duration, Instant};
+
+use anyhow::{bail, Context};
+
+use crate::engine::{self, StepSpec, Stop};
+use crate::metrics::{self, host};
+use crate::plan::{Access, Execution, Plan, StepKind, TargetSpec};
+use crate::results::{
+    self, RunInfo, RunStatus, StepKindRecord, StepMetrics, StepResult, TargetRecord, Unit,
+    SCHEMA_VERSION,
+};
+use crate::target::{sqlite::SqliteDriver, Driver, EngineKind};
+use crate::util::{unix_now, utc_iso};
+use crate::workload::{sysbench, Group, Scale};
+use crate::Interrupted;
+
+/// Set by the Ctrl-C handler; every loop that can take long checks it.
+pub static INTERRUPT: AtomicBool = AtomicBool::new(false);
+
+pub struct RunOptions {
+    pub plan: Plan,
+    pub plan_source: String,
+    pub plan_text: String,
+    /// Relative paths in the plan are resolved against this directory.
+    pub plan_dir: PathBuf,
+    pub out: PathBuf,
+    pub resume: bool,
+}
+
+#[derive(Debug, PartialEq, Eq)]
+pub enum RunEnd {
+    /// Every step ran; some may have failed (their results say why).
+    Complete {
+        failed_steps: usize,
+    },
+    Interrupted,
+}
+
+fn interrupted() -> bool {
+    INTERRUPT.load(Ordering::Relaxed)
+}
+
+pub fn run(opts: &RunOptions, ui: &mut Progress) -> anyhow::Result<RunEnd> {
+    let out = &opts.out;
+    let mut info = prepare_out_dir(opts)?;
+    let plan = &opts.plan;
+    let execs = plan.executions();
+    let done = |e: &Execution| {
+        out.join(results::step_file(
+            &plan.targets[e.target].name,
+            e.repeat,
+            e.seq,
+            &e.step.label(),
+            e.clients,
+        ))
+        .exists()
+    };
+    let remaining = execs.iter().filter(|e| !done(e)).count();
+    ui.line(&format!(
+        "relbench: {} — {} target{}, {} step runs{}, about {} plus loads; results in {}",
+        opts.plan_source,
+        plan.targets.len(),
+        if plan.targets.len() == 1 { "" } else { "s" },
+        execs.len(),
+        if remaining < execs.len() {
+            format!(" ({remaining} left to run)")
+        } else {
+            String::new()
+        },
+        human_secs(plan.estimated_secs()),
+        out.display()
+    ));
+
+    let mut failed_steps = 0;
+    for repeat in 1..=plan.repeats {
+        for (ti, target) in plan.targets.iter().enumerate() {
+            let mine: Vec<&Execution> = execs
+                .iter()
+                .filter(|e| e.repeat == repeat && e.target == ti)
+                .collect();
+            if mine.iter().all(|e| done(e)) {
+                continue;
+            }
+            let driver = make_driver(target, opts)?;
+            let started = mine.iter().any(|e| done(e));
+            if !started {
+                driver.reset()?;
+            } else if !driver.has_data() {
+                bail!(
+                    "cannot resume target \"{}\": its data ({}) is gone, and the steps left depend on it; \
+                     start a new run (without --resume, or with another --out)",
+                    target.name,
+                    driver.data_dir().map_or("?".into(), |d| d.display().to_string())
+                );
+            }
+            record_target(&mut info, target, driver.as_ref())?;
+            results::write_atomic(&out.join("run.json"), &info)?;
+
+            let mut load_failed = false;
+            for e in mine {
+                if done(e) {
+                    continue;
+                }
+                if load_failed {
+                    ui.line(&format!(
+                        "[{}] skipping {}: the load failed",
+                        target.name,
+                        e.step.label()
+                    ));
+                    continue;
+                }
+                let result = match run_step(plan, target, driver.as_ref(), e, ui) {
+                    Ok(r) => r,
+                    Err(err) if err.is::<Interrupted>() || interrupted() => {
+                        return finish_interrupted(&mut info, out, ui);
+                    }
+                    Err(err) => return Err(err),
+                };
+                if interrupted() {
+                    return finish_interrupted(&mut info, out, ui);
+                }
+                if result.failed.is_some() {
+                    failed_steps += 1;
+                    load_failed = e.step.kind == StepKind::Load;
+                }
+                results::write_atomic(&out.join(result.file_name()), &result)?;
+            }
+            // The next load starts from nothing, so the data is not needed.
+            driver.cleanup()?;
+        }
+    }
+    info.status = RunStatus::Complete;
+    info.finished = Some(utc_iso(unix_now()));
+    results::write_atomic(&out.join("run.json"), &info)?;
+    Ok(RunEnd::Complete { failed_steps })
+}
+
+fn finish_interrupted(info: &mut RunInfo, out: &Path, ui: &mut Progress) -> anyhow::Result<RunEnd> {
+    ui.finish_step("interrupted: the step in flight was dropped; every finished step is kept");
+    info.status = RunStatus::Interrupted;
+    info.finished = Some(utc_iso(unix_now()));
+    results::write_atomic(&out.join("run.json"), info)?;
+    Ok(RunEnd::Interrupted)
+}
+
+/// Creates the results directory, or checks that `--resume` continues the
+/// same plan, and returns the run's record.
+fn prepare_out_dir(opts: &RunOptions) -> anyhow::Result<RunInfo> {
+    let out = &opts.out;
+    let run_json = out.join("run.json");
+    if opts.resume {
+        let mut info = results::read_run_info(out)
+            .with_context(|| format!("nothing to resume in {}", out.display()))?;
+        if info.plan != opts.plan {
+            bail!(
+                "the plan differs from the one the run in {} started with; resume it without a plan \
+                 (`relbench run --resume --out {}`) or start a new run",
+                out.display(),
+                out.display()
+            );
+        }
+        info.status = RunStatus::Running;
+        info.finished = None;
+        results::write_atomic(&run_json, &info)?;
+        return Ok(info);
+    }
+    if run_json.exists() {
+        bail!(
+            "{} already holds a run; finish it with `relbench run --resume --out {}`, or pick a new directory with --out",
+            out.display(),
+            out.display()
+        );
+    }
+    std::fs::create_dir_all(out).with_context(|| format!("creating {}", out.display()))?;
+    let info = RunInfo {
+        schema_version: SCHEMA_VERSION,
+        relbench_version: env!("CARGO_PKG_VERSION").to_string(),
+        status: RunStatus::Running,
+        started: utc_iso(unix_now()),
+        finished: None,
+        host: host::facts(),
+        plan_source: opts.plan_source.clone(),
+        plan_text: opts.plan_text.clone(),
+        plan_dir: opts.plan_dir.display().to_string(),
+        plan: opts.plan.clone(),
+        targets: Vec::new(),
+    };
+    results::write_atomic(&run_json, &info)?;
+    Ok(info)
+}
+
+fn make_driver(target: &TargetSpec, opts: &RunOptions) -> anyhow::Result<Box<dyn Driver>> {
+    match (&target.access, target.engine) {
+        (Access::Embedded { path, pragmas }, EngineKind::Sqlite) => {
+            let path = match path {
+                Some(p) if p.is_absolute() => p.clone(),
+                Some(p) => opts.plan_dir.join(p),
+                None => opts.out.join("data").join(format!("{}.db", target.name)),
+            };
+            if let Some(dir) = path.parent() {
+                std::fs::create_dir_all(dir).with_context(|| {
+                    format!("creating {} for target \"{}\"", dir.display(), target.name)
+                })?;
+            }
+            Ok(Box::new(SqliteDriver::new(path, pragmas.clone())))
+        }
+        (_, engine) => bail!(
+            "target \"{}\": engine {engine} has no driver in this build",
+            target.name
+        ),
+    }
+}
+
+fn record_target(
+    info: &mut RunInfo,
+    target: &TargetSpec,
+    driver: &dyn Driver,
+) -> anyhow::Result<()> {
+    let facts = driver.facts().with_context(|| {
+        format!(
+            "target \"{}\": reading its version and configuration",
+            target.name
+        )
+    })?;
+    let record = TargetRecord {
+        name: target.name.clone(),
+        engine: target.engine,
+        facts,
+        filesystem: driver.data_dir().and_then(host::filesystem_of),
+    };
+    match info.targets.iter_mut().find(|t| t.name == target.name) {
+        Some(t) => *t = record,
+        None => info.targets.push(record),
+    }
+    Ok(())
+}
+
+fn blank_result(
+    plan: &Plan,
+    target: &TargetSpec,
+    e: &Execution,
+    kind: StepKindRecord,
+) -> StepResult {
+    let _ = plan;
+    StepResult {
+        schema_version: SCHEMA_VERSION,
+        target: target.name.clone(),
+        repeat: e.repeat,
+        seq: e.seq,
+        step: e.step.label(),
+        kind,
+        group: None,
+        clients: e.clients,
+        started: unix_now(),
+        failed: None,
+        warmup_secs: 0.0,
+        secs: 0.0,
+        events: 0,
+        failed_events: 0,
+        unit: Unit::OpsPerSec,
+        rows_per_event: None,
+        throughput: 0.0,
+        statements: BTreeMap::new(),
+        errors: BTreeMap::new(),
+        error_samples: BTreeMap::new(),
+        per_second: Vec::new(),
+        latency: BTreeMap::new(),
+        metrics: StepMetrics::default(),
+        notes: BTreeMap::new(),
+    }
+}
+
+fn run_step(
+    plan: &Plan,
+    target: &TargetSpec,
+    driver: &dyn Driver,
+    e: &Execution,
+    ui: &mut Progress,
+) -> anyhow::Result<StepResult> {
+    let label = format!("[{}] {} c{}", target.name, e.step.label(), e.clients);
+    match &e.step.kind {
+        StepKind::Load => run_load(plan, target, driver, e, ui, &label),
+        StepKind::Settle => run_settle(plan, target, driver, e, ui, &label),
+        StepKind::Workload(_) => run_workload(plan, target, driver, e, ui, &label),
+    }
+}
+
+fn run_load(
+    plan: &Plan,
+    target: &TargetSpec,
+    driver: &dyn Driver,
+    e: &Execution,
+    ui: &mut Progress,
+    label: &str,
+) -> anyhow::Result<StepResult> {
+    let mut r = blank_result(plan, target, e, StepKindRecord::Load);
+    r.group = Some(Group::Load);
+    r.unit = Unit::RowsPerSec;
+    r.metrics.db_bytes_before = driver.data_size();
+    ui.start_step(label, None);
+    let cpu0 = metrics::process_cpu_secs();
+    let t0 = Instant::now();
+    match sysbench::load::load(driver, plan.tables, plan.rows, plan.seed, &INTERRUPT) {
+        Ok(o) => {
+            r.secs = t0.elapsed().as_secs_f64();
+            r.events = o.rows;
+            r.throughput = o.rows as f64 / r.secs.max(1e-9);
+            r.notes
+                .insert("loader_threads".into(), o.threads.to_string());
+            r.notes
+                .insert("insert_secs".into(), format!("{:.3}", o.insert_secs));
+            r.notes
+                .insert("index_secs".into(), format!("{:.3}", o.index_secs));
+            r.notes.insert(
+                "rows_per_statement".into(),
+                sysbench::load::ROWS_PER_STATEMENT.to_string(),
+            );
+            r.notes.insert(
+                "rows_per_commit".into(),
+                (sysbench::load::ROWS_PER_STATEMENT * sysbench::load::STATEMENTS_PER_COMMIT)
+                    .to_string(),
+            );
+        }
+        Err(err) if err.is::<Interrupted>() => return Err(err),
+        Err(err) => {
+            r.secs = t0.elapsed().as_secs_f64();
+            r.failed = Some(format!("{err:#}"));
+        }
+    }
+    fill_cpu(&mut r, cpu0, metrics::process_cpu_secs());
+    r.metrics.db_bytes_after = driver.data_size();
+    ui.finish_step(&step_line(label, &r));
+    Ok(r)
+}
+
+fn run_settle(
+    plan: &Plan,
+    target: &TargetSpec,
+    driver: &dyn Driver,
+    e: &Execution,
+    ui: &mut Progress,
+    label: &str,
+) -> anyhow::Result<StepResult> {
+    let mut r = blank_result(plan, target, e, StepKindRecord::Settle);
+    r.metrics.db_bytes_before = driver.data_size();
+    let sleep = plan.settle.sleep(plan.rows as u64 * plan.tables as u64);
+    ui.start_step(label, None);
+    let t0 = Instant::now();
+    let tables: Vec<String> = (1..=plan.tables).map(sysbench::sql::table).collect();
+    let engine_part = driver
+        .connect()
+        .map_err(anyhow::Error::from)
+        .and_then(|mut conn| driver.settle(conn.as_mut(), &tables));
+    match engine_part {
+        Ok(notes) => r.notes = notes,
+        Err(err) => r.failed = Some(format!("{err:#}")),
+    }
+    r.notes.insert(
+        "engine_secs".into(),
+        format!("{:.3}", t0.elapsed().as_secs_f64()),
+    );
+    let slept = Instant::now();
+    while slept.elapsed() < sleep {
+        if interrupted() {
+            bail!(Interrupted);
+        }
+        std::thread::sleep(Duration::from_millis(50).min(sleep.saturating_sub(slept.elapsed())));
+    }
+    r.notes
+        .insert("sleep_secs".into(), format!("{:.3}", sleep.as_secs_f64()));
+    r.secs = t0.elapsed().as_secs_f64();
+    r.metrics.db_bytes_after = driver.data_size();
+    ui.finish_step(&step_line(label, &r));
+    Ok(r)
+}
+
+fn run_workload(
+    plan: &Plan,
+    target: &TargetSpec,
+    driver: &dyn Driver,
+    e: &Execution,
+    ui: &mut Progress,
+    label: &str,
+) -> anyhow::Result<StepResult> {
+    let w = e.step.workload().expect("validated workload");
+    let mut r = blank_result(plan, target, e, StepKindRecord::Workload);
+    r.group = Some(w.group());
+    let scale = Scale {
+        tables: plan.tables,
+        rows: plan.rows,
+        // A delete step earlier in the sequence leaves holes in the ids.
+        rows_may_be_missing: plan.steps[..e.seq - 1].iter().any(|s| s.name() == "delete"),
+    };
+    let stop = plan.stop_for(w.duration_class()).to_stop();
+    let warmup = Duration::from_secs_f64(plan.warmup_secs);
+    r.warmup_secs = plan.warmup_secs;
+    r.rows_per_event = w.rows_per_event(&scale);
+    if r.rows_per_event.is_some() {
+        r.unit = Unit::RowsPerSec;
+    }
+    r.metrics.db_bytes_before = driver.data_size();
+    ui.start_step(
+        label,
+        match stop {
+            Stop::Time(d) => Some(warmup + d),
+            Stop::Events(_) => None,
+        },
+    );
+    let spec = StepSpec {
+        driver,
+        workload: w,
+        scale,
+        clients: e.clients,
+        warmup,
+        stop,
+        // Each step and repeat draws its own ids, reproducibly.
+        seed: plan.seed ^ ((e.seq as u64) << 32) ^ ((e.repeat as u64) << 48) ^ e.clients as u64,
+        interrupt: &INTERRUPT,
+    };
+    let m = engine::run(&spec, &mut |live| ui.update(live));
+    if interrupted() {
+        bail!(Interrupted);
+    }
+    r.secs = m.secs;
+    r.events = m.merged.events;
+    r.failed_events = m.merged.failed_events;
+    let per_event = r.rows_per_event.unwrap_or(1) as f64;
+    r.throughput = if m.secs > 0.0 {
+        m.merged.events as f64 * per_event / m.secs
+    } else {
+        0.0
+    };
+    r.statements = m.merged.statements;
+    r.errors = m.merged.errors;
+    r.error_samples = m.merged.error_samples;
+    r.per_second = m.merged.per_second;
+    r.latency = m.merged.latency;
+    r.metrics.process_cpu_secs = m.process_cpu_secs;
+    if let (Some(cpu), true) = (m.process_cpu_secs, r.events > 0) {
+        r.metrics.process_cpu_us_per_op = Some(cpu * 1e6 / r.events as f64);
+    }
+    r.failed = m.aborted.or_else(|| {
+        (r.events == 0).then(|| {
+            let sample = r.error_samples.values().next().cloned().unwrap_or_default();
+            format!("no event completed in the measured window {sample}")
+                .trim()
+                .to_string()
+        })
+    });
+    r.metrics.db_bytes_after = driver.data_size();
+    ui.finish_step(&step_line(label, &r));
+    Ok(r)
+}
+
+fn fill_cpu(r: &mut StepResult, before: Option<f64>, after: Option<f64>) {
+    if let (Some(a), Some(b)) = (before, after) {
+        r.metrics.process_cpu_secs = Some(b - a);
+        if r.events > 0 {
+            r.metrics.process_cpu_us_per_op = Some((b - a) * 1e6 / r.events as f64);
+        }
+    }
+}
+
+/// The one line a finished step leaves on the terminal.
+fn step_line(label: &str, r: &StepResult) -> String {
+    if let Some(f) = &r.failed {
+        return format!("{label}: FAILED: {f}");
+    }
+    match r.kind {
+        StepKindRecord::Settle => format!("{label}: {:.1} s", r.secs),
+        _ => {
+            let mut s = format!(
+                "{label}: {} {}",
+                crate::report::fmt_throughput(r.throughput),
+                r.unit.name()
+            );
+            if let Some(l) = r.latency.get("event") {
+                s += &format!(", p99 {}", crate::report::fmt_latency(l.p99_us));
+            }
+            let errors: u64 = r.errors.values().sum();
+            if errors > 0 {
+                s += &format!(", {errors} errors");
+            }
+            s
+        }
+    }
+}
+
+fn human_secs(s: f64) -> String {
+    if s < 90.0 {
+        format!("{s:.0} s")
+    } else if s < 5400.0 {
+        format!("{:.0} min", s / 60.0)
+    } else {
+        format!("{:.1} h", s / 3600.0)
+    }
+}

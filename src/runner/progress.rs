@@ -1,0 +1,98 @@
+//! What the user sees while a run goes: a progress bar per step on a
+//! terminal, one plain line per step otherwise (logs, CI).
+
+use std::io::IsTerminal;
+use std::time::Duration;
+
+use indicatif::{ProgressBar, ProgressStyle};
+
+use crate::engine::Live;
+
+pub struct Progress {
+    bar: Option<ProgressBar>,
+    tty: bool,
+    quiet: bool,
+}
+
+impl Progress {
+    pub fn new(quiet: bool) -> Self {
+        Progress {
+            bar: None,
+            tty: std::io::stderr().is_terminal(),
+            quiet,
+        }
+    }
+
+    /// A line of its own (run start, notes), above any bar.
+    pub fn line(&self, msg: &str) {
+        if self.quiet {
+            return;
+        }
+        match &self.bar {
+            Some(b) => b.println(msg),
+            None => eprintln!("{msg}"),
+        }
+    }
+
+    pub fn start_step(&mut self, label: &str, total: Option<Duration>) {
+        if self.quiet || !self.tty {
+            return;
+        }
+        let bar = match total {
+            Some(t) => {
+                let b = ProgressBar::new(t.as_millis() as u64);
+                b.set_style(
+                    ProgressStyle::with_template(
+                        "{prefix:.bold} [{bar:30}] {elapsed:>3}/{duration:3} {msg}",
+                    )
+                    .expect("valid template")
+                    .progress_chars("=> "),
+                );
+                b
+            }
+            None => {
+                let b = ProgressBar::new_spinner();
+                b.set_style(
+                    ProgressStyle::with_template("{prefix:.bold} {spinner} {elapsed:>3} {msg}")
+                        .expect("valid template"),
+                );
+                b.enable_steady_tick(Duration::from_millis(200));
+                b
+            }
+        };
+        b_prefix(&bar, label);
+        self.bar = Some(bar);
+    }
+
+    pub fn update(&self, live: &Live) {
+        let Some(b) = &self.bar else { return };
+        if live.total.is_some() {
+            b.set_position(live.elapsed.as_millis() as u64);
+        }
+        if live.warming_up {
+            b.set_message("warming up");
+        } else {
+            let measured = live.elapsed.as_secs_f64();
+            let rate = if measured > 0.0 {
+                live.events as f64 / measured
+            } else {
+                0.0
+            };
+            b.set_message(format!("{} events, ~{:.0}/s", live.events, rate));
+        }
+    }
+
+    /// Ends the step's bar and prints its one-line result.
+    pub fn finish_step(&mut self, line: &str) {
+        if let Some(b) = self.bar.take() {
+            b.finish_and_clear();
+        }
+        if !self.quiet {
+            eprintln!("{line}");
+        }
+    }
+}
+
+fn b_prefix(bar: &ProgressBar, label: &str) {
+    bar.set_prefix(label.to_string());
+}

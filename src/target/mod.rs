@@ -1,0 +1,230 @@
+//! Targets: the databases under test, and the one small interface the rest of
+//! relbench uses to talk to them.
+//!
+//! A [`Driver`] stands for one target (it knows where the data lives, how to
+//! open connections, how to settle the engine and how big the data is); a
+//! [`Conn`] is one client connection. Statements are prepared once per
+//! connection and then executed by handle with borrowed parameters, so the hot
+//! path allocates nothing. One file per engine family implements them.
+
+pub mod sqlite;
+
+use std::collections::BTreeMap;
+use std::fmt;
+use std::path::Path;
+
+use serde::{Deserialize, Serialize};
+
+/// The engine families relbench knows the SQL of. Only those with a driver
+/// in this build can be run; the others can still be shown (`relbench show`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum EngineKind {
+    Sqlite,
+    Mysql,
+    Mariadb,
+    Postgres,
+}
+
+impl EngineKind {
+    pub const ALL: [EngineKind; 4] = [Self::Sqlite, Self::Mysql, Self::Mariadb, Self::Postgres];
+
+    pub fn name(self) -> &'static str {
+        match self {
+            Self::Sqlite => "sqlite",
+            Self::Mysql => "mysql",
+            Self::Mariadb => "mariadb",
+            Self::Postgres => "postgres",
+        }
+    }
+
+    pub fn parse(s: &str) -> Option<Self> {
+        Self::ALL.into_iter().find(|e| e.name() == s)
+    }
+
+    pub fn dialect(self) -> Dialect {
+        match self {
+            Self::Sqlite => Dialect::Sqlite,
+            Self::Mysql | Self::Mariadb => Dialect::Mysql,
+            Self::Postgres => Dialect::Postgres,
+        }
+    }
+
+    /// Whether this build can run targets of this engine.
+    pub fn has_driver(self) -> bool {
+        matches!(self, Self::Sqlite)
+    }
+}
+
+impl fmt::Display for EngineKind {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(self.name())
+    }
+}
+
+/// SQL dialects: what differs in the statements relbench generates.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Dialect {
+    Sqlite,
+    Mysql,
+    Postgres,
+}
+
+impl Dialect {
+    pub const ALL: [Dialect; 3] = [Self::Sqlite, Self::Mysql, Self::Postgres];
+
+    pub fn name(self) -> &'static str {
+        match self {
+            Self::Sqlite => "sqlite",
+            Self::Mysql => "mysql/mariadb",
+            Self::Postgres => "postgres",
+        }
+    }
+
+    /// The placeholder for the `i`-th parameter (0-based).
+    pub fn placeholder(self, i: usize) -> String {
+        match self {
+            Self::Postgres => format!("${}", i + 1),
+            _ => "?".to_string(),
+        }
+    }
+
+    /// A comma-separated list of `n` placeholders starting at parameter `first`.
+    pub fn placeholders(self, first: usize, n: usize) -> String {
+        (first..first + n)
+            .map(|i| self.placeholder(i))
+            .collect::<Vec<_>>()
+            .join(",")
+    }
+}
+
+/// One statement parameter, borrowed so that binding allocates nothing.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub enum Param<'a> {
+    Int(i64),
+    Str(&'a str),
+}
+
+/// A statement prepared on one connection.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Stmt(pub usize);
+
+/// What kind of failure a statement met; the engine counts errors by kind and
+/// decides from it whether the connection is still usable.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Serialize, Deserialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum ErrorKind {
+    /// Lock wait timed out or the database was busy.
+    Busy,
+    /// The engine chose this transaction as a deadlock victim.
+    Deadlock,
+    /// A unique or other constraint was violated.
+    Constraint,
+    /// The connection is gone (server crashed, network); the client stops.
+    Connection,
+    /// The disk is full.
+    DiskFull,
+    /// Anything else the engine reported.
+    Other,
+    /// The statement ran but returned the wrong number of rows.
+    WrongResult,
+}
+
+impl ErrorKind {
+    pub fn name(self) -> &'static str {
+        match self {
+            Self::Busy => "busy",
+            Self::Deadlock => "deadlock",
+            Self::Constraint => "constraint",
+            Self::Connection => "connection",
+            Self::DiskFull => "disk-full",
+            Self::Other => "other",
+            Self::WrongResult => "wrong-result",
+        }
+    }
+
+    /// Errors after which the connection cannot be used any more.
+    pub fn is_fatal(self) -> bool {
+        matches!(self, Self::Connection | Self::DiskFull)
+    }
+}
+
+/// An error from the database, with the engine's own message.
+#[derive(Debug, Clone, thiserror::Error)]
+#[error("{message}")]
+pub struct DbError {
+    pub kind: ErrorKind,
+    pub message: String,
+}
+
+impl DbError {
+    pub fn new(kind: ErrorKind, message: impl Into<String>) -> Self {
+        DbError {
+            kind,
+            message: message.into(),
+        }
+    }
+}
+
+pub type DbResult<T> = Result<T, DbError>;
+
+/// One client connection. Not shared between threads.
+pub trait Conn: Send {
+    /// Prepares a statement once for this connection.
+    fn prepare(&mut self, sql: &str) -> DbResult<Stmt>;
+    /// Runs a query and returns how many rows it produced (the rows are read
+    /// to the end, as a real client would, but not kept).
+    fn query(&mut self, stmt: Stmt, params: &[Param<'_>]) -> DbResult<u64>;
+    /// Runs a statement that changes data and returns the rows it affected.
+    fn exec(&mut self, stmt: Stmt, params: &[Param<'_>]) -> DbResult<u64>;
+    /// Runs statements without parameters (DDL, maintenance), not prepared.
+    fn batch(&mut self, sql: &str) -> DbResult<()>;
+    /// Starts a transaction; `write` says it will change data, which lets an
+    /// engine take its write lock up front instead of failing to upgrade later.
+    fn begin(&mut self, write: bool) -> DbResult<()>;
+    fn commit(&mut self) -> DbResult<()>;
+    fn rollback(&mut self) -> DbResult<()>;
+}
+
+/// Facts a driver reports about its target, recorded in `run.json`.
+#[derive(Debug, Clone, Default, Serialize, Deserialize, PartialEq)]
+pub struct TargetFacts {
+    /// The version string as the engine reports it.
+    pub version: String,
+    /// The effective configuration, read back from the engine.
+    pub config: BTreeMap<String, String>,
+    /// Where the data lives.
+    pub datadir: Option<String>,
+}
+
+/// One target under test.
+pub trait Driver: Send + Sync {
+    fn engine(&self) -> EngineKind;
+    fn dialect(&self) -> Dialect {
+        self.engine().dialect()
+    }
+    /// Opens one client connection.
+    fn connect(&self) -> DbResult<Box<dyn Conn>>;
+    /// Version and effective configuration.
+    fn facts(&self) -> anyhow::Result<TargetFacts>;
+    /// Removes any data from an earlier run so a load starts empty.
+    fn reset(&self) -> anyhow::Result<()>;
+    /// Whether the data a load created is still there (for `--resume`).
+    fn has_data(&self) -> bool;
+    /// Bytes the database occupies on disk, when that can be known.
+    fn data_size(&self) -> Option<u64>;
+    /// Directory that holds the data (for the filesystem and device facts).
+    fn data_dir(&self) -> Option<&Path>;
+    /// Whether several connections can write at once; when not, the loader
+    /// uses one writer, since parallel writers would only queue on a lock.
+    fn concurrent_writers(&self) -> bool;
+    /// The engine's settle step: ANALYZE the tables, then flush, checkpoint or
+    /// wait for compaction. Returns notes on what it did, for the results.
+    fn settle(
+        &self,
+        conn: &mut dyn Conn,
+        tables: &[String],
+    ) -> anyhow::Result<BTreeMap<String, String>>;
+    /// Deletes the data after the target's sequence is complete.
+    fn cleanup(&self) -> anyhow::Result<()>;
+}
