@@ -227,10 +227,7 @@ pub fn run(spec: &StepSpec<'_>, live: &mut dyn FnMut(&Live)) -> Measured {
             Stop::Time(d) => d.as_secs_f64(),
             Stop::Events(_) => last_finish.saturating_duration_since(window).as_secs_f64(),
         };
-        let cpu = match (cpu0, cpu1) {
-            (Some(a), Some(b)) if b >= a => Some(b - a),
-            _ => None,
-        };
+        let cpu = metrics::cpu_between(cpu0, cpu1);
         (recs, reasons, secs, cpu)
     });
 

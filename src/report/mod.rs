@@ -303,7 +303,7 @@ pub fn build(runs: &[LoadedRun], base: Option<&str>) -> anyhow::Result<Report> {
             keys.push((s.seq, s.step.clone(), s.clients, g, s.unit));
         }
     }
-    keys.sort_by(|a, b| (a.3, a.0, a.2).cmp(&(b.3, b.0, b.2)));
+    keys.sort_by_key(|k| (k.3, k.0, k.2));
     let base_i = targets
         .iter()
         .position(|t| t.name == base)

@@ -284,12 +284,12 @@ pub fn summary_lines(r: &Report) -> Vec<(String, Vec<String>)> {
             );
             if let (Some(w), Some(b)) = (&s.worst, &s.best) {
                 head += &format!(
-                    " Worst: {} ({} clients) {:.2}; best: {} ({} clients) {:.2}.",
+                    " Worst: {} ({}) {:.2}; best: {} ({}) {:.2}.",
                     step_title(&w.step),
-                    w.clients,
+                    clients(w.clients),
                     w.relative,
                     step_title(&b.step),
-                    b.clients,
+                    clients(b.clients),
                     b.relative
                 );
             }
@@ -299,9 +299,9 @@ pub fn summary_lines(r: &Report) -> Vec<(String, Vec<String>)> {
                 .take(8)
                 .map(|c| {
                     format!(
-                        "{} ({} clients) {:.2}: {}",
+                        "{} ({}) {:.2}: {}",
                         step_title(&c.step),
-                        c.clients,
+                        clients(c.clients),
                         c.relative,
                         c.explanation
                     )
@@ -319,4 +319,12 @@ pub fn summary_lines(r: &Report) -> Vec<(String, Vec<String>)> {
             (head, details)
         })
         .collect()
+}
+
+fn clients(n: u32) -> String {
+    if n == 1 {
+        "1 client".into()
+    } else {
+        format!("{n} clients")
+    }
 }

@@ -98,7 +98,12 @@ pub fn run(opts: &RunOptions, ui: &mut Progress) -> anyhow::Result<RunEnd> {
             let driver = make_driver(target, opts)?;
             let started = mine.iter().any(|e| done(e));
             if !started {
-                driver.reset()?;
+                driver.reset().with_context(|| {
+                    format!(
+                        "target \"{}\": removing the data of an earlier run; check that its `path` names a file relbench may replace",
+                        target.name
+                    )
+                })?;
             } else if !driver.has_data() {
                 bail!(
                     "cannot resume target \"{}\": its data ({}) is gone, and the steps left depend on it; \
@@ -143,6 +148,8 @@ pub fn run(opts: &RunOptions, ui: &mut Progress) -> anyhow::Result<RunEnd> {
             driver.cleanup()?;
         }
     }
+    // Embedded targets kept their files here; remove the folder once empty.
+    let _ = std::fs::remove_dir(out.join("data"));
     info.status = RunStatus::Complete;
     info.finished = Some(utc_iso(unix_now()));
     results::write_atomic(&out.join("run.json"), &info)?;
@@ -341,7 +348,10 @@ fn run_load(
             r.failed = Some(format!("{err:#}"));
         }
     }
-    fill_cpu(&mut r, cpu0, metrics::process_cpu_secs());
+    set_cpu(
+        &mut r,
+        metrics::cpu_between(cpu0, metrics::process_cpu_secs()),
+    );
     r.metrics.db_bytes_after = driver.data_size();
     ui.finish_step(&step_line(label, &r));
     Ok(r)
@@ -449,10 +459,7 @@ fn run_workload(
     r.error_samples = m.merged.error_samples;
     r.per_second = m.merged.per_second;
     r.latency = m.merged.latency;
-    r.metrics.process_cpu_secs = m.process_cpu_secs;
-    if let (Some(cpu), true) = (m.process_cpu_secs, r.events > 0) {
-        r.metrics.process_cpu_us_per_op = Some(cpu * 1e6 / r.events as f64);
-    }
+    set_cpu(&mut r, m.process_cpu_secs);
     r.failed = m.aborted.or_else(|| {
         (r.events == 0).then(|| {
             let sample = r.error_samples.values().next().cloned().unwrap_or_default();
@@ -466,11 +473,22 @@ fn run_workload(
     Ok(r)
 }
 
-fn fill_cpu(r: &mut StepResult, before: Option<f64>, after: Option<f64>) {
-    if let (Some(a), Some(b)) = (before, after) {
-        r.metrics.process_cpu_secs = Some(b - a);
-        if r.events > 0 {
-            r.metrics.process_cpu_us_per_op = Some((b - a) * 1e6 / r.events as f64);
+/// Records the process CPU of the window, per operation, or says why not.
+fn set_cpu(r: &mut StepResult, cpu: Option<f64>) {
+    r.metrics.process_cpu_secs = cpu;
+    match cpu {
+        Some(cpu) if r.events > 0 => {
+            r.metrics.process_cpu_us_per_op = Some(cpu * 1e6 / r.events as f64);
+        }
+        Some(_) => {}
+        None => {
+            r.notes.insert(
+                "process_cpu".into(),
+                format!(
+                    "not measured: the window used less than {} s of CPU",
+                    metrics::MIN_CPU_SECS
+                ),
+            );
         }
     }
 }

@@ -446,13 +446,12 @@ impl MicroClient {
                 Op::Insert => vec![Expect::Exactly(1)],
             };
             let first = slots.len();
-            for (i, e) in expects.into_iter().enumerate() {
+            for expect in expects {
                 slots.push(Slot {
                     per_table: Vec::with_capacity(scale.tables as usize),
                     class: 0,
-                    expect: e,
+                    expect,
                 });
-                let _ = i;
             }
             for t in 1..=scale.tables {
                 for (i, (class, text)) in sql::op(d, op, t).into_iter().enumerate() {

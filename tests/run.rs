@@ -1,0 +1,270 @@
+//! End-to-end runs of the real binary on embedded SQLite.
+
+mod common;
+
+use common::*;
+use std::time::{Duration, Instant};
+
+#[test]
+fn a_tiny_plan_runs_end_to_end_and_the_report_rebuilds_identically() {
+    let dir = tempfile::tempdir().unwrap();
+    let plan = write_plan(dir.path(), TINY);
+    let out = dir.path().join("out");
+    let assert = relbench()
+        .args(["run", "--quiet"])
+        .arg(&plan)
+        .arg("--out")
+        .arg(&out)
+        .assert()
+        .success();
+    // The relative table goes to stdout: both steps and the other target.
+    let stdout = String::from_utf8(assert.get_output().stdout.clone()).unwrap();
+    assert!(stdout.contains("Relative throughput"), "{stdout}");
+    assert!(stdout.contains("update-index"), "{stdout}");
+    assert!(stdout.contains("wal against base"), "{stdout}");
+
+    // 2 targets × (load + settle + 6 workloads × 2 client counts).
+    let files = step_files(&out);
+    assert_eq!(files.len(), 2 * (2 + 6 * 2), "{files:?}");
+    let run = read_json(&out.join("run.json"));
+    assert_eq!(run["status"], "complete");
+    assert_eq!(run["schema_version"], 1);
+    assert_eq!(run["targets"][1]["config"]["journal_mode"], "wal");
+    assert!(run["targets"][0]["version"]
+        .as_str()
+        .unwrap()
+        .starts_with("SQLite 3."));
+    // The data files are removed once the sequence is done.
+    assert!(!out.join("data").exists());
+
+    let md = std::fs::read_to_string(out.join("report.md")).unwrap();
+    for step in [
+        "load",
+        "point-query",
+        "scan",
+        "read-only-100",
+        "update-index",
+        "delete",
+        "insert",
+    ] {
+        assert!(
+            md.contains(&format!("| {step} |")),
+            "{step} missing from the report"
+        );
+    }
+    assert!(md.contains("| step | clients | wal |"), "{md}");
+
+    // Every workload step measured something, without errors.
+    for f in &files {
+        let r = read_json(&out.join("steps").join(f));
+        assert!(r["failed"].is_null(), "{f}: {}", r["failed"]);
+        if r["kind"] == "workload" {
+            assert!(r["events"].as_u64().unwrap() > 0, "{f}");
+            assert_eq!(r["errors"], serde_json::json!({}), "{f}");
+            assert!(
+                r["latency"]["event"]["p99_us"].as_f64().unwrap() > 0.0,
+                "{f}"
+            );
+            assert!(
+                r["metrics"]["process_cpu_us_per_op"].as_f64().is_some(),
+                "{f}"
+            );
+        }
+    }
+    let scan = read_json(&out.join("steps/base/r1-04-scan-c1.json"));
+    assert_eq!(scan["unit"], "rows/s");
+    assert_eq!(scan["rows_per_event"], 2000);
+
+    // `relbench report` over the directory writes the same tables again.
+    let again = dir.path().join("again");
+    relbench()
+        .arg("report")
+        .arg(&out)
+        .arg("--out")
+        .arg(&again)
+        .assert()
+        .success();
+    assert_eq!(
+        md,
+        std::fs::read_to_string(again.join("report.md")).unwrap()
+    );
+    for f in ["report.csv", "report.json", "report.html"] {
+        assert!(again.join(f).exists(), "{f}");
+    }
+}
+
+#[test]
+fn steps_can_stop_by_event_count() {
+    let dir = tempfile::tempdir().unwrap();
+    let text = TINY.replace("insert = \"300ms\"", "insert = \"300ms\"\nevents = 150");
+    let plan = write_plan(dir.path(), &text);
+    let out = dir.path().join("out");
+    relbench()
+        .args(["run", "-q"])
+        .arg(&plan)
+        .arg("--out")
+        .arg(&out)
+        .assert()
+        .success();
+    for f in step_files(&out) {
+        let r = read_json(&out.join("steps").join(&f));
+        if r["kind"] == "workload" {
+            // Split over the clients, 150 in all.
+            assert_eq!(r["events"], 150, "{f}");
+            assert!(r["secs"].as_f64().unwrap() > 0.0, "{f}");
+        }
+    }
+}
+
+#[test]
+fn point_queries_after_deletes_are_not_counted_as_wrong_results() {
+    // Regression: a delete step leaves holes in the ids, so "exactly one
+    // row" no longer holds for point queries that follow it.
+    let dir = tempfile::tempdir().unwrap();
+    let text = TINY
+        .replace(
+            r#"steps = ["load", "settle", "point-query", "scan", "read-only-100", "update-index", "delete", "insert"]"#,
+            r#"steps = ["load", "delete", "point-query", "random-points-10", "read-only-10"]"#,
+        )
+        .replace("rows = 2000", "rows = 300");
+    let plan = write_plan(dir.path(), &text);
+    let out = dir.path().join("out");
+    relbench()
+        .args(["run", "-q"])
+        .arg(&plan)
+        .arg("--out")
+        .arg(&out)
+        .assert()
+        .success();
+    for f in step_files(&out) {
+        let r = read_json(&out.join("steps").join(&f));
+        assert_eq!(r["errors"], serde_json::json!({}), "{f}");
+    }
+}
+
+#[test]
+fn ctrl_c_keeps_finished_steps_and_resume_runs_only_the_rest() {
+    let dir = tempfile::tempdir().unwrap();
+    let text = TINY.replace("\"300ms\"", "\"1s\"");
+    let plan = write_plan(dir.path(), &text);
+    let out = dir.path().join("out");
+    let mut child = std::process::Command::new(bin())
+        .args(["run", "-q"])
+        .arg(&plan)
+        .arg("--out")
+        .arg(&out)
+        .stdout(std::process::Stdio::null())
+        .stderr(std::process::Stdio::null())
+        .spawn()
+        .unwrap();
+    let t0 = Instant::now();
+    while step_files(&out).len() < 4 {
+        assert!(t0.elapsed() < Duration::from_secs(60), "no step finished");
+        std::thread::sleep(Duration::from_millis(50));
+    }
+    let status = std::process::Command::new("kill")
+        .args(["-INT", &child.id().to_string()])
+        .status()
+        .unwrap();
+    assert!(status.success());
+    let code = child.wait().unwrap().code();
+    assert_eq!(code, Some(130), "interrupted runs exit 130");
+    let before = step_files(&out);
+    assert!(before.len() >= 4 && before.len() < 28, "{before:?}");
+    assert_eq!(read_json(&out.join("run.json"))["status"], "interrupted");
+    // No half-written step.
+    assert!(before.iter().all(|f| !f.contains(".tmp")), "{before:?}");
+    let first = out.join("steps").join(&before[0]);
+    let mtime = std::fs::metadata(&first).unwrap().modified().unwrap();
+
+    // Resume needs no plan: the run kept its own copy.
+    relbench()
+        .args(["run", "-q", "--resume", "--out"])
+        .arg(&out)
+        .assert()
+        .success();
+    let after = step_files(&out);
+    assert_eq!(after.len(), 28, "{after:?}");
+    for f in &before {
+        assert!(after.contains(f));
+    }
+    assert_eq!(
+        std::fs::metadata(&first).unwrap().modified().unwrap(),
+        mtime,
+        "finished steps are not run again"
+    );
+    assert_eq!(read_json(&out.join("run.json"))["status"], "complete");
+}
+
+#[test]
+fn a_second_run_into_the_same_directory_is_refused() {
+    let dir = tempfile::tempdir().unwrap();
+    let text = TINY.replace(
+        r#"steps = ["load", "settle", "point-query", "scan", "read-only-100", "update-index", "delete", "insert"]"#,
+        r#"steps = ["load", "point-query"]"#,
+    );
+    let plan = write_plan(dir.path(), &text);
+    let out = dir.path().join("out");
+    relbench()
+        .args(["run", "-q"])
+        .arg(&plan)
+        .arg("--out")
+        .arg(&out)
+        .assert()
+        .success();
+    relbench()
+        .args(["run", "-q"])
+        .arg(&plan)
+        .arg("--out")
+        .arg(&out)
+        .assert()
+        .code(1)
+        .stderr(predicates::str::contains("already holds a run"))
+        .stderr(predicates::str::contains("--resume"));
+    // Resuming with another plan is refused too.
+    let other = write_plan(dir.path(), &text.replace("seed = 7", "seed = 8"));
+    relbench()
+        .args(["run", "-q", "--resume"])
+        .arg(&other)
+        .arg("--out")
+        .arg(&out)
+        .assert()
+        .code(1)
+        .stderr(predicates::str::contains("the plan differs"));
+}
+
+#[test]
+fn a_target_whose_database_cannot_be_opened_gets_a_clear_error() {
+    let dir = tempfile::tempdir().unwrap();
+    let text = TINY.replace(
+        "name = \"base\"\nengine = \"sqlite\"",
+        "name = \"base\"\nengine = \"sqlite\"\npath = \".\"",
+    );
+    let plan = write_plan(dir.path(), &text);
+    relbench()
+        .args(["run", "-q"])
+        .arg(&plan)
+        .arg("--out")
+        .arg(dir.path().join("out"))
+        .assert()
+        .code(1)
+        .stderr(predicates::str::contains("target \"base\""))
+        .stderr(predicates::str::contains("names a file"))
+        .stderr(predicates::str::contains("Is a directory"));
+    // A path in a place no directory can be made.
+    let text = TINY.replace(
+        "name = \"base\"\nengine = \"sqlite\"",
+        "name = \"base\"\nengine = \"sqlite\"\npath = \"/proc/relbench-test/x.db\"",
+    );
+    let plan = write_plan(dir.path(), &text);
+    relbench()
+        .args(["run", "-q"])
+        .arg(&plan)
+        .arg("--out")
+        .arg(dir.path().join("out2"))
+        .assert()
+        .code(1)
+        .stderr(predicates::str::contains(
+            "creating /proc/relbench-test for target \"base\"",
+        ));
+}
