@@ -159,12 +159,12 @@ fn read_plan(path: &Path) -> anyhow::Result<(Plan, String, PathBuf)> {
             path.display()
         )
     })?;
-    let plan = plan::parse(&text, &path.display().to_string()).map_err(Exit::BadPlan)?;
     let dir = path
         .parent()
         .filter(|p| !p.as_os_str().is_empty())
         .map_or_else(|| PathBuf::from("."), Path::to_path_buf);
     let dir = dir.canonicalize().unwrap_or(dir);
+    let plan = plan::parse(&text, &path.display().to_string(), &dir).map_err(Exit::BadPlan)?;
     Ok((plan, text, dir))
 }
 
@@ -186,18 +186,15 @@ fn resolve_run(
             // Resuming without a plan: the run's own copy of its plan.
             let dir = out.as_ref().expect("checked above");
             let info = crate::results::read_run_info(dir)?;
-            let plan = plan::parse(&info.plan_text, &info.plan_source).map_err(Exit::BadPlan)?;
-            (
-                plan,
-                info.plan_source,
-                info.plan_text,
-                PathBuf::from(info.plan_dir),
-            )
+            let plan_dir = PathBuf::from(&info.plan_dir);
+            let plan = plan::parse(&info.plan_text, &info.plan_source, &plan_dir)
+                .map_err(Exit::BadPlan)?;
+            (plan, info.plan_source, info.plan_text, plan_dir)
         }
         (None, false) => {
-            let plan =
-                plan::parse(plan::QUICK_PLAN, plan::QUICK_PLAN_SOURCE).map_err(Exit::BadPlan)?;
             let dir = std::env::current_dir()?;
+            let plan = plan::parse(plan::QUICK_PLAN, plan::QUICK_PLAN_SOURCE, &dir)
+                .map_err(Exit::BadPlan)?;
             (
                 plan,
                 plan::QUICK_PLAN_SOURCE.to_string(),
@@ -220,8 +217,12 @@ fn resolve_run(
 fn install_ctrlc() {
     let _ = ctrlc::set_handler(|| {
         if runner::INTERRUPT.swap(true, Ordering::SeqCst) {
+            // No unwinding on this path, so managed servers are asked to
+            // stop here rather than by their owners.
+            crate::target::server::stop_all_now();
             eprintln!(
-                "\nrelbench: stopped at once; the step in flight is lost, finished steps are kept"
+                "\nrelbench: stopped at once (managed servers were asked to stop); \
+                 the step in flight is lost, finished steps are kept"
             );
             std::process::exit(130);
         }

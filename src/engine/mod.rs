@@ -60,6 +60,8 @@ pub struct Measured {
     pub merged: Merged,
     /// CPU seconds of the relbench process over the measured window.
     pub process_cpu_secs: Option<f64>,
+    /// CPU seconds of the server's processes over the window, when visible.
+    pub server_cpu_secs: Option<f64>,
     /// Why the step stopped before its end, when it did.
     pub aborted: Option<String>,
 }
@@ -181,14 +183,17 @@ pub fn run(spec: &StepSpec<'_>, live: &mut dyn FnMut(&Live)) -> Measured {
         };
         let mut cpu0 = None;
         let mut cpu1 = None;
+        let (mut srv0, mut srv1) = (None, None);
         while done.load(Ordering::Relaxed) < n {
             let now = Instant::now();
             if cpu0.is_none() && now >= window {
                 cpu0 = metrics::process_cpu_secs();
+                srv0 = spec.driver.server_cpu_secs();
             }
             if let Some(tot) = total {
                 if cpu1.is_none() && now >= t0 + tot {
                     cpu1 = metrics::process_cpu_secs();
+                    srv1 = spec.driver.server_cpu_secs();
                 }
             }
             let events = counters.iter().map(|c| c.0.load(Ordering::Relaxed)).sum();
@@ -213,6 +218,7 @@ pub fn run(spec: &StepSpec<'_>, live: &mut dyn FnMut(&Live)) -> Measured {
         }
         if cpu1.is_none() {
             cpu1 = metrics::process_cpu_secs();
+            srv1 = spec.driver.server_cpu_secs();
         }
         let mut recs = Vec::with_capacity(n);
         let mut reasons = Vec::new();
@@ -227,7 +233,10 @@ pub fn run(spec: &StepSpec<'_>, live: &mut dyn FnMut(&Live)) -> Measured {
             Stop::Time(d) => d.as_secs_f64(),
             Stop::Events(_) => last_finish.saturating_duration_since(window).as_secs_f64(),
         };
-        let cpu = metrics::cpu_between(cpu0, cpu1);
+        let cpu = (
+            metrics::cpu_between(cpu0, cpu1),
+            metrics::cpu_between(srv0, srv1),
+        );
         (recs, reasons, secs, cpu)
     });
 
@@ -238,7 +247,8 @@ pub fn run(spec: &StepSpec<'_>, live: &mut dyn FnMut(&Live)) -> Measured {
     Measured {
         secs,
         merged: merge(&classes, &recorders),
-        process_cpu_secs: cpu,
+        process_cpu_secs: cpu.0,
+        server_cpu_secs: cpu.1,
         aborted,
     }
 }

@@ -207,6 +207,11 @@ pub fn merge(classes: &[&str], recs: &[Recorder]) -> Merged {
             m.error_samples.entry(key).or_insert_with(|| msg.clone());
         }
     }
+    // Keep samples of the errors that were counted; warm-up errors explain
+    // only a step where nothing was counted at all.
+    if !m.errors.is_empty() {
+        m.error_samples.retain(|k, _| m.errors.contains_key(k));
+    }
     if !event_hist.is_empty() {
         m.latency
             .insert("event".into(), LatencySummary::of(&event_hist, event_max));

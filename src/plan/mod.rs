@@ -122,6 +122,9 @@ pub struct TargetSpec {
     pub name: String,
     pub engine: EngineKind,
     pub access: Access,
+    /// The storage engine of the tables (MySQL/MariaDB: `ENGINE=`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub storage_engine: Option<String>,
 }
 
 /// How relbench reaches a target.
@@ -133,6 +136,31 @@ pub enum Access {
         path: Option<PathBuf>,
         pragmas: Vec<(String, String)>,
     },
+    /// A server relbench initialises, starts and stops.
+    Managed(Managed),
+    /// A server someone else runs. The URL holds no password; the password,
+    /// if any, is read from the environment variable `password_env` at run time.
+    Url {
+        url: String,
+        password_env: Option<String>,
+    },
+}
+
+/// A managed server, as the plan describes it (relative paths are resolved
+/// against the plan's directory).
+#[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]
+pub struct Managed {
+    pub basedir: PathBuf,
+    pub config: Option<PathBuf>,
+    /// `None`: `<results>/data/<target>`, removed when the target is done.
+    pub datadir: Option<PathBuf>,
+    pub port: Option<u16>,
+    pub user: Option<String>,
+    pub args: Vec<String>,
+    pub malloc: Option<PathBuf>,
+    /// Clients connect over the unix socket instead of TCP to 127.0.0.1.
+    pub socket: bool,
+    pub start_timeout_secs: f64,
 }
 
 /// One step at one client count for one target in one repeat.
@@ -254,7 +282,7 @@ mod tests {
 
     #[test]
     fn executions_interleave_targets_per_repeat() {
-        let mut p = parse(QUICK_PLAN, QUICK_PLAN_SOURCE).unwrap();
+        let mut p = parse(QUICK_PLAN, QUICK_PLAN_SOURCE, std::path::Path::new(".")).unwrap();
         p.repeats = 2;
         p.steps.truncate(3);
         p.clients = vec![1, 2];
@@ -278,7 +306,7 @@ mod tests {
 
     #[test]
     fn the_quick_plan_fits_in_three_minutes() {
-        let p = parse(QUICK_PLAN, QUICK_PLAN_SOURCE).unwrap();
+        let p = parse(QUICK_PLAN, QUICK_PLAN_SOURCE, std::path::Path::new(".")).unwrap();
         // Leaves a minute for loads, connects and prepares.
         assert!(p.estimated_secs() < 120.0, "{}", p.estimated_secs());
     }

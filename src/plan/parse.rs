@@ -5,12 +5,13 @@
 use std::collections::BTreeMap;
 use std::fmt;
 use std::ops::Range;
+use std::path::{Path, PathBuf};
 
 use serde::Deserialize;
 use toml::Spanned;
 
-use super::{Access, Plan, Settle, Step, StepKind, StopSpec, TargetSpec};
-use crate::target::{sqlite, EngineKind};
+use super::{Access, Managed, Plan, Settle, Step, StepKind, StopSpec, TargetSpec};
+use crate::target::{server, sqlite, url::ServerUrl, EngineKind};
 use crate::util::did_you_mean;
 use crate::workload::{self, sysbench};
 
@@ -104,8 +105,24 @@ struct RawSettle {
 struct RawTarget {
     name: Spanned<String>,
     engine: Spanned<String>,
+    // SQLite
     path: Option<Spanned<String>>,
-    pragmas: Option<BTreeMap<Spanned<String>, Spanned<toml::Value>>>,
+    pragmas: Option<Spanned<BTreeMap<Spanned<String>, Spanned<toml::Value>>>>,
+    // Managed servers
+    basedir: Option<Spanned<String>>,
+    config: Option<Spanned<String>>,
+    datadir: Option<Spanned<String>>,
+    port: Option<Spanned<i64>>,
+    user: Option<Spanned<String>>,
+    args: Option<Vec<String>>,
+    malloc: Option<Spanned<String>>,
+    transport: Option<Spanned<String>>,
+    start_timeout: Option<Spanned<toml::Value>>,
+    // Servers by URL
+    url: Option<Spanned<String>>,
+    password_env: Option<Spanned<String>>,
+    // MySQL and MariaDB
+    storage_engine: Option<Spanned<String>>,
 }
 
 const DEFAULT_ROWS: i64 = 100_000;
@@ -118,6 +135,8 @@ const MAX_ROWS: i64 = 2_000_000_000;
 struct Ctx<'a> {
     file: &'a str,
     text: &'a str,
+    /// Relative paths in the plan are relative to this directory.
+    dir: &'a Path,
     errors: Vec<PlanError>,
 }
 
@@ -191,8 +210,9 @@ fn line_col(text: &str, offset: usize) -> (usize, usize) {
     (line, col)
 }
 
-/// Parses and validates a plan. `file` names it in error messages.
-pub fn parse(text: &str, file: &str) -> Result<Plan, PlanErrors> {
+/// Parses and validates a plan. `file` names it in error messages; files
+/// it names are looked up relative to `dir`.
+pub fn parse(text: &str, file: &str, dir: &Path) -> Result<Plan, PlanErrors> {
     let raw: RawPlan = toml::from_str(text).map_err(|e| {
         let (line, column) = e.span().map_or((1, 1), |s| line_col(text, s.start));
         let message = e.message().trim().to_string();
@@ -212,6 +232,7 @@ pub fn parse(text: &str, file: &str) -> Result<Plan, PlanErrors> {
     let mut cx = Ctx {
         file,
         text,
+        dir,
         errors: Vec::new(),
     };
     let plan = validate(&mut cx, raw);
@@ -537,26 +558,232 @@ fn targets(cx: &mut Ctx<'_>, raw: &RawPlan) -> Vec<TargetSpec> {
             cx.err(
                 t.engine.span(),
                 format!("engine \"{engine}\" cannot be run by this version of relbench yet"),
-                Some("use engine = \"sqlite\"".into()),
+                Some("use engine = \"sqlite\", \"mariadb\" or \"mysql\"".into()),
             );
             continue;
         }
-        let mut pragmas = Vec::new();
-        for (k, v) in t.pragmas.iter().flatten() {
-            if let Some(p) = pragma(cx, k, v) {
-                pragmas.push(p);
+        let access = if engine.is_server() {
+            server_access(cx, t, engine)
+        } else {
+            embedded_access(cx, t)
+        };
+        let storage_engine = match &t.storage_engine {
+            Some(e) if !matches!(engine, EngineKind::Mysql | EngineKind::Mariadb) => {
+                cx.err(
+                    e.span(),
+                    format!("storage_engine is for mysql and mariadb targets, not {engine}"),
+                    Some("remove it".into()),
+                );
+                None
             }
+            Some(e)
+                if e.get_ref().is_empty()
+                    || !e
+                        .get_ref()
+                        .chars()
+                        .all(|c| c.is_ascii_alphanumeric() || c == '_') =>
+            {
+                cx.err(
+                    e.span(),
+                    format!("\"{}\" is not a storage engine name", e.get_ref()),
+                    Some("for example \"InnoDB\" or \"ROCKSDB\"".into()),
+                );
+                None
+            }
+            Some(e) => Some(e.get_ref().clone()),
+            None => None,
+        };
+        if let Some(access) = access {
+            out.push(TargetSpec {
+                name: name.clone(),
+                engine,
+                access,
+                storage_engine,
+            });
         }
-        out.push(TargetSpec {
-            name: name.clone(),
-            engine,
-            access: Access::Embedded {
-                path: t.path.as_ref().map(|p| p.get_ref().into()),
-                pragmas,
-            },
-        });
     }
     out
+}
+
+/// Names a key that does not belong to this kind of target.
+fn misplaced<T>(cx: &mut Ctx<'_>, key: &Option<Spanned<T>>, name: &str, belongs: &str) {
+    if let Some(k) = key {
+        cx.err(
+            k.span(),
+            format!("`{name}` is for {belongs}"),
+            Some(format!("remove `{name}` from this target")),
+        );
+    }
+}
+
+fn embedded_access(cx: &mut Ctx<'_>, t: &RawTarget) -> Option<Access> {
+    let server_keys = "server targets (mariadb, mysql, postgres)";
+    misplaced(cx, &t.basedir, "basedir", server_keys);
+    misplaced(cx, &t.config, "config", server_keys);
+    misplaced(cx, &t.datadir, "datadir", server_keys);
+    misplaced(cx, &t.port, "port", server_keys);
+    misplaced(cx, &t.user, "user", server_keys);
+    misplaced(cx, &t.malloc, "malloc", server_keys);
+    misplaced(cx, &t.transport, "transport", server_keys);
+    misplaced(cx, &t.start_timeout, "start_timeout", server_keys);
+    misplaced(cx, &t.url, "url", server_keys);
+    misplaced(cx, &t.password_env, "password_env", server_keys);
+    let mut pragmas = Vec::new();
+    for (k, v) in t.pragmas.iter().flat_map(|p| p.get_ref()) {
+        if let Some(p) = pragma(cx, k, v) {
+            pragmas.push(p);
+        }
+    }
+    Some(Access::Embedded {
+        path: t.path.as_ref().map(|p| p.get_ref().into()),
+        pragmas,
+    })
+}
+
+/// A path from the plan, relative to the plan's directory, that must exist.
+fn existing(cx: &mut Ctx<'_>, v: &Spanned<String>, what: &str, dir: bool) -> Option<PathBuf> {
+    let p = cx.dir.join(v.get_ref());
+    let ok = if dir { p.is_dir() } else { p.is_file() };
+    if ok {
+        Some(p.canonicalize().unwrap_or(p))
+    } else {
+        cx.err(
+            v.span(),
+            format!("{what} {} does not exist", p.display()),
+            Some(format!(
+                "fix the path (relative paths are relative to {})",
+                cx.dir.display()
+            )),
+        );
+        None
+    }
+}
+
+fn server_access(cx: &mut Ctx<'_>, t: &RawTarget, engine: EngineKind) -> Option<Access> {
+    let sqlite_keys = "sqlite targets";
+    misplaced(cx, &t.path, "path", sqlite_keys);
+    misplaced(
+        cx,
+        &t.pragmas,
+        "pragmas",
+        "sqlite targets (a server's settings go in its config file)",
+    );
+    match (&t.basedir, &t.url) {
+        (Some(b), Some(_)) => {
+            cx.err(b.span(), "give either `basedir` (relbench runs the server) or `url` (someone else does), not both", None);
+            None
+        }
+        (None, None) => {
+            cx.err(
+                t.engine.span(),
+                format!("a {engine} target needs `basedir` (relbench starts the server) or `url` (a server someone else runs)"),
+                Some("for Debian's packages: basedir = \"/usr\" (MariaDB) or \"/usr/lib/postgresql/15\" (PostgreSQL)".into()),
+            );
+            None
+        }
+        (None, Some(u)) => {
+            for (key, name) in [
+                (&t.config, "config"),
+                (&t.datadir, "datadir"),
+                (&t.user, "user"),
+                (&t.malloc, "malloc"),
+            ] {
+                misplaced(cx, key, name, "managed targets (with `basedir`)");
+            }
+            misplaced(
+                cx,
+                &t.port,
+                "port",
+                "managed targets; put the port in the URL",
+            );
+            misplaced(
+                cx,
+                &t.transport,
+                "transport",
+                "managed targets; a URL says ?socket=/path for a socket",
+            );
+            misplaced(
+                cx,
+                &t.start_timeout,
+                "start_timeout",
+                "managed targets (with `basedir`)",
+            );
+            if let Err(e) = ServerUrl::parse(u.get_ref(), engine) {
+                // Never echo the URL: it may hold the password being refused.
+                cx.err(u.span(), format!("bad url: {e}"), None);
+                return None;
+            }
+            let password_env = t.password_env.as_ref().and_then(|v| {
+                let name = v.get_ref();
+                if std::env::var_os(name).is_none() {
+                    cx.err(
+                        v.span(),
+                        format!("the environment variable {name} is not set"),
+                        Some(format!("export {name}=... before running relbench")),
+                    );
+                    None
+                } else {
+                    Some(name.clone())
+                }
+            });
+            Some(Access::Url {
+                url: u.get_ref().clone(),
+                password_env,
+            })
+        }
+        (Some(b), None) => {
+            misplaced(cx, &t.password_env, "password_env", "targets by `url`");
+            let basedir = existing(cx, b, "basedir", true);
+            let config = t
+                .config
+                .as_ref()
+                .and_then(|c| existing(cx, c, "config file", false));
+            let malloc = t
+                .malloc
+                .as_ref()
+                .and_then(|m| existing(cx, m, "malloc library", false));
+            let port = t
+                .port
+                .as_ref()
+                .and_then(|p| cx.positive(p, "port", 65535))
+                .map(|p| p as u16);
+            let user = t
+                .user
+                .as_ref()
+                .and_then(|u| match server::lookup_user(u.get_ref()) {
+                    Ok(_) => Some(u.get_ref().clone()),
+                    Err(e) => {
+                        cx.err(u.span(), format!("{e:#}"), None);
+                        None
+                    }
+                });
+            let socket = match t.transport.as_ref().map(|v| (v, v.get_ref().as_str())) {
+                None | Some((_, "tcp")) => false,
+                Some((_, "socket")) => true,
+                Some((v, other)) => {
+                    cx.err(
+                        v.span(),
+                        format!("unknown transport \"{other}\""),
+                        Some("use \"tcp\" (127.0.0.1, the default) or \"socket\"".into()),
+                    );
+                    false
+                }
+            };
+            let start_timeout_secs =
+                cx.duration(&t.start_timeout.clone(), "start_timeout", 120.0, false);
+            Some(Access::Managed(Managed {
+                basedir: basedir?,
+                config,
+                datadir: t.datadir.as_ref().map(|d| cx.dir.join(d.get_ref())),
+                port,
+                user,
+                args: t.args.clone().unwrap_or_default(),
+                malloc,
+                socket,
+                start_timeout_secs,
+            }))
+        }
+    }
 }
 
 fn pragma(
@@ -621,7 +848,7 @@ mod tests {
     use super::*;
 
     fn errors(text: &str) -> Vec<PlanError> {
-        parse(text, "p.toml")
+        parse(text, "p.toml", Path::new("."))
             .expect_err("the plan should be rejected")
             .0
     }
@@ -630,10 +857,10 @@ mod tests {
 
     #[test]
     fn the_built_in_plans_are_valid() {
-        let q = parse(super::super::QUICK_PLAN, "quick").unwrap();
+        let q = parse(super::super::QUICK_PLAN, "quick", Path::new(".")).unwrap();
         assert_eq!(q.targets.len(), 2);
         assert_eq!(q.steps.len(), sysbench::STANDARD_SEQUENCE.len());
-        let e = parse(super::super::EXAMPLE_PLAN, "example").unwrap();
+        let e = parse(super::super::EXAMPLE_PLAN, "example", Path::new(".")).unwrap();
         assert_eq!(e.clients, vec![1, 2, 4]);
     }
 
@@ -708,7 +935,7 @@ mod tests {
 
     #[test]
     fn engines_without_a_driver_are_refused() {
-        let e = errors("[[target]]\nname = \"m\"\nengine = \"mariadb\"\n");
+        let e = errors("[[target]]\nname = \"p\"\nengine = \"postgres\"\n");
         assert!(
             e[0].message.contains("cannot be run by this version"),
             "{}",
@@ -716,6 +943,40 @@ mod tests {
         );
         let e = errors("[[target]]\nname = \"m\"\nengine = \"sqlit\"\n");
         assert_eq!(e[0].help.as_deref(), Some("did you mean \"sqlite\"?"));
+    }
+
+    #[test]
+    fn server_targets_need_a_basedir_or_a_url() {
+        let e = errors("[[target]]\nname = \"m\"\nengine = \"mariadb\"\n");
+        assert!(e[0].message.contains("needs `basedir`"), "{}", e[0].message);
+        let e = errors(
+            "[[target]]\nname = \"m\"\nengine = \"mariadb\"\nbasedir = \"/nonexistent\"\npragmas = { synchronous = 1 }\n",
+        );
+        assert_eq!(e.len(), 2, "{e:?}");
+        assert!(
+            e[0].message.contains("basedir /nonexistent does not exist"),
+            "{}",
+            e[0].message
+        );
+        assert!(
+            e[1].message.contains("`pragmas` is for sqlite targets"),
+            "{}",
+            e[1].message
+        );
+    }
+
+    #[test]
+    fn a_password_in_a_url_is_refused_without_being_repeated() {
+        let e = errors(
+            "[[target]]\nname = \"m\"\nengine = \"mysql\"\nurl = \"mysql://u:secret@h/db\"\n",
+        );
+        assert!(e[0].message.contains("password_env"), "{}", e[0].message);
+        assert!(!e[0].to_string().contains("secret"));
+        let e = errors("[[target]]\nname = \"m\"\nengine = \"mysql\"\nurl = \"mysql://u@h/db\"\npassword_env = \"RELBENCH_TEST_UNSET_VAR\"\n");
+        assert_eq!(
+            e[0].message,
+            "the environment variable RELBENCH_TEST_UNSET_VAR is not set"
+        );
     }
 
     #[test]

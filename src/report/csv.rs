@@ -62,7 +62,7 @@ pub fn render(r: &Report) -> String {
         let base_cell = row.map(|row| &row.cells[base]);
         let ok = s.failed.is_none();
         let tput = ok.then_some(s.throughput);
-        let cpu = s.metrics.process_cpu_us_per_op;
+        let cpu = s.metrics.cpu_us_per_op;
         let lat = s.latency.get("event");
         let kind = format!("{:?}", s.kind).to_lowercase();
         let fields = [
@@ -85,6 +85,8 @@ pub fn render(r: &Report) -> String {
             opt(ratio(tput, base_cell.and_then(|c| c.throughput)).map(|v| format!("{v:.4}"))),
             opt(cpu.map(|v| format!("{v:.3}"))),
             opt(ratio(cpu, base_cell.and_then(|c| c.cpu_us_per_op)).map(|v| format!("{v:.4}"))),
+            opt(s.metrics.process_cpu_us_per_op.map(|v| format!("{v:.3}"))),
+            opt(s.metrics.server_cpu_us_per_op.map(|v| format!("{v:.3}"))),
             opt(lat.map(|l| format!("{:.1}", l.p50_us))),
             opt(lat.map(|l| format!("{:.1}", l.p95_us))),
             opt(lat.map(|l| format!("{:.1}", l.p99_us))),

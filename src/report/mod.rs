@@ -154,10 +154,14 @@ pub struct Cell {
     pub repeats: usize,
     /// Why the step has no figure, when it failed in every repeat.
     pub failed: Option<String>,
-    /// CPU µs per operation of the relbench process (client, and the
-    /// engine when it is embedded).
+    /// CPU µs per operation of client and database together (see
+    /// `StepMetrics::cpu_us_per_op`).
     pub cpu_us_per_op: Option<f64>,
     pub cpu_relative: Option<f64>,
+    /// CPU µs per operation of relbench's client alone (with the engine,
+    /// when it is embedded).
+    pub client_cpu_us_per_op: Option<f64>,
+    pub server_cpu_us_per_op: Option<f64>,
     pub p99_us: Option<f64>,
     pub errors: u64,
 }
@@ -365,9 +369,14 @@ fn cell<'a>(results: impl Iterator<Item = &'a StepResult>) -> Cell {
     let results: Vec<&StepResult> = results.collect();
     let ok: Vec<&&StepResult> = results.iter().filter(|s| s.failed.is_none()).collect();
     let mut tput: Vec<f64> = ok.iter().map(|s| s.throughput).collect();
-    let mut cpu: Vec<f64> = ok
+    let mut cpu: Vec<f64> = ok.iter().filter_map(|s| s.metrics.cpu_us_per_op).collect();
+    let mut client: Vec<f64> = ok
         .iter()
         .filter_map(|s| s.metrics.process_cpu_us_per_op)
+        .collect();
+    let mut server: Vec<f64> = ok
+        .iter()
+        .filter_map(|s| s.metrics.server_cpu_us_per_op)
         .collect();
     let mut p99: Vec<f64> = ok
         .iter()
@@ -384,6 +393,8 @@ fn cell<'a>(results: impl Iterator<Item = &'a StepResult>) -> Cell {
         },
         cpu_us_per_op: median(&mut cpu),
         cpu_relative: None,
+        client_cpu_us_per_op: median(&mut client),
+        server_cpu_us_per_op: median(&mut server),
         p99_us: median(&mut p99),
         errors: results.iter().flat_map(|s| s.errors.values()).sum(),
     }

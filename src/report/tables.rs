@@ -156,8 +156,9 @@ pub fn cpu(r: &Report) -> Section {
     let base = r.base_index();
     Section {
         title: "CPU per operation".into(),
-        intro: "CPU µs per operation (per row for load and scan) of the relbench process: its client threads, \
-                and the database engine too when it is embedded (SQLite). Relative: target ÷ base, above 1 is \
+        intro: "CPU µs per operation (per row for load and scan) of client and database together: the relbench \
+                process for an embedded engine (SQLite), relbench plus the server's processes for a managed \
+                server; not measured for a server relbench did not start. Relative: target ÷ base, above 1 is \
                 more cost; red at ≥ 1.05, green at ≤ 0.95."
             .into(),
         groups: groups_of(r, |r, g| {

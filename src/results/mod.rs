@@ -81,14 +81,24 @@ impl Unit {
     }
 }
 
-/// Measurements of the machine over the step's measured window.
+/// Measurements of the machine over the step's measured window. A figure
+/// that could not be measured is absent (null), never 0.
 #[derive(Debug, Clone, Default, Serialize, Deserialize, PartialEq)]
+#[serde(default)]
 pub struct StepMetrics {
     /// CPU seconds of the relbench process: the client threads, and for an
     /// embedded engine the database too.
     pub process_cpu_secs: Option<f64>,
     /// `process_cpu_secs` per event, in µs.
     pub process_cpu_us_per_op: Option<f64>,
+    /// CPU seconds of a managed server's processes.
+    pub server_cpu_secs: Option<f64>,
+    /// `server_cpu_secs` per event, in µs.
+    pub server_cpu_us_per_op: Option<f64>,
+    /// Client plus database CPU per event, in µs: the relbench process for
+    /// an embedded engine, the process plus the server for a managed one;
+    /// absent when the database's share could not be measured.
+    pub cpu_us_per_op: Option<f64>,
     pub db_bytes_before: Option<u64>,
     pub db_bytes_after: Option<u64>,
 }

@@ -18,11 +18,14 @@ use anyhow::{bail, Context};
 
 use crate::engine::{self, StepSpec, Stop};
 use crate::metrics::{self, host};
-use crate::plan::{Access, Execution, Plan, StepKind, TargetSpec};
+use crate::plan::{Access, Execution, Managed, Plan, StepKind, TargetSpec};
 use crate::results::{
     self, RunInfo, RunStatus, StepKindRecord, StepMetrics, StepResult, TargetRecord, Unit,
     SCHEMA_VERSION,
 };
+use crate::target::mysql::{wire, MysqlDriver};
+use crate::target::server::ServerSpec;
+use crate::target::url::ServerUrl;
 use crate::target::{sqlite::SqliteDriver, Driver, EngineKind};
 use crate::util::{unix_now, utc_iso};
 use crate::workload::{sysbench, Group, Scale};
@@ -95,7 +98,21 @@ pub fn run(opts: &RunOptions, ui: &mut Progress) -> anyhow::Result<RunEnd> {
             if mine.iter().all(|e| done(e)) {
                 continue;
             }
-            let driver = make_driver(target, opts)?;
+            let driver = match make_driver(target, opts, ui) {
+                Ok(d) => d,
+                Err(err) if target.engine.is_server() => {
+                    // The server would not start: record it against the
+                    // target's first step left and go on with the others.
+                    let e = mine.iter().find(|e| !done(e)).expect("a step is left");
+                    let mut r = blank_result(plan, target, e, StepKindRecord::Load);
+                    r.failed = Some(format!("{err:#}"));
+                    ui.line(&format!("[{}] FAILED to start: {err:#}", target.name));
+                    results::write_atomic(&out.join(r.file_name()), &r)?;
+                    failed_steps += 1;
+                    continue;
+                }
+                Err(err) => return Err(err),
+            };
             let started = mine.iter().any(|e| done(e));
             if !started {
                 driver.reset().with_context(|| {
@@ -115,14 +132,14 @@ pub fn run(opts: &RunOptions, ui: &mut Progress) -> anyhow::Result<RunEnd> {
             record_target(&mut info, target, driver.as_ref())?;
             results::write_atomic(&out.join("run.json"), &info)?;
 
-            let mut load_failed = false;
+            let mut gone: Option<String> = None;
             for e in mine {
                 if done(e) {
                     continue;
                 }
-                if load_failed {
+                if let Some(why) = &gone {
                     ui.line(&format!(
-                        "[{}] skipping {}: the load failed",
+                        "[{}] skipping {}: {why}",
                         target.name,
                         e.step.label()
                     ));
@@ -138,13 +155,24 @@ pub fn run(opts: &RunOptions, ui: &mut Progress) -> anyhow::Result<RunEnd> {
                 if interrupted() {
                     return finish_interrupted(&mut info, out, ui);
                 }
+                let mut result = result;
                 if result.failed.is_some() {
                     failed_steps += 1;
-                    load_failed = e.step.kind == StepKind::Load;
+                    if let Some(h) = driver.health() {
+                        // The server died: say so in the step, and stop
+                        // sending it work.
+                        result.failed =
+                            Some(format!("{}; {h}", result.failed.take().unwrap_or_default()));
+                        ui.line(&format!("[{}] {h}", target.name));
+                        gone = Some("the server died".into());
+                    } else if e.step.kind == StepKind::Load {
+                        gone = Some("the load failed".into());
+                    }
                 }
                 results::write_atomic(&out.join(result.file_name()), &result)?;
             }
-            // The next load starts from nothing, so the data is not needed.
+            // The next load starts from nothing, so the data is not needed;
+            // a managed server is stopped here.
             driver.cleanup()?;
         }
     }
@@ -210,25 +238,113 @@ fn prepare_out_dir(opts: &RunOptions) -> anyhow::Result<RunInfo> {
     Ok(info)
 }
 
-fn make_driver(target: &TargetSpec, opts: &RunOptions) -> anyhow::Result<Box<dyn Driver>> {
+fn make_driver(
+    target: &TargetSpec,
+    opts: &RunOptions,
+    ui: &Progress,
+) -> anyhow::Result<Box<dyn Driver>> {
+    let name = &target.name;
     match (&target.access, target.engine) {
         (Access::Embedded { path, pragmas }, EngineKind::Sqlite) => {
             let path = match path {
                 Some(p) if p.is_absolute() => p.clone(),
                 Some(p) => opts.plan_dir.join(p),
-                None => opts.out.join("data").join(format!("{}.db", target.name)),
+                None => opts.out.join("data").join(format!("{name}.db")),
             };
             if let Some(dir) = path.parent() {
-                std::fs::create_dir_all(dir).with_context(|| {
-                    format!("creating {} for target \"{}\"", dir.display(), target.name)
-                })?;
+                std::fs::create_dir_all(dir)
+                    .with_context(|| format!("creating {} for target \"{name}\"", dir.display()))?;
             }
             Ok(Box::new(SqliteDriver::new(path, pragmas.clone())))
         }
-        (_, engine) => bail!(
-            "target \"{}\": engine {engine} has no driver in this build",
-            target.name
-        ),
+        (Access::Managed(m), EngineKind::Mysql | EngineKind::Mariadb) => {
+            let spec = server_spec(target, m, opts);
+            ui.line(&format!(
+                "[{name}] starting the server from {} (datadir {})",
+                m.basedir.display(),
+                spec.datadir.display()
+            ));
+            let d = MysqlDriver::managed(
+                target.engine,
+                spec,
+                m.socket,
+                target.storage_engine.clone(),
+                m.datadir.is_none(),
+            )?;
+            Ok(Box::new(d))
+        }
+        (Access::Url { url, password_env }, EngineKind::Mysql | EngineKind::Mariadb) => {
+            let u = ServerUrl::parse(url, target.engine)
+                .map_err(|e| anyhow::anyhow!("target \"{name}\": {e}"))?;
+            let password = password_env
+                .as_ref()
+                .map(|v| {
+                    std::env::var(v).with_context(|| {
+                        format!("target \"{name}\": the environment variable {v} (password_env) is not set")
+                    })
+                })
+                .transpose()?;
+            let address = match &u.socket {
+                Some(s) => wire::Address::Socket(s.clone()),
+                None => wire::Address::Tcp {
+                    host: u.host.clone(),
+                    port: u.port.unwrap_or(3306),
+                },
+            };
+            let opts = wire::Opts {
+                address,
+                user: u.user.clone(),
+                password,
+                database: Some(u.database.clone().unwrap_or_else(|| "sbtest".into())),
+            };
+            Ok(Box::new(MysqlDriver::remote(
+                target.engine,
+                opts,
+                target.storage_engine.clone(),
+            )))
+        }
+        (_, engine) => bail!("target \"{name}\": engine {engine} has no driver in this build"),
+    }
+}
+
+fn server_spec(target: &TargetSpec, m: &Managed, opts: &RunOptions) -> ServerSpec {
+    let mut plugins = Vec::new();
+    // MyRocks must be loaded when the server starts (loading it later with
+    // INSTALL SONAME crashes MariaDB 10.11), unless the config does it.
+    let rocksdb = target
+        .storage_engine
+        .as_deref()
+        .is_some_and(|e| e.eq_ignore_ascii_case("rocksdb"));
+    let config_loads = m
+        .config
+        .as_ref()
+        .and_then(|c| std::fs::read_to_string(c).ok())
+        .is_some_and(|t| t.contains("ha_rocksdb"));
+    if rocksdb && !config_loads && !m.args.iter().any(|a| a.contains("ha_rocksdb")) {
+        plugins.push("ha_rocksdb".to_string());
+    }
+    ServerSpec {
+        target: target.name.clone(),
+        basedir: m.basedir.clone(),
+        config: m.config.clone(),
+        datadir: m
+            .datadir
+            .clone()
+            .unwrap_or_else(|| absolute(&opts.out).join("data").join(&target.name)),
+        port: m.port,
+        user: m.user.clone(),
+        args: m.args.clone(),
+        malloc: m.malloc.clone(),
+        plugins,
+        start_timeout: Duration::from_secs_f64(m.start_timeout_secs),
+    }
+}
+
+fn absolute(p: &Path) -> PathBuf {
+    if p.is_absolute() {
+        p.to_path_buf()
+    } else {
+        std::env::current_dir().map_or_else(|_| p.to_path_buf(), |d| d.join(p))
     }
 }
 
@@ -247,7 +363,7 @@ fn record_target(
         name: target.name.clone(),
         engine: target.engine,
         facts,
-        filesystem: driver.data_dir().and_then(host::filesystem_of),
+        filesystem: driver.data_dir().and_then(|d| host::filesystem_of(&d)),
     };
     match info.targets.iter_mut().find(|t| t.name == target.name) {
         Some(t) => *t = record,
@@ -320,6 +436,7 @@ fn run_load(
     r.metrics.db_bytes_before = driver.data_size();
     ui.start_step(label, None);
     let cpu0 = metrics::process_cpu_secs();
+    let srv0 = driver.server_cpu_secs();
     let t0 = Instant::now();
     match sysbench::load::load(driver, plan.tables, plan.rows, plan.seed, &INTERRUPT) {
         Ok(o) => {
@@ -348,10 +465,9 @@ fn run_load(
             r.failed = Some(format!("{err:#}"));
         }
     }
-    set_cpu(
-        &mut r,
-        metrics::cpu_between(cpu0, metrics::process_cpu_secs()),
-    );
+    let process = metrics::cpu_between(cpu0, metrics::process_cpu_secs());
+    let server = metrics::cpu_between(srv0, driver.server_cpu_secs());
+    set_cpu(&mut r, driver, process, server);
     r.metrics.db_bytes_after = driver.data_size();
     ui.finish_step(&step_line(label, &r));
     Ok(r)
@@ -371,11 +487,7 @@ fn run_settle(
     ui.start_step(label, None);
     let t0 = Instant::now();
     let tables: Vec<String> = (1..=plan.tables).map(sysbench::sql::table).collect();
-    let engine_part = driver
-        .connect()
-        .map_err(anyhow::Error::from)
-        .and_then(|mut conn| driver.settle(conn.as_mut(), &tables));
-    match engine_part {
+    match driver.settle(&tables) {
         Ok(notes) => r.notes = notes,
         Err(err) => r.failed = Some(format!("{err:#}")),
     }
@@ -459,7 +571,7 @@ fn run_workload(
     r.error_samples = m.merged.error_samples;
     r.per_second = m.merged.per_second;
     r.latency = m.merged.latency;
-    set_cpu(&mut r, m.process_cpu_secs);
+    set_cpu(&mut r, driver, m.process_cpu_secs, m.server_cpu_secs);
     r.failed = m.aborted.or_else(|| {
         (r.events == 0).then(|| {
             let sample = r.error_samples.values().next().cloned().unwrap_or_default();
@@ -473,23 +585,33 @@ fn run_workload(
     Ok(r)
 }
 
-/// Records the process CPU of the window, per operation, or says why not.
-fn set_cpu(r: &mut StepResult, cpu: Option<f64>) {
-    r.metrics.process_cpu_secs = cpu;
-    match cpu {
-        Some(cpu) if r.events > 0 => {
-            r.metrics.process_cpu_us_per_op = Some(cpu * 1e6 / r.events as f64);
-        }
-        Some(_) => {}
-        None => {
-            r.notes.insert(
-                "process_cpu".into(),
-                format!(
-                    "not measured: the window used less than {} s of CPU",
-                    metrics::MIN_CPU_SECS
-                ),
-            );
-        }
+/// Records the CPU of the window, per operation, or says why it is missing.
+fn set_cpu(r: &mut StepResult, driver: &dyn Driver, process: Option<f64>, server: Option<f64>) {
+    let per_op = |cpu: f64| (r.events > 0).then(|| cpu * 1e6 / r.events as f64);
+    r.metrics.process_cpu_secs = process;
+    r.metrics.process_cpu_us_per_op = process.and_then(per_op);
+    r.metrics.server_cpu_secs = server;
+    r.metrics.server_cpu_us_per_op = server.and_then(per_op);
+    let embedded = !driver.engine().is_server();
+    r.metrics.cpu_us_per_op = match (process, server) {
+        (Some(p), _) if embedded => per_op(p),
+        (Some(p), Some(s)) => per_op(p + s),
+        _ => None,
+    };
+    if process.is_none() {
+        r.notes.insert(
+            "process_cpu".into(),
+            format!(
+                "not measured: the window used less than {} s of CPU",
+                metrics::MIN_CPU_SECS
+            ),
+        );
+    }
+    if !embedded && server.is_none() {
+        r.notes.insert(
+            "server_cpu".into(),
+            "not measured: the server is not a process relbench started on this machine".into(),
+        );
     }
 }
 

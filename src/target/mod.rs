@@ -7,11 +7,14 @@
 //! connection and then executed by handle with borrowed parameters, so the hot
 //! path allocates nothing. One file per engine family implements them.
 
+pub mod mysql;
+pub mod server;
 pub mod sqlite;
+pub mod url;
 
 use std::collections::BTreeMap;
 use std::fmt;
-use std::path::Path;
+use std::path::PathBuf;
 
 use serde::{Deserialize, Serialize};
 
@@ -52,7 +55,12 @@ impl EngineKind {
 
     /// Whether this build can run targets of this engine.
     pub fn has_driver(self) -> bool {
-        matches!(self, Self::Sqlite)
+        matches!(self, Self::Sqlite | Self::Mysql | Self::Mariadb)
+    }
+
+    /// Whether targets of this engine are servers (managed or by URL).
+    pub fn is_server(self) -> bool {
+        !matches!(self, Self::Sqlite)
     }
 }
 
@@ -195,6 +203,12 @@ pub struct TargetFacts {
     pub config: BTreeMap<String, String>,
     /// Where the data lives.
     pub datadir: Option<String>,
+    /// The text of the server's config file, when relbench started it with one.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub config_file: Option<String>,
+    /// How clients reach the server.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub transport: Option<String>,
 }
 
 /// One target under test.
@@ -214,17 +228,30 @@ pub trait Driver: Send + Sync {
     /// Bytes the database occupies on disk, when that can be known.
     fn data_size(&self) -> Option<u64>;
     /// Directory that holds the data (for the filesystem and device facts).
-    fn data_dir(&self) -> Option<&Path>;
+    fn data_dir(&self) -> Option<PathBuf>;
     /// Whether several connections can write at once; when not, the loader
     /// uses one writer, since parallel writers would only queue on a lock.
     fn concurrent_writers(&self) -> bool;
     /// The engine's settle step: ANALYZE the tables, then flush, checkpoint or
-    /// wait for compaction. Returns notes on what it did, for the results.
-    fn settle(
-        &self,
-        conn: &mut dyn Conn,
-        tables: &[String],
-    ) -> anyhow::Result<BTreeMap<String, String>>;
-    /// Deletes the data after the target's sequence is complete.
+    /// wait for compaction, each wait bounded. Returns notes on what it did,
+    /// for the results.
+    fn settle(&self, tables: &[String]) -> anyhow::Result<BTreeMap<String, String>>;
+    /// Appended to CREATE TABLE (a storage engine, for MySQL and MariaDB).
+    fn table_options(&self) -> String {
+        String::new()
+    }
+    /// CPU seconds the server's processes have used so far, when relbench
+    /// can see them (a managed server); `None` for embedded engines and
+    /// servers elsewhere.
+    fn server_cpu_secs(&self) -> Option<f64> {
+        None
+    }
+    /// `None` while the target can serve; why it cannot otherwise (a managed
+    /// server that died, with the end of its log).
+    fn health(&self) -> Option<String> {
+        None
+    }
+    /// The target's sequence is complete: stop a managed server and remove
+    /// data relbench created.
     fn cleanup(&self) -> anyhow::Result<()>;
 }

@@ -151,6 +151,8 @@ impl Driver for SqliteDriver {
             version: format!("SQLite {version}"),
             config,
             datadir: Some(self.path.display().to_string()),
+            config_file: None,
+            transport: None,
         })
     }
 
@@ -168,19 +170,16 @@ impl Driver for SqliteDriver {
         Some(main + wal)
     }
 
-    fn data_dir(&self) -> Option<&Path> {
-        self.path.parent()
+    fn data_dir(&self) -> Option<PathBuf> {
+        self.path.parent().map(Path::to_path_buf)
     }
 
     fn concurrent_writers(&self) -> bool {
         false
     }
 
-    fn settle(
-        &self,
-        conn: &mut dyn Conn,
-        tables: &[String],
-    ) -> anyhow::Result<BTreeMap<String, String>> {
+    fn settle(&self, tables: &[String]) -> anyhow::Result<BTreeMap<String, String>> {
+        let mut conn = self.connect()?;
         let mut notes = BTreeMap::new();
         for t in tables {
             conn.batch(&format!("ANALYZE {t}"))

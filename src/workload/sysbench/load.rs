@@ -115,8 +115,12 @@ fn fill_table(
     let table = sql::table(n);
     conn.batch(&sql::drop_table(n))
         .with_context(|| format!("dropping {table}"))?;
-    conn.batch(&sql::create_table(d, n))
-        .with_context(|| format!("creating {table}"))?;
+    conn.batch(&format!(
+        "{}{}",
+        sql::create_table(d, n),
+        driver.table_options()
+    ))
+    .with_context(|| format!("creating {table}"))?;
     let full = conn.prepare(&sql::insert_rows(d, n, ROWS_PER_STATEMENT))?;
     let mut rng = dist::rng(seed, 1_000_000 + n as u64);
     let mut cs = vec![String::with_capacity(120); ROWS_PER_STATEMENT];

@@ -1,0 +1,319 @@
+//! MySQL and MariaDB targets (InnoDB, MyRocks, any storage engine), managed
+//! by relbench or reached by URL, over TCP or a unix socket.
+
+pub mod wire;
+
+use std::collections::BTreeMap;
+use std::path::PathBuf;
+use std::sync::Mutex;
+use std::time::{Duration, Instant};
+
+use anyhow::Context;
+
+use super::server::{self, mariadb, ManagedServer, ServerSpec};
+use super::{Conn, DbResult, Driver, EngineKind, Param, Stmt, TargetFacts};
+use wire::{Address, Opts, WireConn};
+
+/// Server variables recorded with the results: the ones that decide what a
+/// comparison of builds or configurations measures.
+const RECORDED: &[&str] = &[
+    "version_comment",
+    "default_storage_engine",
+    "innodb_buffer_pool_size",
+    "innodb_log_file_size",
+    "innodb_flush_log_at_trx_commit",
+    "innodb_flush_method",
+    "innodb_doublewrite",
+    "innodb_io_capacity",
+    "innodb_page_size",
+    "innodb_compression_default",
+    "rocksdb_block_cache_size",
+    "rocksdb_flush_log_at_trx_commit",
+    "rocksdb_default_cf_options",
+    "sync_binlog",
+    "log_bin",
+    "transaction_isolation",
+    "tx_isolation",
+    "performance_schema",
+    "max_connections",
+    "thread_handling",
+];
+
+/// How long settle waits for InnoDB's dirty pages or MyRocks' compaction.
+const SETTLE_WAIT: Duration = Duration::from_secs(120);
+
+pub struct MysqlDriver {
+    engine: EngineKind,
+    opts: Opts,
+    storage_engine: Option<String>,
+    server: Option<Mutex<ManagedServer>>,
+    /// Remove the datadir when the sequence is done (it was relbench's choice).
+    remove_datadir: bool,
+}
+
+impl MysqlDriver {
+    /// Starts a managed server and connects to it over `socket` or TCP.
+    pub fn managed(
+        engine: EngineKind,
+        spec: ServerSpec,
+        socket: bool,
+        storage_engine: Option<String>,
+        remove_datadir: bool,
+    ) -> anyhow::Result<Self> {
+        let srv = ManagedServer::start(spec, Box::new(mariadb::MariaDb))?;
+        let address = if socket {
+            Address::Socket(srv.rt.socket.clone())
+        } else {
+            Address::Tcp {
+                host: "127.0.0.1".into(),
+                port: srv.rt.port,
+            }
+        };
+        Ok(MysqlDriver {
+            engine,
+            opts: Opts {
+                address,
+                user: mariadb::USER.into(),
+                password: None,
+                database: Some(mariadb::DATABASE.into()),
+            },
+            storage_engine,
+            server: Some(Mutex::new(srv)),
+            remove_datadir,
+        })
+    }
+
+    /// A server someone else runs.
+    pub fn remote(engine: EngineKind, opts: Opts, storage_engine: Option<String>) -> Self {
+        MysqlDriver {
+            engine,
+            opts,
+            storage_engine,
+            server: None,
+            remove_datadir: false,
+        }
+    }
+
+    fn wire(&self) -> anyhow::Result<WireConn> {
+        WireConn::connect(&self.opts).map_err(anyhow::Error::from)
+    }
+
+    fn server(&self) -> Option<std::sync::MutexGuard<'_, ManagedServer>> {
+        self.server
+            .as_ref()
+            .map(|m| m.lock().unwrap_or_else(|p| p.into_inner()))
+    }
+
+    fn is_rocksdb(&self) -> bool {
+        self.storage_engine
+            .as_deref()
+            .is_some_and(|e| e.eq_ignore_ascii_case("rocksdb"))
+    }
+}
+
+fn status(w: &mut WireConn, name: &str) -> anyhow::Result<Option<u64>> {
+    let rows = w.query_text(&format!("SHOW GLOBAL STATUS LIKE '{name}'"))?;
+    Ok(rows
+        .first()
+        .and_then(|r| r.get(1).cloned().flatten())
+        .and_then(|v| v.parse().ok()))
+}
+
+impl Driver for MysqlDriver {
+    fn engine(&self) -> EngineKind {
+        self.engine
+    }
+
+    fn connect(&self) -> DbResult<Box<dyn Conn>> {
+        Ok(Box::new(MysqlConn {
+            w: WireConn::connect(&self.opts)?,
+        }))
+    }
+
+    fn facts(&self) -> anyhow::Result<TargetFacts> {
+        let mut w = self.wire()?;
+        let version = w
+            .query_text("SELECT VERSION()")?
+            .first()
+            .and_then(|r| r.first().cloned().flatten())
+            .unwrap_or_else(|| w.server_version.clone());
+        let names: Vec<String> = RECORDED.iter().map(|n| format!("'{n}'")).collect();
+        let rows = w.query_text(&format!(
+            "SHOW GLOBAL VARIABLES WHERE Variable_name IN ({})",
+            names.join(",")
+        ))?;
+        let mut config: BTreeMap<String, String> = rows
+            .into_iter()
+            .filter_map(|r| Some((r.first()?.clone()?, r.get(1)?.clone().unwrap_or_default())))
+            .collect();
+        if let Some(e) = &self.storage_engine {
+            config.insert("relbench.table_engine".into(), e.clone());
+        }
+        let server = self.server();
+        Ok(TargetFacts {
+            version: format!("{} {version}", self.engine),
+            config,
+            datadir: server.as_ref().map(|s| s.rt.datadir.display().to_string()),
+            config_file: server.as_ref().and_then(|s| s.config_text.clone()),
+            transport: Some(match &self.opts.address {
+                Address::Tcp { host, port } => format!("tcp {host}:{port}"),
+                Address::Socket(p) => format!("unix socket {}", p.display()),
+            }),
+        })
+    }
+
+    fn reset(&self) -> anyhow::Result<()> {
+        // The loader drops and creates each table; nothing else to clear.
+        Ok(())
+    }
+
+    fn has_data(&self) -> bool {
+        self.wire()
+            .and_then(|mut w| {
+                let r = w.query_text(
+                    "SELECT COUNT(*) FROM information_schema.tables \
+                     WHERE table_schema = DATABASE() AND table_name = 'sbtest1'",
+                )?;
+                Ok(r.first().and_then(|r| r[0].clone()).as_deref() == Some("1"))
+            })
+            .unwrap_or(false)
+    }
+
+    fn data_size(&self) -> Option<u64> {
+        self.server().and_then(|s| server::dir_size(&s.rt.datadir))
+    }
+
+    fn data_dir(&self) -> Option<PathBuf> {
+        self.server().map(|s| s.rt.datadir.clone())
+    }
+
+    fn concurrent_writers(&self) -> bool {
+        true
+    }
+
+    fn table_options(&self) -> String {
+        match &self.storage_engine {
+            Some(e) => format!(" ENGINE={e}"),
+            None => String::new(),
+        }
+    }
+
+    fn settle(&self, tables: &[String]) -> anyhow::Result<BTreeMap<String, String>> {
+        let mut w = self.wire()?;
+        let mut notes = BTreeMap::new();
+        for t in tables {
+            w.execute_text(&format!("ANALYZE TABLE {t}"))
+                .with_context(|| format!("ANALYZE TABLE {t}"))?;
+        }
+        let t0 = Instant::now();
+        if self.is_rocksdb() {
+            // Flush the memtable, then wait until compaction stops writing.
+            w.execute_text("SET GLOBAL rocksdb_force_flush_memtable_now = 1")
+                .context("flushing the MyRocks memtable")?;
+            let mut last = status(&mut w, "rocksdb_compact_write_bytes")?;
+            let mut still_since = Instant::now();
+            while t0.elapsed() < SETTLE_WAIT && still_since.elapsed() < Duration::from_secs(2) {
+                std::thread::sleep(Duration::from_millis(250));
+                let now = status(&mut w, "rocksdb_compact_write_bytes")?;
+                if now != last {
+                    last = now;
+                    still_since = Instant::now();
+                }
+            }
+            notes.insert("memtable_flushed".into(), "yes".into());
+            notes.insert(
+                "compaction_idle".into(),
+                (t0.elapsed() < SETTLE_WAIT).to_string(),
+            );
+        } else if status(&mut w, "innodb_buffer_pool_pages_dirty")?.is_some() {
+            // Make the page cleaner write everything dirty, then put the
+            // server's own settings back.
+            let saved = w.query_text(
+                "SELECT @@GLOBAL.innodb_max_dirty_pages_pct, @@GLOBAL.innodb_max_dirty_pages_pct_lwm",
+            )?;
+            let (pct, lwm) = saved
+                .first()
+                .map(|r| {
+                    (
+                        r[0].clone().unwrap_or("90".into()),
+                        r[1].clone().unwrap_or("10".into()),
+                    )
+                })
+                .unwrap_or(("90".into(), "10".into()));
+            let total = status(&mut w, "innodb_buffer_pool_pages_total")?.unwrap_or(0);
+            let before = status(&mut w, "innodb_buffer_pool_pages_dirty")?.unwrap_or(0);
+            w.execute_text("SET GLOBAL innodb_max_dirty_pages_pct_lwm = 0.001; SET GLOBAL innodb_max_dirty_pages_pct = 0.001")?;
+            let few = (total / 1000).max(50);
+            let mut dirty = before;
+            while dirty > few && t0.elapsed() < SETTLE_WAIT {
+                std::thread::sleep(Duration::from_millis(200));
+                dirty = status(&mut w, "innodb_buffer_pool_pages_dirty")?.unwrap_or(0);
+            }
+            w.execute_text(&format!(
+                "SET GLOBAL innodb_max_dirty_pages_pct = {pct}; SET GLOBAL innodb_max_dirty_pages_pct_lwm = {lwm}"
+            ))?;
+            notes.insert("dirty_pages_before".into(), before.to_string());
+            notes.insert("dirty_pages_after".into(), dirty.to_string());
+        }
+        notes.insert(
+            "flush_secs".into(),
+            format!("{:.3}", t0.elapsed().as_secs_f64()),
+        );
+        notes.insert("analyzed_tables".into(), tables.len().to_string());
+        Ok(notes)
+    }
+
+    fn server_cpu_secs(&self) -> Option<f64> {
+        let pid = self.server()?.pid()?;
+        crate::metrics::pid_cpu_secs(pid)
+    }
+
+    fn health(&self) -> Option<String> {
+        self.server().and_then(|mut s| s.health())
+    }
+
+    fn cleanup(&self) -> anyhow::Result<()> {
+        if let Some(mut s) = self.server() {
+            s.stop()?;
+            if self.remove_datadir {
+                let d = s.rt.datadir.clone();
+                std::fs::remove_dir_all(&d).with_context(|| format!("removing {}", d.display()))?;
+            }
+        }
+        Ok(())
+    }
+}
+
+struct MysqlConn {
+    w: WireConn,
+}
+
+impl Conn for MysqlConn {
+    fn prepare(&mut self, sql: &str) -> DbResult<Stmt> {
+        self.w.prepare(sql).map(Stmt)
+    }
+
+    fn query(&mut self, stmt: Stmt, params: &[Param<'_>]) -> DbResult<u64> {
+        self.w.execute(stmt.0, params).map(|o| o.rows)
+    }
+
+    fn exec(&mut self, stmt: Stmt, params: &[Param<'_>]) -> DbResult<u64> {
+        self.w.execute(stmt.0, params).map(|o| o.affected)
+    }
+
+    fn batch(&mut self, sql: &str) -> DbResult<()> {
+        self.w.execute_text(sql).map(drop)
+    }
+
+    fn begin(&mut self, _write: bool) -> DbResult<()> {
+        self.w.execute_text("BEGIN").map(drop)
+    }
+
+    fn commit(&mut self) -> DbResult<()> {
+        self.w.execute_text("COMMIT").map(drop)
+    }
+
+    fn rollback(&mut self) -> DbResult<()> {
+        self.w.execute_text("ROLLBACK").map(drop)
+    }
+}
