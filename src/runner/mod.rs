@@ -106,7 +106,7 @@ pub fn run(opts: &RunOptions, ui: &mut Progress) -> anyhow::Result<RunEnd> {
                     let e = mine.iter().find(|e| !done(e)).expect("a step is left");
                     let mut r = blank_result(plan, target, e, StepKindRecord::Load);
                     r.failed = Some(format!("{err:#}"));
-                    ui.line(&format!("[{}] FAILED to start: {err:#}", target.name));
+                    ui.warn(&format!("[{}] FAILED to start: {err:#}", target.name));
                     results::write_atomic(&out.join(r.file_name()), &r)?;
                     failed_steps += 1;
                     continue;
@@ -138,7 +138,7 @@ pub fn run(opts: &RunOptions, ui: &mut Progress) -> anyhow::Result<RunEnd> {
                     continue;
                 }
                 if let Some(why) = &gone {
-                    ui.line(&format!(
+                    ui.warn(&format!(
                         "[{}] skipping {}: {why}",
                         target.name,
                         e.step.label()
@@ -163,7 +163,7 @@ pub fn run(opts: &RunOptions, ui: &mut Progress) -> anyhow::Result<RunEnd> {
                         // sending it work.
                         result.failed =
                             Some(format!("{}; {h}", result.failed.take().unwrap_or_default()));
-                        ui.line(&format!("[{}] {h}", target.name));
+                        ui.warn(&format!("[{}] {h}", target.name));
                         gone = Some("the server died".into());
                     } else if e.step.kind == StepKind::Load {
                         gone = Some("the load failed".into());
@@ -185,7 +185,10 @@ pub fn run(opts: &RunOptions, ui: &mut Progress) -> anyhow::Result<RunEnd> {
 }
 
 fn finish_interrupted(info: &mut RunInfo, out: &Path, ui: &mut Progress) -> anyhow::Result<RunEnd> {
-    ui.finish_step("interrupted: the step in flight was dropped; every finished step is kept");
+    ui.finish_step(
+        "interrupted: the step in flight was dropped; every finished step is kept",
+        true,
+    );
     info.status = RunStatus::Interrupted;
     info.finished = Some(utc_iso(unix_now()));
     results::write_atomic(&out.join("run.json"), info)?;
@@ -469,7 +472,7 @@ fn run_load(
     let server = metrics::cpu_between(srv0, driver.server_cpu_secs());
     set_cpu(&mut r, driver, process, server);
     r.metrics.db_bytes_after = driver.data_size();
-    ui.finish_step(&step_line(label, &r));
+    ui.finish_step(&step_line(label, &r), r.failed.is_some());
     Ok(r)
 }
 
@@ -506,7 +509,7 @@ fn run_settle(
         .insert("sleep_secs".into(), format!("{:.3}", sleep.as_secs_f64()));
     r.secs = t0.elapsed().as_secs_f64();
     r.metrics.db_bytes_after = driver.data_size();
-    ui.finish_step(&step_line(label, &r));
+    ui.finish_step(&step_line(label, &r), r.failed.is_some());
     Ok(r)
 }
 
@@ -581,7 +584,7 @@ fn run_workload(
         })
     });
     r.metrics.db_bytes_after = driver.data_size();
-    ui.finish_step(&step_line(label, &r));
+    ui.finish_step(&step_line(label, &r), r.failed.is_some());
     Ok(r)
 }
 

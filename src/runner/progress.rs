@@ -34,6 +34,14 @@ impl Progress {
         }
     }
 
+    /// A failure or a skipped step: printed even with --quiet.
+    pub fn warn(&self, msg: &str) {
+        match &self.bar {
+            Some(b) => b.println(msg),
+            None => eprintln!("{msg}"),
+        }
+    }
+
     pub fn start_step(&mut self, label: &str, total: Option<Duration>) {
         if self.quiet || !self.tty {
             return;
@@ -82,12 +90,13 @@ impl Progress {
         }
     }
 
-    /// Ends the step's bar and prints its one-line result.
-    pub fn finish_step(&mut self, line: &str) {
+    /// Ends the step's bar and prints its one-line result (a failed step's
+    /// even with --quiet).
+    pub fn finish_step(&mut self, line: &str, failed: bool) {
         if let Some(b) = self.bar.take() {
             b.finish_and_clear();
         }
-        if !self.quiet {
+        if !self.quiet || failed {
             eprintln!("{line}");
         }
     }

@@ -1,0 +1,342 @@
+//! Managed MariaDB (InnoDB and MyRocks) and URL targets, against real
+//! servers that the tests start on private ports and datadirs. Needs
+//! Debian's mariadb-server and mariadb-plugin-rocksdb (`./test` installs them).
+
+mod common;
+
+use std::path::{Path, PathBuf};
+use std::time::{Duration, Instant};
+
+use common::*;
+use predicates::str::contains;
+
+const SETTINGS: &str = r#"
+clients = [2]
+seed = 3
+
+[scale]
+tables = 1
+rows = 10000
+
+[duration]
+warmup = "100ms"
+read = "300ms"
+write = "300ms"
+insert = "300ms"
+
+[settle]
+base = "0s"
+per_million_rows = "0s"
+max = "1s"
+"#;
+
+fn target(name: &str, extra: &str) -> String {
+    format!("\n[[target]]\nname = \"{name}\"\nengine = \"mariadb\"\nbasedir = \"/usr\"\n{extra}\n")
+}
+
+fn alive(pid: u32) -> bool {
+    Path::new(&format!("/proc/{pid}")).exists()
+        && !std::fs::read_to_string(format!("/proc/{pid}/stat")).is_ok_and(|s| s.contains(") Z "))
+}
+
+/// The pid of the managed server relbench (pid `relbench`) started for `target`.
+fn server_pid(relbench: u32, target: &str) -> Option<u32> {
+    let f = std::env::temp_dir().join(format!("relbench-{relbench}-{target}/server.pid"));
+    std::fs::read_to_string(f).ok()?.trim().parse().ok()
+}
+
+fn wait_for(what: &str, secs: u64, mut f: impl FnMut() -> bool) {
+    let t0 = Instant::now();
+    while !f() {
+        assert!(
+            t0.elapsed() < Duration::from_secs(secs),
+            "timed out waiting for {what}"
+        );
+        std::thread::sleep(Duration::from_millis(50));
+    }
+}
+
+#[test]
+fn the_sysbench_suite_runs_on_innodb_and_myrocks_and_the_report_compares_them() {
+    let dir = tempfile::tempdir().unwrap();
+    let text = format!(
+        "suite = \"sysbench\"\n{SETTINGS}{}{}",
+        target("innodb", ""),
+        target("myrocks", "storage_engine = \"ROCKSDB\"")
+    );
+    let plan = write_plan(dir.path(), &text);
+    let out = dir.path().join("out");
+    relbench()
+        .args(["run", "-q"])
+        .arg(&plan)
+        .arg("--out")
+        .arg(&out)
+        .assert()
+        .success();
+    let steps = 37 + 3; // workloads at one client count, load, two settles
+    assert_eq!(step_files(&out).len(), 2 * steps);
+    let run = read_json(&out.join("run.json"));
+    for (i, engine) in ["InnoDB", "ROCKSDB"].iter().enumerate() {
+        let t = &run["targets"][i];
+        assert!(t["version"].as_str().unwrap().contains("MariaDB"), "{t}");
+        assert!(
+            t["transport"]
+                .as_str()
+                .unwrap()
+                .starts_with("tcp 127.0.0.1:"),
+            "{t}"
+        );
+        let _ = engine;
+    }
+    assert_eq!(
+        run["targets"][1]["config"]["relbench.table_engine"],
+        "ROCKSDB"
+    );
+    for f in step_files(&out) {
+        let r = read_json(&out.join("steps").join(&f));
+        assert!(r["failed"].is_null(), "{f}: {}", r["failed"]);
+        if r["kind"] == "workload" {
+            assert!(r["events"].as_u64().unwrap() > 0, "{f}");
+            // Only MyRocks' snapshot conflicts may fail an event.
+            for (k, _) in r["errors"].as_object().unwrap() {
+                assert!(
+                    f.starts_with("myrocks/") && k.ends_with("/deadlock"),
+                    "{f}: {k}"
+                );
+            }
+            let m = &r["metrics"];
+            assert!(
+                m["server_cpu_us_per_op"].as_f64().is_some(),
+                "{f}: server CPU is measured"
+            );
+            assert!(
+                m["cpu_us_per_op"].as_f64().unwrap() > m["process_cpu_us_per_op"].as_f64().unwrap()
+            );
+        }
+        if r["kind"] == "settle" {
+            assert!(r["notes"]["flush_secs"].is_string(), "{f}");
+        }
+    }
+    // Settle waited for InnoDB's dirty pages and for MyRocks' compaction.
+    let s = read_json(&out.join("steps/innodb/r1-02-settle-c1.json"));
+    assert!(s["notes"]["dirty_pages_after"].is_string(), "{s}");
+    let s = read_json(&out.join("steps/myrocks/r1-02-settle-c1.json"));
+    assert_eq!(s["notes"]["memtable_flushed"], "yes");
+    // The tables really used MyRocks: the load's CREATE TABLE carried it.
+    let md = std::fs::read_to_string(out.join("report.md")).unwrap();
+    assert!(md.contains("| step | clients | myrocks |"), "{md}");
+    assert!(md.contains("| read-only-10000 |"));
+    // Servers were stopped and their default datadirs removed.
+    assert!(!out.join("data/innodb").exists());
+}
+
+#[test]
+fn a_server_killed_mid_step_fails_that_step_and_the_run_goes_on() {
+    let dir = tempfile::tempdir().unwrap();
+    let text = format!(
+        "steps = [\"load\", \"point-query\", \"update-index\", \"insert\"]\n{}{}{}",
+        SETTINGS.replace("read = \"300ms\"", "read = \"4s\""),
+        target("victim", ""),
+        target("survivor", "")
+    );
+    let plan = write_plan(dir.path(), &text);
+    let out = dir.path().join("out");
+    let child = std::process::Command::new(bin())
+        .args(["run", "-q"])
+        .arg(&plan)
+        .arg("--out")
+        .arg(&out)
+        .stdout(std::process::Stdio::null())
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .unwrap();
+    let me = child.id();
+    // Once the load is written, point-query is running: kill the server.
+    wait_for("the load", 60, || {
+        step_files(&out)
+            .iter()
+            .any(|f| f == "victim/r1-01-load-c1.json")
+    });
+    std::thread::sleep(Duration::from_millis(800));
+    let pid = server_pid(me, "victim").expect("the server's pid file");
+    assert!(std::process::Command::new("kill")
+        .args(["-9", &pid.to_string()])
+        .status()
+        .unwrap()
+        .success());
+    let output = child.wait_with_output().unwrap();
+    let stderr = String::from_utf8_lossy(&output.stderr);
+    assert_eq!(output.status.code(), Some(3), "some steps failed: {stderr}");
+    let files = step_files(&out);
+    let failed = read_json(&out.join("steps/victim/r1-02-point-query-c2.json"));
+    let why = failed["failed"].as_str().unwrap();
+    assert!(why.contains("exited"), "{why}");
+    assert!(why.contains("the end of its log"), "{why}");
+    // The rest of the victim's steps were skipped, the survivor ran them all.
+    assert!(
+        !files.contains(&"victim/r1-03-update-index-c2.json".to_string()),
+        "{files:?}"
+    );
+    for f in ["load-c1", "point-query-c2", "update-index-c2", "insert-c2"] {
+        assert!(
+            files
+                .iter()
+                .any(|x| x.starts_with("survivor/") && x.ends_with(&format!("{f}.json"))),
+            "{f}"
+        );
+    }
+    let md = std::fs::read_to_string(out.join("report.md")).unwrap();
+    assert!(md.contains("Errors and failed steps"), "{md}");
+    assert!(!alive(pid));
+}
+
+#[test]
+fn a_bad_config_file_shows_the_servers_own_error() {
+    let dir = tempfile::tempdir().unwrap();
+    std::fs::write(
+        dir.path().join("bad.cnf"),
+        "[mysqld]\nno_such_option_at_all = 1\n",
+    )
+    .unwrap();
+    let text = format!(
+        "steps = [\"load\", \"point-query\"]\n{SETTINGS}{}",
+        target("bad", "config = \"bad.cnf\"\nstart_timeout = \"30s\"")
+    );
+    let plan = write_plan(dir.path(), &text);
+    relbench()
+        .args(["run", "-q"])
+        .arg(&plan)
+        .arg("--out")
+        .arg(dir.path().join("out"))
+        .assert()
+        .code(3)
+        .stderr(contains("FAILED to start"))
+        .stderr(contains("unknown variable 'no_such_option_at_all=1'"));
+    // The config file was copied beside the datadir for the record.
+    assert!(dir.path().join("out/data/bad.bad.cnf").exists());
+}
+
+#[test]
+fn ctrl_c_stops_the_managed_server() {
+    let dir = tempfile::tempdir().unwrap();
+    let text = format!(
+        "steps = [\"load\", \"point-query\", \"insert\"]\n{}{}",
+        SETTINGS.replace("read = \"300ms\"", "read = \"20s\""),
+        target("stopme", "")
+    );
+    let plan = write_plan(dir.path(), &text);
+    let out = dir.path().join("out");
+    let mut child = std::process::Command::new(bin())
+        .args(["run", "-q"])
+        .arg(&plan)
+        .arg("--out")
+        .arg(&out)
+        .stdout(std::process::Stdio::null())
+        .stderr(std::process::Stdio::null())
+        .spawn()
+        .unwrap();
+    let me = child.id();
+    wait_for("the load", 60, || !step_files(&out).is_empty());
+    let pid = server_pid(me, "stopme").expect("the server's pid file");
+    assert!(alive(pid));
+    std::process::Command::new("kill")
+        .args(["-INT", &me.to_string()])
+        .status()
+        .unwrap();
+    assert_eq!(child.wait().unwrap().code(), Some(130));
+    assert!(!alive(pid), "the server is still running after Ctrl-C");
+    assert_eq!(read_json(&out.join("run.json"))["status"], "interrupted");
+}
+
+#[test]
+fn a_url_target_reads_its_password_from_the_environment_and_never_writes_it() {
+    use relbench::target::mysql::wire::{Address, Opts, WireConn};
+    use relbench::target::server::{mariadb::MariaDb, ManagedServer, ServerSpec};
+
+    let dir = tempfile::tempdir().unwrap();
+    // A server "someone else runs": started here through the library.
+    let spec = ServerSpec {
+        target: "elsewhere".into(),
+        basedir: PathBuf::from("/usr"),
+        config: None,
+        datadir: dir.path().join("elsewhere"),
+        port: None,
+        user: None,
+        args: vec![],
+        malloc: None,
+        plugins: vec![],
+        start_timeout: Duration::from_secs(60),
+    };
+    let server = ManagedServer::start(spec, Box::new(MariaDb)).unwrap();
+    let secret = "s3cret-Pa55word";
+    let mut root = WireConn::connect(&Opts {
+        address: Address::Socket(server.rt.socket.clone()),
+        user: "root".into(),
+        password: None,
+        database: None,
+    })
+    .unwrap();
+    root.execute_text(&format!(
+        "CREATE USER 'bench'@'%' IDENTIFIED BY '{secret}'; GRANT ALL ON *.* TO 'bench'@'%'; CREATE DATABASE IF NOT EXISTS sbtest"
+    ))
+    .unwrap();
+    let text = format!(
+        "steps = [\"load\", \"settle\", \"point-query\", \"update-index\"]\n{SETTINGS}\n[[target]]\nname = \"remote\"\nengine = \"mariadb\"\nurl = \"mariadb://bench@127.0.0.1:{}/sbtest\"\npassword_env = \"RELBENCH_TEST_PW\"\n",
+        server.rt.port
+    );
+    let plan = write_plan(dir.path(), &text);
+    let out = dir.path().join("out");
+    relbench()
+        .env("RELBENCH_TEST_PW", secret)
+        .args(["run"])
+        .arg(&plan)
+        .arg("--out")
+        .arg(&out)
+        .assert()
+        .success()
+        .stderr(contains(secret).not());
+    let pq = read_json(&out.join("steps/remote/r1-03-point-query-c2.json"));
+    assert!(pq["events"].as_u64().unwrap() > 0);
+    // The server is not relbench's: its CPU is not measured, and says so.
+    assert!(pq["metrics"]["server_cpu_us_per_op"].is_null());
+    assert!(pq["metrics"]["cpu_us_per_op"].is_null());
+    assert!(pq["notes"]["server_cpu"]
+        .as_str()
+        .unwrap()
+        .contains("not measured"));
+    // The password is in no file relbench wrote.
+    for entry in walk(&out) {
+        let text = std::fs::read(&entry).unwrap();
+        assert!(
+            !String::from_utf8_lossy(&text).contains(secret),
+            "{}",
+            entry.display()
+        );
+    }
+    // A wrong password is a clear error, not a hang.
+    relbench()
+        .env("RELBENCH_TEST_PW", "wrong")
+        .args(["run", "-q"])
+        .arg(&plan)
+        .arg("--out")
+        .arg(dir.path().join("out2"))
+        .assert()
+        .failure()
+        .stderr(contains("Access denied"));
+    drop(server);
+}
+
+use predicates::prelude::PredicateBooleanExt;
+
+fn walk(dir: &Path) -> Vec<PathBuf> {
+    let mut out = Vec::new();
+    for e in std::fs::read_dir(dir).unwrap() {
+        let p = e.unwrap().path();
+        if p.is_dir() {
+            out.extend(walk(&p));
+        } else {
+            out.push(p);
+        }
+    }
+    out
+}
