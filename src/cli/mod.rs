@@ -70,6 +70,17 @@ enum Command {
         #[arg(long, value_delimiter = ',', default_value = "md,csv,json,html", value_parser = parse_format)]
         format: Vec<Format>,
     },
+    /// Start one managed target's server as a run would and keep it until
+    /// stdin closes or Ctrl-C (for looking at it by hand, and for bench/).
+    Serve {
+        plan: PathBuf,
+        /// The target whose server to start.
+        #[arg(long)]
+        target: String,
+        /// Where the datadir goes when the plan sets none [default: results/<UTC time>].
+        #[arg(long)]
+        out: Option<PathBuf>,
+    },
     /// Validate a plan and show what it would run, without running it.
     Check { plan: PathBuf },
     /// List the suites and workloads.
@@ -140,6 +151,10 @@ fn dispatch(cmd: Command) -> anyhow::Result<()> {
                 println!("{}", f.display());
             }
             Ok(())
+        }
+        Command::Serve { plan, target, out } => {
+            install_ctrlc();
+            runner::serve(&resolve_run(Some(plan), out, false)?, &target)
         }
         Command::Check { plan } => check(&plan),
         Command::List => {
@@ -323,10 +338,9 @@ fn show(name: &str) -> anyhow::Result<()> {
             println!("-- {}", d.name());
             println!("{};", sysbench::sql::create_table(d, 1));
             println!(
-                "{}; -- {} rows per statement, {} per commit",
+                "{}; -- {} rows per statement; rows per commit and bulk-load settings depend on the engine",
                 sysbench::sql::insert_rows(d, 1, 2),
                 sysbench::load::ROWS_PER_STATEMENT,
-                sysbench::load::ROWS_PER_STATEMENT * sysbench::load::STATEMENTS_PER_COMMIT
             );
             println!("{}; -- after the rows", sysbench::sql::create_index(1));
             if let Some(s) = sysbench::sql::after_load(d, 1) {

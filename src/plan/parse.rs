@@ -430,10 +430,10 @@ fn steps(cx: &mut Ctx<'_>, raw: &RawPlan) -> (String, Vec<Step>) {
             for (i, s) in list.get_ref().iter().enumerate() {
                 match parse_step(s.get_ref()) {
                     Ok(step) => {
-                        if i == 0 && step.kind != StepKind::Load {
-                            cx.err(s.span(), format!("the first step is \"{}\", but a sequence must start with \"load\"", s.get_ref()), Some("put \"load\" first: every run creates and fills its tables".into()));
-                        } else if i > 0 && step.kind == StepKind::Load {
-                            cx.err(s.span(), "\"load\" may only be the first step", Some("remove this \"load\"; use \"settle\" to let the engine catch up".into()));
+                        // Without a load the sequence runs on tables that are
+                        // already there (checked when the run starts).
+                        if i > 0 && step.kind == StepKind::Load {
+                            cx.err(s.span(), "\"load\" may only be the first step", Some("move \"load\" to the front, or remove it to run on tables that exist already; use \"settle\" to let the engine catch up".into()));
                         }
                         if out.contains(&step) {
                             cx.err(
@@ -980,9 +980,15 @@ mod tests {
     }
 
     #[test]
-    fn custom_steps_must_start_with_load() {
-        let e = errors(&format!("steps = [\"point-query\"]\n{TARGET}"));
-        assert!(e[0].message.contains("must start with \"load\""));
+    fn load_may_only_come_first() {
+        let e = errors(&format!("steps = [\"point-query\", \"load\"]\n{TARGET}"));
+        assert_eq!(e[0].message, "\"load\" may only be the first step");
+        assert!(parse(
+            &format!("steps = [\"point-query\"]\n{TARGET}"),
+            "p",
+            Path::new(".")
+        )
+        .is_ok());
     }
 
     #[test]

@@ -24,7 +24,7 @@ use crate::results::{
     SCHEMA_VERSION,
 };
 use crate::target::mysql::{wire, MysqlDriver};
-use crate::target::server::ServerSpec;
+use crate::target::server::{self, ServerSpec};
 use crate::target::url::ServerUrl;
 use crate::target::{sqlite::SqliteDriver, Driver, EngineKind};
 use crate::util::{unix_now, utc_iso};
@@ -114,7 +114,15 @@ pub fn run(opts: &RunOptions, ui: &mut Progress) -> anyhow::Result<RunEnd> {
                 Err(err) => return Err(err),
             };
             let started = mine.iter().any(|e| done(e));
-            if !started {
+            let loads = plan.steps.first().is_some_and(|s| s.kind == StepKind::Load);
+            if !loads && !driver.has_data() {
+                bail!(
+                    "target \"{}\": the plan has no \"load\" step, so it runs on tables that exist already, \
+                     but sbtest1 is not there; put \"load\" first in `steps`",
+                    target.name
+                );
+            }
+            if !started && loads {
                 driver.reset().with_context(|| {
                     format!(
                         "target \"{}\": removing the data of an earlier run; check that its `path` names a file relbench may replace",
@@ -173,7 +181,7 @@ pub fn run(opts: &RunOptions, ui: &mut Progress) -> anyhow::Result<RunEnd> {
             }
             // The next load starts from nothing, so the data is not needed;
             // a managed server is stopped here.
-            driver.cleanup()?;
+            driver.cleanup(loads)?;
         }
     }
     // Embedded targets kept their files here; remove the folder once empty.
@@ -308,6 +316,52 @@ fn make_driver(
         }
         (_, engine) => bail!("target \"{name}\": engine {engine} has no driver in this build"),
     }
+}
+
+/// Starts one target's managed server as a run would, says where it
+/// listens, and keeps it until stdin closes or Ctrl-C; then stops it
+/// cleanly. The datadir is kept.
+pub fn serve(opts: &RunOptions, name: &str) -> anyhow::Result<()> {
+    let Some(target) = opts.plan.targets.iter().find(|t| t.name == name) else {
+        let names: Vec<&str> = opts.plan.targets.iter().map(|t| t.name.as_str()).collect();
+        bail!(
+            "the plan has no target \"{name}\"; its targets are: {}",
+            names.join(", ")
+        );
+    };
+    let Access::Managed(m) = &target.access else {
+        bail!("target \"{name}\" is not a managed server (it has no `basedir`)");
+    };
+    let spec = server_spec(target, m, opts);
+    let mut srv = server::ManagedServer::start(spec, server::flavor_for(target.engine)?)?;
+    println!(
+        "ready target={name} port={} socket={} pid={} datadir={} log={}",
+        srv.rt.port,
+        srv.rt.socket.display(),
+        srv.pid().unwrap_or(0),
+        srv.rt.datadir.display(),
+        srv.rt.log.display()
+    );
+    use std::io::Write as _;
+    std::io::stdout().flush()?;
+    let closed = std::sync::Arc::new(AtomicBool::new(false));
+    let c = closed.clone();
+    std::thread::spawn(move || {
+        let _ = std::io::copy(&mut std::io::stdin(), &mut std::io::sink());
+        c.store(true, Ordering::Relaxed);
+    });
+    while !closed.load(Ordering::Relaxed) && !interrupted() {
+        if let Some(h) = srv.health() {
+            bail!(h);
+        }
+        std::thread::sleep(Duration::from_millis(100));
+    }
+    srv.stop()?;
+    eprintln!(
+        "stopped; the datadir is kept at {}",
+        srv.rt.datadir.display()
+    );
+    Ok(())
 }
 
 fn server_spec(target: &TargetSpec, m: &Managed, opts: &RunOptions) -> ServerSpec {
@@ -456,11 +510,18 @@ fn run_load(
                 "rows_per_statement".into(),
                 sysbench::load::ROWS_PER_STATEMENT.to_string(),
             );
+            let methods: Vec<&str> = o.methods.iter().map(|m| m.name()).collect();
+            r.notes.insert("load_method".into(), methods.join(", "));
+            let mode = driver.load_mode();
             r.notes.insert(
                 "rows_per_commit".into(),
-                (sysbench::load::ROWS_PER_STATEMENT * sysbench::load::STATEMENTS_PER_COMMIT)
-                    .to_string(),
+                mode.rows_per_commit
+                    .map_or_else(|| "a whole table".into(), |n| n.to_string()),
             );
+            if !mode.before.is_empty() {
+                r.notes
+                    .insert("load_session".into(), mode.before.join("; "));
+            }
         }
         Err(err) if err.is::<Interrupted>() => return Err(err),
         Err(err) => {

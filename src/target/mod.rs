@@ -192,6 +192,19 @@ pub trait Conn: Send {
     fn begin(&mut self, write: bool) -> DbResult<()>;
     fn commit(&mut self) -> DbResult<()>;
     fn rollback(&mut self) -> DbResult<()>;
+    /// Streams rows into `table` through the engine's bulk path (LOAD DATA
+    /// LOCAL INFILE, COPY FROM STDIN). `fill` appends tab-separated,
+    /// newline-terminated rows to the buffer and returns false once it has
+    /// no more. Returns `Ok(None)` when the engine or server offers no bulk
+    /// path (the caller then inserts), else the rows loaded.
+    fn bulk_load(
+        &mut self,
+        _table: &str,
+        _columns: &[&str],
+        _fill: &mut dyn FnMut(&mut Vec<u8>) -> bool,
+    ) -> DbResult<Option<u64>> {
+        Ok(None)
+    }
 }
 
 /// Facts a driver reports about its target, recorded in `run.json`.
@@ -209,6 +222,28 @@ pub struct TargetFacts {
     /// How clients reach the server.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub transport: Option<String>,
+}
+
+/// See [`Driver::load_mode`].
+#[derive(Debug, Clone, PartialEq)]
+pub struct LoadMode {
+    /// Run on each loader connection before its first insert.
+    pub before: Vec<String>,
+    /// Run on each loader connection after its last insert of a table.
+    pub after: Vec<String>,
+    /// Rows per transaction; `None`: a whole table in one transaction
+    /// (which is what InnoDB's bulk insert into an empty table needs).
+    pub rows_per_commit: Option<usize>,
+}
+
+impl Default for LoadMode {
+    fn default() -> Self {
+        LoadMode {
+            before: Vec::new(),
+            after: Vec::new(),
+            rows_per_commit: Some(10_000),
+        }
+    }
 }
 
 /// One target under test.
@@ -236,6 +271,12 @@ pub trait Driver: Send + Sync {
     /// wait for compaction, each wait bounded. Returns notes on what it did,
     /// for the results.
     fn settle(&self, tables: &[String]) -> anyhow::Result<BTreeMap<String, String>>;
+    /// How the loader should talk to this engine: statements that put a
+    /// loader connection in the engine's bulk-load mode and take it out
+    /// again, and how many rows go in one transaction.
+    fn load_mode(&self) -> LoadMode {
+        LoadMode::default()
+    }
     /// Appended to CREATE TABLE (a storage engine, for MySQL and MariaDB).
     fn table_options(&self) -> String {
         String::new()
@@ -251,7 +292,7 @@ pub trait Driver: Send + Sync {
     fn health(&self) -> Option<String> {
         None
     }
-    /// The target's sequence is complete: stop a managed server and remove
-    /// data relbench created.
-    fn cleanup(&self) -> anyhow::Result<()>;
+    /// The target's sequence is complete: stop a managed server and, when
+    /// `remove_data` (relbench loaded it), remove the data it created.
+    fn cleanup(&self, remove_data: bool) -> anyhow::Result<()>;
 }

@@ -11,7 +11,9 @@ use anyhow::Context;
 use rusqlite::fallible_iterator::FallibleIterator;
 use rusqlite::{ffi, Connection, OpenFlags};
 
-use super::{Conn, DbError, DbResult, Driver, EngineKind, ErrorKind, Param, Stmt, TargetFacts};
+use super::{
+    Conn, DbError, DbResult, Driver, EngineKind, ErrorKind, LoadMode, Param, Stmt, TargetFacts,
+};
 
 /// Pragmas a plan may set, with the values each accepts (`None`: an integer).
 /// SQLite ignores a pragma it does not know, so a typo would silently change
@@ -157,7 +159,7 @@ impl Driver for SqliteDriver {
     }
 
     fn reset(&self) -> anyhow::Result<()> {
-        self.cleanup()
+        self.cleanup(true)
     }
 
     fn has_data(&self) -> bool {
@@ -178,6 +180,14 @@ impl Driver for SqliteDriver {
         false
     }
 
+    fn load_mode(&self) -> LoadMode {
+        // One transaction per table: one fsync instead of one per batch.
+        LoadMode {
+            rows_per_commit: None,
+            ..LoadMode::default()
+        }
+    }
+
     fn settle(&self, tables: &[String]) -> anyhow::Result<BTreeMap<String, String>> {
         let mut conn = self.connect()?;
         let mut notes = BTreeMap::new();
@@ -194,7 +204,10 @@ impl Driver for SqliteDriver {
         Ok(notes)
     }
 
-    fn cleanup(&self) -> anyhow::Result<()> {
+    fn cleanup(&self, remove_data: bool) -> anyhow::Result<()> {
+        if !remove_data {
+            return Ok(());
+        }
         for p in std::iter::once(self.path.clone()).chain(self.side_files()) {
             match std::fs::remove_file(&p) {
                 Ok(()) => {}
@@ -400,7 +413,7 @@ mod tests {
         );
         assert_eq!(e.unwrap_err().kind, ErrorKind::Constraint);
         assert!(d.data_size().unwrap() > 0);
-        d.cleanup().unwrap();
+        d.cleanup(true).unwrap();
         assert!(!d.has_data());
     }
 }

@@ -25,6 +25,7 @@ const CLIENT_LONG_PASSWORD: u32 = 1;
 /// PostgreSQL, so row checks mean the same on every engine.
 const CLIENT_FOUND_ROWS: u32 = 2;
 const CLIENT_LONG_FLAG: u32 = 4;
+const CLIENT_LOCAL_FILES: u32 = 0x80;
 const CLIENT_CONNECT_WITH_DB: u32 = 8;
 const CLIENT_PROTOCOL_41: u32 = 0x200;
 const CLIENT_TRANSACTIONS: u32 = 0x2000;
@@ -387,6 +388,7 @@ impl WireConn {
         let want = CLIENT_LONG_PASSWORD
             | CLIENT_FOUND_ROWS
             | CLIENT_LONG_FLAG
+            | CLIENT_LOCAL_FILES
             | CLIENT_PROTOCOL_41
             | CLIENT_TRANSACTIONS
             | CLIENT_SECURE_CONNECTION
@@ -603,6 +605,41 @@ impl WireConn {
         }
         self.stmts.push(Prepared { id, params });
         Ok(self.stmts.len() - 1)
+    }
+
+    /// Runs `LOAD DATA LOCAL INFILE` (`sql`), streaming the file's content
+    /// from `fill` in packets. `Ok(None)`: the server refused local infile
+    /// before any data was sent.
+    pub fn load_data_local(
+        &mut self,
+        sql: &str,
+        fill: &mut dyn FnMut(&mut Vec<u8>) -> bool,
+    ) -> DbResult<Option<u64>> {
+        self.command(COM_QUERY, sql.as_bytes())?;
+        self.read_packet()?;
+        match self.buf.first() {
+            Some(0xFB) => {}
+            // 1148 (MariaDB, MySQL 5.x) and 3948 (MySQL 8): local infile is off.
+            Some(0xFF) if matches!(u16::from_le_bytes([self.buf[1], self.buf[2]]), 1148 | 3948) => {
+                return Ok(None);
+            }
+            Some(0xFF) => return Err(self.server_error()),
+            _ => return Err(proto_err("expected a LOCAL INFILE request")),
+        }
+        const CHUNK: usize = 1 << 20;
+        let mut more = true;
+        while more {
+            self.begin_packet();
+            while more && self.out.len() < CHUNK {
+                more = fill(&mut self.out);
+            }
+            if self.out.len() > 4 {
+                self.send()?;
+            }
+        }
+        self.begin_packet(); // an empty packet ends the file
+        self.send()?;
+        self.read_result(None).map(|o| Some(o.affected))
     }
 
     /// Executes a prepared statement with the binary protocol.

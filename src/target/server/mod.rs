@@ -19,6 +19,15 @@ use std::time::{Duration, Instant};
 
 use anyhow::{bail, Context};
 
+/// The managed-server half for an engine.
+pub fn flavor_for(engine: crate::target::EngineKind) -> anyhow::Result<Box<dyn Flavor>> {
+    use crate::target::EngineKind;
+    match engine {
+        EngineKind::Mysql | EngineKind::Mariadb => Ok(Box::new(mariadb::MariaDb)),
+        other => bail!("relbench cannot manage {other} servers yet"),
+    }
+}
+
 /// What a plan says about a managed server.
 #[derive(Debug, Clone, PartialEq)]
 pub struct ServerSpec {

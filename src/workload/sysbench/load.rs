@@ -2,7 +2,9 @@
 //! multi-row inserts inside transactions, then creates the secondary index on
 //! `k` (after the rows, as a bulk load would, and timed apart).
 
+use std::io::Write as _;
 use std::sync::atomic::{AtomicBool, AtomicU32, Ordering};
+use std::sync::Mutex;
 use std::time::Instant;
 
 use anyhow::{bail, Context};
@@ -13,11 +15,28 @@ use crate::target::{Conn, Driver, Param};
 use crate::workload::dist;
 use crate::Interrupted;
 
-/// Rows per INSERT statement: large enough to amortise the round trip, small
-/// enough for every engine's packet and parameter limits.
-pub const ROWS_PER_STATEMENT: usize = 100;
-/// Statements per transaction (5000 rows per commit).
-pub const STATEMENTS_PER_COMMIT: usize = 50;
+/// Rows per INSERT statement: large enough to amortise the round trip and
+/// the parse, small enough for every engine's packet and parameter limits
+/// (PostgreSQL takes at most 65535 parameters; this uses 4 per row).
+pub const ROWS_PER_STATEMENT: usize = 500;
+
+/// How a table was filled.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord)]
+pub enum LoadMethod {
+    /// The engine's bulk path (LOAD DATA LOCAL INFILE, COPY FROM STDIN).
+    Bulk,
+    /// Multi-row INSERT statements.
+    Insert,
+}
+
+impl LoadMethod {
+    pub fn name(self) -> &'static str {
+        match self {
+            LoadMethod::Bulk => "bulk (LOAD DATA LOCAL INFILE / COPY FROM STDIN)",
+            LoadMethod::Insert => "multi-row INSERT",
+        }
+    }
+}
 
 #[derive(Debug, Clone)]
 pub struct LoadOutcome {
@@ -25,6 +44,8 @@ pub struct LoadOutcome {
     pub threads: usize,
     pub insert_secs: f64,
     pub index_secs: f64,
+    /// The methods the tables were filled with.
+    pub methods: Vec<LoadMethod>,
 }
 
 pub fn load(
@@ -41,9 +62,15 @@ pub fn load(
         1
     };
     let t0 = Instant::now();
+    let methods = Mutex::new(Vec::new());
     in_parallel(driver, tables, threads, |conn, n| {
-        fill_table(conn, driver, n, rows, seed, stop)
+        let m = fill_table(conn, driver, n, rows, seed, stop)?;
+        methods.lock().unwrap_or_else(|p| p.into_inner()).push(m);
+        Ok(())
     })?;
+    let mut methods = methods.into_inner().unwrap_or_else(|p| p.into_inner());
+    methods.sort();
+    methods.dedup();
     let insert_secs = t0.elapsed().as_secs_f64();
     let t1 = Instant::now();
     let d = driver.dialect();
@@ -63,6 +90,7 @@ pub fn load(
         threads,
         insert_secs,
         index_secs: t1.elapsed().as_secs_f64(),
+        methods,
     })
 }
 
@@ -110,7 +138,7 @@ fn fill_table(
     rows: i64,
     seed: u64,
     stop: &AtomicBool,
-) -> anyhow::Result<()> {
+) -> anyhow::Result<LoadMethod> {
     let d = driver.dialect();
     let table = sql::table(n);
     conn.batch(&sql::drop_table(n))
@@ -121,8 +149,52 @@ fn fill_table(
         driver.table_options()
     ))
     .with_context(|| format!("creating {table}"))?;
-    let full = conn.prepare(&sql::insert_rows(d, n, ROWS_PER_STATEMENT))?;
+    let mode = driver.load_mode();
+    for s in &mode.before {
+        conn.batch(s).with_context(|| s.clone())?;
+    }
+    let per_commit = mode
+        .rows_per_commit
+        .map_or(i64::MAX, |n| i64::try_from(n.max(1)).unwrap_or(i64::MAX));
     let mut rng = dist::rng(seed, 1_000_000 + n as u64);
+    // The engine's bulk path first: one transaction, rows streamed.
+    if per_commit == i64::MAX {
+        conn.begin(true)
+            .with_context(|| format!("loading {table}"))?;
+        let (mut c, mut pad) = (String::with_capacity(120), String::with_capacity(60));
+        let mut next_id: i64 = 1;
+        let mut fill = |buf: &mut Vec<u8>| -> bool {
+            if stop.load(Ordering::Relaxed) || next_id > rows {
+                return false;
+            }
+            fill_digits(&mut rng, &mut c, 10);
+            fill_digits(&mut rng, &mut pad, 5);
+            let k = rng.random_range(1..=rows);
+            let _ = writeln!(buf, "{next_id}\t{k}\t{c}\t{pad}");
+            next_id += 1;
+            next_id <= rows
+        };
+        let loaded = conn
+            .bulk_load(&table, &["id", "k", "c", "pad"], &mut fill)
+            .with_context(|| format!("bulk-loading {table}"))?;
+        if stop.load(Ordering::Relaxed) {
+            bail!(Interrupted);
+        }
+        if let Some(n_rows) = loaded {
+            if n_rows != rows as u64 {
+                bail!("bulk-loading {table}: the engine took {n_rows} rows of {rows}");
+            }
+            conn.commit()
+                .with_context(|| format!("committing {table}"))?;
+            for s in &mode.after {
+                conn.batch(s).with_context(|| s.clone())?;
+            }
+            return Ok(LoadMethod::Bulk);
+        }
+        conn.rollback()?;
+        rng = dist::rng(seed, 1_000_000 + n as u64);
+    }
+    let full = conn.prepare(&sql::insert_rows(d, n, ROWS_PER_STATEMENT))?;
     let mut cs = vec![String::with_capacity(120); ROWS_PER_STATEMENT];
     let mut pads = vec![String::with_capacity(60); ROWS_PER_STATEMENT];
     let mut next_id: i64 = 1;
@@ -132,10 +204,8 @@ fn fill_table(
         }
         conn.begin(true)
             .with_context(|| format!("loading {table}"))?;
-        for _ in 0..STATEMENTS_PER_COMMIT {
-            if next_id > rows {
-                break;
-            }
+        let commit_at = next_id.saturating_add(per_commit);
+        while next_id <= rows && next_id < commit_at {
             let batch = ((rows - next_id + 1) as usize).min(ROWS_PER_STATEMENT);
             let stmt = if batch == ROWS_PER_STATEMENT {
                 full
@@ -160,5 +230,8 @@ fn fill_table(
         conn.commit()
             .with_context(|| format!("committing rows into {table}"))?;
     }
-    Ok(())
+    for s in &mode.after {
+        conn.batch(s).with_context(|| s.clone())?;
+    }
+    Ok(LoadMethod::Insert)
 }

@@ -1,0 +1,224 @@
+#!/usr/bin/env python3
+"""Client overhead: relbench against sysbench 1.0.20, side by side.
+
+On one managed server per engine (started with `relbench serve`), the same
+table, the same client count and the same transport (TCP to 127.0.0.1 for
+both tools), relbench and sysbench take turns -- interleaved rounds, the
+order alternating -- on point-query, read-only (range 100) and update-index.
+It also compares loading: `sysbench prepare` against relbench's load of the
+same tables with the same parallelism.
+
+Both tools are measured the same way, from outside:
+  client CPU  getrusage(RUSAGE_CHILDREN) around the tool's whole process,
+              divided by the events the tool reports (this counts relbench's
+              start-up and report writing too, so it errs against relbench);
+  server CPU  /proc CPU of the server's processes (live ones, plus children
+              the server reaped) over the same interval, divided likewise.
+
+Usage: python3 bench/client_overhead.py [--engines mariadb,postgres]
+       [--rounds 3] [--secs 10] [--rows 100000] [--clients 2]
+"""
+
+import argparse
+import os
+import re
+import resource
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parent.parent
+RELBENCH = ROOT / "target" / "release" / "relbench"
+HZ = os.sysconf("SC_CLK_TCK")
+
+ENGINES = {
+    "mariadb": {
+        "basedir": "/usr",
+        "url": "mariadb://relbench@127.0.0.1:{port}/sbtest",
+        "sysbench": ["--db-driver=mysql", "--mysql-host=127.0.0.1", "--mysql-port={port}",
+                     "--mysql-user=relbench", "--mysql-db=sbtest"],
+    },
+    "postgres": {
+        "basedir": "/usr/lib/postgresql/15",
+        "url": "postgres://relbench@127.0.0.1:{port}/sbtest",
+        "sysbench": ["--db-driver=pgsql", "--pgsql-host=127.0.0.1", "--pgsql-port={port}",
+                     "--pgsql-user=relbench", "--pgsql-db=sbtest"],
+    },
+}
+
+# relbench workload, sysbench test, sysbench options that make it the same work.
+WORKLOADS = [
+    ("point-query", "oltp_point_select", []),
+    ("read-only-100", "oltp_read_only", ["--range_size=100"]),
+    ("update-index", "oltp_update_index", []),
+]
+
+
+def tree_cpu(root_pid):
+    """CPU seconds of a process, its live descendants, and reaped children."""
+    children = {}
+    for p in os.listdir("/proc"):
+        if p.isdigit():
+            try:
+                stat = open(f"/proc/{p}/stat").read()
+            except OSError:
+                continue
+            fields = stat[stat.rfind(")") + 2:].split()
+            children.setdefault(int(fields[1]), []).append((int(p), fields))
+    total = 0.0
+    stack = [root_pid]
+    seen = set()
+    while stack:
+        pid = stack.pop()
+        if pid in seen:
+            continue
+        seen.add(pid)
+        try:
+            stat = open(f"/proc/{pid}/stat").read()
+        except OSError:
+            continue
+        f = stat[stat.rfind(")") + 2:].split()
+        total += sum(int(x) for x in f[11:15]) / HZ
+        stack.extend(c for c, _ in children.get(pid, []))
+    return total
+
+
+def children_cpu():
+    r = resource.getrusage(resource.RUSAGE_CHILDREN)
+    return r.ru_utime + r.ru_stime
+
+
+def measure(cmd, server_pid):
+    """Runs cmd; returns (wall secs, client CPU secs, server CPU secs, stdout)."""
+    s0, c0, t0 = tree_cpu(server_pid), children_cpu(), time.monotonic()
+    out = subprocess.run(cmd, capture_output=True, text=True)
+    t1, c1, s1 = time.monotonic(), children_cpu(), tree_cpu(server_pid)
+    if out.returncode != 0:
+        sys.exit(f"failed: {' '.join(cmd)}\n{out.stdout}\n{out.stderr}")
+    return t1 - t0, c1 - c0, s1 - s0, out.stdout
+
+
+def relbench_plan(path, url, steps, args):
+    path.write_text(f"""steps = {steps!r}
+clients = [{args.clients}]
+[scale]
+tables = {args.tables}
+rows = {args.rows}
+[duration]
+warmup = "0s"
+read = "{args.secs}s"
+write = "{args.secs}s"
+insert = "{args.secs}s"
+[settle]
+base = "0s"
+per_million_rows = "0s"
+max = "0s"
+[[target]]
+name = "t"
+engine = "{'postgres' if url.startswith('postgres') else 'mariadb'}"
+url = "{url}"
+""".replace("'", '"'))
+
+
+def relbench_events(out_dir):
+    import json
+    files = sorted((out_dir / "steps" / "t").glob("*.json"))
+    r = json.loads(files[-1].read_text())
+    if r.get("failed"):
+        sys.exit(f"relbench step failed: {r['failed']}")
+    return r["events"], r["secs"]
+
+
+def bench_engine(name, args, tmp):
+    e = ENGINES[name]
+    plan = tmp / f"{name}-server.toml"
+    plan.write_text(f'[[target]]\nname = "srv"\nengine = "{name}"\nbasedir = "{e["basedir"]}"\n')
+    serve = subprocess.Popen([str(RELBENCH), "serve", str(plan), "--target", "srv",
+                              "--out", str(tmp / f"{name}-server")],
+                             stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True)
+    line = serve.stdout.readline()
+    m = re.search(r"port=(\d+) .* pid=(\d+)", line)
+    if not m:
+        serve.kill()
+        sys.exit(f"the {name} server did not start: {line}")
+    port, pid = int(m.group(1)), int(m.group(2))
+    url = e["url"].format(port=port)
+    sb = ["sysbench"] + [a.format(port=port) for a in e["sysbench"]] + [
+        f"--tables={args.tables}", f"--table-size={args.rows}", f"--threads={args.clients}",
+        "--rand-type=uniform", "--report-interval=0"]
+    rows = {}
+    try:
+        # Loading: sysbench prepare against relbench's load, same tables,
+        # same parallelism (one thread per table, as both do).
+        loads = {"sysbench": [], "relbench": []}
+        total_rows = args.tables * args.rows
+        for r in range(args.rounds):
+            subprocess.run(sb + ["oltp_read_only", "cleanup"], capture_output=True)
+            wall, _, _, _ = measure(sb + [f"--threads={args.tables}", "oltp_read_only", "prepare"], pid)
+            loads["sysbench"].append(total_rows / wall)
+            p = tmp / f"{name}-load-{r}.toml"
+            relbench_plan(p, url, ["load"], args)
+            wall, _, _, _ = measure([str(RELBENCH), "run", "-q", str(p), "--out", str(tmp / f"{name}-load-{r}")], pid)
+            loads["relbench"].append(total_rows / wall)
+        p = tmp / f"{name}-settle.toml"
+        relbench_plan(p, url, ["settle"], args)
+        measure([str(RELBENCH), "run", "-q", str(p), "--out", str(tmp / f"{name}-settle")], pid)
+
+        for r in range(args.rounds):
+            for wl, test, extra in WORKLOADS:
+                order = ["sysbench", "relbench"] if r % 2 == 0 else ["relbench", "sysbench"]
+                for tool in order:
+                    if tool == "sysbench":
+                        wall, client, server, out = measure(sb + extra + [f"--time={args.secs}", test, "run"], pid)
+                        events = int(re.search(r"transactions:\s+(\d+)", out).group(1))
+                        secs = float(re.search(r"total time:\s+([\d.]+)s", out).group(1))
+                    else:
+                        p = tmp / f"{name}-{wl}-{r}.toml"
+                        o = tmp / f"{name}-{wl}-{r}"
+                        relbench_plan(p, url, [wl], args)
+                        wall, client, server, _ = measure([str(RELBENCH), "run", "-q", str(p), "--out", str(o)], pid)
+                        events, secs = relbench_events(o)
+                    rows.setdefault((wl, tool), []).append(
+                        (events / secs, client * 1e6 / events, server * 1e6 / events))
+    finally:
+        serve.stdin.close()
+        serve.wait(timeout=300)
+    return loads, rows
+
+
+def main():
+    ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    ap.add_argument("--engines", default="mariadb,postgres")
+    ap.add_argument("--rounds", type=int, default=3)
+    ap.add_argument("--secs", type=int, default=10)
+    ap.add_argument("--rows", type=int, default=100000)
+    ap.add_argument("--tables", type=int, default=2)
+    ap.add_argument("--clients", type=int, default=2)
+    args = ap.parse_args()
+    subprocess.run(["cargo", "build", "--release", "--quiet"], cwd=ROOT, check=True)
+    print(f"relbench against sysbench: {args.clients} clients, TCP to 127.0.0.1, "
+          f"{args.tables} tables x {args.rows} rows, {args.rounds} interleaved rounds of {args.secs} s; medians")
+    with tempfile.TemporaryDirectory(prefix="relbench-bench-") as t:
+        for name in args.engines.split(","):
+            loads, rows = bench_engine(name, args, Path(t))
+            med = statistics.median
+            print(f"\n{name}")
+            print(f"  {'workload':<14} {'tool':<9} {'ops/s':>9} {'client us/op':>13} {'server us/op':>13}")
+            for wl, _, _ in WORKLOADS:
+                for tool in ("sysbench", "relbench"):
+                    v = rows[(wl, tool)]
+                    print(f"  {wl:<14} {tool:<9} {med(x[0] for x in v):>9.0f} "
+                          f"{med(x[1] for x in v):>13.2f} {med(x[2] for x in v):>13.2f}")
+                s, r = rows[(wl, "sysbench")], rows[(wl, "relbench")]
+                print(f"  {wl:<14} {'ratio':<9} {med(x[0] for x in r) / med(x[0] for x in s):>9.2f} "
+                      f"{med(x[1] for x in r) / med(x[1] for x in s):>13.2f} "
+                      f"{med(x[2] for x in r) / med(x[2] for x in s):>13.2f}   (relbench / sysbench)")
+            ls, lr = med(loads["sysbench"]), med(loads["relbench"])
+            print(f"  load: sysbench prepare {ls:,.0f} rows/s, relbench {lr:,.0f} rows/s, ratio {lr / ls:.2f}")
+
+
+if __name__ == "__main__":
+    main()
