@@ -49,6 +49,36 @@ pub fn pid_cpu_secs(pid: u32) -> Option<f64> {
     Some(ticks as f64 / if hz > 0 { hz as f64 } else { 100.0 })
 }
 
+/// CPU seconds of process `pid`, its live descendants, and the children it
+/// has reaped. A PostgreSQL server is many processes; a backend that exits
+/// between two samples moves from "live" into its parent's reaped time, so
+/// the sum stays consistent.
+pub fn tree_cpu_secs(pid: u32) -> Option<f64> {
+    let mut children: std::collections::HashMap<u32, Vec<u32>> = Default::default();
+    for e in std::fs::read_dir("/proc").ok()?.flatten() {
+        let Some(p) = e.file_name().to_str().and_then(|n| n.parse::<u32>().ok()) else {
+            continue;
+        };
+        let Ok(stat) = std::fs::read_to_string(format!("/proc/{p}/stat")) else {
+            continue;
+        };
+        let ppid = stat
+            .rfind(')')
+            .and_then(|i| stat[i + 1..].split_ascii_whitespace().nth(1))
+            .and_then(|f| f.parse::<u32>().ok());
+        if let Some(ppid) = ppid {
+            children.entry(ppid).or_default().push(p);
+        }
+    }
+    let mut total = pid_cpu_secs(pid)?;
+    let mut stack: Vec<u32> = children.get(&pid).cloned().unwrap_or_default();
+    while let Some(p) = stack.pop() {
+        total += pid_cpu_secs(p).unwrap_or(0.0);
+        stack.extend(children.get(&p).into_iter().flatten());
+    }
+    Some(total)
+}
+
 /// CPU used between two samples, when it is large enough to be a figure.
 pub fn cpu_between(before: Option<f64>, after: Option<f64>) -> Option<f64> {
     match (before, after) {

@@ -24,6 +24,7 @@ use crate::results::{
     SCHEMA_VERSION,
 };
 use crate::target::mysql::{wire, MysqlDriver};
+use crate::target::postgres::{wire as pgwire, PgDriver};
 use crate::target::server::{self, ServerSpec};
 use crate::target::url::ServerUrl;
 use crate::target::{sqlite::SqliteDriver, Driver, EngineKind};
@@ -287,14 +288,7 @@ fn make_driver(
         (Access::Url { url, password_env }, EngineKind::Mysql | EngineKind::Mariadb) => {
             let u = ServerUrl::parse(url, target.engine)
                 .map_err(|e| anyhow::anyhow!("target \"{name}\": {e}"))?;
-            let password = password_env
-                .as_ref()
-                .map(|v| {
-                    std::env::var(v).with_context(|| {
-                        format!("target \"{name}\": the environment variable {v} (password_env) is not set")
-                    })
-                })
-                .transpose()?;
+            let password = password_of(name, password_env)?;
             let address = match &u.socket {
                 Some(s) => wire::Address::Socket(s.clone()),
                 None => wire::Address::Tcp {
@@ -313,6 +307,41 @@ fn make_driver(
                 opts,
                 target.storage_engine.clone(),
             )))
+        }
+        (Access::Managed(m), EngineKind::Postgres) => {
+            let spec = server_spec(target, m, opts);
+            ui.line(&format!(
+                "[{name}] starting the server from {} (datadir {}, as user {})",
+                m.basedir.display(),
+                spec.datadir.display(),
+                spec.user.as_deref().unwrap_or("?")
+            ));
+            Ok(Box::new(PgDriver::managed(
+                spec,
+                m.socket,
+                m.datadir.is_none(),
+            )?))
+        }
+        (Access::Url { url, password_env }, EngineKind::Postgres) => {
+            let u = ServerUrl::parse(url, target.engine)
+                .map_err(|e| anyhow::anyhow!("target \"{name}\": {e}"))?;
+            let port = u.port.unwrap_or(5432);
+            let address = match &u.socket {
+                Some(dir) => pgwire::Address::Socket {
+                    dir: dir.clone(),
+                    port,
+                },
+                None => pgwire::Address::Tcp {
+                    host: u.host.clone(),
+                    port,
+                },
+            };
+            Ok(Box::new(PgDriver::remote(pgwire::Opts {
+                address,
+                user: u.user.clone(),
+                password: password_of(name, password_env)?,
+                database: u.database.clone().unwrap_or_else(|| "sbtest".into()),
+            })))
         }
         (_, engine) => bail!("target \"{name}\": engine {engine} has no driver in this build"),
     }
@@ -364,6 +393,18 @@ pub fn serve(opts: &RunOptions, name: &str) -> anyhow::Result<()> {
     Ok(())
 }
 
+/// The password of a URL target, from the environment variable it names.
+fn password_of(name: &str, password_env: &Option<String>) -> anyhow::Result<Option<String>> {
+    password_env
+        .as_ref()
+        .map(|v| {
+            std::env::var(v).with_context(|| {
+                format!("target \"{name}\": the environment variable {v} (password_env) is not set")
+            })
+        })
+        .transpose()
+}
+
 fn server_spec(target: &TargetSpec, m: &Managed, opts: &RunOptions) -> ServerSpec {
     let mut plugins = Vec::new();
     // MyRocks must be loaded when the server starts (loading it later with
@@ -389,7 +430,12 @@ fn server_spec(target: &TargetSpec, m: &Managed, opts: &RunOptions) -> ServerSpe
             .clone()
             .unwrap_or_else(|| absolute(&opts.out).join("data").join(&target.name)),
         port: m.port,
-        user: m.user.clone(),
+        // PostgreSQL refuses to run as root.
+        user: m.user.clone().or_else(|| {
+            // SAFETY: geteuid has no preconditions.
+            let root = unsafe { libc::geteuid() } == 0;
+            (target.engine == EngineKind::Postgres && root).then(|| "postgres".to_string())
+        }),
         args: m.args.clone(),
         malloc: m.malloc.clone(),
         plugins,

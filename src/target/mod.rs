@@ -8,6 +8,7 @@
 //! path allocates nothing. One file per engine family implements them.
 
 pub mod mysql;
+pub mod postgres;
 pub mod server;
 pub mod sqlite;
 pub mod url;
@@ -55,7 +56,10 @@ impl EngineKind {
 
     /// Whether this build can run targets of this engine.
     pub fn has_driver(self) -> bool {
-        matches!(self, Self::Sqlite | Self::Mysql | Self::Mariadb)
+        matches!(
+            self,
+            Self::Sqlite | Self::Mysql | Self::Mariadb | Self::Postgres
+        )
     }
 
     /// Whether targets of this engine are servers (managed or by URL).

@@ -293,7 +293,7 @@ impl Driver for MysqlDriver {
 
     fn server_cpu_secs(&self) -> Option<f64> {
         let pid = self.server()?.pid()?;
-        crate::metrics::pid_cpu_secs(pid)
+        crate::metrics::tree_cpu_secs(pid)
     }
 
     fn health(&self) -> Option<String> {

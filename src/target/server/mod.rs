@@ -7,6 +7,7 @@
 //! behind [`Flavor`].
 
 pub mod mariadb;
+pub mod postgres;
 
 use std::fs;
 use std::io::{Read, Seek, SeekFrom};
@@ -24,6 +25,7 @@ pub fn flavor_for(engine: crate::target::EngineKind) -> anyhow::Result<Box<dyn F
     use crate::target::EngineKind;
     match engine {
         EngineKind::Mysql | EngineKind::Mariadb => Ok(Box::new(mariadb::MariaDb)),
+        EngineKind::Postgres => Ok(Box::new(postgres::Postgres)),
         other => bail!("relbench cannot manage {other} servers yet"),
     }
 }
@@ -155,6 +157,33 @@ fn chown_tree(path: &Path, uid: u32, gid: u32) -> anyhow::Result<()> {
     Ok(())
 }
 
+/// Checks that every directory above `path` lets `user` through, since the
+/// server runs as that user (a temporary directory is often root's alone).
+fn reachable_by(path: &Path, uid: u32, gid: u32, user: &str, target: &str) -> anyhow::Result<()> {
+    use std::os::unix::fs::MetadataExt;
+    for dir in path.ancestors().skip(1) {
+        let Ok(m) = fs::metadata(dir) else { continue };
+        let mode = m.mode();
+        let ok = if m.uid() == uid {
+            mode & 0o100 != 0
+        } else if m.gid() == gid {
+            mode & 0o010 != 0
+        } else {
+            mode & 0o001 != 0
+        };
+        if !ok {
+            bail!(
+                "target \"{target}\": the server runs as {user}, who cannot reach {}: {} is not searchable by it; \
+                 set `datadir` somewhere {user} can reach, or `chmod o+x {}`",
+                path.display(),
+                dir.display(),
+                dir.display()
+            );
+        }
+    }
+    Ok(())
+}
+
 /// The last `lines` lines of a log file.
 pub fn tail(path: &Path, lines: usize) -> String {
     let Ok(mut f) = fs::File::open(path) else {
@@ -221,6 +250,9 @@ impl ManagedServer {
         fs::write(&log, b"").with_context(|| format!("creating {}", log.display()))?;
 
         let empty = fs::read_dir(&spec.datadir).map_or(true, |mut d| d.next().is_none());
+        if let (Some((uid, gid)), Some(user)) = (owner, &spec.user) {
+            reachable_by(&spec.datadir, uid, gid, user, t)?;
+        }
         if let Some((uid, gid)) = owner {
             fs::create_dir_all(&spec.datadir)?;
             chown_tree(&spec.datadir, uid, gid)?;

@@ -1,6 +1,7 @@
-//! Managed MariaDB (InnoDB and MyRocks) and URL targets, against real
-//! servers that the tests start on private ports and datadirs. Needs
-//! Debian's mariadb-server and mariadb-plugin-rocksdb (`./test` installs them).
+//! Managed MariaDB (InnoDB and MyRocks) and PostgreSQL, and URL targets,
+//! against real servers that the tests start on private ports and datadirs.
+//! Needs Debian's mariadb-server, mariadb-plugin-rocksdb and postgresql
+//! (`./test` installs them).
 
 mod common;
 
@@ -34,6 +35,21 @@ fn target(name: &str, extra: &str) -> String {
     format!("\n[[target]]\nname = \"{name}\"\nengine = \"mariadb\"\nbasedir = \"/usr\"\n{extra}\n")
 }
 
+const PG_BASEDIR: &str = "/usr/lib/postgresql/15";
+
+fn pg_target(name: &str) -> String {
+    format!("\n[[target]]\nname = \"{name}\"\nengine = \"postgres\"\nbasedir = \"{PG_BASEDIR}\"\n")
+}
+
+/// A temporary directory the `postgres` user can reach (PostgreSQL runs as
+/// that user, and temporary directories are root's alone).
+fn shared_tempdir() -> tempfile::TempDir {
+    use std::os::unix::fs::PermissionsExt;
+    let d = tempfile::tempdir().unwrap();
+    std::fs::set_permissions(d.path(), std::fs::Permissions::from_mode(0o755)).unwrap();
+    d
+}
+
 fn alive(pid: u32) -> bool {
     Path::new(&format!("/proc/{pid}")).exists()
         && !std::fs::read_to_string(format!("/proc/{pid}/stat")).is_ok_and(|s| s.contains(") Z "))
@@ -57,12 +73,13 @@ fn wait_for(what: &str, secs: u64, mut f: impl FnMut() -> bool) {
 }
 
 #[test]
-fn the_sysbench_suite_runs_on_innodb_and_myrocks_and_the_report_compares_them() {
-    let dir = tempfile::tempdir().unwrap();
+fn the_sysbench_suite_runs_on_innodb_myrocks_and_postgres_and_the_report_compares_them() {
+    let dir = shared_tempdir();
     let text = format!(
-        "suite = \"sysbench\"\n{SETTINGS}{}{}",
+        "suite = \"sysbench\"\n{SETTINGS}{}{}{}",
         target("innodb", ""),
-        target("myrocks", "storage_engine = \"ROCKSDB\"")
+        target("myrocks", "storage_engine = \"ROCKSDB\""),
+        pg_target("pg")
     );
     let plan = write_plan(dir.path(), &text);
     let out = dir.path().join("out");
@@ -74,7 +91,7 @@ fn the_sysbench_suite_runs_on_innodb_and_myrocks_and_the_report_compares_them() 
         .assert()
         .success();
     let steps = 37 + 3; // workloads at one client count, load, two settles
-    assert_eq!(step_files(&out).len(), 2 * steps);
+    assert_eq!(step_files(&out).len(), 3 * steps);
     let run = read_json(&out.join("run.json"));
     for (i, engine) in ["InnoDB", "ROCKSDB"].iter().enumerate() {
         let t = &run["targets"][i];
@@ -122,12 +139,88 @@ fn the_sysbench_suite_runs_on_innodb_and_myrocks_and_the_report_compares_them() 
     assert!(s["notes"]["dirty_pages_after"].is_string(), "{s}");
     let s = read_json(&out.join("steps/myrocks/r1-02-settle-c1.json"));
     assert_eq!(s["notes"]["memtable_flushed"], "yes");
+    let s = read_json(&out.join("steps/pg/r1-02-settle-c1.json"));
+    assert!(s["notes"]["vacuum_analyze_secs"].is_string(), "{s}");
+    // Every engine loaded through its bulk path.
+    for t in ["innodb", "myrocks", "pg"] {
+        let l = read_json(&out.join(format!("steps/{t}/r1-01-load-c1.json")));
+        assert!(
+            l["notes"]["load_method"]
+                .as_str()
+                .unwrap()
+                .starts_with("bulk"),
+            "{t}: {l}"
+        );
+    }
     // The tables really used MyRocks: the load's CREATE TABLE carried it.
     let md = std::fs::read_to_string(out.join("report.md")).unwrap();
-    assert!(md.contains("| step | clients | myrocks |"), "{md}");
+    assert!(md.contains("| step | clients | myrocks | pg |"), "{md}");
     assert!(md.contains("| read-only-10000 |"));
     // Servers were stopped and their default datadirs removed.
     assert!(!out.join("data/innodb").exists());
+    assert!(!out.join("data/pg").exists());
+}
+
+#[test]
+fn a_postgres_datadir_its_user_cannot_reach_is_a_clear_error() {
+    use std::os::unix::fs::PermissionsExt;
+    let dir = tempfile::tempdir().unwrap();
+    std::fs::set_permissions(dir.path(), std::fs::Permissions::from_mode(0o700)).unwrap();
+    let text = format!(
+        "steps = [\"load\", \"point-query\"]\n{SETTINGS}{}",
+        pg_target("pg")
+    );
+    let plan = write_plan(dir.path(), &text);
+    relbench()
+        .args(["run", "-q"])
+        .arg(&plan)
+        .arg("--out")
+        .arg(dir.path().join("out"))
+        .assert()
+        .code(3)
+        .stderr(contains("the server runs as postgres, who cannot reach"))
+        .stderr(contains("chmod o+x"));
+}
+
+#[test]
+fn a_postgres_url_target_runs_against_a_server_someone_else_started() {
+    use relbench::target::server::{postgres::Postgres, ManagedServer, ServerSpec};
+    let dir = shared_tempdir();
+    let server = ManagedServer::start(
+        ServerSpec {
+            target: "pgelsewhere".into(),
+            basedir: PathBuf::from(PG_BASEDIR),
+            config: None,
+            datadir: dir.path().join("pgelsewhere"),
+            port: None,
+            user: Some("postgres".into()),
+            args: vec![],
+            malloc: None,
+            plugins: vec![],
+            start_timeout: Duration::from_secs(60),
+        },
+        Box::new(Postgres),
+    )
+    .unwrap();
+    let text = format!(
+        "steps = [\"load\", \"settle\", \"point-query\", \"read-only-10\", \"update-inlist\"]\n{SETTINGS}\n[[target]]\nname = \"remote\"\nengine = \"postgres\"\nurl = \"postgres://relbench@127.0.0.1:{}/sbtest\"\n",
+        server.rt.port
+    );
+    let plan = write_plan(dir.path(), &text);
+    let out = dir.path().join("out");
+    relbench()
+        .args(["run", "-q"])
+        .arg(&plan)
+        .arg("--out")
+        .arg(&out)
+        .assert()
+        .success();
+    for f in step_files(&out) {
+        let r = read_json(&out.join("steps").join(&f));
+        assert!(r["failed"].is_null(), "{f}: {}", r["failed"]);
+        assert_eq!(r["errors"], serde_json::json!({}), "{f}");
+    }
+    drop(server);
 }
 
 #[test]

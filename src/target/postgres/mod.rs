@@ -1,0 +1,243 @@
+//! PostgreSQL targets, managed by relbench or reached by URL.
+
+pub mod wire;
+
+use std::collections::BTreeMap;
+use std::path::PathBuf;
+use std::sync::Mutex;
+
+use anyhow::Context;
+
+use super::server::{self, postgres as flavor, ManagedServer, ServerSpec};
+use super::{Conn, DbResult, Driver, EngineKind, LoadMode, Param, Stmt, TargetFacts};
+use wire::{Address, Opts, WireConn};
+
+/// Settings recorded with the results.
+const RECORDED: &[&str] = &[
+    "shared_buffers",
+    "effective_cache_size",
+    "work_mem",
+    "maintenance_work_mem",
+    "wal_level",
+    "wal_compression",
+    "synchronous_commit",
+    "fsync",
+    "full_page_writes",
+    "checkpoint_timeout",
+    "max_wal_size",
+    "huge_pages",
+    "jit",
+    "autovacuum",
+    "random_page_cost",
+    "max_connections",
+];
+
+pub struct PgDriver {
+    opts: Opts,
+    server: Option<Mutex<ManagedServer>>,
+    remove_datadir: bool,
+}
+
+impl PgDriver {
+    pub fn managed(spec: ServerSpec, socket: bool, remove_datadir: bool) -> anyhow::Result<Self> {
+        let srv = ManagedServer::start(spec, Box::new(flavor::Postgres))?;
+        let address = if socket {
+            Address::Socket {
+                dir: srv.rt.run_dir.clone(),
+                port: srv.rt.port,
+            }
+        } else {
+            Address::Tcp {
+                host: "127.0.0.1".into(),
+                port: srv.rt.port,
+            }
+        };
+        Ok(PgDriver {
+            opts: Opts {
+                address,
+                user: flavor::USER.into(),
+                password: None,
+                database: flavor::DATABASE.into(),
+            },
+            server: Some(Mutex::new(srv)),
+            remove_datadir,
+        })
+    }
+
+    pub fn remote(opts: Opts) -> Self {
+        PgDriver {
+            opts,
+            server: None,
+            remove_datadir: false,
+        }
+    }
+
+    fn wire(&self) -> anyhow::Result<WireConn> {
+        WireConn::connect(&self.opts).map_err(anyhow::Error::from)
+    }
+
+    fn server(&self) -> Option<std::sync::MutexGuard<'_, ManagedServer>> {
+        self.server
+            .as_ref()
+            .map(|m| m.lock().unwrap_or_else(|p| p.into_inner()))
+    }
+}
+
+impl Driver for PgDriver {
+    fn engine(&self) -> EngineKind {
+        EngineKind::Postgres
+    }
+
+    fn connect(&self) -> DbResult<Box<dyn Conn>> {
+        Ok(Box::new(PgConn {
+            w: WireConn::connect(&self.opts)?,
+        }))
+    }
+
+    fn facts(&self) -> anyhow::Result<TargetFacts> {
+        let mut w = self.wire()?;
+        let version = w
+            .query_text("SELECT version()")?
+            .first()
+            .and_then(|r| r.first().cloned().flatten())
+            .unwrap_or_else(|| w.server_version.clone());
+        let names: Vec<String> = RECORDED.iter().map(|n| format!("'{n}'")).collect();
+        let rows = w.query_text(&format!(
+            "SELECT name, setting || COALESCE(unit, '') FROM pg_settings WHERE name IN ({})",
+            names.join(",")
+        ))?;
+        let config = rows
+            .into_iter()
+            .filter_map(|r| Some((r.first()?.clone()?, r.get(1)?.clone().unwrap_or_default())))
+            .collect();
+        let server = self.server();
+        Ok(TargetFacts {
+            version,
+            config,
+            datadir: server.as_ref().map(|s| s.rt.datadir.display().to_string()),
+            config_file: server.as_ref().and_then(|s| s.config_text.clone()),
+            transport: Some(match &self.opts.address {
+                Address::Tcp { host, port } => format!("tcp {host}:{port}"),
+                Address::Socket { dir, port } => {
+                    format!("unix socket {}/.s.PGSQL.{port}", dir.display())
+                }
+            }),
+        })
+    }
+
+    fn reset(&self) -> anyhow::Result<()> {
+        Ok(())
+    }
+
+    fn has_data(&self) -> bool {
+        self.wire()
+            .and_then(|mut w| {
+                let r = w.query_text("SELECT to_regclass('sbtest1') IS NOT NULL")?;
+                Ok(r.first().and_then(|r| r[0].clone()).as_deref() == Some("t"))
+            })
+            .unwrap_or(false)
+    }
+
+    fn data_size(&self) -> Option<u64> {
+        self.server().and_then(|s| server::dir_size(&s.rt.datadir))
+    }
+
+    fn data_dir(&self) -> Option<PathBuf> {
+        self.server().map(|s| s.rt.datadir.clone())
+    }
+
+    fn concurrent_writers(&self) -> bool {
+        true
+    }
+
+    fn load_mode(&self) -> LoadMode {
+        // COPY FROM STDIN, a table in one transaction.
+        LoadMode {
+            rows_per_commit: None,
+            ..LoadMode::default()
+        }
+    }
+
+    fn settle(&self, tables: &[String]) -> anyhow::Result<BTreeMap<String, String>> {
+        let mut w = self.wire()?;
+        let t0 = std::time::Instant::now();
+        for t in tables {
+            w.execute_text(&format!("VACUUM ANALYZE {t}"))
+                .with_context(|| format!("VACUUM ANALYZE {t}"))?;
+        }
+        let vacuum = t0.elapsed().as_secs_f64();
+        w.execute_text("CHECKPOINT").context("CHECKPOINT")?;
+        let mut notes = BTreeMap::new();
+        notes.insert("vacuum_analyze_secs".into(), format!("{vacuum:.3}"));
+        notes.insert(
+            "flush_secs".into(),
+            format!("{:.3}", t0.elapsed().as_secs_f64()),
+        );
+        notes.insert("analyzed_tables".into(), tables.len().to_string());
+        Ok(notes)
+    }
+
+    fn server_cpu_secs(&self) -> Option<f64> {
+        let pid = self.server()?.pid()?;
+        crate::metrics::tree_cpu_secs(pid)
+    }
+
+    fn health(&self) -> Option<String> {
+        self.server().and_then(|mut s| s.health())
+    }
+
+    fn cleanup(&self, remove_data: bool) -> anyhow::Result<()> {
+        if let Some(mut s) = self.server() {
+            s.stop()?;
+            if remove_data && self.remove_datadir {
+                let d = s.rt.datadir.clone();
+                std::fs::remove_dir_all(&d).with_context(|| format!("removing {}", d.display()))?;
+            }
+        }
+        Ok(())
+    }
+}
+
+struct PgConn {
+    w: WireConn,
+}
+
+impl Conn for PgConn {
+    fn prepare(&mut self, sql: &str) -> DbResult<Stmt> {
+        self.w.prepare(sql).map(Stmt)
+    }
+
+    fn query(&mut self, stmt: Stmt, params: &[Param<'_>]) -> DbResult<u64> {
+        self.w.execute(stmt.0, params).map(|o| o.rows)
+    }
+
+    fn exec(&mut self, stmt: Stmt, params: &[Param<'_>]) -> DbResult<u64> {
+        self.w.execute(stmt.0, params).map(|o| o.affected)
+    }
+
+    fn batch(&mut self, sql: &str) -> DbResult<()> {
+        self.w.execute_text(sql).map(drop)
+    }
+
+    fn begin(&mut self, _write: bool) -> DbResult<()> {
+        self.w.execute_text("BEGIN").map(drop)
+    }
+
+    fn commit(&mut self) -> DbResult<()> {
+        self.w.execute_text("COMMIT").map(drop)
+    }
+
+    fn rollback(&mut self) -> DbResult<()> {
+        self.w.execute_text("ROLLBACK").map(drop)
+    }
+
+    fn bulk_load(
+        &mut self,
+        table: &str,
+        columns: &[&str],
+        fill: &mut dyn FnMut(&mut Vec<u8>) -> bool,
+    ) -> DbResult<Option<u64>> {
+        let sql = format!("COPY {table} ({}) FROM STDIN", columns.join(","));
+        self.w.copy_in(&sql, fill).map(Some)
+    }
+}

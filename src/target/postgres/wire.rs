@@ -1,0 +1,565 @@
+//! A lean, synchronous PostgreSQL frontend/backend protocol client (3.0).
+//!
+//! Why not the `postgres` crate: it runs tokio inside, and was measured on
+//! these machines at about 1.1× sysbench's client CPU per point query
+//! (DESIGN.md), where relbench must stay below 0.9×. This client keeps one
+//! buffered socket, prepares each statement once (Parse), then executes it
+//! with one round trip (Bind + Execute + Sync), parameters in text format so
+//! the server infers their types, and counts DataRow messages without
+//! decoding them. `postgres-protocol` supplies only the MD5 and SCRAM
+//! authentication. `bench/` measures the outcome against sysbench.
+
+use std::io::{self, BufReader, Read, Write};
+use std::net::TcpStream;
+use std::os::unix::net::UnixStream;
+use std::path::PathBuf;
+use std::time::Duration;
+
+use postgres_protocol::authentication::{md5_hash, sasl};
+
+use crate::target::{DbError, DbResult, ErrorKind, Param};
+
+#[derive(Debug, Clone, PartialEq)]
+pub enum Address {
+    Tcp {
+        host: String,
+        port: u16,
+    },
+    /// The directory that holds `.s.PGSQL.<port>`, and the port.
+    Socket {
+        dir: PathBuf,
+        port: u16,
+    },
+}
+
+#[derive(Debug, Clone)]
+pub struct Opts {
+    pub address: Address,
+    pub user: String,
+    pub password: Option<String>,
+    pub database: String,
+}
+
+enum Stream {
+    Tcp(TcpStream),
+    Unix(UnixStream),
+}
+
+impl Read for Stream {
+    fn read(&mut self, buf: &mut [u8]) -> io::Result<usize> {
+        match self {
+            Stream::Tcp(s) => s.read(buf),
+            Stream::Unix(s) => s.read(buf),
+        }
+    }
+}
+
+impl Write for Stream {
+    fn write(&mut self, buf: &[u8]) -> io::Result<usize> {
+        match self {
+            Stream::Tcp(s) => s.write(buf),
+            Stream::Unix(s) => s.write(buf),
+        }
+    }
+    fn flush(&mut self) -> io::Result<()> {
+        Ok(())
+    }
+}
+
+/// What a command returned.
+#[derive(Debug, Clone, Copy, Default, PartialEq)]
+pub struct Outcome {
+    pub rows: u64,
+    /// Rows the last command changed (from its CommandComplete tag).
+    pub affected: u64,
+}
+
+pub struct WireConn {
+    rd: BufReader<Stream>,
+    /// Payload of the last message read; `tag` is its type byte.
+    buf: Vec<u8>,
+    tag: u8,
+    out: Vec<u8>,
+    /// Number of parameters of each prepared statement (named `s<index>`).
+    stmts: Vec<usize>,
+    pub server_version: String,
+    broken: bool,
+}
+
+fn io_err(e: io::Error) -> DbError {
+    DbError::new(
+        ErrorKind::Connection,
+        format!("lost the connection to the server: {e}"),
+    )
+}
+
+fn proto_err(msg: impl Into<String>) -> DbError {
+    DbError::new(
+        ErrorKind::Connection,
+        format!("protocol error: {}", msg.into()),
+    )
+}
+
+/// Maps a SQLSTATE to what the engine should do about it.
+pub fn error_kind(code: &str) -> ErrorKind {
+    match code {
+        "40P01" | "40001" => ErrorKind::Deadlock,
+        "55P03" | "57014" => ErrorKind::Busy,
+        "53100" => ErrorKind::DiskFull,
+        c if c.starts_with("23") => ErrorKind::Constraint,
+        c if c.starts_with("08") || c.starts_with("57P") => ErrorKind::Connection,
+        _ => ErrorKind::Other,
+    }
+}
+
+/// Starts a frontend message: type byte and a length to patch in `end`.
+fn begin(out: &mut Vec<u8>, tag: u8) -> usize {
+    out.push(tag);
+    let at = out.len();
+    out.extend_from_slice(&[0, 0, 0, 0]);
+    at
+}
+
+fn end(out: &mut [u8], at: usize) {
+    let len = (out.len() - at) as u32;
+    out[at..at + 4].copy_from_slice(&len.to_be_bytes());
+}
+
+fn cstr(out: &mut Vec<u8>, s: &str) {
+    out.extend_from_slice(s.as_bytes());
+    out.push(0);
+}
+
+impl WireConn {
+    pub fn connect(opts: &Opts) -> DbResult<Self> {
+        let stream = match &opts.address {
+            Address::Tcp { host, port } => {
+                let s = TcpStream::connect((host.as_str(), *port)).map_err(|e| {
+                    DbError::new(
+                        ErrorKind::Connection,
+                        format!("cannot connect to {host}:{port}: {e}"),
+                    )
+                })?;
+                s.set_nodelay(true).map_err(io_err)?;
+                Stream::Tcp(s)
+            }
+            Address::Socket { dir, port } => {
+                let p = dir.join(format!(".s.PGSQL.{port}"));
+                Stream::Unix(UnixStream::connect(&p).map_err(|e| {
+                    DbError::new(
+                        ErrorKind::Connection,
+                        format!("cannot connect to {}: {e}", p.display()),
+                    )
+                })?)
+            }
+        };
+        let mut c = WireConn {
+            rd: BufReader::with_capacity(64 * 1024, stream),
+            buf: Vec::with_capacity(64 * 1024),
+            tag: 0,
+            out: Vec::with_capacity(16 * 1024),
+            stmts: Vec::new(),
+            server_version: String::new(),
+            broken: false,
+        };
+        c.startup(opts)?;
+        Ok(c)
+    }
+
+    fn set_read_timeout(&mut self, t: Option<Duration>) {
+        let _ = match self.rd.get_ref() {
+            Stream::Tcp(s) => s.set_read_timeout(t),
+            Stream::Unix(s) => s.set_read_timeout(t),
+        };
+    }
+
+    fn read_msg(&mut self) -> DbResult<u8> {
+        let mut h = [0u8; 5];
+        if let Err(e) = self.rd.read_exact(&mut h) {
+            self.broken = true;
+            return Err(io_err(e));
+        }
+        let len = u32::from_be_bytes([h[1], h[2], h[3], h[4]]) as usize;
+        self.buf.clear();
+        self.buf.resize(len.saturating_sub(4), 0);
+        if let Err(e) = self.rd.read_exact(&mut self.buf) {
+            self.broken = true;
+            return Err(io_err(e));
+        }
+        self.tag = h[0];
+        Ok(h[0])
+    }
+
+    fn flush_out(&mut self) -> DbResult<()> {
+        if self.broken {
+            return Err(DbError::new(
+                ErrorKind::Connection,
+                "the connection was lost earlier",
+            ));
+        }
+        let r = self.rd.get_mut().write_all(&self.out);
+        self.out.clear();
+        r.map_err(|e| {
+            self.broken = true;
+            io_err(e)
+        })
+    }
+
+    /// The error in an ErrorResponse held in `buf`.
+    fn server_error(&self) -> DbError {
+        let (mut code, mut msg, mut detail) = (String::new(), String::new(), String::new());
+        for field in self.buf.split(|b| *b == 0) {
+            let Some((&t, v)) = field.split_first() else {
+                continue;
+            };
+            let v = String::from_utf8_lossy(v).into_owned();
+            match t {
+                b'C' => code = v,
+                b'M' => msg = v,
+                b'D' => detail = v,
+                _ => {}
+            }
+        }
+        let detail = if detail.is_empty() {
+            String::new()
+        } else {
+            format!(" ({detail})")
+        };
+        DbError::new(error_kind(&code), format!("ERROR {code}: {msg}{detail}"))
+    }
+
+    fn startup(&mut self, opts: &Opts) -> DbResult<()> {
+        self.set_read_timeout(Some(Duration::from_secs(30)));
+        let mut body = Vec::new();
+        body.extend_from_slice(&196_608u32.to_be_bytes()); // protocol 3.0
+        for (k, v) in [
+            ("user", opts.user.as_str()),
+            ("database", &opts.database),
+            ("application_name", "relbench"),
+        ] {
+            cstr(&mut body, k);
+            cstr(&mut body, v);
+        }
+        body.push(0);
+        self.out
+            .extend_from_slice(&((body.len() + 4) as u32).to_be_bytes());
+        self.out.extend_from_slice(&body);
+        self.flush_out()?;
+        let password = opts.password.clone().unwrap_or_default();
+        let mut scram: Option<sasl::ScramSha256> = None;
+        loop {
+            match self.read_msg()? {
+                b'R' => {
+                    let code = u32::from_be_bytes(
+                        self.buf[..4]
+                            .try_into()
+                            .map_err(|_| proto_err("short auth"))?,
+                    );
+                    match code {
+                        0 => {}
+                        3 => {
+                            let at = begin(&mut self.out, b'p');
+                            cstr(&mut self.out, &password);
+                            end(&mut self.out, at);
+                            self.flush_out()?;
+                        }
+                        5 => {
+                            let salt: [u8; 4] = self.buf[4..8].try_into().map_err(|_| proto_err("short salt"))?;
+                            let h = md5_hash(opts.user.as_bytes(), password.as_bytes(), salt);
+                            let at = begin(&mut self.out, b'p');
+                            cstr(&mut self.out, &h);
+                            end(&mut self.out, at);
+                            self.flush_out()?;
+                        }
+                        10 => {
+                            let mechs = &self.buf[4..];
+                            if !mechs.split(|b| *b == 0).any(|m| m == b"SCRAM-SHA-256") {
+                                return Err(proto_err("the server offers no SASL mechanism relbench speaks"));
+                            }
+                            let s = sasl::ScramSha256::new(password.as_bytes(), sasl::ChannelBinding::unsupported());
+                            let at = begin(&mut self.out, b'p');
+                            cstr(&mut self.out, "SCRAM-SHA-256");
+                            self.out.extend_from_slice(&(s.message().len() as i32).to_be_bytes());
+                            self.out.extend_from_slice(s.message());
+                            end(&mut self.out, at);
+                            self.flush_out()?;
+                            scram = Some(s);
+                        }
+                        11 => {
+                            let s = scram.as_mut().ok_or_else(|| proto_err("SASL continue without a start"))?;
+                            s.update(&self.buf[4..]).map_err(|e| DbError::new(ErrorKind::Connection, format!("SCRAM: {e}")))?;
+                            let at = begin(&mut self.out, b'p');
+                            self.out.extend_from_slice(s.message());
+                            end(&mut self.out, at);
+                            self.flush_out()?;
+                        }
+                        12 => {
+                            let mut s = scram.take().ok_or_else(|| proto_err("SASL final without a start"))?;
+                            s.finish(&self.buf[4..]).map_err(|e| DbError::new(ErrorKind::Connection, format!("SCRAM: {e}")))?;
+                        }
+                        other => {
+                            return Err(DbError::new(
+                                ErrorKind::Connection,
+                                format!("the server asks for authentication method {other}, which relbench does not speak"),
+                            ))
+                        }
+                    }
+                }
+                b'S' => {
+                    let mut parts = self.buf.split(|b| *b == 0);
+                    if parts.next() == Some(b"server_version") {
+                        self.server_version =
+                            String::from_utf8_lossy(parts.next().unwrap_or_default()).into_owned();
+                    }
+                }
+                b'E' => return Err(self.server_error()),
+                b'Z' => break,
+                _ => {} // BackendKeyData, notices
+            }
+        }
+        self.set_read_timeout(None);
+        Ok(())
+    }
+
+    /// Reads messages until ReadyForQuery, counting rows; the first error is
+    /// returned once the server is ready again.
+    fn read_until_ready(
+        &mut self,
+        mut keep: Option<&mut Vec<Vec<Option<String>>>>,
+    ) -> DbResult<Outcome> {
+        let mut o = Outcome::default();
+        let mut err = None;
+        loop {
+            match self.read_msg()? {
+                b'D' => {
+                    o.rows += 1;
+                    if let Some(rows) = keep.as_deref_mut() {
+                        rows.push(text_row(&self.buf));
+                    }
+                }
+                b'C' => {
+                    // "UPDATE 3", "INSERT 0 1", "SELECT 5", "COPY 100"
+                    let tag = &self.buf[..self.buf.len().saturating_sub(1)];
+                    o.affected = tag
+                        .rsplit(|b| *b == b' ')
+                        .next()
+                        .and_then(|n| std::str::from_utf8(n).ok())
+                        .and_then(|n| n.parse().ok())
+                        .unwrap_or(0);
+                }
+                b'E' => {
+                    err.get_or_insert_with(|| self.server_error());
+                }
+                b'Z' => break,
+                b'G' => {
+                    // A COPY FROM STDIN we did not start: refuse it.
+                    let at = begin(&mut self.out, b'f');
+                    cstr(&mut self.out, "relbench does not send COPY data here");
+                    end(&mut self.out, at);
+                    self.flush_out()?;
+                }
+                _ => {} // ParseComplete, BindComplete, RowDescription, NoData, notices
+            }
+        }
+        match err {
+            Some(e) => Err(e),
+            None => Ok(o),
+        }
+    }
+
+    /// Runs SQL text (the simple query protocol) and returns the rows as text.
+    pub fn query_text(&mut self, sql: &str) -> DbResult<Vec<Vec<Option<String>>>> {
+        let at = begin(&mut self.out, b'Q');
+        cstr(&mut self.out, sql);
+        end(&mut self.out, at);
+        self.flush_out()?;
+        let mut rows = Vec::new();
+        self.read_until_ready(Some(&mut rows))?;
+        Ok(rows)
+    }
+
+    pub fn execute_text(&mut self, sql: &str) -> DbResult<Outcome> {
+        let at = begin(&mut self.out, b'Q');
+        cstr(&mut self.out, sql);
+        end(&mut self.out, at);
+        self.flush_out()?;
+        self.read_until_ready(None)
+    }
+
+    pub fn prepare(&mut self, sql: &str) -> DbResult<usize> {
+        let idx = self.stmts.len();
+        let at = begin(&mut self.out, b'P');
+        cstr(&mut self.out, &format!("s{idx}"));
+        cstr(&mut self.out, sql);
+        self.out.extend_from_slice(&0u16.to_be_bytes()); // the server infers types
+        end(&mut self.out, at);
+        let at = begin(&mut self.out, b'D');
+        self.out.push(b'S');
+        cstr(&mut self.out, &format!("s{idx}"));
+        end(&mut self.out, at);
+        let at = begin(&mut self.out, b'S');
+        end(&mut self.out, at);
+        self.flush_out()?;
+        let mut params = None;
+        let mut err = None;
+        loop {
+            match self.read_msg()? {
+                b't' => params = Some(u16::from_be_bytes([self.buf[0], self.buf[1]]) as usize),
+                b'E' => {
+                    err.get_or_insert_with(|| self.server_error());
+                }
+                b'Z' => break,
+                _ => {}
+            }
+        }
+        if let Some(e) = err {
+            return Err(e);
+        }
+        self.stmts.push(params.unwrap_or(0));
+        Ok(idx)
+    }
+
+    /// Executes a prepared statement: Bind, Execute and Sync in one write.
+    pub fn execute(&mut self, stmt: usize, params: &[Param<'_>]) -> DbResult<Outcome> {
+        let Some(&n) = self.stmts.get(stmt) else {
+            return Err(proto_err("unknown statement"));
+        };
+        if n != params.len() {
+            return Err(DbError::new(
+                ErrorKind::Other,
+                format!("statement takes {n} parameters, {} given", params.len()),
+            ));
+        }
+        let at = begin(&mut self.out, b'B');
+        self.out.push(0); // unnamed portal
+        self.out.push(b's');
+        write_decimal(&mut self.out, stmt as i64);
+        self.out.push(0);
+        self.out.extend_from_slice(&0u16.to_be_bytes()); // all parameters in text
+        self.out
+            .extend_from_slice(&(params.len() as u16).to_be_bytes());
+        for p in params {
+            let len_at = self.out.len();
+            self.out.extend_from_slice(&[0, 0, 0, 0]);
+            match p {
+                Param::Int(v) => write_decimal(&mut self.out, *v),
+                Param::Str(s) => self.out.extend_from_slice(s.as_bytes()),
+            }
+            let len = (self.out.len() - len_at - 4) as u32;
+            self.out[len_at..len_at + 4].copy_from_slice(&len.to_be_bytes());
+        }
+        self.out.extend_from_slice(&0u16.to_be_bytes()); // results in text
+        end(&mut self.out, at);
+        self.out
+            .extend_from_slice(&[b'E', 0, 0, 0, 9, 0, 0, 0, 0, 0]);
+        self.out.extend_from_slice(&[b'S', 0, 0, 0, 4]);
+        self.flush_out()?;
+        self.read_until_ready(None)
+    }
+
+    /// `COPY … FROM STDIN`, streaming the data from `fill`.
+    pub fn copy_in(
+        &mut self,
+        sql: &str,
+        fill: &mut dyn FnMut(&mut Vec<u8>) -> bool,
+    ) -> DbResult<u64> {
+        let at = begin(&mut self.out, b'Q');
+        cstr(&mut self.out, sql);
+        end(&mut self.out, at);
+        self.flush_out()?;
+        loop {
+            match self.read_msg()? {
+                b'G' => break,
+                b'E' => {
+                    let e = self.server_error();
+                    self.read_until_ready(None)?;
+                    return Err(e);
+                }
+                _ => {}
+            }
+        }
+        const CHUNK: usize = 1 << 20;
+        let mut more = true;
+        while more {
+            let at = begin(&mut self.out, b'd');
+            while more && self.out.len() < CHUNK {
+                more = fill(&mut self.out);
+            }
+            end(&mut self.out, at);
+            self.flush_out()?;
+        }
+        let at = begin(&mut self.out, b'c');
+        end(&mut self.out, at);
+        self.flush_out()?;
+        self.read_until_ready(None).map(|o| o.affected)
+    }
+}
+
+/// Writes an integer in decimal without allocating.
+fn write_decimal(out: &mut Vec<u8>, v: i64) {
+    let mut tmp = [0u8; 20];
+    let mut i = tmp.len();
+    let neg = v < 0;
+    let mut u = v.unsigned_abs();
+    loop {
+        i -= 1;
+        tmp[i] = b'0' + (u % 10) as u8;
+        u /= 10;
+        if u == 0 {
+            break;
+        }
+    }
+    if neg {
+        out.push(b'-');
+    }
+    out.extend_from_slice(&tmp[i..]);
+}
+
+fn text_row(buf: &[u8]) -> Vec<Option<String>> {
+    let n = u16::from_be_bytes([buf[0], buf[1]]) as usize;
+    let mut pos = 2;
+    (0..n)
+        .map(|_| {
+            let len = i32::from_be_bytes(buf[pos..pos + 4].try_into().unwrap());
+            pos += 4;
+            if len < 0 {
+                return None;
+            }
+            let s = String::from_utf8_lossy(&buf[pos..pos + len as usize]).into_owned();
+            pos += len as usize;
+            Some(s)
+        })
+        .collect()
+}
+
+impl Drop for WireConn {
+    fn drop(&mut self) {
+        if !self.broken {
+            self.out.clear();
+            self.out.extend_from_slice(&[b'X', 0, 0, 0, 4]);
+            let _ = self.flush_out();
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn decimals_are_written_without_formatting() {
+        for v in [0i64, 7, -7, 1234567890, i64::MIN, i64::MAX] {
+            let mut out = Vec::new();
+            write_decimal(&mut out, v);
+            assert_eq!(String::from_utf8(out).unwrap(), v.to_string());
+        }
+    }
+
+    #[test]
+    fn sqlstates_map_to_kinds() {
+        assert_eq!(error_kind("40P01"), ErrorKind::Deadlock);
+        assert_eq!(error_kind("23505"), ErrorKind::Constraint);
+        assert_eq!(error_kind("57P01"), ErrorKind::Connection);
+        assert_eq!(error_kind("42P01"), ErrorKind::Other);
+    }
+}
