@@ -157,12 +157,12 @@ def bench_engine(name, args, tmp):
         total_rows = args.tables * args.rows
         for r in range(args.rounds):
             subprocess.run(sb + ["oltp_read_only", "cleanup"], capture_output=True)
-            wall, _, _, _ = measure(sb + [f"--threads={args.tables}", "oltp_read_only", "prepare"], pid)
-            loads["sysbench"].append(total_rows / wall)
+            wall, client, server, _ = measure(sb + [f"--threads={args.tables}", "oltp_read_only", "prepare"], pid)
+            loads["sysbench"].append((total_rows / wall, client * 1e6 / total_rows, server * 1e6 / total_rows))
             p = tmp / f"{name}-load-{r}.toml"
             relbench_plan(p, url, ["load"], args)
-            wall, _, _, _ = measure([str(RELBENCH), "run", "-q", str(p), "--out", str(tmp / f"{name}-load-{r}")], pid)
-            loads["relbench"].append(total_rows / wall)
+            wall, client, server, _ = measure([str(RELBENCH), "run", "-q", str(p), "--out", str(tmp / f"{name}-load-{r}")], pid)
+            loads["relbench"].append((total_rows / wall, client * 1e6 / total_rows, server * 1e6 / total_rows))
         p = tmp / f"{name}-settle.toml"
         relbench_plan(p, url, ["settle"], args)
         measure([str(RELBENCH), "run", "-q", str(p), "--out", str(tmp / f"{name}-settle")], pid)
@@ -202,6 +202,8 @@ def main():
     print(f"relbench against sysbench: {args.clients} clients, TCP to 127.0.0.1, "
           f"{args.tables} tables x {args.rows} rows, {args.rounds} interleaved rounds of {args.secs} s; medians")
     with tempfile.TemporaryDirectory(prefix="relbench-bench-") as t:
+        # PostgreSQL runs as its own user, which must reach the datadir.
+        os.chmod(t, 0o755)
         for name in args.engines.split(","):
             loads, rows = bench_engine(name, args, Path(t))
             med = statistics.median
@@ -216,8 +218,15 @@ def main():
                 print(f"  {wl:<14} {'ratio':<9} {med(x[0] for x in r) / med(x[0] for x in s):>9.2f} "
                       f"{med(x[1] for x in r) / med(x[1] for x in s):>13.2f} "
                       f"{med(x[2] for x in r) / med(x[2] for x in s):>13.2f}   (relbench / sysbench)")
-            ls, lr = med(loads["sysbench"]), med(loads["relbench"])
-            print(f"  load: sysbench prepare {ls:,.0f} rows/s, relbench {lr:,.0f} rows/s, ratio {lr / ls:.2f}")
+            print(f"  {'load':<14} {'tool':<9} {'rows/s':>9} {'client us/row':>13} {'server us/row':>13}")
+            for tool in ("sysbench", "relbench"):
+                v = loads[tool]
+                print(f"  {'load':<14} {tool:<9} {med(x[0] for x in v):>9.0f} "
+                      f"{med(x[1] for x in v):>13.2f} {med(x[2] for x in v):>13.2f}")
+            s, r = loads["sysbench"], loads["relbench"]
+            print(f"  {'load':<14} {'ratio':<9} {med(x[0] for x in r) / med(x[0] for x in s):>9.2f} "
+                  f"{med(x[1] for x in r) / med(x[1] for x in s):>13.2f} "
+                  f"{med(x[2] for x in r) / med(x[2] for x in s):>13.2f}   (relbench / sysbench)")
 
 
 if __name__ == "__main__":

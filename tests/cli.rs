@@ -180,3 +180,16 @@ fn report_writes_only_the_formats_asked_for() {
         .code(2)
         .stderr(contains("unknown format \"pdf\""));
 }
+
+#[test]
+fn the_example_plans_are_valid() {
+    // Their basedirs and config files must exist: `./test` installs the
+    // Debian packages they name.
+    for f in ["examples/three-engines.toml", "examples/buffer-pool.toml"] {
+        relbench()
+            .args(["check", f])
+            .assert()
+            .success()
+            .stdout(contains("valid"));
+    }
+}
