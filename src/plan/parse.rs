@@ -554,14 +554,6 @@ fn targets(cx: &mut Ctx<'_>, raw: &RawPlan) -> Vec<TargetSpec> {
             );
             continue;
         };
-        if !engine.has_driver() {
-            cx.err(
-                t.engine.span(),
-                format!("engine \"{engine}\" cannot be run by this version of relbench yet"),
-                Some("use engine = \"sqlite\", \"mariadb\" or \"mysql\"".into()),
-            );
-            continue;
-        }
         let access = if engine.is_server() {
             server_access(cx, t, engine)
         } else {
@@ -934,13 +926,7 @@ mod tests {
     }
 
     #[test]
-    fn engines_without_a_driver_are_refused() {
-        let e = errors("[[target]]\nname = \"p\"\nengine = \"postgres\"\n");
-        assert!(
-            e[0].message.contains("cannot be run by this version"),
-            "{}",
-            e[0].message
-        );
+    fn a_misspelt_engine_gets_a_suggestion() {
         let e = errors("[[target]]\nname = \"m\"\nengine = \"sqlit\"\n");
         assert_eq!(e[0].help.as_deref(), Some("did you mean \"sqlite\"?"));
     }

@@ -11,6 +11,7 @@ pub mod mysql;
 pub mod postgres;
 pub mod server;
 pub mod sqlite;
+pub mod stream;
 pub mod url;
 
 use std::collections::BTreeMap;
@@ -52,14 +53,6 @@ impl EngineKind {
             Self::Mysql | Self::Mariadb => Dialect::Mysql,
             Self::Postgres => Dialect::Postgres,
         }
-    }
-
-    /// Whether this build can run targets of this engine.
-    pub fn has_driver(self) -> bool {
-        matches!(
-            self,
-            Self::Sqlite | Self::Mysql | Self::Mariadb | Self::Postgres
-        )
     }
 
     /// Whether targets of this engine are servers (managed or by URL).

@@ -5,12 +5,11 @@ pub mod wire;
 
 use std::collections::BTreeMap;
 use std::path::PathBuf;
-use std::sync::Mutex;
 use std::time::{Duration, Instant};
 
 use anyhow::Context;
 
-use super::server::{self, mariadb, ManagedServer, ServerSpec};
+use super::server::{mariadb, Handle, ManagedServer, ServerSpec};
 use super::{Conn, DbResult, Driver, EngineKind, LoadMode, Param, Stmt, TargetFacts};
 use wire::{Address, Opts, WireConn};
 
@@ -46,9 +45,7 @@ pub struct MysqlDriver {
     engine: EngineKind,
     opts: Opts,
     storage_engine: Option<String>,
-    server: Option<Mutex<ManagedServer>>,
-    /// Remove the datadir when the sequence is done (it was relbench's choice).
-    remove_datadir: bool,
+    server: Handle,
 }
 
 impl MysqlDriver {
@@ -78,8 +75,7 @@ impl MysqlDriver {
                 database: Some(mariadb::DATABASE.into()),
             },
             storage_engine,
-            server: Some(Mutex::new(srv)),
-            remove_datadir,
+            server: Handle::managed(srv, remove_datadir),
         })
     }
 
@@ -89,19 +85,12 @@ impl MysqlDriver {
             engine,
             opts,
             storage_engine,
-            server: None,
-            remove_datadir: false,
+            server: Handle::none(),
         }
     }
 
     fn wire(&self) -> anyhow::Result<WireConn> {
         WireConn::connect(&self.opts).map_err(anyhow::Error::from)
-    }
-
-    fn server(&self) -> Option<std::sync::MutexGuard<'_, ManagedServer>> {
-        self.server
-            .as_ref()
-            .map(|m| m.lock().unwrap_or_else(|p| p.into_inner()))
     }
 
     fn is_rocksdb(&self) -> bool {
@@ -149,12 +138,12 @@ impl Driver for MysqlDriver {
         if let Some(e) = &self.storage_engine {
             config.insert("relbench.table_engine".into(), e.clone());
         }
-        let server = self.server();
+        let (datadir, config_file) = self.server.recorded();
         Ok(TargetFacts {
             version: format!("{} {version}", self.engine),
             config,
-            datadir: server.as_ref().map(|s| s.rt.datadir.display().to_string()),
-            config_file: server.as_ref().and_then(|s| s.config_text.clone()),
+            datadir,
+            config_file,
             transport: Some(match &self.opts.address {
                 Address::Tcp { host, port } => format!("tcp {host}:{port}"),
                 Address::Socket(p) => format!("unix socket {}", p.display()),
@@ -180,11 +169,11 @@ impl Driver for MysqlDriver {
     }
 
     fn data_size(&self) -> Option<u64> {
-        self.server().and_then(|s| server::dir_size(&s.rt.datadir))
+        self.server.data_size()
     }
 
     fn data_dir(&self) -> Option<PathBuf> {
-        self.server().map(|s| s.rt.datadir.clone())
+        self.server.data_dir()
     }
 
     fn concurrent_writers(&self) -> bool {
@@ -292,23 +281,15 @@ impl Driver for MysqlDriver {
     }
 
     fn server_cpu_secs(&self) -> Option<f64> {
-        let pid = self.server()?.pid()?;
-        crate::metrics::tree_cpu_secs(pid)
+        self.server.cpu_secs()
     }
 
     fn health(&self) -> Option<String> {
-        self.server().and_then(|mut s| s.health())
+        self.server.health()
     }
 
     fn cleanup(&self, remove_data: bool) -> anyhow::Result<()> {
-        if let Some(mut s) = self.server() {
-            s.stop()?;
-            if remove_data && self.remove_datadir {
-                let d = s.rt.datadir.clone();
-                std::fs::remove_dir_all(&d).with_context(|| format!("removing {}", d.display()))?;
-            }
-        }
-        Ok(())
+        self.server.cleanup(remove_data)
     }
 }
 

@@ -10,14 +10,13 @@
 //! `bench/` measures the outcome against sysbench.
 
 use std::io::{self, BufReader, Read, Write};
-use std::net::TcpStream;
-use std::os::unix::net::UnixStream;
 use std::path::PathBuf;
 use std::time::Duration;
 
 use sha1::Sha1;
 use sha2::{Digest, Sha256};
 
+use crate::target::stream::Stream;
 use crate::target::{DbError, DbResult, ErrorKind, Param};
 
 const CLIENT_LONG_PASSWORD: u32 = 1;
@@ -63,32 +62,6 @@ pub struct Opts {
     pub user: String,
     pub password: Option<String>,
     pub database: Option<String>,
-}
-
-enum Stream {
-    Tcp(TcpStream),
-    Unix(UnixStream),
-}
-
-impl Read for Stream {
-    fn read(&mut self, buf: &mut [u8]) -> io::Result<usize> {
-        match self {
-            Stream::Tcp(s) => s.read(buf),
-            Stream::Unix(s) => s.read(buf),
-        }
-    }
-}
-
-impl Write for Stream {
-    fn write(&mut self, buf: &[u8]) -> io::Result<usize> {
-        match self {
-            Stream::Tcp(s) => s.write(buf),
-            Stream::Unix(s) => s.write(buf),
-        }
-    }
-    fn flush(&mut self) -> io::Result<()> {
-        Ok(())
-    }
 }
 
 struct Prepared {
@@ -203,23 +176,8 @@ fn scramble_sha2(password: &[u8], seed: &[u8]) -> Vec<u8> {
 impl WireConn {
     pub fn connect(opts: &Opts) -> DbResult<Self> {
         let stream = match &opts.address {
-            Address::Tcp { host, port } => {
-                let s = TcpStream::connect((host.as_str(), *port)).map_err(|e| {
-                    DbError::new(
-                        ErrorKind::Connection,
-                        format!("cannot connect to {host}:{port}: {e}"),
-                    )
-                })?;
-                // Every statement is one small packet; Nagle would hold it back.
-                s.set_nodelay(true).map_err(io_err)?;
-                Stream::Tcp(s)
-            }
-            Address::Socket(p) => Stream::Unix(UnixStream::connect(p).map_err(|e| {
-                DbError::new(
-                    ErrorKind::Connection,
-                    format!("cannot connect to {}: {e}", p.display()),
-                )
-            })?),
+            Address::Tcp { host, port } => Stream::tcp(host, *port)?,
+            Address::Socket(p) => Stream::unix(p)?,
         };
         let mut c = WireConn {
             rd: BufReader::with_capacity(64 * 1024, stream),
@@ -237,10 +195,7 @@ impl WireConn {
     }
 
     fn set_read_timeout(&mut self, t: Option<Duration>) {
-        let _ = match self.rd.get_ref() {
-            Stream::Tcp(s) => s.set_read_timeout(t),
-            Stream::Unix(s) => s.set_read_timeout(t),
-        };
+        self.rd.get_ref().set_read_timeout(t);
     }
 
     fn read_packet(&mut self) -> DbResult<()> {

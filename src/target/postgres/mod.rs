@@ -4,11 +4,10 @@ pub mod wire;
 
 use std::collections::BTreeMap;
 use std::path::PathBuf;
-use std::sync::Mutex;
 
 use anyhow::Context;
 
-use super::server::{self, postgres as flavor, ManagedServer, ServerSpec};
+use super::server::{postgres as flavor, Handle, ManagedServer, ServerSpec};
 use super::{Conn, DbResult, Driver, EngineKind, LoadMode, Param, Stmt, TargetFacts};
 use wire::{Address, Opts, WireConn};
 
@@ -34,8 +33,7 @@ const RECORDED: &[&str] = &[
 
 pub struct PgDriver {
     opts: Opts,
-    server: Option<Mutex<ManagedServer>>,
-    remove_datadir: bool,
+    server: Handle,
 }
 
 impl PgDriver {
@@ -59,27 +57,19 @@ impl PgDriver {
                 password: None,
                 database: flavor::DATABASE.into(),
             },
-            server: Some(Mutex::new(srv)),
-            remove_datadir,
+            server: Handle::managed(srv, remove_datadir),
         })
     }
 
     pub fn remote(opts: Opts) -> Self {
         PgDriver {
             opts,
-            server: None,
-            remove_datadir: false,
+            server: Handle::none(),
         }
     }
 
     fn wire(&self) -> anyhow::Result<WireConn> {
         WireConn::connect(&self.opts).map_err(anyhow::Error::from)
-    }
-
-    fn server(&self) -> Option<std::sync::MutexGuard<'_, ManagedServer>> {
-        self.server
-            .as_ref()
-            .map(|m| m.lock().unwrap_or_else(|p| p.into_inner()))
     }
 }
 
@@ -110,12 +100,12 @@ impl Driver for PgDriver {
             .into_iter()
             .filter_map(|r| Some((r.first()?.clone()?, r.get(1)?.clone().unwrap_or_default())))
             .collect();
-        let server = self.server();
+        let (datadir, config_file) = self.server.recorded();
         Ok(TargetFacts {
             version,
             config,
-            datadir: server.as_ref().map(|s| s.rt.datadir.display().to_string()),
-            config_file: server.as_ref().and_then(|s| s.config_text.clone()),
+            datadir,
+            config_file,
             transport: Some(match &self.opts.address {
                 Address::Tcp { host, port } => format!("tcp {host}:{port}"),
                 Address::Socket { dir, port } => {
@@ -139,11 +129,11 @@ impl Driver for PgDriver {
     }
 
     fn data_size(&self) -> Option<u64> {
-        self.server().and_then(|s| server::dir_size(&s.rt.datadir))
+        self.server.data_size()
     }
 
     fn data_dir(&self) -> Option<PathBuf> {
-        self.server().map(|s| s.rt.datadir.clone())
+        self.server.data_dir()
     }
 
     fn concurrent_writers(&self) -> bool {
@@ -178,23 +168,15 @@ impl Driver for PgDriver {
     }
 
     fn server_cpu_secs(&self) -> Option<f64> {
-        let pid = self.server()?.pid()?;
-        crate::metrics::tree_cpu_secs(pid)
+        self.server.cpu_secs()
     }
 
     fn health(&self) -> Option<String> {
-        self.server().and_then(|mut s| s.health())
+        self.server.health()
     }
 
     fn cleanup(&self, remove_data: bool) -> anyhow::Result<()> {
-        if let Some(mut s) = self.server() {
-            s.stop()?;
-            if remove_data && self.remove_datadir {
-                let d = s.rt.datadir.clone();
-                std::fs::remove_dir_all(&d).with_context(|| format!("removing {}", d.display()))?;
-            }
-        }
-        Ok(())
+        self.server.cleanup(remove_data)
     }
 }
 

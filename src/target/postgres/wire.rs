@@ -10,13 +10,12 @@
 //! authentication. `bench/` measures the outcome against sysbench.
 
 use std::io::{self, BufReader, Read, Write};
-use std::net::TcpStream;
-use std::os::unix::net::UnixStream;
 use std::path::PathBuf;
 use std::time::Duration;
 
 use postgres_protocol::authentication::{md5_hash, sasl};
 
+use crate::target::stream::Stream;
 use crate::target::{DbError, DbResult, ErrorKind, Param};
 
 #[derive(Debug, Clone, PartialEq)]
@@ -38,32 +37,6 @@ pub struct Opts {
     pub user: String,
     pub password: Option<String>,
     pub database: String,
-}
-
-enum Stream {
-    Tcp(TcpStream),
-    Unix(UnixStream),
-}
-
-impl Read for Stream {
-    fn read(&mut self, buf: &mut [u8]) -> io::Result<usize> {
-        match self {
-            Stream::Tcp(s) => s.read(buf),
-            Stream::Unix(s) => s.read(buf),
-        }
-    }
-}
-
-impl Write for Stream {
-    fn write(&mut self, buf: &[u8]) -> io::Result<usize> {
-        match self {
-            Stream::Tcp(s) => s.write(buf),
-            Stream::Unix(s) => s.write(buf),
-        }
-    }
-    fn flush(&mut self) -> io::Result<()> {
-        Ok(())
-    }
 }
 
 /// What a command returned.
@@ -133,25 +106,8 @@ fn cstr(out: &mut Vec<u8>, s: &str) {
 impl WireConn {
     pub fn connect(opts: &Opts) -> DbResult<Self> {
         let stream = match &opts.address {
-            Address::Tcp { host, port } => {
-                let s = TcpStream::connect((host.as_str(), *port)).map_err(|e| {
-                    DbError::new(
-                        ErrorKind::Connection,
-                        format!("cannot connect to {host}:{port}: {e}"),
-                    )
-                })?;
-                s.set_nodelay(true).map_err(io_err)?;
-                Stream::Tcp(s)
-            }
-            Address::Socket { dir, port } => {
-                let p = dir.join(format!(".s.PGSQL.{port}"));
-                Stream::Unix(UnixStream::connect(&p).map_err(|e| {
-                    DbError::new(
-                        ErrorKind::Connection,
-                        format!("cannot connect to {}: {e}", p.display()),
-                    )
-                })?)
-            }
+            Address::Tcp { host, port } => Stream::tcp(host, *port)?,
+            Address::Socket { dir, port } => Stream::unix(&dir.join(format!(".s.PGSQL.{port}")))?,
         };
         let mut c = WireConn {
             rd: BufReader::with_capacity(64 * 1024, stream),
@@ -167,10 +123,7 @@ impl WireConn {
     }
 
     fn set_read_timeout(&mut self, t: Option<Duration>) {
-        let _ = match self.rd.get_ref() {
-            Stream::Tcp(s) => s.set_read_timeout(t),
-            Stream::Unix(s) => s.set_read_timeout(t),
-        };
+        self.rd.get_ref().set_read_timeout(t);
     }
 
     fn read_msg(&mut self) -> DbResult<u8> {

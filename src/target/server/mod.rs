@@ -423,6 +423,79 @@ impl Drop for ManagedServer {
     }
 }
 
+/// A driver's hold on the server it manages, if it manages one: the
+/// lifecycle facts every server driver reports the same way.
+pub struct Handle {
+    server: Option<Mutex<ManagedServer>>,
+    /// Remove the datadir when the sequence is done (relbench chose it).
+    remove_datadir: bool,
+}
+
+impl Handle {
+    /// A server someone else runs.
+    pub fn none() -> Self {
+        Handle {
+            server: None,
+            remove_datadir: false,
+        }
+    }
+
+    pub fn managed(server: ManagedServer, remove_datadir: bool) -> Self {
+        Handle {
+            server: Some(Mutex::new(server)),
+            remove_datadir,
+        }
+    }
+
+    pub fn lock(&self) -> Option<std::sync::MutexGuard<'_, ManagedServer>> {
+        self.server
+            .as_ref()
+            .map(|m| m.lock().unwrap_or_else(|p| p.into_inner()))
+    }
+
+    /// The datadir and the config file's text, for the results.
+    pub fn recorded(&self) -> (Option<String>, Option<String>) {
+        match self.lock() {
+            Some(s) => (
+                Some(s.rt.datadir.display().to_string()),
+                s.config_text.clone(),
+            ),
+            None => (None, None),
+        }
+    }
+
+    pub fn data_size(&self) -> Option<u64> {
+        self.lock().and_then(|s| dir_size(&s.rt.datadir))
+    }
+
+    pub fn data_dir(&self) -> Option<PathBuf> {
+        self.lock().map(|s| s.rt.datadir.clone())
+    }
+
+    /// CPU of the server's processes (and the children they reaped).
+    pub fn cpu_secs(&self) -> Option<f64> {
+        let pid = self.lock()?.pid()?;
+        crate::metrics::tree_cpu_secs(pid)
+    }
+
+    pub fn health(&self) -> Option<String> {
+        self.lock().and_then(|mut s| s.health())
+    }
+
+    /// Stops the server and, when `remove_data` and relbench chose the
+    /// datadir, removes it.
+    pub fn cleanup(&self, remove_data: bool) -> anyhow::Result<()> {
+        if let Some(mut s) = self.lock() {
+            s.stop()?;
+            if remove_data && self.remove_datadir {
+                let d = s.rt.datadir.clone();
+                fs::remove_dir_all(&d).with_context(|| format!("removing {}", d.display()))?;
+            }
+        }
+        Ok(())
+    }
+}
+
 /// Bytes of all files under `dir`.
 pub fn dir_size(dir: &Path) -> Option<u64> {
     fn walk(p: &Path) -> u64 {

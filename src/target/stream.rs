@@ -1,0 +1,68 @@
+//! A client socket, TCP or unix, for the wire-protocol clients.
+
+use std::io::{self, Read, Write};
+use std::net::TcpStream;
+use std::os::unix::net::UnixStream;
+use std::path::Path;
+use std::time::Duration;
+
+use super::{DbError, DbResult, ErrorKind};
+
+pub enum Stream {
+    Tcp(TcpStream),
+    Unix(UnixStream),
+}
+
+impl Stream {
+    pub fn tcp(host: &str, port: u16) -> DbResult<Stream> {
+        let s = TcpStream::connect((host, port)).map_err(|e| {
+            DbError::new(
+                ErrorKind::Connection,
+                format!("cannot connect to {host}:{port}: {e}"),
+            )
+        })?;
+        // Every statement is one small message; Nagle would hold it back.
+        s.set_nodelay(true)
+            .map_err(|e| DbError::new(ErrorKind::Connection, e.to_string()))?;
+        Ok(Stream::Tcp(s))
+    }
+
+    pub fn unix(path: &Path) -> DbResult<Stream> {
+        UnixStream::connect(path).map(Stream::Unix).map_err(|e| {
+            DbError::new(
+                ErrorKind::Connection,
+                format!("cannot connect to {}: {e}", path.display()),
+            )
+        })
+    }
+
+    /// Bounds the wait for the server during the handshake.
+    pub fn set_read_timeout(&self, t: Option<Duration>) {
+        let _ = match self {
+            Stream::Tcp(s) => s.set_read_timeout(t),
+            Stream::Unix(s) => s.set_read_timeout(t),
+        };
+    }
+}
+
+impl Read for Stream {
+    fn read(&mut self, buf: &mut [u8]) -> io::Result<usize> {
+        match self {
+            Stream::Tcp(s) => s.read(buf),
+            Stream::Unix(s) => s.read(buf),
+        }
+    }
+}
+
+impl Write for Stream {
+    fn write(&mut self, buf: &[u8]) -> io::Result<usize> {
+        match self {
+            Stream::Tcp(s) => s.write(buf),
+            Stream::Unix(s) => s.write(buf),
+        }
+    }
+
+    fn flush(&mut self) -> io::Result<()> {
+        Ok(())
+    }
+}
