@@ -279,6 +279,15 @@ pub fn summary_lines(r: &Report) -> Vec<(String, Vec<String>)> {
     r.summary
         .iter()
         .map(|s| {
+            if s.compared == 0 {
+                let head = format!(
+                    "{}: no step to compare with {} yet (each needs figures from both targets).",
+                    s.target, r.base
+                );
+                let failed = (!s.failed.is_empty())
+                    .then(|| format!("failed steps: {}", s.failed.join(", ")));
+                return (head, failed.into_iter().collect());
+            }
             let mut head = format!(
                 "{} against {}: {} of {} steps slower, {} faster, {} within 5%.",
                 s.target, r.base, s.slower, s.compared, s.faster, s.same

@@ -105,7 +105,7 @@ pub fn run(opts: &RunOptions, ui: &mut Progress) -> anyhow::Result<RunEnd> {
                     // The server would not start: record it against the
                     // target's first step left and go on with the others.
                     let e = mine.iter().find(|e| !done(e)).expect("a step is left");
-                    let mut r = blank_result(plan, target, e, StepKindRecord::Load);
+                    let mut r = blank_result(target, e, StepKindRecord::Load);
                     r.failed = Some(format!("{err:#}"));
                     ui.warn(&format!("[{}] FAILED to start: {err:#}", target.name));
                     results::write_atomic(&out.join(r.file_name()), &r)?;
@@ -475,13 +475,7 @@ fn record_target(
     Ok(())
 }
 
-fn blank_result(
-    plan: &Plan,
-    target: &TargetSpec,
-    e: &Execution,
-    kind: StepKindRecord,
-) -> StepResult {
-    let _ = plan;
+fn blank_result(target: &TargetSpec, e: &Execution, kind: StepKindRecord) -> StepResult {
     StepResult {
         schema_version: SCHEMA_VERSION,
         target: target.name.clone(),
@@ -533,7 +527,7 @@ fn run_load(
     ui: &mut Progress,
     label: &str,
 ) -> anyhow::Result<StepResult> {
-    let mut r = blank_result(plan, target, e, StepKindRecord::Load);
+    let mut r = blank_result(target, e, StepKindRecord::Load);
     r.group = Some(Group::Load);
     r.unit = Unit::RowsPerSec;
     r.metrics.db_bytes_before = driver.data_size();
@@ -591,7 +585,7 @@ fn run_settle(
     ui: &mut Progress,
     label: &str,
 ) -> anyhow::Result<StepResult> {
-    let mut r = blank_result(plan, target, e, StepKindRecord::Settle);
+    let mut r = blank_result(target, e, StepKindRecord::Settle);
     r.metrics.db_bytes_before = driver.data_size();
     let sleep = plan.settle.sleep(plan.rows as u64 * plan.tables as u64);
     ui.start_step(label, None);
@@ -629,7 +623,7 @@ fn run_workload(
     label: &str,
 ) -> anyhow::Result<StepResult> {
     let w = e.step.workload().expect("validated workload");
-    let mut r = blank_result(plan, target, e, StepKindRecord::Workload);
+    let mut r = blank_result(target, e, StepKindRecord::Workload);
     r.group = Some(w.group());
     let scale = Scale {
         tables: plan.tables,
