@@ -268,3 +268,32 @@ fn a_target_whose_database_cannot_be_opened_gets_a_clear_error() {
             "creating /proc/relbench-test for target \"base\"",
         ));
 }
+
+#[test]
+fn every_id_distribution_runs_and_keeps_the_row_checks() {
+    // Skewed draws must still give in-lists of distinct ids and ranges that
+    // fit in the table.
+    for d in ["uniform", "zipfian", "hotset"] {
+        let dir = tempfile::tempdir().unwrap();
+        let text = TINY
+            .replace(
+                r#"steps = ["load", "settle", "point-query", "scan", "read-only-100", "update-index", "delete", "insert"]"#,
+                r#"steps = ["load", "point-query", "random-points-100", "read-only-100", "update-inlist"]"#,
+            )
+            .replace("seed = 7", &format!("seed = 7\ndistribution = \"{d}\""));
+        let plan = write_plan(dir.path(), &text);
+        let out = dir.path().join("out");
+        relbench()
+            .args(["run", "-q"])
+            .arg(&plan)
+            .arg("--out")
+            .arg(&out)
+            .assert()
+            .success();
+        assert_eq!(read_json(&out.join("run.json"))["plan"]["distribution"], d);
+        for f in step_files(&out) {
+            let r = read_json(&out.join("steps").join(&f));
+            assert_eq!(r["errors"], serde_json::json!({}), "{d} {f}");
+        }
+    }
+}

@@ -35,6 +35,9 @@ pub struct Plan {
     pub clients: Vec<u32>,
     pub repeats: u32,
     pub seed: u64,
+    /// How ids are drawn where the catalogue leaves it open.
+    #[serde(default)]
+    pub distribution: crate::workload::dist::Kind,
     pub warmup_secs: f64,
     pub read: StopSpec,
     pub write: StopSpec,

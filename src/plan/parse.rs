@@ -13,7 +13,7 @@ use toml::Spanned;
 use super::{Access, Managed, Plan, Settle, Step, StepKind, StopSpec, TargetSpec};
 use crate::target::{server, sqlite, url::ServerUrl, EngineKind};
 use crate::util::did_you_mean;
-use crate::workload::{self, sysbench};
+use crate::workload::{self, dist, sysbench};
 
 /// One problem in a plan.
 #[derive(Debug, Clone, PartialEq)]
@@ -69,6 +69,7 @@ struct RawPlan {
     clients: Option<Spanned<Vec<Spanned<i64>>>>,
     repeats: Option<Spanned<i64>>,
     seed: Option<Spanned<i64>>,
+    distribution: Option<Spanned<String>>,
     scale: Option<RawScale>,
     duration: Option<RawDuration>,
     settle: Option<RawSettle>,
@@ -290,6 +291,17 @@ fn validate(cx: &mut Ctx<'_>, raw: RawPlan) -> Plan {
         None => 1,
     };
 
+    let distribution = match &raw.distribution {
+        None => dist::Kind::Uniform,
+        Some(d) => dist::Kind::parse(d.get_ref()).unwrap_or_else(|| {
+            cx.err(
+                d.span(),
+                format!("unknown distribution \"{}\"", d.get_ref()),
+                Some(format!("use one of: {}", dist::Kind::NAMES.join(", "))),
+            );
+            dist::Kind::Uniform
+        }),
+    };
     let (tables, rows) = match &raw.scale {
         None => (1, DEFAULT_ROWS),
         Some(s) => (
@@ -380,6 +392,7 @@ fn validate(cx: &mut Ctx<'_>, raw: RawPlan) -> Plan {
         clients,
         repeats,
         seed,
+        distribution,
         warmup_secs,
         read,
         write,
@@ -963,6 +976,23 @@ mod tests {
             e[0].message,
             "the environment variable RELBENCH_TEST_UNSET_VAR is not set"
         );
+    }
+
+    #[test]
+    fn distributions_are_named() {
+        let e = errors(&format!("distribution = \"zipf\"\n{TARGET}"));
+        assert_eq!(e[0].message, "unknown distribution \"zipf\"");
+        assert_eq!(
+            e[0].help.as_deref(),
+            Some("use one of: uniform, zipfian, hotset")
+        );
+        let p = parse(
+            &format!("distribution = \"hotset\"\n{TARGET}"),
+            "p",
+            Path::new("."),
+        )
+        .unwrap();
+        assert_eq!(p.distribution, dist::Kind::Hotset);
     }
 
     #[test]

@@ -630,6 +630,7 @@ fn run_workload(
         rows: plan.rows,
         // A delete step earlier in the sequence leaves holes in the ids.
         rows_may_be_missing: plan.steps[..e.seq - 1].iter().any(|s| s.name() == "delete"),
+        ids: plan.distribution,
     };
     let stop = plan.stop_for(w.duration_class()).to_stop();
     let warmup = Duration::from_secs_f64(plan.warmup_secs);

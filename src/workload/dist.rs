@@ -13,6 +13,41 @@ pub fn rng(seed: u64, stream: u64) -> Rng {
     Rng::seed_from_u64(seed ^ stream.wrapping_mul(0x9E37_79B9_7F4A_7C15))
 }
 
+/// Which distribution a plan asks for the ids that DESIGN calls "uniform
+/// unless said" (sysbench's `--rand-type`).
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum Kind {
+    #[default]
+    Uniform,
+    /// Zipfian with [`ZIPF_EXPONENT`].
+    Zipfian,
+    /// 90% of the draws in the hottest 10% of the rows.
+    Hotset,
+}
+
+impl Kind {
+    pub const NAMES: [&'static str; 3] = ["uniform", "zipfian", "hotset"];
+
+    pub fn parse(s: &str) -> Option<Kind> {
+        match s {
+            "uniform" => Some(Kind::Uniform),
+            "zipfian" => Some(Kind::Zipfian),
+            "hotset" => Some(Kind::Hotset),
+            _ => None,
+        }
+    }
+
+    /// The distribution over `[1, n]`.
+    pub fn ids(self, n: i64) -> Ids {
+        match self {
+            Kind::Uniform => Ids::uniform(n),
+            Kind::Zipfian => Ids::zipfian(n, ZIPF_EXPONENT),
+            Kind::Hotset => Ids::hot_set(n, 0.1, 0.9),
+        }
+    }
+}
+
 /// A distribution of ids in `[1, n]`.
 #[derive(Debug, Clone)]
 pub enum Ids {

@@ -71,6 +71,8 @@ pub struct Scale {
     /// Rows may have been deleted by an earlier step, so row-count checks
     /// that assume every id exists are off.
     pub rows_may_be_missing: bool,
+    /// How ids are drawn where the catalogue says nothing else.
+    pub ids: dist::Kind,
 }
 
 /// One statement as `relbench show` prints it.

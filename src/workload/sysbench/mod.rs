@@ -397,7 +397,8 @@ pub struct MicroClient {
     tx: Tx,
     scale: Scale,
     rng: Rng,
-    uniform: Ids,
+    /// The plan's distribution, for every id the catalogue leaves open.
+    ids_dist: Ids,
     zipf: Ids,
     /// Slots in op order; `DeleteInsert` takes two.
     slots: Vec<Slot>,
@@ -481,7 +482,7 @@ impl MicroClient {
             tx: micro.tx,
             scale: *scale,
             rng,
-            uniform: Ids::uniform(scale.rows),
+            ids_dist: scale.ids.ids(scale.rows),
             zipf: Ids::zipfian(scale.rows, dist::ZIPF_EXPONENT),
             slots,
             begin: class_id("begin"),
@@ -496,16 +497,17 @@ impl MicroClient {
 
     fn pick(&mut self, pick: Pick) -> i64 {
         match pick {
-            Pick::Uniform | Pick::Hot => self.uniform.sample(&mut self.rng),
+            Pick::Uniform | Pick::Hot => self.ids_dist.sample(&mut self.rng),
             Pick::Zipf => self.zipf.sample(&mut self.rng),
             Pick::One => (self.scale.rows / 2).max(1),
         }
     }
 
-    /// A start in `[1, rows - size + 1]`, so the whole range exists.
+    /// A start drawn from the plan's distribution, moved into
+    /// `[1, rows - size + 1]` so the whole range exists.
     fn range_start(&mut self, size: u32) -> i64 {
         let last = (self.scale.rows - size as i64 + 1).max(1);
-        self.rng.random_range(1..=last)
+        self.ids_dist.sample(&mut self.rng).min(last)
     }
 
     /// Runs the ops; `slot` walks the statement slots alongside.
@@ -520,7 +522,7 @@ impl MicroClient {
             match *op {
                 Op::PointSelects(n) => {
                     for _ in 0..n {
-                        let id = self.uniform.sample(&mut self.rng);
+                        let id = self.ids_dist.sample(&mut self.rng);
                         self.timed_query(conn, rec, slot, t, &[Param::Int(id)])?;
                     }
                 }
@@ -532,7 +534,7 @@ impl MicroClient {
                         });
                         r?;
                     } else {
-                        dist::distinct(&self.uniform, &mut self.rng, n as usize, &mut self.ids);
+                        dist::distinct(&self.ids_dist, &mut self.rng, n as usize, &mut self.ids);
                         self.params.clear();
                         self.params.extend(self.ids.iter().map(|&i| Param::Int(i)));
                         let s = &self.slots[slot];
@@ -548,7 +550,7 @@ impl MicroClient {
                 }
                 Op::Scan => self.timed_query(conn, rec, slot, t, &[])?,
                 Op::UpdateIndex => {
-                    let id = self.uniform.sample(&mut self.rng);
+                    let id = self.ids_dist.sample(&mut self.rng);
                     self.timed_exec(conn, rec, slot, t, &[Param::Int(id)])?;
                 }
                 Op::UpdateNonIndex(pick) => {
@@ -560,7 +562,7 @@ impl MicroClient {
                     })?;
                 }
                 Op::UpdateInList(n) => {
-                    dist::distinct(&self.uniform, &mut self.rng, n as usize, &mut self.ids);
+                    dist::distinct(&self.ids_dist, &mut self.rng, n as usize, &mut self.ids);
                     fill_digits(&mut self.rng, &mut self.c, 10);
                     let mut params = [Param::Int(0); 11];
                     params[0] = Param::Str(&self.c);
@@ -573,10 +575,10 @@ impl MicroClient {
                     })?;
                 }
                 Op::DeleteInsert => {
-                    let id = self.uniform.sample(&mut self.rng);
+                    let id = self.ids_dist.sample(&mut self.rng);
                     self.timed_exec(conn, rec, slot, t, &[Param::Int(id)])?;
                     slot += 1;
-                    let k = self.uniform.sample(&mut self.rng);
+                    let k = self.ids_dist.sample(&mut self.rng);
                     fill_digits(&mut self.rng, &mut self.c, 10);
                     fill_digits(&mut self.rng, &mut self.pad, 5);
                     let s = &self.slots[slot];
@@ -591,11 +593,11 @@ impl MicroClient {
                     })?;
                 }
                 Op::Delete => {
-                    let id = self.uniform.sample(&mut self.rng);
+                    let id = self.ids_dist.sample(&mut self.rng);
                     self.timed_exec(conn, rec, slot, t, &[Param::Int(id)])?;
                 }
                 Op::Insert => {
-                    let k = self.uniform.sample(&mut self.rng);
+                    let k = self.ids_dist.sample(&mut self.rng);
                     fill_digits(&mut self.rng, &mut self.c, 10);
                     fill_digits(&mut self.rng, &mut self.pad, 5);
                     let s = &self.slots[slot];
