@@ -68,7 +68,7 @@ impl Progress {
                 b
             }
         };
-        b_prefix(&bar, label);
+        bar.set_prefix(label.to_string());
         self.bar = Some(bar);
     }
 
@@ -100,8 +100,4 @@ impl Progress {
             eprintln!("{line}");
         }
     }
-}
-
-fn b_prefix(bar: &ProgressBar, label: &str) {
-    bar.set_prefix(label.to_string());
 }
