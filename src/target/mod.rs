@@ -9,6 +9,7 @@
 
 pub mod mysql;
 pub mod postgres;
+pub mod protocol;
 pub mod server;
 pub mod sqlite;
 pub mod stream;

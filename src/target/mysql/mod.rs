@@ -9,8 +9,9 @@ use std::time::{Duration, Instant};
 
 use anyhow::Context;
 
+use super::protocol::{Outcome, ProtocolConn, Wire};
 use super::server::{mariadb, Handle, ManagedServer, ServerSpec};
-use super::{Conn, DbResult, Driver, EngineKind, LoadMode, Param, Stmt, TargetFacts};
+use super::{Conn, DbResult, Driver, EngineKind, LoadMode, Param, TargetFacts};
 use wire::{Address, Opts, WireConn};
 
 /// Server variables recorded with the results: the ones that decide what a
@@ -114,9 +115,7 @@ impl Driver for MysqlDriver {
     }
 
     fn connect(&self) -> DbResult<Box<dyn Conn>> {
-        Ok(Box::new(MysqlConn {
-            w: WireConn::connect(&self.opts)?,
-        }))
+        Ok(Box::new(ProtocolConn(WireConn::connect(&self.opts)?)))
     }
 
     fn facts(&self) -> anyhow::Result<TargetFacts> {
@@ -293,37 +292,17 @@ impl Driver for MysqlDriver {
     }
 }
 
-struct MysqlConn {
-    w: WireConn,
-}
-
-impl Conn for MysqlConn {
-    fn prepare(&mut self, sql: &str) -> DbResult<Stmt> {
-        self.w.prepare(sql).map(Stmt)
+impl Wire for WireConn {
+    fn prepare(&mut self, sql: &str) -> DbResult<usize> {
+        WireConn::prepare(self, sql)
     }
 
-    fn query(&mut self, stmt: Stmt, params: &[Param<'_>]) -> DbResult<u64> {
-        self.w.execute(stmt.0, params).map(|o| o.rows)
+    fn execute(&mut self, stmt: usize, params: &[Param<'_>]) -> DbResult<Outcome> {
+        WireConn::execute(self, stmt, params)
     }
 
-    fn exec(&mut self, stmt: Stmt, params: &[Param<'_>]) -> DbResult<u64> {
-        self.w.execute(stmt.0, params).map(|o| o.affected)
-    }
-
-    fn batch(&mut self, sql: &str) -> DbResult<()> {
-        self.w.execute_text(sql).map(drop)
-    }
-
-    fn begin(&mut self, _write: bool) -> DbResult<()> {
-        self.w.execute_text("BEGIN").map(drop)
-    }
-
-    fn commit(&mut self) -> DbResult<()> {
-        self.w.execute_text("COMMIT").map(drop)
-    }
-
-    fn rollback(&mut self) -> DbResult<()> {
-        self.w.execute_text("ROLLBACK").map(drop)
+    fn execute_text(&mut self, sql: &str) -> DbResult<Outcome> {
+        WireConn::execute_text(self, sql)
     }
 
     fn bulk_load(
@@ -340,6 +319,6 @@ impl Conn for MysqlConn {
              FIELDS TERMINATED BY '\\t' LINES TERMINATED BY '\\n' ({})",
             columns.join(",")
         );
-        self.w.load_data_local(&sql, fill)
+        self.load_data_local(&sql, fill)
     }
 }

@@ -16,6 +16,7 @@ use std::time::Duration;
 use sha1::Sha1;
 use sha2::{Digest, Sha256};
 
+use crate::target::protocol::Outcome;
 use crate::target::stream::Stream;
 use crate::target::{DbError, DbResult, ErrorKind, Param};
 
@@ -67,15 +68,6 @@ pub struct Opts {
 struct Prepared {
     id: u32,
     params: usize,
-}
-
-/// What a command returned.
-#[derive(Debug, Clone, Copy, Default, PartialEq)]
-pub struct Outcome {
-    /// Rows of all result sets.
-    pub rows: u64,
-    /// Affected rows of the last OK packet.
-    pub affected: u64,
 }
 
 pub struct WireConn {

@@ -7,8 +7,9 @@ use std::path::PathBuf;
 
 use anyhow::Context;
 
+use super::protocol::{Outcome, ProtocolConn, Wire};
 use super::server::{postgres as flavor, Handle, ManagedServer, ServerSpec};
-use super::{Conn, DbResult, Driver, EngineKind, LoadMode, Param, Stmt, TargetFacts};
+use super::{Conn, DbResult, Driver, EngineKind, LoadMode, Param, TargetFacts};
 use wire::{Address, Opts, WireConn};
 
 /// Settings recorded with the results.
@@ -79,9 +80,7 @@ impl Driver for PgDriver {
     }
 
     fn connect(&self) -> DbResult<Box<dyn Conn>> {
-        Ok(Box::new(PgConn {
-            w: WireConn::connect(&self.opts)?,
-        }))
+        Ok(Box::new(ProtocolConn(WireConn::connect(&self.opts)?)))
     }
 
     fn facts(&self) -> anyhow::Result<TargetFacts> {
@@ -180,37 +179,17 @@ impl Driver for PgDriver {
     }
 }
 
-struct PgConn {
-    w: WireConn,
-}
-
-impl Conn for PgConn {
-    fn prepare(&mut self, sql: &str) -> DbResult<Stmt> {
-        self.w.prepare(sql).map(Stmt)
+impl Wire for WireConn {
+    fn prepare(&mut self, sql: &str) -> DbResult<usize> {
+        WireConn::prepare(self, sql)
     }
 
-    fn query(&mut self, stmt: Stmt, params: &[Param<'_>]) -> DbResult<u64> {
-        self.w.execute(stmt.0, params).map(|o| o.rows)
+    fn execute(&mut self, stmt: usize, params: &[Param<'_>]) -> DbResult<Outcome> {
+        WireConn::execute(self, stmt, params)
     }
 
-    fn exec(&mut self, stmt: Stmt, params: &[Param<'_>]) -> DbResult<u64> {
-        self.w.execute(stmt.0, params).map(|o| o.affected)
-    }
-
-    fn batch(&mut self, sql: &str) -> DbResult<()> {
-        self.w.execute_text(sql).map(drop)
-    }
-
-    fn begin(&mut self, _write: bool) -> DbResult<()> {
-        self.w.execute_text("BEGIN").map(drop)
-    }
-
-    fn commit(&mut self) -> DbResult<()> {
-        self.w.execute_text("COMMIT").map(drop)
-    }
-
-    fn rollback(&mut self) -> DbResult<()> {
-        self.w.execute_text("ROLLBACK").map(drop)
+    fn execute_text(&mut self, sql: &str) -> DbResult<Outcome> {
+        WireConn::execute_text(self, sql)
     }
 
     fn bulk_load(
@@ -220,6 +199,6 @@ impl Conn for PgConn {
         fill: &mut dyn FnMut(&mut Vec<u8>) -> bool,
     ) -> DbResult<Option<u64>> {
         let sql = format!("COPY {table} ({}) FROM STDIN", columns.join(","));
-        self.w.copy_in(&sql, fill).map(Some)
+        self.copy_in(&sql, fill).map(Some)
     }
 }

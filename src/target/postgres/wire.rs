@@ -15,6 +15,7 @@ use std::time::Duration;
 
 use postgres_protocol::authentication::{md5_hash, sasl};
 
+use crate::target::protocol::Outcome;
 use crate::target::stream::Stream;
 use crate::target::{DbError, DbResult, ErrorKind, Param};
 
@@ -37,14 +38,6 @@ pub struct Opts {
     pub user: String,
     pub password: Option<String>,
     pub database: String,
-}
-
-/// What a command returned.
-#[derive(Debug, Clone, Copy, Default, PartialEq)]
-pub struct Outcome {
-    pub rows: u64,
-    /// Rows the last command changed (from its CommandComplete tag).
-    pub affected: u64,
 }
 
 pub struct WireConn {
