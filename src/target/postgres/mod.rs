@@ -42,7 +42,7 @@ impl PgDriver {
         let srv = ManagedServer::start(spec, Box::new(flavor::Postgres))?;
         let address = if socket {
             Address::Socket {
-                dir: srv.rt.run_dir.clone(),
+                dir: srv.rt.socket.clone(),
                 port: srv.rt.port,
             }
         } else {

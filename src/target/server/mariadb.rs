@@ -15,8 +15,8 @@ pub const USER: &str = "relbench";
 pub struct MariaDb;
 
 impl Flavor for MariaDb {
-    fn name(&self) -> &'static str {
-        "mariadb"
+    fn socket(&self, run_dir: &Path) -> PathBuf {
+        run_dir.join("server.sock")
     }
 
     fn server_binary(&self, basedir: &Path) -> anyhow::Result<PathBuf> {

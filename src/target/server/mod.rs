@@ -52,7 +52,9 @@ pub struct ServerSpec {
 
 /// The engine-specific half of a managed server.
 pub trait Flavor: Send + Sync {
-    fn name(&self) -> &'static str;
+    /// Where clients find the server's unix socket in the run directory:
+    /// the socket file (MySQL) or the directory that holds it (PostgreSQL).
+    fn socket(&self, run_dir: &Path) -> PathBuf;
     /// The server binary under `basedir`.
     fn server_binary(&self, basedir: &Path) -> anyhow::Result<PathBuf>;
     /// The command that initialises an empty datadir.
@@ -264,11 +266,7 @@ impl ManagedServer {
         }
         let rt = Runtime {
             port,
-            socket: run_dir.join(if flavor.name() == "postgres" {
-                ""
-            } else {
-                "server.sock"
-            }),
+            socket: flavor.socket(&run_dir),
             run_dir,
             log,
             config,

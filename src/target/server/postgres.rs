@@ -18,8 +18,8 @@ pub const USER: &str = "relbench";
 pub struct Postgres;
 
 impl Flavor for Postgres {
-    fn name(&self) -> &'static str {
-        "postgres"
+    fn socket(&self, run_dir: &Path) -> PathBuf {
+        run_dir.to_path_buf()
     }
 
     fn server_binary(&self, basedir: &Path) -> anyhow::Result<PathBuf> {
@@ -71,7 +71,7 @@ impl Flavor for Postgres {
     fn ready(&self, rt: &Runtime) -> anyhow::Result<()> {
         let mut conn = WireConn::connect(&Opts {
             address: Address::Socket {
-                dir: rt.run_dir.clone(),
+                dir: rt.socket.clone(),
                 port: rt.port,
             },
             user: USER.into(),
