@@ -99,13 +99,7 @@ fn steps_can_stop_by_event_count() {
     let text = TINY.replace("insert = \"300ms\"", "insert = \"300ms\"\nevents = 150");
     let plan = write_plan(dir.path(), &text);
     let out = dir.path().join("out");
-    relbench()
-        .args(["run", "-q"])
-        .arg(&plan)
-        .arg("--out")
-        .arg(&out)
-        .assert()
-        .success();
+    run_quiet(&plan, &out).assert().success();
     for f in step_files(&out) {
         let r = read_json(&out.join("steps").join(&f));
         if r["kind"] == "workload" {
@@ -129,13 +123,7 @@ fn point_queries_after_deletes_are_not_counted_as_wrong_results() {
         .replace("rows = 2000", "rows = 300");
     let plan = write_plan(dir.path(), &text);
     let out = dir.path().join("out");
-    relbench()
-        .args(["run", "-q"])
-        .arg(&plan)
-        .arg("--out")
-        .arg(&out)
-        .assert()
-        .success();
+    run_quiet(&plan, &out).assert().success();
     for f in step_files(&out) {
         let r = read_json(&out.join("steps").join(&f));
         assert_eq!(r["errors"], serde_json::json!({}), "{f}");
@@ -205,18 +193,8 @@ fn a_second_run_into_the_same_directory_is_refused() {
     );
     let plan = write_plan(dir.path(), &text);
     let out = dir.path().join("out");
-    relbench()
-        .args(["run", "-q"])
-        .arg(&plan)
-        .arg("--out")
-        .arg(&out)
-        .assert()
-        .success();
-    relbench()
-        .args(["run", "-q"])
-        .arg(&plan)
-        .arg("--out")
-        .arg(&out)
+    run_quiet(&plan, &out).assert().success();
+    run_quiet(&plan, &out)
         .assert()
         .code(1)
         .stderr(predicates::str::contains("already holds a run"))
@@ -241,11 +219,7 @@ fn a_target_whose_database_cannot_be_opened_gets_a_clear_error() {
         "name = \"base\"\nengine = \"sqlite\"\npath = \".\"",
     );
     let plan = write_plan(dir.path(), &text);
-    relbench()
-        .args(["run", "-q"])
-        .arg(&plan)
-        .arg("--out")
-        .arg(dir.path().join("out"))
+    run_quiet(&plan, dir.path().join("out"))
         .assert()
         .code(1)
         .stderr(predicates::str::contains("target \"base\""))
@@ -257,11 +231,7 @@ fn a_target_whose_database_cannot_be_opened_gets_a_clear_error() {
         "name = \"base\"\nengine = \"sqlite\"\npath = \"/proc/relbench-test/x.db\"",
     );
     let plan = write_plan(dir.path(), &text);
-    relbench()
-        .args(["run", "-q"])
-        .arg(&plan)
-        .arg("--out")
-        .arg(dir.path().join("out2"))
+    run_quiet(&plan, dir.path().join("out2"))
         .assert()
         .code(1)
         .stderr(predicates::str::contains(
@@ -283,13 +253,7 @@ fn every_id_distribution_runs_and_keeps_the_row_checks() {
             .replace("seed = 7", &format!("seed = 7\ndistribution = \"{d}\""));
         let plan = write_plan(dir.path(), &text);
         let out = dir.path().join("out");
-        relbench()
-            .args(["run", "-q"])
-            .arg(&plan)
-            .arg("--out")
-            .arg(&out)
-            .assert()
-            .success();
+        run_quiet(&plan, &out).assert().success();
         assert_eq!(read_json(&out.join("run.json"))["plan"]["distribution"], d);
         for f in step_files(&out) {
             let r = read_json(&out.join("steps").join(&f));

@@ -83,13 +83,7 @@ fn the_sysbench_suite_runs_on_innodb_myrocks_and_postgres_and_the_report_compare
     );
     let plan = write_plan(dir.path(), &text);
     let out = dir.path().join("out");
-    relbench()
-        .args(["run", "-q"])
-        .arg(&plan)
-        .arg("--out")
-        .arg(&out)
-        .assert()
-        .success();
+    run_quiet(&plan, &out).assert().success();
     let steps = 37 + 3; // workloads at one client count, load, two settles
     assert_eq!(step_files(&out).len(), 3 * steps);
     let run = read_json(&out.join("run.json"));
@@ -171,11 +165,7 @@ fn a_postgres_datadir_its_user_cannot_reach_is_a_clear_error() {
         pg_target("pg")
     );
     let plan = write_plan(dir.path(), &text);
-    relbench()
-        .args(["run", "-q"])
-        .arg(&plan)
-        .arg("--out")
-        .arg(dir.path().join("out"))
+    run_quiet(&plan, dir.path().join("out"))
         .assert()
         .code(3)
         .stderr(contains("the server runs as postgres, who cannot reach"))
@@ -208,13 +198,7 @@ fn a_postgres_url_target_runs_against_a_server_someone_else_started() {
     );
     let plan = write_plan(dir.path(), &text);
     let out = dir.path().join("out");
-    relbench()
-        .args(["run", "-q"])
-        .arg(&plan)
-        .arg("--out")
-        .arg(&out)
-        .assert()
-        .success();
+    run_quiet(&plan, &out).assert().success();
     for f in step_files(&out) {
         let r = read_json(&out.join("steps").join(&f));
         assert!(r["failed"].is_null(), "{f}: {}", r["failed"]);
@@ -296,11 +280,7 @@ fn a_bad_config_file_shows_the_servers_own_error() {
         target("bad", "config = \"bad.cnf\"\nstart_timeout = \"30s\"")
     );
     let plan = write_plan(dir.path(), &text);
-    relbench()
-        .args(["run", "-q"])
-        .arg(&plan)
-        .arg("--out")
-        .arg(dir.path().join("out"))
+    run_quiet(&plan, dir.path().join("out"))
         .assert()
         .code(3)
         .stderr(contains("FAILED to start"))

@@ -9,6 +9,13 @@ pub fn relbench() -> assert_cmd::Command {
     assert_cmd::Command::cargo_bin("relbench").expect("the binary is built")
 }
 
+/// `relbench run -q PLAN --out OUT`, ready for more arguments or `.assert()`.
+pub fn run_quiet(plan: &Path, out: impl AsRef<std::ffi::OsStr>) -> assert_cmd::Command {
+    let mut c = relbench();
+    c.args(["run", "-q"]).arg(plan).arg("--out").arg(out);
+    c
+}
+
 pub fn bin() -> PathBuf {
     assert_cmd::cargo::cargo_bin("relbench")
 }
