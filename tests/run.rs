@@ -28,7 +28,7 @@ fn a_tiny_plan_runs_end_to_end_and_the_report_rebuilds_identically() {
     assert_eq!(files.len(), 2 * (2 + 6 * 2), "{files:?}");
     let run = read_json(&out.join("run.json"));
     assert_eq!(run["status"], "complete");
-    assert_eq!(run["schema_version"], 1);
+    assert_eq!(run["schema_version"], relbench::results::SCHEMA_VERSION);
     assert_eq!(run["targets"][1]["config"]["journal_mode"], "wal");
     assert!(run["targets"][0]["version"]
         .as_str()
@@ -65,10 +65,21 @@ fn a_tiny_plan_runs_end_to_end_and_the_report_rebuilds_identically() {
                 r["latency"]["event"]["p99_us"].as_f64().unwrap() > 0.0,
                 "{f}"
             );
-            assert!(
-                r["metrics"]["process_cpu_us_per_op"].as_f64().is_some(),
-                "{f}"
-            );
+            let m = &r["metrics"];
+            for k in ["cpu_us_per_op", "client_cpu_us_per_op"] {
+                assert!(m[k].as_f64().unwrap() > 0.0, "{f}: {k}");
+            }
+            assert!(m["cs_per_op"].as_f64().is_some(), "{f}");
+            // An embedded engine has no server: not a missing figure.
+            assert!(m["server_cpu_us_per_op"].is_null(), "{f}");
+            assert!(r["notes"].get("server_cpu").is_none(), "{f}");
+            assert!(!m["per_second"].as_array().unwrap().is_empty(), "{f}");
+            assert!(m["db_bytes_after"].as_u64().unwrap() > 0, "{f}");
+            assert!(m["sampler"]["pct_of_core"].as_f64().unwrap() < 5.0, "{f}");
+            assert!(r["notes"]["counters"]
+                .as_str()
+                .unwrap()
+                .starts_with("not measured"));
         }
     }
     let scan = read_json(&out.join("steps/base/r1-04-scan-c1.json"));

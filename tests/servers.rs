@@ -116,12 +116,43 @@ fn the_sysbench_suite_runs_on_innodb_myrocks_and_postgres_and_the_report_compare
                 );
             }
             let m = &r["metrics"];
+            for k in [
+                "cpu_us_per_op",
+                "server_cpu_us_per_op",
+                "client_cpu_us_per_op",
+                "cs_per_op",
+            ] {
+                assert!(m[k].as_f64().unwrap() > 0.0, "{f}: {k} is measured");
+            }
+            for k in ["read_kb_per_op", "write_kb_per_op", "reads_per_op"] {
+                assert!(m[k].as_f64().is_some(), "{f}: {k} is measured");
+            }
+            let second = &m["per_second"][0];
+            for k in [
+                "cpu_util_pct",
+                "cs_per_sec",
+                "server_cpu_pct",
+                "write_mb_per_sec",
+            ] {
+                assert!(second[k].as_f64().is_some(), "{f}: per-second {k}");
+            }
             assert!(
-                m["server_cpu_us_per_op"].as_f64().is_some(),
-                "{f}: server CPU is measured"
+                m["server_rss_peak_bytes"].as_u64().unwrap() > 1 << 20,
+                "{f}"
             );
+            assert!(m["db_bytes_before"].as_u64().unwrap() > 0, "{f}");
+            assert!(m["db_bytes_after"].as_u64().unwrap() > 0, "{f}");
+            // The engine's own counters moved with the work.
+            let delta = &m["counters"]["delta"];
+            let moved = if f.starts_with("pg/") {
+                "pg_stat_database.xact_commit"
+            } else {
+                "Questions"
+            };
+            assert!(delta[moved].as_f64().unwrap() > 0.0, "{f}: {moved}");
             assert!(
-                m["cpu_us_per_op"].as_f64().unwrap() > m["process_cpu_us_per_op"].as_f64().unwrap()
+                m["counters"]["before"].as_object().unwrap().len() > 10,
+                "{f}"
             );
         }
         if r["kind"] == "settle" {
@@ -146,8 +177,21 @@ fn the_sysbench_suite_runs_on_innodb_myrocks_and_postgres_and_the_report_compare
             "{t}: {l}"
         );
     }
+    // The sampler knew which device holds each datadir.
+    for t in run["targets"].as_array().unwrap() {
+        assert!(
+            !t["devices"]["devices"].as_array().unwrap().is_empty(),
+            "{t}"
+        );
+    }
+    // The load's cost is per inserted row.
+    let l = read_json(&out.join("steps/innodb/r1-01-load-c1.json"));
+    assert!(l["metrics"]["write_kb_per_op"].as_f64().is_some(), "{l}");
+    assert!(l["metrics"]["server_cpu_us_per_op"].as_f64().unwrap() > 0.0);
     // The tables really used MyRocks: the load's CREATE TABLE carried it.
     let md = std::fs::read_to_string(out.join("report.md")).unwrap();
+    assert!(md.contains("## Hardware efficiency, relative"), "{md}");
+    assert!(md.contains("| update-index | 2 | pg |"), "{md}");
     assert!(md.contains("| step | clients | myrocks | pg |"), "{md}");
     assert!(md.contains("| read-only-10000 |"));
     // Servers were stopped and their default datadirs removed.
@@ -370,13 +414,27 @@ fn a_url_target_reads_its_password_from_the_environment_and_never_writes_it() {
         .stderr(contains(secret).not());
     let pq = read_json(&out.join("steps/remote/r1-03-point-query-c2.json"));
     assert!(pq["events"].as_u64().unwrap() > 0);
-    // The server is not relbench's: its CPU is not measured, and says so.
+    // The server is not relbench's: its processes and its datadir's device
+    // are not measured, and the notes say so. It runs on this machine
+    // (loopback), so the machine's CPU per operation still describes it.
     assert!(pq["metrics"]["server_cpu_us_per_op"].is_null());
-    assert!(pq["metrics"]["cpu_us_per_op"].is_null());
-    assert!(pq["notes"]["server_cpu"]
-        .as_str()
-        .unwrap()
-        .contains("not measured"));
+    assert!(pq["metrics"]["write_kb_per_op"].is_null());
+    assert!(pq["metrics"]["cpu_us_per_op"].as_f64().unwrap() > 0.0);
+    for k in ["server_cpu", "disk"] {
+        assert!(
+            pq["notes"][k].as_str().unwrap().starts_with("not measured"),
+            "{k}: {pq}"
+        );
+    }
+    // Its counters are read over the connection like any server's.
+    assert!(
+        pq["metrics"]["counters"]["delta"]["Questions"]
+            .as_f64()
+            .unwrap()
+            > 0.0
+    );
+    let md = std::fs::read_to_string(out.join("report.md")).unwrap();
+    assert!(md.contains("not measured"), "{md}");
     // The password is in no file relbench wrote.
     for entry in walk(&out) {
         let text = std::fs::read(&entry).unwrap();

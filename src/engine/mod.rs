@@ -40,6 +40,8 @@ pub struct StepSpec<'a> {
     pub stop: Stop,
     pub seed: u64,
     pub interrupt: &'a AtomicBool,
+    /// What the sampler reads beside the step.
+    pub probe: &'a metrics::Probe,
 }
 
 /// What the progress display is told a few times a second.
@@ -58,10 +60,8 @@ pub struct Measured {
     /// Length of the measured window.
     pub secs: f64,
     pub merged: Merged,
-    /// CPU seconds of the relbench process over the measured window.
-    pub process_cpu_secs: Option<f64>,
-    /// CPU seconds of the server's processes over the window, when visible.
-    pub server_cpu_secs: Option<f64>,
+    /// What the sampler saw over the measured window.
+    pub sampled: metrics::Sampled,
     /// Why the step stopped before its end, when it did.
     pub aborted: Option<String>,
 }
@@ -86,7 +86,7 @@ pub fn run(spec: &StepSpec<'_>, live: &mut dyn FnMut(&Live)) -> Measured {
     let done = AtomicUsize::new(0);
     let setup_error: Mutex<Option<String>> = Mutex::new(None);
 
-    let (recorders, abort_reasons, secs, cpu) = std::thread::scope(|s| {
+    let (recorders, abort_reasons, secs, sampled) = std::thread::scope(|s| {
         let handles: Vec<_> = (0..n)
             .map(|i| {
                 let (classes, counters) = (&classes, &counters);
@@ -181,19 +181,16 @@ pub fn run(spec: &StepSpec<'_>, live: &mut dyn FnMut(&Live)) -> Measured {
             Stop::Time(d) => Some(spec.warmup + d),
             Stop::Events(_) => None,
         };
-        let mut cpu0 = None;
-        let mut cpu1 = None;
-        let (mut srv0, mut srv1) = (None, None);
+        let sampler = metrics::Sampler::start(spec.probe.clone(), window);
+        let mut sampler = Some(sampler);
+        let mut sampled = None;
         while done.load(Ordering::Relaxed) < n {
             let now = Instant::now();
-            if cpu0.is_none() && now >= window {
-                cpu0 = metrics::process_cpu_secs();
-                srv0 = spec.driver.server_cpu_secs();
-            }
             if let Some(tot) = total {
-                if cpu1.is_none() && now >= t0 + tot {
-                    cpu1 = metrics::process_cpu_secs();
-                    srv1 = spec.driver.server_cpu_secs();
+                if now >= t0 + tot {
+                    if let Some(s) = sampler.take() {
+                        sampled = Some(s.finish());
+                    }
                 }
             }
             let events = counters.iter().map(|c| c.0.load(Ordering::Relaxed)).sum();
@@ -203,10 +200,10 @@ pub fn run(spec: &StepSpec<'_>, live: &mut dyn FnMut(&Live)) -> Measured {
                 warming_up: now < window,
                 events,
             });
-            // Sleep to the next tick, but wake for the window's start and end
-            // so the CPU samples bracket the measured window closely.
+            // Sleep to the next tick, but wake for the window's end so the
+            // sampler's last snapshot closes the measured window closely.
             let mut next = now + Duration::from_millis(200);
-            for edge in [Some(window), total.map(|t| t0 + t)].into_iter().flatten() {
+            for edge in [total.map(|t| t0 + t)].into_iter().flatten() {
                 if edge > now && edge < next {
                     next = edge;
                 }
@@ -216,9 +213,8 @@ pub fn run(spec: &StepSpec<'_>, live: &mut dyn FnMut(&Live)) -> Measured {
                     .max(Duration::from_millis(1)),
             );
         }
-        if cpu1.is_none() {
-            cpu1 = metrics::process_cpu_secs();
-            srv1 = spec.driver.server_cpu_secs();
+        if let Some(s) = sampler.take() {
+            sampled = Some(s.finish());
         }
         let mut recs = Vec::with_capacity(n);
         let mut reasons = Vec::new();
@@ -233,11 +229,7 @@ pub fn run(spec: &StepSpec<'_>, live: &mut dyn FnMut(&Live)) -> Measured {
             Stop::Time(d) => d.as_secs_f64(),
             Stop::Events(_) => last_finish.saturating_duration_since(window).as_secs_f64(),
         };
-        let cpu = (
-            metrics::cpu_between(cpu0, cpu1),
-            metrics::cpu_between(srv0, srv1),
-        );
-        (recs, reasons, secs, cpu)
+        (recs, reasons, secs, sampled.unwrap_or_default())
     });
 
     let mut aborted = setup_error.into_inner().unwrap_or_else(|p| p.into_inner());
@@ -247,8 +239,7 @@ pub fn run(spec: &StepSpec<'_>, live: &mut dyn FnMut(&Live)) -> Measured {
     Measured {
         secs,
         merged: merge(&classes, &recorders),
-        process_cpu_secs: cpu.0,
-        server_cpu_secs: cpu.1,
+        sampled,
         aborted,
     }
 }

@@ -1,39 +1,11 @@
 //! CSV: one row per target × step × clients × repeat, every figure a column,
 //! for spreadsheets and notebooks. Relative columns divide by the base's
-//! median for the same step and client count.
+//! median for the same step and client count. A figure that was not
+//! measured is an empty field, never 0.
 
 use std::fmt::Write;
 
-use super::{ratio, Report};
-
-const HEAD: &[&str] = &[
-    "run_dir",
-    "host",
-    "target",
-    "engine",
-    "repeat",
-    "seq",
-    "step",
-    "kind",
-    "group",
-    "clients",
-    "unit",
-    "secs",
-    "events",
-    "failed_events",
-    "errors",
-    "throughput",
-    "relative",
-    "cpu_us_per_op",
-    "cpu_relative",
-    "p50_us",
-    "p95_us",
-    "p99_us",
-    "max_us",
-    "db_bytes_before",
-    "db_bytes_after",
-    "failed",
-];
+use super::{ratio, Report, COSTS};
 
 /// Quotes a field when it holds a separator, a quote or a line break.
 fn field(s: &str) -> String {
@@ -49,10 +21,9 @@ fn opt<T: ToString>(v: Option<T>) -> String {
 }
 
 pub fn render(r: &Report) -> String {
-    let mut out = HEAD.join(",");
-    out.push('\n');
+    let mut out = String::new();
     let base = r.base_index();
-    for (ti, s) in &r.steps {
+    for (i, (ti, s)) in r.steps.iter().enumerate() {
         let t = &r.targets[*ti];
         let run = &r.runs[t.run];
         let row = r
@@ -62,40 +33,97 @@ pub fn render(r: &Report) -> String {
         let base_cell = row.map(|row| &row.cells[base]);
         let ok = s.failed.is_none();
         let tput = ok.then_some(s.throughput);
-        let cpu = s.metrics.cpu_us_per_op;
         let lat = s.latency.get("event");
-        let kind = format!("{:?}", s.kind).to_lowercase();
-        let fields = [
-            run.dir.clone(),
-            run.host.hostname.clone(),
-            t.name.clone(),
-            t.engine.clone(),
-            s.repeat.to_string(),
-            s.seq.to_string(),
-            s.step.clone(),
-            kind,
-            s.group.map(|g| g.name().to_string()).unwrap_or_default(),
-            s.clients.to_string(),
-            s.unit.name().to_string(),
-            format!("{:.3}", s.secs),
-            s.events.to_string(),
-            s.failed_events.to_string(),
-            s.errors.values().sum::<u64>().to_string(),
-            opt(tput.map(|v| format!("{v:.2}"))),
-            opt(ratio(tput, base_cell.and_then(|c| c.throughput)).map(|v| format!("{v:.4}"))),
-            opt(cpu.map(|v| format!("{v:.3}"))),
-            opt(ratio(cpu, base_cell.and_then(|c| c.cpu_us_per_op)).map(|v| format!("{v:.4}"))),
-            opt(s.metrics.process_cpu_us_per_op.map(|v| format!("{v:.3}"))),
-            opt(s.metrics.server_cpu_us_per_op.map(|v| format!("{v:.3}"))),
-            opt(lat.map(|l| format!("{:.1}", l.p50_us))),
-            opt(lat.map(|l| format!("{:.1}", l.p95_us))),
-            opt(lat.map(|l| format!("{:.1}", l.p99_us))),
-            opt(lat.map(|l| format!("{:.1}", l.max_us))),
-            opt(s.metrics.db_bytes_before),
-            opt(s.metrics.db_bytes_after),
-            s.failed.clone().unwrap_or_default(),
+        let m = &s.metrics;
+        let f3 = |v: Option<f64>| opt(v.map(|v| format!("{v:.3}")));
+        let f4 = |v: Option<f64>| opt(v.map(|v| format!("{v:.4}")));
+        // Every column is named beside its value, so the header and the
+        // rows cannot drift apart.
+        let mut cols: Vec<(String, String)> = vec![
+            ("run_dir".into(), run.dir.clone()),
+            ("host".into(), run.host.hostname.clone()),
+            ("target".into(), t.name.clone()),
+            ("engine".into(), t.engine.clone()),
+            ("repeat".into(), s.repeat.to_string()),
+            ("seq".into(), s.seq.to_string()),
+            ("step".into(), s.step.clone()),
+            ("kind".into(), format!("{:?}", s.kind).to_lowercase()),
+            (
+                "group".into(),
+                s.group.map(|g| g.name().to_string()).unwrap_or_default(),
+            ),
+            ("clients".into(), s.clients.to_string()),
+            ("unit".into(), s.unit.name().to_string()),
+            ("secs".into(), format!("{:.3}", s.secs)),
+            ("events".into(), s.events.to_string()),
+            ("failed_events".into(), s.failed_events.to_string()),
+            ("errors".into(), s.errors.values().sum::<u64>().to_string()),
+            ("throughput".into(), opt(tput.map(|v| format!("{v:.2}")))),
+            (
+                "relative".into(),
+                f4(ratio(tput, base_cell.and_then(|c| c.throughput))),
+            ),
         ];
-        let line: Vec<String> = fields.iter().map(|f| field(f)).collect();
+        for c in &COSTS {
+            let v = ok.then(|| (c.get)(m)).flatten();
+            cols.push((format!("{}_per_op", c.key), f4(v)));
+            let b = base_cell.and_then(|b| b.costs.get(c.key).copied());
+            cols.push((format!("{}_per_op_relative", c.key), f4(ratio(v, b))));
+        }
+        let sys = m.system.as_ref();
+        let disk = m.disk.as_ref();
+        cols.extend([
+            ("client_cpu_secs".into(), f3(m.client_cpu_secs)),
+            ("server_cpu_secs".into(), f3(m.server_cpu_secs)),
+            ("cpu_util_pct".into(), f3(sys.map(|s| s.cpu_util_pct))),
+            ("iowait_pct".into(), f3(sys.map(|s| s.iowait_pct))),
+            ("cs_per_sec".into(), f3(sys.map(|s| s.cs_per_sec))),
+            (
+                "disk_devices".into(),
+                disk.map(|d| d.devices.join("+")).unwrap_or_default(),
+            ),
+            ("reads_per_sec".into(), f3(disk.map(|d| d.reads_per_sec))),
+            (
+                "read_mb_per_sec".into(),
+                f3(disk.map(|d| d.read_mb_per_sec)),
+            ),
+            ("writes_per_sec".into(), f3(disk.map(|d| d.writes_per_sec))),
+            (
+                "write_mb_per_sec".into(),
+                f3(disk.map(|d| d.write_mb_per_sec)),
+            ),
+            ("disk_util_pct".into(), f3(disk.map(|d| d.util_pct))),
+            ("server_rss_peak_bytes".into(), opt(m.server_rss_peak_bytes)),
+            ("client_rss_peak_bytes".into(), opt(m.client_rss_peak_bytes)),
+            (
+                "sampler_pct_of_core".into(),
+                f4(m.sampler.as_ref().map(|c| c.pct_of_core)),
+            ),
+            (
+                "p50_us".into(),
+                opt(lat.map(|l| format!("{:.1}", l.p50_us))),
+            ),
+            (
+                "p95_us".into(),
+                opt(lat.map(|l| format!("{:.1}", l.p95_us))),
+            ),
+            (
+                "p99_us".into(),
+                opt(lat.map(|l| format!("{:.1}", l.p99_us))),
+            ),
+            (
+                "max_us".into(),
+                opt(lat.map(|l| format!("{:.1}", l.max_us))),
+            ),
+            ("db_bytes_before".into(), opt(m.db_bytes_before)),
+            ("db_bytes_after".into(), opt(m.db_bytes_after)),
+            ("failed".into(), s.failed.clone().unwrap_or_default()),
+        ]);
+        if i == 0 {
+            let head: Vec<&str> = cols.iter().map(|c| c.0.as_str()).collect();
+            let _ = writeln!(out, "{}", head.join(","));
+        }
+        let line: Vec<String> = cols.iter().map(|c| field(&c.1)).collect();
         let _ = writeln!(out, "{}", line.join(","));
     }
     out

@@ -116,7 +116,8 @@ pub fn render(r: &Report) -> String {
     }
     section(&mut out, &tables::relative(r));
     section(&mut out, &tables::absolute(r));
-    section(&mut out, &tables::cpu(r));
+    section(&mut out, &tables::efficiency(r));
+    section(&mut out, &tables::efficiency_relative(r));
     section(&mut out, &tables::latency(r));
     if let Some(t) = tables::problems(r) {
         out.push_str("<h2>Errors and failed steps</h2>\n");

@@ -67,7 +67,8 @@ pub fn render(r: &Report) -> String {
     }
     section(&mut out, &tables::relative(r));
     section(&mut out, &tables::absolute(r));
-    section(&mut out, &tables::cpu(r));
+    section(&mut out, &tables::efficiency(r));
+    section(&mut out, &tables::efficiency_relative(r));
     section(&mut out, &tables::latency(r));
     if let Some(t) = tables::problems(r) {
         out.push_str("## Errors and failed steps\n\n");

@@ -22,7 +22,7 @@ use anyhow::{bail, Context};
 use serde::Serialize;
 
 use crate::metrics::host::HostFacts;
-use crate::results::{LoadedRun, RunStatus, StepKindRecord, StepResult, Unit};
+use crate::results::{LoadedRun, RunStatus, StepKindRecord, StepMetrics, StepResult, Unit};
 use crate::workload::Group;
 
 /// Throughput ratios at or below this are regressions, at or above
@@ -121,6 +121,11 @@ pub fn median(values: &mut [f64]) -> Option<f64> {
     })
 }
 
+fn median_u64(values: impl Iterator<Item = u64>) -> Option<u64> {
+    let mut v: Vec<f64> = values.map(|b| b as f64).collect();
+    median(&mut v).map(|m| m as u64)
+}
+
 #[derive(Debug, Clone, Serialize)]
 pub struct RunMeta {
     pub dir: String,
@@ -137,6 +142,8 @@ pub struct TargetMeta {
     /// Name in this report (qualified by its run when two runs share a name).
     pub name: String,
     pub engine: String,
+    /// An embedded engine has no server process to measure.
+    pub embedded: bool,
     pub version: String,
     pub config: BTreeMap<String, String>,
     pub filesystem: Option<String>,
@@ -154,16 +161,17 @@ pub struct Cell {
     pub repeats: usize,
     /// Why the step has no figure, when it failed in every repeat.
     pub failed: Option<String>,
-    /// CPU µs per operation of client and database together (see
-    /// `StepMetrics::cpu_us_per_op`).
-    pub cpu_us_per_op: Option<f64>,
-    pub cpu_relative: Option<f64>,
-    /// CPU µs per operation of relbench's client alone (with the engine,
-    /// when it is embedded).
-    pub client_cpu_us_per_op: Option<f64>,
-    pub server_cpu_us_per_op: Option<f64>,
+    /// Cost per operation by [`Cost::key`], median over repeats; a cost
+    /// that was not measured is absent.
+    pub costs: BTreeMap<&'static str, f64>,
+    /// Target ÷ base for each cost both have (above 1 = more cost).
+    pub costs_relative: BTreeMap<&'static str, f64>,
     pub p99_us: Option<f64>,
     pub errors: u64,
+    /// Database size on disk after the step, and the server's peak
+    /// resident memory during it (medians over repeats).
+    pub db_bytes_after: Option<u64>,
+    pub server_rss_peak_bytes: Option<u64>,
 }
 
 #[derive(Debug, Clone, Serialize)]
@@ -184,7 +192,6 @@ pub struct Change {
     pub step: String,
     pub clients: u32,
     pub relative: f64,
-    pub cpu_relative: Option<f64>,
     /// The cost behind it, in words.
     pub explanation: String,
 }
@@ -255,6 +262,7 @@ pub fn build(runs: &[LoadedRun], base: Option<&str>) -> anyhow::Result<Report> {
             targets.push(TargetMeta {
                 name: name.clone(),
                 engine: t.engine.name().to_string(),
+                embedded: !t.engine.is_server(),
                 version: rec.map_or_else(|| "not recorded".into(), |r| r.facts.version.clone()),
                 config: rec.map(|r| r.facts.config.clone()).unwrap_or_default(),
                 filesystem: rec
@@ -324,10 +332,18 @@ pub fn build(runs: &[LoadedRun], base: Option<&str>) -> anyhow::Result<Report> {
                 )
             })
             .collect();
-        let (bt, bc) = (cells[base_i].throughput, cells[base_i].cpu_us_per_op);
+        let (bt, bc) = (cells[base_i].throughput, cells[base_i].costs.clone());
         for c in &mut cells {
             c.relative = ratio(c.throughput, bt);
-            c.cpu_relative = ratio(c.cpu_us_per_op, bc);
+            c.costs_relative = COSTS
+                .iter()
+                .filter_map(|k| {
+                    Some((
+                        k.key,
+                        ratio(c.costs.get(k.key).copied(), bc.get(k.key).copied())?,
+                    ))
+                })
+                .collect();
         }
         rows.push(Row {
             seq,
@@ -341,7 +357,7 @@ pub fn build(runs: &[LoadedRun], base: Option<&str>) -> anyhow::Result<Report> {
 
     let summary = (0..targets.len())
         .filter(|&ti| ti != base_i)
-        .map(|ti| summarise(&targets[ti].name, ti, &rows, &steps))
+        .map(|ti| summarise(&targets[ti].name, ti, base_i, &rows, &steps))
         .collect();
     let runs = runs
         .iter()
@@ -369,14 +385,12 @@ fn cell<'a>(results: impl Iterator<Item = &'a StepResult>) -> Cell {
     let results: Vec<&StepResult> = results.collect();
     let ok: Vec<&&StepResult> = results.iter().filter(|s| s.failed.is_none()).collect();
     let mut tput: Vec<f64> = ok.iter().map(|s| s.throughput).collect();
-    let mut cpu: Vec<f64> = ok.iter().filter_map(|s| s.metrics.cpu_us_per_op).collect();
-    let mut client: Vec<f64> = ok
+    let costs = COSTS
         .iter()
-        .filter_map(|s| s.metrics.process_cpu_us_per_op)
-        .collect();
-    let mut server: Vec<f64> = ok
-        .iter()
-        .filter_map(|s| s.metrics.server_cpu_us_per_op)
+        .filter_map(|k| {
+            let mut v: Vec<f64> = ok.iter().filter_map(|s| (k.get)(&s.metrics)).collect();
+            Some((k.key, median(&mut v)?))
+        })
         .collect();
     let mut p99: Vec<f64> = ok
         .iter()
@@ -391,36 +405,162 @@ fn cell<'a>(results: impl Iterator<Item = &'a StepResult>) -> Cell {
         } else {
             None
         },
-        cpu_us_per_op: median(&mut cpu),
-        cpu_relative: None,
-        client_cpu_us_per_op: median(&mut client),
-        server_cpu_us_per_op: median(&mut server),
+        costs,
+        costs_relative: BTreeMap::new(),
         p99_us: median(&mut p99),
         errors: results.iter().flat_map(|s| s.errors.values()).sum(),
+        db_bytes_after: median_u64(ok.iter().filter_map(|s| s.metrics.db_bytes_after)),
+        server_rss_peak_bytes: median_u64(
+            ok.iter().filter_map(|s| s.metrics.server_rss_peak_bytes),
+        ),
     }
 }
 
-/// Names the cost behind a change, from what was measured.
-fn explain(relative: f64, cpu_relative: Option<f64>) -> String {
-    match cpu_relative {
-        None => "CPU/op not measured".into(),
-        Some(c) if verdict(relative) == Verdict::Worse && c >= FASTER => {
-            format!("CPU/op ×{c:.2}: more CPU per operation")
-        }
-        Some(c) if verdict(relative) == Verdict::Worse => {
-            format!("CPU/op ×{c:.2}: no more CPU per operation, so more time spent waiting")
-        }
-        Some(c) if verdict(relative) == Verdict::Better && c <= SLOWER => {
-            format!("CPU/op ×{c:.2}: less CPU per operation")
-        }
-        Some(c) if verdict(relative) == Verdict::Better => {
-            format!("CPU/op ×{c:.2}: less waiting, not less CPU")
-        }
-        Some(c) => format!("CPU/op ×{c:.2}"),
+/// One cost per operation the report compares.
+pub struct Cost {
+    /// Name in JSON and CSV.
+    pub key: &'static str,
+    /// Column heading.
+    pub title: &'static str,
+    /// The smallest difference between two targets that counts as a
+    /// change when the summary explains one: below it, a ratio of two
+    /// tiny figures (0.02 against 0.01 KiB read per query) is noise.
+    pub floor: f64,
+    pub get: fn(&StepMetrics) -> Option<f64>,
+}
+
+/// The costs, in the order of the efficiency tables.
+pub const COSTS: [Cost; 8] = [
+    Cost {
+        key: "cpu_us",
+        title: "CPU µs",
+        floor: 0.5,
+        get: |m| m.cpu_us_per_op,
+    },
+    Cost {
+        key: "server_cpu_us",
+        title: "server µs",
+        floor: 0.5,
+        get: |m| m.server_cpu_us_per_op,
+    },
+    Cost {
+        key: "client_cpu_us",
+        title: "client µs",
+        floor: 0.5,
+        get: |m| m.client_cpu_us_per_op,
+    },
+    Cost {
+        key: "cs",
+        title: "cs",
+        floor: 0.1,
+        get: |m| m.cs_per_op,
+    },
+    Cost {
+        key: "reads",
+        title: "reads",
+        floor: 0.01,
+        get: |m| m.reads_per_op,
+    },
+    Cost {
+        key: "read_kb",
+        title: "read KiB",
+        floor: 0.1,
+        get: |m| m.read_kb_per_op,
+    },
+    Cost {
+        key: "writes",
+        title: "writes",
+        floor: 0.01,
+        get: |m| m.writes_per_op,
+    },
+    Cost {
+        key: "write_kb",
+        title: "write KiB",
+        floor: 0.1,
+        get: |m| m.write_kb_per_op,
+    },
+];
+
+/// The machine-wide costs that explain a change (server and client CPU
+/// are parts of `cpu_us`; request counts go with their KiB).
+const EXPLAINING: [&str; 4] = ["cpu_us", "cs", "read_kb", "write_kb"];
+
+fn cost(key: &str) -> &'static Cost {
+    COSTS.iter().find(|c| c.key == key).expect("a known cost")
+}
+
+fn short(key: &str) -> &'static str {
+    match key {
+        "cpu_us" => "CPU/op",
+        "cs" => "cs/op",
+        "read_kb" => "read KiB/op",
+        "write_kb" => "write KiB/op",
+        _ => cost(key).title,
     }
 }
 
-fn summarise(name: &str, ti: usize, rows: &[Row], steps: &[(usize, StepResult)]) -> TargetSummary {
+/// Names the per-operation costs behind a change, from what was measured:
+/// for a regression the costs that grew past the threshold, for a win the
+/// ones that shrank, largest change first.
+fn explain(relative: f64, c: &Cell, base: &Cell) -> String {
+    let measured: Vec<(&str, f64)> = EXPLAINING
+        .iter()
+        .filter_map(|k| Some((*k, *c.costs_relative.get(k)?)))
+        .collect();
+    if measured.is_empty() {
+        return "cost per operation not measured".into();
+    }
+    let v = verdict(relative);
+    let mut moved: Vec<(&str, f64)> = measured
+        .iter()
+        .copied()
+        .filter(|(k, r)| {
+            let diff = (c.costs.get(k).copied().unwrap_or(0.0)
+                - base.costs.get(k).copied().unwrap_or(0.0))
+            .abs();
+            diff >= cost(k).floor
+                && match v {
+                    Verdict::Worse => cost_verdict(*r) == Verdict::Worse,
+                    Verdict::Better => cost_verdict(*r) == Verdict::Better,
+                    Verdict::Same => cost_verdict(*r) != Verdict::Same,
+                }
+        })
+        .collect();
+    moved.sort_by(|a, b| b.1.ln().abs().total_cmp(&a.1.ln().abs()));
+    let list = |m: &[(&str, f64)]| {
+        m.iter()
+            .take(3)
+            .map(|(k, r)| format!("{} ×{r:.2}", short(k)))
+            .collect::<Vec<_>>()
+            .join(", ")
+    };
+    let cpu = |m: &[(&str, f64)]| m.iter().any(|(k, _)| *k == "cpu_us");
+    match v {
+        Verdict::Worse if moved.is_empty() => {
+            let cpu = measured.iter().find(|(k, _)| *k == "cpu_us");
+            match cpu {
+                Some((_, r)) => format!(
+                    "CPU/op ×{r:.2}, and no cost per operation grew: more time spent waiting"
+                ),
+                None => "no measured cost per operation grew: more time spent waiting".into(),
+            }
+        }
+        Verdict::Worse if cpu(&moved) => format!("{}: new CPU overhead", list(&moved)),
+        Verdict::Worse => format!("{}: more IO or more waiting per operation", list(&moved)),
+        Verdict::Better if moved.is_empty() => "less waiting, not less cost per operation".into(),
+        Verdict::Better => format!("{}: less cost per operation", list(&moved)),
+        Verdict::Same if moved.is_empty() => "costs per operation unchanged".into(),
+        Verdict::Same => list(&moved),
+    }
+}
+
+fn summarise(
+    name: &str,
+    ti: usize,
+    base: usize,
+    rows: &[Row],
+    steps: &[(usize, StepResult)],
+) -> TargetSummary {
     let mut changes: Vec<Change> = rows
         .iter()
         .filter_map(|r| {
@@ -430,8 +570,7 @@ fn summarise(name: &str, ti: usize, rows: &[Row], steps: &[(usize, StepResult)])
                 step: r.step.clone(),
                 clients: r.clients,
                 relative: rel,
-                cpu_relative: c.cpu_relative,
-                explanation: explain(rel, c.cpu_relative),
+                explanation: explain(rel, c, &r.cells[base]),
             })
         })
         .collect();
@@ -578,17 +717,75 @@ mod tests {
         assert_eq!(median(&mut []), None);
     }
 
+    fn cell_with(costs: &[(&'static str, f64)], base: &[(&'static str, f64)]) -> (Cell, Cell) {
+        let b = Cell {
+            costs: base.iter().copied().collect(),
+            ..Cell::default()
+        };
+        let mut c = Cell {
+            costs: costs.iter().copied().collect(),
+            ..Cell::default()
+        };
+        c.costs_relative = c
+            .costs
+            .iter()
+            .filter_map(|(k, v)| Some((*k, ratio(Some(*v), b.costs.get(k).copied())?)))
+            .collect();
+        (c, b)
+    }
+
     #[test]
-    fn regressions_are_explained_by_their_cost() {
-        assert_eq!(
-            explain(0.77, Some(1.37)),
-            "CPU/op ×1.37: more CPU per operation"
+    fn regressions_are_explained_by_the_cost_that_grew() {
+        let (c, b) = cell_with(
+            &[("cpu_us", 137.0), ("cs", 2.0)],
+            &[("cpu_us", 100.0), ("cs", 2.0)],
+        );
+        assert_eq!(explain(0.77, &c, &b), "CPU/op ×1.37: new CPU overhead");
+        let (c, b) = cell_with(
+            &[("cpu_us", 100.0), ("cs", 2.0)],
+            &[("cpu_us", 100.0), ("cs", 2.0)],
         );
         assert_eq!(
-            explain(0.5, Some(1.0)),
-            "CPU/op ×1.00: no more CPU per operation, so more time spent waiting"
+            explain(0.5, &c, &b),
+            "CPU/op ×1.00, and no cost per operation grew: more time spent waiting"
         );
-        assert_eq!(explain(0.5, None), "CPU/op not measured");
+        let (c, b) = cell_with(
+            &[("read_kb", 32.0), ("cpu_us", 101.0)],
+            &[("read_kb", 16.0), ("cpu_us", 100.0)],
+        );
+        assert_eq!(
+            explain(0.6, &c, &b),
+            "read KiB/op ×2.00: more IO or more waiting per operation"
+        );
+        assert_eq!(
+            explain(0.5, &Cell::default(), &Cell::default()),
+            "cost per operation not measured"
+        );
+    }
+
+    #[test]
+    fn wins_name_the_costs_that_shrank_largest_first() {
+        let (c, b) = cell_with(
+            &[("cpu_us", 99.0), ("cs", 6.0), ("read_kb", 7.0)],
+            &[("cpu_us", 100.0), ("cs", 10.0), ("read_kb", 10.0)],
+        );
+        assert_eq!(
+            explain(1.5, &c, &b),
+            "cs/op ×0.60, read KiB/op ×0.70: less cost per operation"
+        );
+    }
+
+    #[test]
+    fn tiny_costs_do_not_explain_anything() {
+        // 0.02 against 0.01 KiB per query doubles, but is noise.
+        let (c, b) = cell_with(
+            &[("cpu_us", 50.0), ("read_kb", 0.02)],
+            &[("cpu_us", 50.0), ("read_kb", 0.01)],
+        );
+        assert_eq!(
+            explain(0.8, &c, &b),
+            "CPU/op ×1.00, and no cost per operation grew: more time spent waiting"
+        );
     }
 
     #[test]

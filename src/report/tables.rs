@@ -2,7 +2,8 @@
 //! format, so Markdown, HTML and the terminal always show the same cells.
 
 use super::{
-    cost_verdict, fmt_cpu, fmt_latency, fmt_throughput, step_title, verdict, Cell, Report, Verdict,
+    cost_verdict, fmt_bytes, fmt_latency, fmt_throughput, step_title, verdict, Cell, Report,
+    Verdict, COSTS,
 };
 use crate::workload::Group;
 
@@ -150,41 +151,129 @@ pub fn absolute(r: &Report) -> Section {
     }
 }
 
-/// CPU µs per operation, absolute and relative to the base.
-pub fn cpu(r: &Report) -> Section {
-    let others = others(r);
-    let base = r.base_index();
+fn cost_text(v: Option<f64>) -> Text {
+    Text::plain(match v {
+        Some(v) if v >= 100.0 => format!("{v:.0}"),
+        Some(v) if v >= 10.0 => format!("{v:.1}"),
+        Some(v) => format!("{v:.2}"),
+        None => NOT_MEASURED.into(),
+    })
+}
+
+fn efficiency_head() -> Vec<String> {
+    ["step", "clients", "target"]
+        .into_iter()
+        .map(String::from)
+        .chain(COSTS.iter().map(|c| format!("{}/op", c.title)))
+        .collect()
+}
+
+const EFFICIENCY_INTRO: &str = "Per operation, or per row for steps counted in rows (per inserted row for \
+    load). CPU µs: busy CPU of the whole machine (vmstat's us + sy); server µs: the managed server's \
+    processes; client µs: relbench (with an embedded engine, the engine too). cs: context switches of the \
+    machine. Reads, writes and KiB: the devices under the target's data (iostat's r/s, w/s, rkB/s, wkB/s). \
+    Medians over repeats; \"not measured\" where the figure could not be taken (the step's notes in the \
+    results say why), \"—\" where there is nothing to measure (no server for an embedded engine). DB size: \
+    the datadir or database file after the step; RSS: the server's processes, shared memory counted once.";
+
+/// Hardware cost per operation of every target, one row per step and
+/// target.
+pub fn efficiency(r: &Report) -> Section {
     Section {
-        title: "CPU per operation".into(),
-        intro: "CPU µs per operation (per row for load and scan) of client and database together: the relbench \
-                process for an embedded engine (SQLite), relbench plus the server's processes for a managed \
-                server; not measured for a server relbench did not start. Relative: target ÷ base, above 1 is \
-                more cost; red at ≥ 1.05, green at ≤ 0.95."
-            .into(),
+        title: "Hardware efficiency".into(),
+        intro: EFFICIENCY_INTRO.into(),
         groups: groups_of(r, |r, g| {
-            let rows: Vec<Vec<Text>> = r
-                .rows_in(g)
-                .map(|row| {
-                    let mut cells = vec![Text::plain(step_title(&row.step)), Text::plain(row.clients.to_string())];
-                    cells.extend(row.cells.iter().map(|c| match (c.cpu_us_per_op, c.throughput) {
-                        (Some(v), _) => Text::plain(fmt_cpu(v)),
-                        (None, Some(_)) => Text::plain(NOT_MEASURED),
-                        (None, None) => missing(c),
-                    }));
-                    cells.extend(others.iter().map(|&i| {
-                        tone_only_past_threshold(rel_text(row.cells[i].cpu_relative, true, &row.cells[i]))
-                    }));
-                    cells
-                })
-                .collect();
+            let mut rows = Vec::new();
+            for row in r.rows_in(g) {
+                for (ti, c) in row.cells.iter().enumerate() {
+                    let mut cells = vec![
+                        Text::plain(step_title(&row.step)),
+                        Text::plain(row.clients.to_string()),
+                        Text::plain(r.targets[ti].name.clone()),
+                    ];
+                    let embedded = r.targets[ti].embedded;
+                    if c.throughput.is_none() {
+                        cells.extend(COSTS.iter().map(|_| missing(c)));
+                    } else {
+                        cells.extend(COSTS.iter().map(|k| match k.key {
+                            // Not a missing figure: there is no server.
+                            "server_cpu_us" if embedded => Text::plain("—"),
+                            _ => cost_text(c.costs.get(k.key).copied()),
+                        }));
+                    }
+                    let bytes = |b: Option<u64>, none: &str| {
+                        Text::plain(b.map_or_else(|| none.to_string(), fmt_bytes))
+                    };
+                    cells.push(bytes(c.db_bytes_after, NOT_MEASURED));
+                    cells.push(bytes(
+                        c.server_rss_peak_bytes,
+                        if embedded { "—" } else { NOT_MEASURED },
+                    ));
+                    rows.push(cells);
+                }
+            }
             (!rows.is_empty()).then(|| Table {
-                head: ["step", "clients"]
+                head: efficiency_head()
                     .into_iter()
-                    .map(String::from)
-                    .chain(r.targets.iter().map(|t| t.name.clone()))
-                    .chain(others.iter().map(|&i| format!("{} ÷ {}", r.targets[i].name, r.targets[base].name)))
+                    .chain(["DB size after".into(), "server RSS peak".into()])
                     .collect(),
-                text_columns: 1,
+                text_columns: 3,
+                rows,
+            })
+        }),
+    }
+}
+
+/// One cost of a target against the base's. A ratio whose two figures
+/// differ by less than the cost's floor is shown uncoloured: 0.02 against
+/// 0.07 KiB written per point query is background noise, not a win.
+fn cost_relative(k: &super::Cost, c: &Cell, base: &Cell) -> Text {
+    let (v, b) = (c.costs.get(k.key), base.costs.get(k.key));
+    match (c.costs_relative.get(k.key), v, b) {
+        (Some(&rel), Some(v), Some(b)) => {
+            let mut t = tone_only_past_threshold(rel_text(Some(rel), true, c));
+            if (v - b).abs() < k.floor {
+                t.tone = None;
+            }
+            t
+        }
+        // Both measured, the base's is 0: there is no ratio to show.
+        (None, Some(v), Some(_)) => Text::plain(if *v == 0.0 { "both 0" } else { "base 0" }),
+        _ => rel_text(None, true, c),
+    }
+}
+
+/// Each target's cost per operation ÷ the base's.
+pub fn efficiency_relative(r: &Report) -> Section {
+    let others = others(r);
+    Section {
+        title: "Hardware efficiency, relative".into(),
+        intro: format!(
+            "Target ÷ base ({}) for each cost per operation: above 1 is more cost. Red at ≥ 1.05, green at ≤ 0.95.",
+            r.base
+        ),
+        groups: groups_of(r, |r, g| {
+            let mut rows = Vec::new();
+            for row in r.rows_in(g) {
+                for &ti in &others {
+                    let c = &row.cells[ti];
+                    let mut cells = vec![
+                        Text::plain(step_title(&row.step)),
+                        Text::plain(row.clients.to_string()),
+                        Text::plain(r.targets[ti].name.clone()),
+                    ];
+                    let embedded = r.targets[ti].embedded;
+                    let base = &row.cells[r.base_index()];
+                    cells.extend(COSTS.iter().map(|k| match k.key {
+                        "server_cpu_us" if embedded => Text::plain("—"),
+                        _ => cost_relative(k, c, base),
+                    }));
+                    rows.push(cells);
+                }
+            }
+            (!rows.is_empty()).then(|| Table {
+                head: efficiency_head(),
+                text_columns: 3,
                 rows,
             })
         }),

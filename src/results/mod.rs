@@ -12,13 +12,15 @@ use anyhow::{bail, Context};
 use serde::{Deserialize, Serialize};
 
 use crate::engine::LatencySummary;
+use crate::metrics::device::Devices;
 use crate::metrics::host::{Filesystem, HostFacts};
+use crate::metrics::sampler::{DiskFigures, SamplerCost, SecondSample, SystemFigures};
 use crate::target::TargetFacts;
 use crate::workload::Group;
 
 /// Bumped when a field changes meaning or goes away; readers refuse newer
 /// versions instead of misreading them.
-pub const SCHEMA_VERSION: u32 = 1;
+pub const SCHEMA_VERSION: u32 = 2;
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "lowercase")]
@@ -53,6 +55,12 @@ pub struct TargetRecord {
     #[serde(flatten)]
     pub facts: TargetFacts,
     pub filesystem: Option<Filesystem>,
+    /// The block devices whose IO the sampler reads for this target, or
+    /// why there are none.
+    #[serde(default)]
+    pub devices: Option<Devices>,
+    #[serde(default)]
+    pub devices_not_measured: Option<String>,
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
@@ -81,26 +89,78 @@ impl Unit {
     }
 }
 
-/// Measurements of the machine over the step's measured window. A figure
-/// that could not be measured is absent (null), never 0.
+/// Measurements of the machine over the step's measured window (warm-up
+/// excluded), from the sampler. A figure that could not be measured is
+/// absent (null), never 0; the step's `notes` say why.
+///
+/// "Per op" is per unit of the step's throughput: per operation, or per
+/// row for steps counted in rows (load, scan).
 #[derive(Debug, Clone, Default, Serialize, Deserialize, PartialEq)]
 #[serde(default)]
 pub struct StepMetrics {
-    /// CPU seconds of the relbench process: the client threads, and for an
-    /// embedded engine the database too.
-    pub process_cpu_secs: Option<f64>,
-    /// `process_cpu_secs` per event, in µs.
-    pub process_cpu_us_per_op: Option<f64>,
-    /// CPU seconds of a managed server's processes.
-    pub server_cpu_secs: Option<f64>,
-    /// `server_cpu_secs` per event, in µs.
-    pub server_cpu_us_per_op: Option<f64>,
-    /// Client plus database CPU per event, in µs: the relbench process for
-    /// an embedded engine, the process plus the server for a managed one;
-    /// absent when the database's share could not be measured.
+    /// Busy CPU of the whole machine (vmstat's us + sy, all CPUs) per op, µs.
     pub cpu_us_per_op: Option<f64>,
+    /// CPU of a managed server's processes per op, µs.
+    pub server_cpu_us_per_op: Option<f64>,
+    /// CPU of relbench (its client threads; with an embedded engine, the
+    /// engine too), less the sampler's own, per op, µs.
+    pub client_cpu_us_per_op: Option<f64>,
+    /// Context switches of the whole machine per op.
+    pub cs_per_op: Option<f64>,
+    /// Read and write requests completed, and KiB moved, by the devices
+    /// under the datadir, per op.
+    pub reads_per_op: Option<f64>,
+    pub read_kb_per_op: Option<f64>,
+    pub writes_per_op: Option<f64>,
+    pub write_kb_per_op: Option<f64>,
+    pub client_cpu_secs: Option<f64>,
+    pub server_cpu_secs: Option<f64>,
+    pub system: Option<SystemFigures>,
+    pub disk: Option<DiskFigures>,
+    pub server_rss_peak_bytes: Option<u64>,
+    pub client_rss_peak_bytes: Option<u64>,
     pub db_bytes_before: Option<u64>,
     pub db_bytes_after: Option<u64>,
+    /// The sampler's own CPU over the window.
+    pub sampler: Option<SamplerCost>,
+    /// Unix time the measured window (and the per-second series) began.
+    pub window_start: Option<f64>,
+    /// One row a second over the window.
+    pub per_second: Vec<SecondSample>,
+    /// The engine's counters before and after the step.
+    pub counters: Option<CounterDeltas>,
+}
+
+/// An engine's counters read before and after a step, raw, and what
+/// changed (after − before, the keys whose value moved).
+#[derive(Debug, Clone, Default, Serialize, Deserialize, PartialEq)]
+pub struct CounterDeltas {
+    pub source: String,
+    pub delta: BTreeMap<String, f64>,
+    pub before: BTreeMap<String, f64>,
+    pub after: BTreeMap<String, f64>,
+}
+
+impl CounterDeltas {
+    pub fn new(
+        source: String,
+        before: BTreeMap<String, f64>,
+        after: BTreeMap<String, f64>,
+    ) -> Self {
+        let delta = after
+            .iter()
+            .filter_map(|(k, a)| {
+                let d = a - before.get(k)?;
+                (d != 0.0).then(|| (k.clone(), (d * 1e6).round() / 1e6))
+            })
+            .collect();
+        CounterDeltas {
+            source,
+            delta,
+            before,
+            after,
+        }
+    }
 }
 
 #[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]
@@ -295,7 +355,8 @@ mod tests {
             per_second: vec![10],
             latency: BTreeMap::new(),
             metrics: StepMetrics {
-                process_cpu_secs: Some(0.5),
+                client_cpu_secs: Some(0.5),
+                cs_per_op: Some(2.5),
                 ..Default::default()
             },
             notes: BTreeMap::new(),

@@ -17,11 +17,11 @@ use std::time::{Duration, Instant};
 use anyhow::{bail, Context};
 
 use crate::engine::{self, StepSpec, Stop};
-use crate::metrics::{self, host};
+use crate::metrics::{self, host, Probe, Sampled, Sampler};
 use crate::plan::{Access, Execution, Managed, Plan, StepKind, TargetSpec};
 use crate::results::{
-    self, RunInfo, RunStatus, StepKindRecord, StepMetrics, StepResult, TargetRecord, Unit,
-    SCHEMA_VERSION,
+    self, CounterDeltas, RunInfo, RunStatus, StepKindRecord, StepMetrics, StepResult, TargetRecord,
+    Unit, SCHEMA_VERSION,
 };
 use crate::target::mysql::{wire, MysqlDriver};
 use crate::target::postgres::{wire as pgwire, PgDriver};
@@ -138,7 +138,8 @@ pub fn run(opts: &RunOptions, ui: &mut Progress) -> anyhow::Result<RunEnd> {
                     driver.data_dir().map_or("?".into(), |d| d.display().to_string())
                 );
             }
-            record_target(&mut info, target, driver.as_ref())?;
+            let probe = probe_of(driver.as_ref());
+            record_target(&mut info, target, driver.as_ref(), &probe)?;
             results::write_atomic(&out.join("run.json"), &info)?;
 
             let mut gone: Option<String> = None;
@@ -154,7 +155,7 @@ pub fn run(opts: &RunOptions, ui: &mut Progress) -> anyhow::Result<RunEnd> {
                     ));
                     continue;
                 }
-                let result = match run_step(plan, target, driver.as_ref(), e, ui) {
+                let result = match run_step(plan, target, driver.as_ref(), &probe, e, ui) {
                     Ok(r) => r,
                     Err(err) if err.is::<Interrupted>() || interrupted() => {
                         return finish_interrupted(&mut info, out, ui);
@@ -451,10 +452,30 @@ fn absolute(p: &Path) -> PathBuf {
     }
 }
 
+/// What the sampler reads for a target: the devices under its data and its
+/// server's processes.
+fn probe_of(driver: &dyn Driver) -> Probe {
+    let devices = if !driver.runs_here() {
+        Err("the server runs on another host".to_string())
+    } else {
+        match driver.data_dir() {
+            Some(d) => metrics::device::devices_of(&d),
+            None => {
+                Err("relbench does not know where a server it did not start keeps its data".into())
+            }
+        }
+    };
+    Probe {
+        devices,
+        server_pid: driver.server_pid(),
+    }
+}
+
 fn record_target(
     info: &mut RunInfo,
     target: &TargetSpec,
     driver: &dyn Driver,
+    probe: &Probe,
 ) -> anyhow::Result<()> {
     let facts = driver.facts().with_context(|| {
         format!(
@@ -467,6 +488,8 @@ fn record_target(
         engine: target.engine,
         facts,
         filesystem: driver.data_dir().and_then(|d| host::filesystem_of(&d)),
+        devices: probe.devices.as_ref().ok().cloned(),
+        devices_not_measured: probe.devices.as_ref().err().cloned(),
     };
     match info.targets.iter_mut().find(|t| t.name == target.name) {
         Some(t) => *t = record,
@@ -508,21 +531,40 @@ fn run_step(
     plan: &Plan,
     target: &TargetSpec,
     driver: &dyn Driver,
+    probe: &Probe,
     e: &Execution,
     ui: &mut Progress,
 ) -> anyhow::Result<StepResult> {
     let label = format!("[{}] {} c{}", target.name, e.step.label(), e.clients);
-    match &e.step.kind {
-        StepKind::Load => run_load(plan, target, driver, e, ui, &label),
-        StepKind::Settle => run_settle(plan, target, driver, e, ui, &label),
-        StepKind::Workload(_) => run_workload(plan, target, driver, e, ui, &label),
+    let before = driver.counters();
+    let mut r = match &e.step.kind {
+        StepKind::Load => run_load(plan, target, driver, probe, e, ui, &label),
+        StepKind::Settle => run_settle(plan, target, driver, probe, e, ui, &label),
+        StepKind::Workload(_) => run_workload(plan, target, driver, probe, e, ui, &label),
+    }?;
+    match (before, driver.counters()) {
+        (None, _) | (_, None) => {
+            r.notes.insert(
+                "counters".into(),
+                "not measured: this engine keeps no server counters".into(),
+            );
+        }
+        (Some(Ok(b)), Some(Ok(a))) => {
+            r.metrics.counters = Some(CounterDeltas::new(b.source, b.values, a.values));
+        }
+        (Some(Err(err)), _) | (_, Some(Err(err))) => {
+            r.notes
+                .insert("counters".into(), format!("not measured: {err:#}"));
+        }
     }
+    Ok(r)
 }
 
 fn run_load(
     plan: &Plan,
     target: &TargetSpec,
     driver: &dyn Driver,
+    probe: &Probe,
     e: &Execution,
     ui: &mut Progress,
     label: &str,
@@ -532,9 +574,8 @@ fn run_load(
     r.unit = Unit::RowsPerSec;
     r.metrics.db_bytes_before = driver.data_size();
     ui.start_step(label, None);
-    let cpu0 = metrics::process_cpu_secs();
-    let srv0 = driver.server_cpu_secs();
     let t0 = Instant::now();
+    let sampler = Sampler::start(probe.clone(), t0);
     match sysbench::load::load(driver, plan.tables, plan.rows, plan.seed, &INTERRUPT) {
         Ok(o) => {
             r.secs = t0.elapsed().as_secs_f64();
@@ -569,9 +610,7 @@ fn run_load(
             r.failed = Some(format!("{err:#}"));
         }
     }
-    let process = metrics::cpu_between(cpu0, metrics::process_cpu_secs());
-    let server = metrics::cpu_between(srv0, driver.server_cpu_secs());
-    set_cpu(&mut r, driver, process, server);
+    set_metrics(&mut r, driver, probe, &sampler.finish());
     r.metrics.db_bytes_after = driver.data_size();
     ui.finish_step(&step_line(label, &r), r.failed.is_some());
     Ok(r)
@@ -581,6 +620,7 @@ fn run_settle(
     plan: &Plan,
     target: &TargetSpec,
     driver: &dyn Driver,
+    probe: &Probe,
     e: &Execution,
     ui: &mut Progress,
     label: &str,
@@ -590,6 +630,9 @@ fn run_settle(
     let sleep = plan.settle.sleep(plan.rows as u64 * plan.tables as u64);
     ui.start_step(label, None);
     let t0 = Instant::now();
+    // Settle has no operations to divide by, but its per-second series
+    // shows the write-back and compaction it waited for.
+    let sampler = Sampler::start(probe.clone(), t0);
     let tables: Vec<String> = (1..=plan.tables).map(sysbench::sql::table).collect();
     match driver.settle(&tables) {
         Ok(notes) => r.notes = notes,
@@ -609,6 +652,7 @@ fn run_settle(
     r.notes
         .insert("sleep_secs".into(), format!("{:.3}", sleep.as_secs_f64()));
     r.secs = t0.elapsed().as_secs_f64();
+    set_metrics(&mut r, driver, probe, &sampler.finish());
     r.metrics.db_bytes_after = driver.data_size();
     ui.finish_step(&step_line(label, &r), r.failed.is_some());
     Ok(r)
@@ -618,6 +662,7 @@ fn run_workload(
     plan: &Plan,
     target: &TargetSpec,
     driver: &dyn Driver,
+    probe: &Probe,
     e: &Execution,
     ui: &mut Progress,
     label: &str,
@@ -657,6 +702,7 @@ fn run_workload(
         // Each step and repeat draws its own ids, reproducibly.
         seed: plan.seed ^ ((e.seq as u64) << 32) ^ ((e.repeat as u64) << 48) ^ e.clients as u64,
         interrupt: &INTERRUPT,
+        probe,
     };
     let m = engine::run(&spec, &mut |live| ui.update(live));
     if interrupted() {
@@ -676,7 +722,7 @@ fn run_workload(
     r.error_samples = m.merged.error_samples;
     r.per_second = m.merged.per_second;
     r.latency = m.merged.latency;
-    set_cpu(&mut r, driver, m.process_cpu_secs, m.server_cpu_secs);
+    set_metrics(&mut r, driver, probe, &m.sampled);
     r.failed = m.aborted.or_else(|| {
         (r.events == 0).then(|| {
             let sample = r.error_samples.values().next().cloned().unwrap_or_default();
@@ -690,33 +736,96 @@ fn run_workload(
     Ok(r)
 }
 
-/// Records the CPU of the window, per operation, or says why it is missing.
-fn set_cpu(r: &mut StepResult, driver: &dyn Driver, process: Option<f64>, server: Option<f64>) {
-    let per_op = |cpu: f64| (r.events > 0).then(|| cpu * 1e6 / r.events as f64);
-    r.metrics.process_cpu_secs = process;
-    r.metrics.process_cpu_us_per_op = process.and_then(per_op);
-    r.metrics.server_cpu_secs = server;
-    r.metrics.server_cpu_us_per_op = server.and_then(per_op);
+/// Records what the sampler saw: totals, per-op costs and the per-second
+/// series; for each figure that is missing, a note that says why.
+fn set_metrics(r: &mut StepResult, driver: &dyn Driver, probe: &Probe, sampled: &Sampled) {
+    let w = sampled.window();
+    let m = &mut r.metrics;
+    // Per unit of throughput: per operation, or per row.
+    let ops = r.events as f64 * r.rows_per_event.unwrap_or(1) as f64;
+    let per_op = |v: f64| (ops > 0.0 && r.kind != StepKindRecord::Settle).then(|| v / ops);
+    let here = driver.runs_here();
     let embedded = !driver.engine().is_server();
-    r.metrics.cpu_us_per_op = match (process, server) {
-        (Some(p), _) if embedded => per_op(p),
-        (Some(p), Some(s)) => per_op(p + s),
-        _ => None,
+    m.client_cpu_secs = w.client_cpu_secs;
+    m.server_cpu_secs = w.server_cpu_secs;
+    m.client_cpu_us_per_op = w.client_cpu_secs.and_then(|c| per_op(c * 1e6));
+    m.server_cpu_us_per_op = w.server_cpu_secs.and_then(|c| per_op(c * 1e6));
+    if here {
+        m.cpu_us_per_op = w.system.as_ref().and_then(|s| per_op(s.busy_secs * 1e6));
+        m.cs_per_op = w
+            .system
+            .as_ref()
+            .and_then(|s| per_op(s.context_switches as f64));
+    }
+    if let Some(d) = &w.disk {
+        m.reads_per_op = per_op(d.reads as f64);
+        m.read_kb_per_op = per_op(d.read_kb);
+        m.writes_per_op = per_op(d.writes as f64);
+        m.write_kb_per_op = per_op(d.write_kb);
+    }
+    for v in [
+        &mut m.cpu_us_per_op,
+        &mut m.server_cpu_us_per_op,
+        &mut m.client_cpu_us_per_op,
+        &mut m.cs_per_op,
+        &mut m.reads_per_op,
+        &mut m.read_kb_per_op,
+        &mut m.writes_per_op,
+        &mut m.write_kb_per_op,
+    ] {
+        // Four significant digits: per-row figures of a scan are tiny.
+        *v = v.map(|x| {
+            if x == 0.0 || !x.is_finite() {
+                return x;
+            }
+            let scale = 10f64.powi(3 - x.abs().log10().floor() as i32);
+            (x * scale).round() / scale
+        });
+    }
+    let disk_missing = w.disk.is_none();
+    m.system = w.system;
+    m.disk = w.disk;
+    m.sampler = w.sampler;
+    m.window_start = sampled.started_unix.map(|t| (t * 1e3).round() / 1e3);
+    m.server_rss_peak_bytes = sampled.server_rss_peak;
+    m.client_rss_peak_bytes = sampled.client_rss_peak;
+    m.per_second = sampled.series.clone();
+
+    let mut note = |k: &str, v: String| {
+        r.notes.insert(k.into(), format!("not measured: {v}"));
     };
-    if process.is_none() {
-        r.notes.insert(
-            "process_cpu".into(),
+    if w.secs == 0.0 {
+        note(
+            "sampler",
+            "the step ended before its measured window began".into(),
+        );
+        return;
+    }
+    if w.client_cpu_secs.is_none() {
+        note(
+            "client_cpu",
             format!(
-                "not measured: the window used less than {} s of CPU",
+                "the window used less than {} s of CPU",
                 metrics::MIN_CPU_SECS
             ),
         );
     }
-    if !embedded && server.is_none() {
-        r.notes.insert(
-            "server_cpu".into(),
-            "not measured: the server is not a process relbench started on this machine".into(),
+    if !embedded && w.server_cpu_secs.is_none() {
+        note(
+            "server_cpu",
+            "the server is not a process relbench started on this machine".into(),
         );
+    }
+    if !here {
+        note(
+            "machine",
+            "the server runs on another host, so this machine's CPU and context switches do not describe it".into(),
+        );
+    }
+    if let Err(why) = &probe.devices {
+        note("disk", why.clone());
+    } else if disk_missing {
+        note("disk", "/proc/diskstats could not be read".into());
     }
 }
 

@@ -244,6 +244,29 @@ impl Default for LoadMode {
     }
 }
 
+/// A reading of an engine's counters.
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct Counters {
+    /// The views or statements they were read from.
+    pub source: String,
+    pub values: BTreeMap<String, f64>,
+}
+
+/// The numeric (name, value) pairs of a counter listing; text values
+/// (versions, on/off switches, timestamps) are left out.
+pub fn numeric(
+    rows: impl IntoIterator<Item = (Option<String>, Option<String>)>,
+) -> BTreeMap<String, f64> {
+    rows.into_iter()
+        .filter_map(|(k, v)| Some((k?, v?.trim().parse::<f64>().ok().filter(|f| f.is_finite())?)))
+        .collect()
+}
+
+/// Whether a host name is this machine.
+pub fn is_loopback(host: &str) -> bool {
+    matches!(host, "localhost" | "::1" | "[::1]") || host.starts_with("127.")
+}
+
 /// One target under test.
 pub trait Driver: Send + Sync {
     fn engine(&self) -> EngineKind;
@@ -279,10 +302,21 @@ pub trait Driver: Send + Sync {
     fn table_options(&self) -> String {
         String::new()
     }
-    /// CPU seconds the server's processes have used so far, when relbench
-    /// can see them (a managed server); `None` for embedded engines and
-    /// servers elsewhere.
-    fn server_cpu_secs(&self) -> Option<f64> {
+    /// The root process of the server, when relbench started it on this
+    /// machine; the sampler reads its CPU and memory (and its children's).
+    fn server_pid(&self) -> Option<u32> {
+        None
+    }
+    /// Whether the database does its work on this machine (embedded, a
+    /// managed server, or a URL on loopback or a socket), so that the
+    /// machine's CPU and context switches per operation describe it.
+    fn runs_here(&self) -> bool {
+        true
+    }
+    /// The engine's own counters now (`SHOW GLOBAL STATUS`, `pg_stat_*`),
+    /// numeric values only, with where they come from; `None` for an engine
+    /// that keeps none.
+    fn counters(&self) -> Option<anyhow::Result<Counters>> {
         None
     }
     /// `None` while the target can serve; why it cannot otherwise (a managed

@@ -11,7 +11,7 @@ use anyhow::Context;
 
 use super::protocol::{Outcome, ProtocolConn, Wire};
 use super::server::{mariadb, Handle, ManagedServer, ServerSpec};
-use super::{Conn, DbResult, Driver, EngineKind, LoadMode, Param, TargetFacts};
+use super::{numeric, Conn, Counters, DbResult, Driver, EngineKind, LoadMode, Param, TargetFacts};
 use wire::{Address, Opts, WireConn};
 
 /// Server variables recorded with the results: the ones that decide what a
@@ -279,8 +279,28 @@ impl Driver for MysqlDriver {
         Ok(notes)
     }
 
-    fn server_cpu_secs(&self) -> Option<f64> {
-        self.server.cpu_secs()
+    fn server_pid(&self) -> Option<u32> {
+        self.server.pid()
+    }
+
+    fn runs_here(&self) -> bool {
+        match &self.opts.address {
+            Address::Tcp { host, .. } => super::is_loopback(host),
+            Address::Socket(_) => true,
+        }
+    }
+
+    fn counters(&self) -> Option<anyhow::Result<Counters>> {
+        Some((|| {
+            let rows = self.wire()?.query_text("SHOW GLOBAL STATUS")?;
+            Ok(Counters {
+                source: "SHOW GLOBAL STATUS".into(),
+                values: numeric(rows.into_iter().map(|mut r| {
+                    let v = r.get_mut(1).and_then(Option::take);
+                    (r.into_iter().next().flatten(), v)
+                })),
+            })
+        })())
     }
 
     fn health(&self) -> Option<String> {

@@ -9,7 +9,7 @@ use anyhow::Context;
 
 use super::protocol::{Outcome, ProtocolConn, Wire};
 use super::server::{postgres as flavor, Handle, ManagedServer, ServerSpec};
-use super::{Conn, DbResult, Driver, EngineKind, LoadMode, Param, TargetFacts};
+use super::{numeric, Conn, Counters, DbResult, Driver, EngineKind, LoadMode, Param, TargetFacts};
 use wire::{Address, Opts, WireConn};
 
 /// Settings recorded with the results.
@@ -166,8 +166,64 @@ impl Driver for PgDriver {
         Ok(notes)
     }
 
-    fn server_cpu_secs(&self) -> Option<f64> {
-        self.server.cpu_secs()
+    fn server_pid(&self) -> Option<u32> {
+        self.server.pid()
+    }
+
+    fn runs_here(&self) -> bool {
+        match &self.opts.address {
+            Address::Tcp { host, .. } => super::is_loopback(host),
+            Address::Socket { .. } => true,
+        }
+    }
+
+    fn counters(&self) -> Option<anyhow::Result<Counters>> {
+        Some((|| {
+            let mut w = self.wire()?;
+            let version: u32 = w
+                .query_text("SHOW server_version_num")?
+                .first()
+                .and_then(|r| r.first().cloned().flatten())
+                .and_then(|v| v.parse().ok())
+                .unwrap_or(0);
+            // Every column of each view as (view.column, value) rows, so a
+            // version's new columns come along without a list to keep.
+            // pg_stat_io has a row per backend type, object and context.
+            let mut views = vec![
+                (
+                    "pg_stat_database",
+                    "",
+                    "WHERE v.datname = current_database()",
+                ),
+                ("pg_stat_bgwriter", "", ""),
+            ];
+            if version >= 170000 {
+                views.push(("pg_stat_checkpointer", "", ""));
+            }
+            if version >= 160000 {
+                views.push((
+                    "pg_stat_io",
+                    "v.backend_type || '.' || v.object || '.' || v.context || '.' || ",
+                    "",
+                ));
+            }
+            let mut values = BTreeMap::new();
+            for (view, row_key, filter) in &views {
+                let rows = w.query_text(&format!(
+                    "SELECT '{view}.' || {row_key}j.key, j.value \
+                     FROM {view} v, json_each_text(row_to_json(v)) j {filter}"
+                ))?;
+                values.extend(numeric(rows.into_iter().map(|mut r| {
+                    let v = r.get_mut(1).and_then(Option::take);
+                    (r.into_iter().next().flatten(), v)
+                })));
+            }
+            let names: Vec<&str> = views.iter().map(|v| v.0).collect();
+            Ok(Counters {
+                source: names.join(", "),
+                values,
+            })
+        })())
     }
 
     fn health(&self) -> Option<String> {

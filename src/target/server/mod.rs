@@ -470,10 +470,9 @@ impl Handle {
         self.lock().map(|s| s.rt.datadir.clone())
     }
 
-    /// CPU of the server's processes (and the children they reaped).
-    pub fn cpu_secs(&self) -> Option<f64> {
-        let pid = self.lock()?.pid()?;
-        crate::metrics::tree_cpu_secs(pid)
+    /// The server's root process, while it is managed.
+    pub fn pid(&self) -> Option<u32> {
+        self.lock()?.pid()
     }
 
     pub fn health(&self) -> Option<String> {

@@ -1,0 +1,580 @@
+//! The sampler: a thread that runs beside a step, from the start of its
+//! measured window (warm-up excluded) to its end, and reads `/proc` once a
+//! second. From the first and last snapshot come the step's totals and
+//! per-operation costs; from each pair of neighbours, one row of the
+//! per-second series.
+//!
+//! The arithmetic is that of `vmstat` and `iostat -x`: CPU busy is user +
+//! nice + system + irq + softirq (vmstat's us + sy), over all CPUs; reads,
+//! writes and KiB come from the device's completed requests and 512-byte
+//! sectors; utilisation is the time the device had IO in flight.
+
+use std::sync::mpsc;
+use std::time::{Duration, Instant};
+
+use serde::{Deserialize, Serialize};
+
+use super::device::Devices;
+use super::procfs::{self, DiskStat, SystemStat, TreeStat};
+
+/// What to sample for one target.
+#[derive(Debug, Clone)]
+pub struct Probe {
+    /// The devices under the datadir, or why they are not known.
+    pub devices: Result<Devices, String>,
+    /// The server's root process, when relbench started it.
+    pub server_pid: Option<u32>,
+}
+
+impl Probe {
+    /// A probe of the machine and relbench alone.
+    pub fn machine_only(why_no_disk: &str) -> Probe {
+        Probe {
+            devices: Err(why_no_disk.to_string()),
+            server_pid: None,
+        }
+    }
+}
+
+/// One reading of everything the probe names.
+#[derive(Debug, Clone, Copy, Default, PartialEq)]
+pub struct Snapshot {
+    /// Seconds since the window started.
+    pub secs: f64,
+    pub system: Option<SystemStat>,
+    pub disk: Option<DiskStat>,
+    pub server: Option<TreeStat>,
+    /// relbench's CPU seconds (getrusage: µs resolution).
+    pub process_cpu: Option<f64>,
+    pub process_rss: Option<u64>,
+    /// The sampler thread's own CPU seconds.
+    pub sampler_cpu: f64,
+}
+
+fn snapshot(probe: &Probe, devices: Option<&[String]>, t0: Instant) -> Snapshot {
+    Snapshot {
+        secs: t0.elapsed().as_secs_f64(),
+        system: procfs::read_stat(),
+        disk: devices.and_then(procfs::read_diskstats),
+        server: probe.server_pid.and_then(procfs::read_tree),
+        process_cpu: super::process_cpu_secs(),
+        process_rss: procfs::self_rss_bytes(),
+        sampler_cpu: procfs::thread_cpu_secs(),
+    }
+}
+
+/// CPU seconds of the whole machine, by kind.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Serialize, Deserialize)]
+pub struct CpuSecs {
+    pub user: f64,
+    pub nice: f64,
+    pub system: f64,
+    pub idle: f64,
+    pub iowait: f64,
+    pub irq: f64,
+    pub softirq: f64,
+    pub steal: f64,
+}
+
+impl CpuSecs {
+    /// What vmstat calls us + sy.
+    pub fn busy(&self) -> f64 {
+        self.user + self.nice + self.system + self.irq + self.softirq
+    }
+
+    pub fn all(&self) -> f64 {
+        self.busy() + self.idle + self.iowait + self.steal
+    }
+}
+
+/// The machine over an interval.
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+pub struct SystemFigures {
+    pub cpu_secs: CpuSecs,
+    /// Busy CPU seconds, all CPUs together.
+    pub busy_secs: f64,
+    /// Busy ÷ all CPU time, in % (vmstat's us + sy).
+    pub cpu_util_pct: f64,
+    pub iowait_pct: f64,
+    pub context_switches: u64,
+    pub cs_per_sec: f64,
+}
+
+/// The datadir's devices over an interval. KiB and MiB as iostat prints
+/// them (1024 bytes, 1024 KiB).
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+pub struct DiskFigures {
+    pub devices: Vec<String>,
+    pub resolved: String,
+    pub reads: u64,
+    pub read_kb: f64,
+    pub writes: u64,
+    pub write_kb: f64,
+    pub busy_ms: u64,
+    pub reads_per_sec: f64,
+    pub read_mb_per_sec: f64,
+    pub writes_per_sec: f64,
+    pub write_mb_per_sec: f64,
+    /// Time with IO in flight ÷ the interval, in % (iostat's %util).
+    pub util_pct: f64,
+}
+
+/// One second of the series. The figures are rates over `secs`, which is
+/// 1 but for the last interval of a step.
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+#[serde(default)]
+pub struct SecondSample {
+    /// End of the interval, in seconds since the window started.
+    pub t: f64,
+    pub secs: f64,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub cpu_util_pct: Option<f64>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub iowait_pct: Option<f64>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub cs_per_sec: Option<f64>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub reads_per_sec: Option<f64>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub read_mb_per_sec: Option<f64>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub writes_per_sec: Option<f64>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub write_mb_per_sec: Option<f64>,
+    /// CPU of the server's processes, in % of one core (as top shows it).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub server_cpu_pct: Option<f64>,
+    /// CPU of relbench less the sampler, in % of one core.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub client_cpu_pct: Option<f64>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub server_rss_bytes: Option<u64>,
+}
+
+/// The sampler's own cost over the window.
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+pub struct SamplerCost {
+    pub cpu_secs: f64,
+    /// Its CPU ÷ the window, in % of one core.
+    pub pct_of_core: f64,
+    pub samples: u32,
+}
+
+/// Rounds to a precision that keeps result files readable without losing
+/// anything the counters could resolve.
+fn r3(v: f64) -> f64 {
+    (v * 1000.0).round() / 1000.0
+}
+
+/// CPU seconds by kind between two readings `secs` apart.
+///
+/// The kernel's tick counts are samples: on this project's VMs under load
+/// they summed to about 8% less than CPUs × wall time (measured with
+/// bench/sampler_accuracy.py), while their proportions matched vmstat's.
+/// So, as vmstat does, each kind's share of all ticks is taken and scaled
+/// to CPUs × the interval.
+fn cpu_delta(a: &SystemStat, b: &SystemStat, secs: f64) -> CpuSecs {
+    let all = [
+        (a.user, b.user),
+        (a.nice, b.nice),
+        (a.system, b.system),
+        (a.idle, b.idle),
+        (a.iowait, b.iowait),
+        (a.irq, b.irq),
+        (a.softirq, b.softirq),
+        (a.steal, b.steal),
+    ]
+    .iter()
+    .map(|(x, y)| y.saturating_sub(*x))
+    .sum::<u64>();
+    let scale = if all > 0 {
+        f64::from(b.cpus.max(1)) * secs / all as f64
+    } else {
+        0.0
+    };
+    let d = |x: u64, y: u64| r3(y.saturating_sub(x) as f64 * scale);
+    CpuSecs {
+        user: d(a.user, b.user),
+        nice: d(a.nice, b.nice),
+        system: d(a.system, b.system),
+        idle: d(a.idle, b.idle),
+        iowait: d(a.iowait, b.iowait),
+        irq: d(a.irq, b.irq),
+        softirq: d(a.softirq, b.softirq),
+        steal: d(a.steal, b.steal),
+    }
+}
+
+/// The machine between two readings `secs` apart.
+pub fn system_between(a: &SystemStat, b: &SystemStat, secs: f64) -> SystemFigures {
+    let cpu = cpu_delta(a, b, secs);
+    let all = cpu.all();
+    let pct = |x: f64| if all > 0.0 { r3(100.0 * x / all) } else { 0.0 };
+    let cs = b.ctxt.saturating_sub(a.ctxt);
+    SystemFigures {
+        busy_secs: r3(cpu.busy()),
+        cpu_util_pct: pct(cpu.busy()),
+        iowait_pct: pct(cpu.iowait),
+        context_switches: cs,
+        cs_per_sec: r3(cs as f64 / secs.max(1e-9)),
+        cpu_secs: cpu,
+    }
+}
+
+/// The devices between two readings `secs` apart.
+pub fn disk_between(a: &DiskStat, b: &DiskStat, secs: f64, devices: &Devices) -> DiskFigures {
+    let secs = secs.max(1e-9);
+    let reads = b.reads.saturating_sub(a.reads);
+    let writes = b.writes.saturating_sub(a.writes);
+    let read_kb = b.read_sectors.saturating_sub(a.read_sectors) as f64 / 2.0;
+    let write_kb = b.write_sectors.saturating_sub(a.write_sectors) as f64 / 2.0;
+    let busy_ms = b.busy_ms.saturating_sub(a.busy_ms);
+    DiskFigures {
+        devices: devices.devices.clone(),
+        resolved: devices.resolved.clone(),
+        reads,
+        read_kb,
+        writes,
+        write_kb,
+        busy_ms,
+        reads_per_sec: r3(reads as f64 / secs),
+        read_mb_per_sec: r3(read_kb / 1024.0 / secs),
+        writes_per_sec: r3(writes as f64 / secs),
+        write_mb_per_sec: r3(write_kb / 1024.0 / secs),
+        // With several devices this is their mean utilisation.
+        util_pct: r3((100.0 * busy_ms as f64
+            / (secs * 1000.0)
+            / devices.devices.len().max(1) as f64)
+            .min(100.0)),
+    }
+}
+
+/// One row of the series, from two neighbouring snapshots.
+pub fn second_between(a: &Snapshot, b: &Snapshot) -> SecondSample {
+    let secs = (b.secs - a.secs).max(1e-9);
+    let sys = match (&a.system, &b.system) {
+        (Some(x), Some(y)) => Some(system_between(x, y, secs)),
+        _ => None,
+    };
+    let disk = match (&a.disk, &b.disk) {
+        (Some(x), Some(y)) => {
+            let none = Devices {
+                devices: vec![],
+                resolved: String::new(),
+            };
+            Some(disk_between(x, y, secs, &none))
+        }
+        _ => None,
+    };
+    let server_cpu = match (&a.server, &b.server) {
+        (Some(x), Some(y)) => Some(r3(100.0 * (y.cpu_secs - x.cpu_secs).max(0.0) / secs)),
+        _ => None,
+    };
+    let client_cpu = match (a.process_cpu, b.process_cpu) {
+        (Some(x), Some(y)) => {
+            let own = b.sampler_cpu - a.sampler_cpu;
+            Some(r3(100.0 * (y - x - own).max(0.0) / secs))
+        }
+        _ => None,
+    };
+    SecondSample {
+        t: r3(b.secs),
+        secs: r3(secs),
+        cpu_util_pct: sys.as_ref().map(|s| s.cpu_util_pct),
+        iowait_pct: sys.as_ref().map(|s| s.iowait_pct),
+        cs_per_sec: sys.as_ref().map(|s| s.cs_per_sec),
+        reads_per_sec: disk.as_ref().map(|d| d.reads_per_sec),
+        read_mb_per_sec: disk.as_ref().map(|d| d.read_mb_per_sec),
+        writes_per_sec: disk.as_ref().map(|d| d.writes_per_sec),
+        write_mb_per_sec: disk.as_ref().map(|d| d.write_mb_per_sec),
+        server_cpu_pct: server_cpu,
+        client_cpu_pct: client_cpu,
+        server_rss_bytes: b.server.map(|s| s.rss_bytes),
+    }
+}
+
+/// What the sampler saw over a window.
+#[derive(Debug, Clone, Default)]
+pub struct Sampled {
+    pub first: Option<Snapshot>,
+    pub last: Option<Snapshot>,
+    pub series: Vec<SecondSample>,
+    pub server_rss_peak: Option<u64>,
+    pub client_rss_peak: Option<u64>,
+    pub samples: u32,
+    pub devices: Option<Devices>,
+    /// Unix time of the first snapshot, to line the series up with other
+    /// tools' logs (vmstat, iostat, the server's own).
+    pub started_unix: Option<f64>,
+}
+
+/// Totals over the window, from its first and last snapshot.
+#[derive(Debug, Clone, Default)]
+pub struct Window {
+    pub secs: f64,
+    pub system: Option<SystemFigures>,
+    pub disk: Option<DiskFigures>,
+    pub server_cpu_secs: Option<f64>,
+    /// relbench's CPU less the sampler's.
+    pub client_cpu_secs: Option<f64>,
+    pub sampler: Option<SamplerCost>,
+}
+
+impl Sampled {
+    pub fn window(&self) -> Window {
+        let (Some(a), Some(b)) = (&self.first, &self.last) else {
+            return Window::default();
+        };
+        let secs = b.secs - a.secs;
+        if secs <= 0.0 {
+            return Window::default();
+        }
+        let own = (b.sampler_cpu - a.sampler_cpu).max(0.0);
+        Window {
+            secs,
+            system: match (&a.system, &b.system) {
+                (Some(x), Some(y)) => Some(system_between(x, y, secs)),
+                _ => None,
+            },
+            disk: match (&a.disk, &b.disk, &self.devices) {
+                (Some(x), Some(y), Some(d)) => Some(disk_between(x, y, secs, d)),
+                _ => None,
+            },
+            server_cpu_secs: match (&a.server, &b.server) {
+                (Some(x), Some(y)) => Some(r3((y.cpu_secs - x.cpu_secs).max(0.0))),
+                _ => None,
+            },
+            client_cpu_secs: match (a.process_cpu, b.process_cpu) {
+                (Some(x), Some(y)) => super::cpu_between(Some(x + own), Some(y)),
+                _ => None,
+            },
+            sampler: Some(SamplerCost {
+                cpu_secs: (own * 1e6).round() / 1e6,
+                pct_of_core: (100.0 * own / secs * 1e4).round() / 1e4,
+                samples: self.samples,
+            }),
+        }
+    }
+}
+
+/// A running sampler; [`Sampler::finish`] takes the last snapshot and
+/// returns what it saw.
+pub struct Sampler {
+    stop: mpsc::Sender<()>,
+    handle: std::thread::JoinHandle<Sampled>,
+}
+
+const PERIOD: Duration = Duration::from_secs(1);
+
+impl Sampler {
+    /// Starts sampling at `start` (the measured window's start): the thread
+    /// waits until then, takes the first snapshot, then one a second.
+    pub fn start(probe: Probe, start: Instant) -> Sampler {
+        let (stop, rx) = mpsc::channel::<()>();
+        let handle = std::thread::Builder::new()
+            .name("relbench-sampler".into())
+            .spawn(move || sample(&probe, start, &rx))
+            .expect("spawning the sampler thread");
+        Sampler { stop, handle }
+    }
+
+    /// Stops at once: the last snapshot is taken now.
+    pub fn finish(self) -> Sampled {
+        let _ = self.stop.send(());
+        self.handle.join().unwrap_or_default()
+    }
+}
+
+fn sample(probe: &Probe, start: Instant, stop: &mpsc::Receiver<()>) -> Sampled {
+    let mut out = Sampled {
+        devices: probe.devices.as_ref().ok().cloned(),
+        ..Sampled::default()
+    };
+    let wait = start.saturating_duration_since(Instant::now());
+    if stop.recv_timeout(wait) != Err(mpsc::RecvTimeoutError::Timeout) {
+        return out; // stopped before the window began
+    }
+    let names: Option<Vec<String>> = out.devices.as_ref().map(|d| d.devices.clone());
+    let devices = names.as_deref();
+    let mut prev = snapshot(probe, devices, start);
+    out.started_unix = Some(crate::util::unix_now());
+    out.first = Some(prev);
+    let keep = |out: &mut Sampled, s: &Snapshot| {
+        out.samples += 1;
+        if let Some(t) = s.server {
+            out.server_rss_peak = Some(out.server_rss_peak.unwrap_or(0).max(t.rss_bytes));
+        }
+        if let Some(r) = s.process_rss {
+            out.client_rss_peak = Some(out.client_rss_peak.unwrap_or(0).max(r));
+        }
+    };
+    keep(&mut out, &prev);
+    let mut k = 1u32;
+    loop {
+        let next = start + PERIOD * k;
+        let timeout = next.saturating_duration_since(Instant::now());
+        let stopped = !matches!(
+            stop.recv_timeout(timeout),
+            Err(mpsc::RecvTimeoutError::Timeout)
+        );
+        let now = snapshot(probe, devices, start);
+        keep(&mut out, &now);
+        // A last sliver of a few ms would give a rate made of rounding.
+        if now.secs - prev.secs >= 0.05 {
+            out.series.push(second_between(&prev, &now));
+        }
+        out.last = Some(now);
+        prev = now;
+        if stopped {
+            return out;
+        }
+        k += 1;
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn stat(busy: u64, idle: u64, iowait: u64, ctxt: u64) -> SystemStat {
+        SystemStat {
+            user: busy / 2,
+            system: busy - busy / 2,
+            idle,
+            iowait,
+            ctxt,
+            cpus: 2,
+            ..Default::default()
+        }
+    }
+
+    #[test]
+    fn system_arithmetic_matches_vmstat() {
+        // Two CPUs for 2 s = 400 ticks: 150 busy, 230 idle, 20 iowait.
+        let f = system_between(
+            &stat(1000, 5000, 100, 10_000),
+            &stat(1150, 5230, 120, 16_000),
+            2.0,
+        );
+        assert_eq!(f.busy_secs, 1.5);
+        assert_eq!(f.cpu_util_pct, 37.5);
+        assert_eq!(f.iowait_pct, 5.0);
+        assert_eq!(f.context_switches, 6000);
+        assert_eq!(f.cs_per_sec, 3000.0);
+    }
+
+    #[test]
+    fn disk_arithmetic_matches_iostat() {
+        let d = Devices {
+            devices: vec!["vda".into()],
+            resolved: "vda".into(),
+        };
+        let a = DiskStat {
+            reads: 100,
+            read_sectors: 1000,
+            writes: 10,
+            write_sectors: 80,
+            busy_ms: 500,
+        };
+        let b = DiskStat {
+            reads: 300,
+            read_sectors: 1000 + 2 * 4096,
+            writes: 410,
+            write_sectors: 80 + 2 * 10240,
+            busy_ms: 1500,
+        };
+        let f = disk_between(&a, &b, 2.0, &d);
+        assert_eq!((f.reads, f.writes), (200, 400));
+        assert_eq!((f.read_kb, f.write_kb), (4096.0, 10240.0));
+        assert_eq!(f.reads_per_sec, 100.0);
+        assert_eq!(f.read_mb_per_sec, 2.0);
+        assert_eq!(f.write_mb_per_sec, 5.0);
+        assert_eq!(f.util_pct, 50.0);
+    }
+
+    #[test]
+    fn ticks_short_of_wall_time_are_scaled_like_vmstat() {
+        // 2 CPUs for 1 s, but only 184 ticks accounted: 92 busy is 50%.
+        let f = system_between(&stat(0, 0, 0, 0), &stat(92, 92, 0, 0), 1.0);
+        assert_eq!(f.cpu_util_pct, 50.0);
+        assert_eq!(f.busy_secs, 1.0);
+    }
+
+    #[test]
+    fn counters_that_go_backwards_give_zero_not_a_wrap() {
+        let f = system_between(&stat(100, 100, 0, 50), &stat(90, 200, 0, 40), 1.0);
+        assert_eq!(f.context_switches, 0);
+        assert_eq!(f.busy_secs, 0.0);
+    }
+
+    #[test]
+    fn a_thread_burning_known_cpu_shows_in_machine_and_client_figures() {
+        let s = Sampler::start(Probe::machine_only("test"), Instant::now());
+        let t = Instant::now();
+        let burn = procfs::thread_cpu_secs();
+        let mut x = 0u64;
+        while procfs::thread_cpu_secs() - burn < 0.5 {
+            x = x.wrapping_mul(6364136223846793005).wrapping_add(1);
+        }
+        std::hint::black_box(x);
+        let burnt = procfs::thread_cpu_secs() - burn;
+        std::thread::sleep(Duration::from_millis(
+            1100u64.saturating_sub(t.elapsed().as_millis() as u64),
+        ));
+        let sampled = s.finish();
+        let w = sampled.window();
+        let sys = w.system.unwrap();
+        // The machine was at least this busy (10 ms ticks; other threads
+        // of the test binary only add).
+        assert!(sys.busy_secs >= burnt - 0.03, "{} < {burnt}", sys.busy_secs);
+        let client = w.client_cpu_secs.unwrap();
+        assert!(client >= burnt - 0.001, "{client} < {burnt}");
+        assert!(!sampled.series.is_empty());
+        assert!(w.sampler.unwrap().samples >= 2);
+        assert!(w.disk.is_none(), "no device was named");
+    }
+
+    #[test]
+    fn a_file_written_and_fsynced_shows_in_write_kb() {
+        use std::io::Write;
+        let dir = tempfile::tempdir_in(std::env::current_dir().unwrap()).unwrap();
+        let Ok(devices) = super::super::device::devices_of(dir.path()) else {
+            return; // no block device under this directory: nothing to check
+        };
+        let probe = Probe {
+            devices: Ok(devices),
+            server_pid: None,
+        };
+        let s = Sampler::start(probe, Instant::now());
+        let mb = 32usize;
+        let mut f = std::fs::File::create(dir.path().join("known")).unwrap();
+        let block = vec![0x5au8; 1 << 20];
+        for _ in 0..mb {
+            f.write_all(&block).unwrap();
+        }
+        f.sync_all().unwrap();
+        let w = s.finish().window();
+        let disk = w.disk.unwrap();
+        let kb = (mb * 1024) as f64;
+        // Everything written reached the device; other writers on the
+        // machine (and the filesystem's journal) can only add.
+        assert!(disk.write_kb >= kb, "{} KiB < {kb}", disk.write_kb);
+        assert!(
+            disk.write_kb < kb * 3.0 + 64.0 * 1024.0,
+            "{} KiB",
+            disk.write_kb
+        );
+        assert!(disk.writes > 0);
+    }
+
+    #[test]
+    fn stopping_before_the_window_starts_gives_no_figures() {
+        let s = Sampler::start(
+            Probe::machine_only("test"),
+            Instant::now() + Duration::from_secs(60),
+        );
+        let sampled = s.finish();
+        assert!(sampled.first.is_none());
+        assert!(sampled.window().system.is_none());
+    }
+}
