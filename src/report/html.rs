@@ -128,7 +128,7 @@ pub fn render(r: &Report) -> String {
         let h = &run.host;
         let _ = writeln!(
             out,
-            "<li>{}: {}, started {}, {:?}; relbench {}; host {}: {}, {} cores, {} memory, Linux {}</li>",
+            "<li>{}: {}, started {}, {:?}; relbench {}; host {}: {}, {} cores, {} memory, Linux {}; {}</li>",
             escape(&run.dir),
             escape(&run.plan_source),
             escape(&run.started),
@@ -138,7 +138,8 @@ pub fn render(r: &Report) -> String {
             escape(&h.cpu_model),
             h.cores,
             fmt_bytes(h.memory_bytes),
-            escape(&h.kernel)
+            escape(&h.kernel),
+            super::sampler_cost(run)
         );
     }
     out.push_str("</ul>\n<h2>Targets</h2>\n");

@@ -79,7 +79,7 @@ pub fn render(r: &Report) -> String {
         let h = &run.host;
         let _ = writeln!(
             out,
-            "- `{}`: {}, started {}, {:?}; relbench {}; host {}: {}, {} cores, {} memory, Linux {}{}",
+            "- `{}`: {}, started {}, {:?}; relbench {}; host {}: {}, {} cores, {} memory, Linux {}{}; {}",
             run.dir,
             run.plan_source,
             run.started,
@@ -90,7 +90,8 @@ pub fn render(r: &Report) -> String {
             h.cores,
             fmt_bytes(h.memory_bytes),
             h.kernel,
-            if h.os.is_empty() { String::new() } else { format!(" ({})", h.os) }
+            if h.os.is_empty() { String::new() } else { format!(" ({})", h.os) },
+            super::sampler_cost(run)
         );
     }
     out.push_str("\n## Targets\n\n| target | engine | version | configuration | data on |\n|:--|:--|:--|:--|:--|\n");

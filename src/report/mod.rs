@@ -135,6 +135,11 @@ pub struct RunMeta {
     pub relbench_version: String,
     pub plan_source: String,
     pub host: HostFacts,
+    /// The sampler's largest CPU per reading over the steps of the run, in
+    /// µs (its cost, shown so the reader can judge it). Per reading, not as
+    /// a share of each window: a settle of 2 ms would make two readings
+    /// look like several percent of a core.
+    pub sampler_us_per_reading: Option<f64>,
 }
 
 #[derive(Debug, Clone, Serialize)]
@@ -368,6 +373,13 @@ pub fn build(runs: &[LoadedRun], base: Option<&str>) -> anyhow::Result<Report> {
             finished: r.info.finished.clone(),
             relbench_version: r.info.relbench_version.clone(),
             plan_source: r.info.plan_source.clone(),
+            sampler_us_per_reading: r
+                .steps
+                .iter()
+                .filter_map(|s| s.metrics.sampler.as_ref())
+                .filter(|c| c.samples > 0)
+                .map(|c| c.cpu_secs * 1e6 / f64::from(c.samples))
+                .reduce(f64::max),
             host: r.info.host.clone(),
         })
         .collect();
@@ -625,6 +637,17 @@ pub fn write(
         written.push(path);
     }
     Ok((report, written))
+}
+
+/// The sampler's cost over a run, in words.
+fn sampler_cost(run: &RunMeta) -> String {
+    match run.sampler_us_per_reading {
+        Some(us) => format!(
+            "the sampler used at most {us:.0} µs of CPU per reading, {:.3}% of one core at one reading a second",
+            us / 1e4
+        ),
+        None => "the sampler's cost was not recorded".into(),
+    }
 }
 
 fn dir_name(p: &Path) -> String {
