@@ -181,9 +181,14 @@ pub fn run(spec: &StepSpec<'_>, live: &mut dyn FnMut(&Live)) -> Measured {
             Stop::Time(d) => Some(spec.warmup + d),
             Stop::Events(_) => None,
         };
-        let sampler = metrics::Sampler::start(spec.probe.clone(), window);
-        let mut sampler = Some(sampler);
+        let mut sampler = Some(metrics::Sampler::start(spec.probe.clone(), window));
         let mut sampled = None;
+        // A step that stops by event count ends when its clients do; a
+        // short tick lets the sampler's last snapshot follow them closely.
+        let tick = match spec.stop {
+            Stop::Time(_) => Duration::from_millis(200),
+            Stop::Events(_) => Duration::from_millis(20),
+        };
         while done.load(Ordering::Relaxed) < n {
             let now = Instant::now();
             if let Some(tot) = total {
@@ -202,10 +207,10 @@ pub fn run(spec: &StepSpec<'_>, live: &mut dyn FnMut(&Live)) -> Measured {
             });
             // Sleep to the next tick, but wake for the window's end so the
             // sampler's last snapshot closes the measured window closely.
-            let mut next = now + Duration::from_millis(200);
-            for edge in [total.map(|t| t0 + t)].into_iter().flatten() {
-                if edge > now && edge < next {
-                    next = edge;
+            let mut next = now + tick;
+            if let Some(end) = total.map(|t| t0 + t) {
+                if end > now && end < next {
+                    next = end;
                 }
             }
             std::thread::sleep(
