@@ -252,13 +252,16 @@ pub struct Counters {
     pub values: BTreeMap<String, f64>,
 }
 
-/// The numeric (name, value) pairs of a counter listing; text values
-/// (versions, on/off switches, timestamps) are left out.
-pub fn numeric(
-    rows: impl IntoIterator<Item = (Option<String>, Option<String>)>,
-) -> BTreeMap<String, f64> {
+/// The numeric (name, value) pairs of a counter listing whose rows are
+/// (name, value); text values (versions, on/off switches, timestamps) are
+/// left out.
+pub fn numeric(rows: Vec<Vec<Option<String>>>) -> BTreeMap<String, f64> {
     rows.into_iter()
-        .filter_map(|(k, v)| Some((k?, v?.trim().parse::<f64>().ok().filter(|f| f.is_finite())?)))
+        .filter_map(|r| {
+            let mut r = r.into_iter();
+            let (k, v) = (r.next()??, r.next()??);
+            Some((k, v.trim().parse::<f64>().ok().filter(|f| f.is_finite())?))
+        })
         .collect()
 }
 
@@ -327,4 +330,25 @@ pub trait Driver: Send + Sync {
     /// The target's sequence is complete: stop a managed server and, when
     /// `remove_data` (relbench loaded it), remove the data it created.
     fn cleanup(&self, remove_data: bool) -> anyhow::Result<()>;
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn counter_listings_keep_numeric_values_only() {
+        let row = |k: &str, v: Option<&str>| vec![Some(k.to_string()), v.map(String::from)];
+        let got = numeric(vec![
+            row("Questions", Some("1234")),
+            row("blk_read_time", Some(" 1.5 ")),
+            row("version", Some("10.11.19-MariaDB")),
+            row("stats_reset", None),
+            vec![Some("short".into())],
+        ]);
+        assert_eq!(got.len(), 2);
+        assert_eq!(got["Questions"], 1234.0);
+        assert_eq!(got["blk_read_time"], 1.5);
+        assert!(is_loopback("127.0.0.1") && is_loopback("localhost") && !is_loopback("db1"));
+    }
 }

@@ -295,10 +295,7 @@ impl Driver for MysqlDriver {
             let rows = self.wire()?.query_text("SHOW GLOBAL STATUS")?;
             Ok(Counters {
                 source: "SHOW GLOBAL STATUS".into(),
-                values: numeric(rows.into_iter().map(|mut r| {
-                    let v = r.get_mut(1).and_then(Option::take);
-                    (r.into_iter().next().flatten(), v)
-                })),
+                values: numeric(rows),
             })
         })())
     }

@@ -213,10 +213,7 @@ impl Driver for PgDriver {
                     "SELECT '{view}.' || {row_key}j.key, j.value \
                      FROM {view} v, json_each_text(row_to_json(v)) j {filter}"
                 ))?;
-                values.extend(numeric(rows.into_iter().map(|mut r| {
-                    let v = r.get_mut(1).and_then(Option::take);
-                    (r.into_iter().next().flatten(), v)
-                })));
+                values.extend(numeric(rows));
             }
             let names: Vec<&str> = views.iter().map(|v| v.0).collect();
             Ok(Counters {
