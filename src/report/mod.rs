@@ -691,14 +691,6 @@ pub fn fmt_latency(us: f64) -> String {
     }
 }
 
-pub fn fmt_cpu(us: f64) -> String {
-    if us < 100.0 {
-        format!("{us:.1}")
-    } else {
-        format!("{us:.0}")
-    }
-}
-
 pub fn fmt_bytes(b: u64) -> String {
     let b = b as f64;
     if b < 1024.0 * 1024.0 {
