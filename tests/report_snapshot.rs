@@ -26,9 +26,52 @@ fn json_report() {
     insta::assert_snapshot!(Format::Json.render(&fixture()));
 }
 
+/// The text a reader of the HTML sees, a line per block: the markup and
+/// the charts' geometry are checked by the browser test, not here.
+fn html_text(html: &str) -> String {
+    let mut out = String::new();
+    let mut rest = html;
+    while let Some(i) = rest.find('<') {
+        out.push_str(&rest[..i]);
+        let Some(j) = rest[i..].find('>') else { break };
+        let tag = &rest[i + 1..i + j];
+        let name = tag
+            .trim_start_matches('/')
+            .split([' ', '>'])
+            .next()
+            .unwrap_or("");
+        if matches!(
+            name,
+            "tr" | "p"
+                | "h1"
+                | "h2"
+                | "h3"
+                | "h4"
+                | "li"
+                | "ul"
+                | "summary"
+                | "details"
+                | "svg"
+                | "pre"
+                | "div"
+        ) {
+            out.push('\n');
+        } else if matches!(name, "td" | "th" | "text") {
+            out.push_str(" | ");
+        }
+        rest = &rest[i + j + 1..];
+    }
+    out.push_str(rest);
+    out.lines()
+        .map(|l| l.split_whitespace().collect::<Vec<_>>().join(" "))
+        .filter(|l| !l.is_empty() && l != "|")
+        .collect::<Vec<_>>()
+        .join("\n")
+}
+
 #[test]
 fn html_report() {
-    insta::assert_snapshot!(Format::Html.render(&fixture()));
+    insta::assert_snapshot!(html_text(&Format::Html.render(&fixture())));
 }
 
 #[test]
@@ -41,4 +84,109 @@ fn another_base_inverts_the_ratios() {
         let y = rb.cells[0].relative.unwrap();
         assert!((x * y - 1.0).abs() < 1e-9, "{}: {x} × {y}", ra.step);
     }
+}
+
+fn repeats() -> relbench::results::LoadedRun {
+    load_run(&PathBuf::from("tests/fixtures/results-repeats")).unwrap()
+}
+
+#[test]
+fn markdown_report_with_repeats() {
+    let r = report::build(&[repeats()], None).unwrap();
+    insta::assert_snapshot!(Format::Markdown.render(&r));
+}
+
+#[test]
+fn html_report_with_repeats() {
+    let r = report::build(&[repeats()], None).unwrap();
+    insta::assert_snapshot!(html_text(&Format::Html.render(&r)));
+}
+
+#[test]
+fn three_repeats_give_intervals_and_never_colour_a_rank_test_cannot_support() {
+    // At 3 against 3 repeats the smallest two-sided rank-sum p-value is
+    // 0.10: a change can be past the threshold, never significant.
+    let r = report::build(&[repeats()], None).unwrap();
+    let wal = r.targets.iter().position(|t| t.name == "wal").unwrap();
+    for row in &r.rows {
+        let c = &row.cells[wal];
+        assert_eq!(c.repeats, 3, "{}", row.step);
+        let s = c.significance.as_ref().expect("both sides repeated");
+        assert!(s.p_value >= 0.1 - 1e-12, "{}: p {}", row.step, s.p_value);
+        let i = s.interval.expect("an interval");
+        assert!((i.level - 0.9).abs() < 1e-9);
+        assert!(i.lo <= c.relative.unwrap() && c.relative.unwrap() <= i.hi);
+        assert_ne!(c.verdict(), Some(report::Verdict::Worse));
+        assert_ne!(c.verdict(), Some(report::Verdict::Better));
+        if c.verdict() == Some(report::Verdict::Unsure) {
+            assert!(s.repeats_needed.unwrap() >= 4);
+        }
+    }
+    let md = Format::Markdown.render(&r);
+    assert!(md.contains("~"), "non-significant changes are marked");
+    assert!(!md.contains("🔴") && !md.contains("🟢"));
+}
+
+/// The tiny fixture as if measured again on a second host, with the WAL
+/// target 20% slower there.
+fn on_host_b() -> relbench::results::LoadedRun {
+    let mut run = load_run(&PathBuf::from("tests/fixtures/results-tiny")).unwrap();
+    run.dir = PathBuf::from("results-hostb");
+    run.info.host.hostname = "hostb".into();
+    for s in &mut run.steps {
+        if s.target == "wal" {
+            s.throughput *= 0.8;
+        }
+    }
+    run
+}
+
+#[test]
+fn two_hosts_side_by_side_each_against_its_own_base() {
+    let a = load_run(&PathBuf::from("tests/fixtures/results-tiny")).unwrap();
+    let host_a = a.info.host.hostname.clone();
+    let one = report::build(std::slice::from_ref(&a), None).unwrap();
+    let r = report::build(&[a, on_host_b()], Some("base")).unwrap();
+    assert_eq!(r.hosts, vec![host_a.clone(), "hostb".to_string()]);
+    let names: Vec<&str> = r.targets.iter().map(|t| t.name.as_str()).collect();
+    assert_eq!(
+        names,
+        vec![
+            format!("{host_a}/base"),
+            format!("{host_a}/wal"),
+            "hostb/base".into(),
+            "hostb/wal".into()
+        ]
+    );
+    // hostb's wal is compared with hostb's base: 0.8 of host A's ratio.
+    for (row, row1) in r.rows.iter().zip(&one.rows) {
+        let (ra, rb) = (
+            row.cells[1].relative.unwrap(),
+            row.cells[3].relative.unwrap(),
+        );
+        assert!((ra - row1.cells[1].relative.unwrap()).abs() < 1e-9);
+        assert!((rb / ra - 0.8).abs() < 1e-9, "{}: {rb} vs {ra}", row.step);
+    }
+    insta::assert_snapshot!(Format::Markdown.render(&r));
+}
+
+#[test]
+fn two_hosts_render_as_column_groups_in_html() {
+    let a = load_run(&PathBuf::from("tests/fixtures/results-tiny")).unwrap();
+    let host_a = a.info.host.hostname.clone();
+    let r = report::build(&[a, on_host_b()], None).unwrap();
+    let html = Format::Html.render(&r);
+    assert!(html.contains(&format!("<th colspan=\"1\" class=\"group\">{host_a}</th>")));
+    assert!(html.contains("<th colspan=\"1\" class=\"group\">hostb</th>"));
+    // A base named for all hosts at once is a qualified name.
+    let err = report::build(
+        &[
+            load_run(&PathBuf::from("tests/fixtures/results-tiny")).unwrap(),
+            on_host_b(),
+        ],
+        Some("nosuch"),
+    )
+    .unwrap_err()
+    .to_string();
+    assert!(err.contains("hostb/wal") && err.contains("base"), "{err}");
 }

@@ -22,15 +22,11 @@ fn opt<T: ToString>(v: Option<T>) -> String {
 
 pub fn render(r: &Report) -> String {
     let mut out = String::new();
-    let base = r.base_index();
     for (i, (ti, s)) in r.steps.iter().enumerate() {
         let t = &r.targets[*ti];
         let run = &r.runs[t.run];
-        let row = r
-            .rows
-            .iter()
-            .find(|row| row.step == s.step && row.clients == s.clients);
-        let base_cell = row.map(|row| &row.cells[base]);
+        let row = r.row_of(i);
+        let base_cell = row.map(|row| &row.cells[r.base_of[*ti]]);
         let ok = s.failed.is_none();
         let tput = ok.then_some(s.throughput);
         let lat = s.latency.get("event");
@@ -43,6 +39,7 @@ pub fn render(r: &Report) -> String {
             ("run_dir".into(), run.dir.clone()),
             ("host".into(), run.host.hostname.clone()),
             ("target".into(), t.name.clone()),
+            ("base".into(), r.targets[r.base_of[*ti]].name.clone()),
             ("engine".into(), t.engine.clone()),
             ("repeat".into(), s.repeat.to_string()),
             ("seq".into(), s.seq.to_string()),

@@ -3,20 +3,45 @@
 
 use std::fmt::Write;
 
+use super::charts;
 use super::tables::{self, Section, Table, Text};
 use super::{fmt_bytes, Report, Verdict};
+
+/// Where the charts go, relative to the report.
+pub const CHARTS_DIR: &str = "charts";
+
+fn image(out: &mut String, c: &charts::Chart) {
+    let _ = writeln!(out, "![{}]({CHARTS_DIR}/{})\n", c.title, c.file);
+}
 
 fn cell(t: &Text) -> String {
     let text = t.text.replace('|', "\\|").replace('\n', " ");
     match t.tone {
         Some(Verdict::Worse) => format!("{text} 🔴"),
         Some(Verdict::Better) => format!("{text} 🟢"),
+        // `~` is already in the text.
         _ => text,
     }
 }
 
+/// Markdown has one header row: a column group (the host) goes into the
+/// heading as `name @ host`.
+fn head(t: &Table) -> Vec<String> {
+    let mut groups = t
+        .groups
+        .iter()
+        .flat_map(|(g, n)| std::iter::repeat(g).take(*n));
+    t.head
+        .iter()
+        .map(|h| match groups.next() {
+            Some(g) if !g.is_empty() => format!("{h} @ {g}"),
+            _ => h.clone(),
+        })
+        .collect()
+}
+
 fn table(out: &mut String, t: &Table) {
-    let _ = writeln!(out, "| {} |", t.head.join(" | "));
+    let _ = writeln!(out, "| {} |", head(t).join(" | "));
     let aligns: Vec<&str> = (0..t.head.len())
         .map(|i| if i < t.text_columns { ":--" } else { "--:" })
         .collect();
@@ -41,9 +66,14 @@ pub fn render(r: &Report) -> String {
     let names: Vec<&str> = r.targets.iter().map(|t| t.name.as_str()).collect();
     let _ = writeln!(
         out,
-        "Targets: {}. Base: **{}**.\n",
+        "Targets: {}. Base: **{}**{}.\n",
         names.join(", "),
-        r.base
+        r.base,
+        if r.by_host() {
+            format!(" on each host ({})", r.hosts.join(", "))
+        } else {
+            String::new()
+        }
     );
     for run in &r.runs {
         if run.status != crate::results::RunStatus::Complete {
@@ -65,14 +95,37 @@ pub fn render(r: &Report) -> String {
         }
         out.push('\n');
     }
-    section(&mut out, &tables::relative(r));
+    let rel = tables::relative(r);
+    let _ = writeln!(out, "## {}\n\n{}\n", rel.title, rel.intro);
+    for (g, t) in &rel.groups {
+        let _ = writeln!(out, "### {}\n", g.title());
+        table(&mut out, t);
+        for c in charts::relative(r, *g) {
+            image(&mut out, &c);
+        }
+    }
     section(&mut out, &tables::absolute(r));
     section(&mut out, &tables::efficiency(r));
+    if let Some(c) = charts::db_size(r) {
+        image(&mut out, &c);
+    }
     section(&mut out, &tables::efficiency_relative(r));
     section(&mut out, &tables::latency(r));
     if let Some(t) = tables::problems(r) {
         out.push_str("## Errors and failed steps\n\n");
         table(&mut out, &t);
+    }
+    out.push_str("## Per step\n\nThroughput in each second of the measured window (stalls and write-back show here) and the latency percentiles of one event, per target.\n\n");
+    for s in charts::per_step(r) {
+        let _ = writeln!(out, "### {}\n", s.title);
+        for c in [&s.rate, &s.latency] {
+            match c {
+                Ok(c) => image(&mut out, c),
+                Err(why) => {
+                    let _ = writeln!(out, "_{why}_\n");
+                }
+            }
+        }
     }
     out.push_str("## Runs\n\n");
     for run in &r.runs {

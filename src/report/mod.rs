@@ -6,10 +6,12 @@
 //! format renders that model and nothing else, so every format shows the
 //! same figures. The report never talks to a database.
 
+mod charts;
 mod csv;
 mod html;
 mod json;
 mod markdown;
+pub mod stats;
 mod tables;
 mod terminal;
 
@@ -78,6 +80,8 @@ pub enum Verdict {
     Worse,
     Same,
     Better,
+    /// Past a threshold, but the repeats cannot tell it from noise.
+    Unsure,
 }
 
 /// Classifies a throughput ratio (higher is better).
@@ -96,7 +100,16 @@ pub fn cost_verdict(relative: f64) -> Verdict {
     match verdict(relative) {
         Verdict::Worse => Verdict::Better,
         Verdict::Better => Verdict::Worse,
-        Verdict::Same => Verdict::Same,
+        v => v,
+    }
+}
+
+/// The verdict the report acts on: past a threshold and, when both sides
+/// have repeats, significant by the rank test; otherwise `Unsure`.
+pub fn judged(v: Verdict, p_value: Option<f64>) -> Verdict {
+    match (v, p_value) {
+        (Verdict::Worse | Verdict::Better, Some(p)) if p >= stats::ALPHA => Verdict::Unsure,
+        (v, _) => v,
     }
 }
 
@@ -134,6 +147,9 @@ pub struct RunMeta {
     pub finished: Option<String>,
     pub relbench_version: String,
     pub plan_source: String,
+    /// The plan as written (passwords never are: plans name them by
+    /// environment variable).
+    pub plan_text: String,
     pub host: HostFacts,
     /// The sampler's largest CPU per reading over the steps of the run, in
     /// µs (its cost, shown so the reader can judge it). Per reading, not as
@@ -144,8 +160,13 @@ pub struct RunMeta {
 
 #[derive(Debug, Clone, Serialize)]
 pub struct TargetMeta {
-    /// Name in this report (qualified by its run when two runs share a name).
+    /// Name in this report: the plan's name, qualified by its host (or by
+    /// its results directory) when two runs use the same name.
     pub name: String,
+    /// The name in its plan.
+    pub plan_name: String,
+    /// The host the run was measured on.
+    pub host: String,
     pub engine: String,
     /// An embedded engine has no server process to measure.
     pub embedded: bool,
@@ -156,12 +177,30 @@ pub struct TargetMeta {
     pub run: usize,
 }
 
+/// What the repeats say about a target's change against its base.
+#[derive(Debug, Clone, Serialize)]
+pub struct Significance {
+    /// Two-sided p-value of the rank-sum test ([`stats`]).
+    pub p_value: f64,
+    /// The interval of target ÷ base, from the same test.
+    pub interval: Option<stats::Interval>,
+    /// Repeats per target a rank test would need to call a change of
+    /// this size significant, when this one is not.
+    pub repeats_needed: Option<u32>,
+}
+
 /// One target's figures for one row, the median over repeats.
 #[derive(Debug, Clone, Default, Serialize)]
 pub struct Cell {
     pub throughput: Option<f64>,
+    /// Throughput of each repeat that did not fail, in repeat order.
+    pub throughputs: Vec<f64>,
+    /// The median's confidence interval (with two or more repeats).
+    pub throughput_interval: Option<stats::Interval>,
     /// Target ÷ base.
     pub relative: Option<f64>,
+    /// Set when the target and its base both have two or more repeats.
+    pub significance: Option<Significance>,
     /// How many repeats were measured.
     pub repeats: usize,
     /// Why the step has no figure, when it failed in every repeat.
@@ -171,6 +210,11 @@ pub struct Cell {
     pub costs: BTreeMap<&'static str, f64>,
     /// Target ÷ base for each cost both have (above 1 = more cost).
     pub costs_relative: BTreeMap<&'static str, f64>,
+    /// The rank test's p-value for each cost, with repeats on both sides.
+    pub costs_p: BTreeMap<&'static str, f64>,
+    /// Each cost per repeat, for the tests.
+    #[serde(skip)]
+    pub cost_samples: BTreeMap<&'static str, Vec<f64>>,
     pub p99_us: Option<f64>,
     pub errors: u64,
     /// Database size on disk after the step, and the server's peak
@@ -179,11 +223,35 @@ pub struct Cell {
     pub server_rss_peak_bytes: Option<u64>,
 }
 
+impl Cell {
+    /// The throughput change as the report judges it.
+    pub fn verdict(&self) -> Option<Verdict> {
+        let rel = self.relative?;
+        Some(judged(
+            verdict(rel),
+            self.significance.as_ref().map(|s| s.p_value),
+        ))
+    }
+}
+
+impl Row {
+    /// The step as tables show it: `scan (warm)`, and `scan (warm) #2`
+    /// the second time the sequence runs it.
+    pub fn title(&self) -> String {
+        match self.occurrence {
+            1 => step_title(&self.step),
+            n => format!("{} #{n}", step_title(&self.step)),
+        }
+    }
+}
+
 #[derive(Debug, Clone, Serialize)]
 pub struct Row {
     pub seq: usize,
     /// `name` or `name.tag`.
     pub step: String,
+    /// 1 the first time the step comes in the sequence, 2 the second.
+    pub occurrence: usize,
     pub group: Group,
     pub clients: u32,
     pub unit: Unit,
@@ -204,36 +272,91 @@ pub struct Change {
 #[derive(Debug, Clone, Serialize)]
 pub struct TargetSummary {
     pub target: String,
+    /// The target it is compared with.
+    pub base: String,
     pub compared: usize,
     pub slower: usize,
     pub faster: usize,
     pub same: usize,
+    /// Past a threshold but not significant over the repeats.
+    pub unsure: usize,
     pub worst: Option<Change>,
     pub best: Option<Change>,
     /// Regressions, worst first.
     pub regressions: Vec<Change>,
+    /// Improvements, best first.
+    pub wins: Vec<Change>,
     /// Steps that failed for this target.
     pub failed: Vec<String>,
 }
 
 #[derive(Debug, Clone, Serialize)]
 pub struct Report {
+    /// The base as asked for: a target's name, or a plan name that is the
+    /// base on each host.
     pub base: String,
     pub runs: Vec<RunMeta>,
     pub targets: Vec<TargetMeta>,
+    /// Each target's base, by index into `targets` (a base is its own).
+    pub base_of: Vec<usize>,
+    /// The hosts, in order of first appearance; two or more make column
+    /// groups.
+    pub hosts: Vec<String>,
     pub rows: Vec<Row>,
     pub summary: Vec<TargetSummary>,
     /// Every step result, with the target name used in this report.
     #[serde(skip)]
     pub steps: Vec<(usize, StepResult)>,
+    /// For each of `steps`, which time its step label comes in the
+    /// sequence (a sequence may run `scan.warm` twice).
+    #[serde(skip)]
+    pub occurrence: Vec<usize>,
 }
 
 impl Report {
-    pub fn base_index(&self) -> usize {
-        self.targets
+    pub fn is_base(&self, ti: usize) -> bool {
+        self.base_of[ti] == ti
+    }
+
+    /// Several hosts: tables put each host's targets under its name.
+    pub fn by_host(&self) -> bool {
+        self.hosts.len() > 1
+    }
+
+    /// Target indices with the targets of one host together, hosts in
+    /// order of first appearance.
+    pub fn columns(&self) -> Vec<usize> {
+        let mut order: Vec<usize> = (0..self.targets.len()).collect();
+        order.sort_by_key(|&i| {
+            self.hosts
+                .iter()
+                .position(|h| *h == self.targets[i].host)
+                .unwrap_or(0)
+        });
+        order
+    }
+
+    /// The results of one row for one target, in repeat order.
+    pub fn results_of<'a>(
+        &'a self,
+        row: &'a Row,
+        ti: usize,
+    ) -> impl Iterator<Item = &'a StepResult> {
+        self.steps
             .iter()
-            .position(|t| t.name == self.base)
-            .unwrap_or(0)
+            .zip(&self.occurrence)
+            .filter(move |((t, s), o)| {
+                *t == ti && s.step == row.step && s.clients == row.clients && **o == row.occurrence
+            })
+            .map(|((_, s), _)| s)
+    }
+
+    /// The row a step result belongs to.
+    pub fn row_of(&self, i: usize) -> Option<&Row> {
+        let s = &self.steps[i].1;
+        self.rows.iter().find(|r| {
+            r.step == s.step && r.clients == s.clients && r.occurrence == self.occurrence[i]
+        })
     }
 
     pub fn rows_in(&self, g: Group) -> impl Iterator<Item = &Row> {
@@ -241,118 +364,109 @@ impl Report {
     }
 }
 
-/// Builds the comparison from loaded runs. `base` defaults to the first
-/// target of the first run.
+/// Builds the comparison from loaded runs. `base` names a target, or a
+/// plan's target name that each host has (then every host's targets are
+/// compared with that host's own base); it defaults to the first target.
 pub fn build(runs: &[LoadedRun], base: Option<&str>) -> anyhow::Result<Report> {
     if runs.is_empty() {
         bail!("no results directories given");
     }
-    // Target names, qualified by run directory when two runs use one name.
-    let mut targets: Vec<TargetMeta> = Vec::new();
-    let mut names: Vec<Vec<(String, String)>> = Vec::new(); // per run: (plan name, report name)
-    let all_names: Vec<&str> = runs
-        .iter()
-        .flat_map(|r| r.info.plan.targets.iter().map(|t| t.name.as_str()))
-        .collect();
-    for (ri, run) in runs.iter().enumerate() {
-        let mut map = Vec::new();
-        for t in &run.info.plan.targets {
-            let shared = all_names.iter().filter(|n| **n == t.name).count() > 1;
-            let name = if shared {
-                format!("{}/{}", dir_name(&run.dir), t.name)
-            } else {
-                t.name.clone()
-            };
-            let rec = run.info.targets.iter().find(|r| r.name == t.name);
-            targets.push(TargetMeta {
-                name: name.clone(),
-                engine: t.engine.name().to_string(),
-                embedded: !t.engine.is_server(),
-                version: rec.map_or_else(|| "not recorded".into(), |r| r.facts.version.clone()),
-                config: rec.map(|r| r.facts.config.clone()).unwrap_or_default(),
-                filesystem: rec
-                    .and_then(|r| r.filesystem.as_ref())
-                    .map(|f| format!("{} on {} ({})", f.fstype, f.device, f.mount_point)),
-                run: ri,
-            });
-            map.push((t.name.clone(), name));
+    let targets = name_targets(runs);
+    let mut hosts: Vec<String> = Vec::new();
+    for t in &targets {
+        if !hosts.contains(&t.host) {
+            hosts.push(t.host.clone());
         }
-        names.push(map);
     }
-    let base = match base {
-        None => targets
-            .first()
-            .map(|t| t.name.clone())
-            .context("the results hold no targets")?,
-        Some(b) if targets.iter().any(|t| t.name == b) => b.to_string(),
-        Some(b) => {
-            let list: Vec<&str> = targets.iter().map(|t| t.name.as_str()).collect();
-            bail!(
-                "--base {b}: no target of that name in these results; the targets are: {}",
-                list.join(", ")
-            );
-        }
+    let first = targets
+        .first()
+        .map(|t| t.plan_name.clone())
+        .context("the results hold no targets")?;
+    let (base, base_of) = match base {
+        Some(b) => (b.to_string(), resolve_base(&targets, &hosts, b)?),
+        // The first target; on several hosts each host's target of that
+        // name, when every host has one.
+        None => match resolve_base(&targets, &hosts, &first) {
+            Ok(of) => (first, of),
+            Err(_) => {
+                let name = targets[0].name.clone();
+                let of = resolve_base(&targets, &hosts, &name)?;
+                (name, of)
+            }
+        },
     };
 
     // Every step result, tagged with its target's index in the report.
     let mut steps: Vec<(usize, StepResult)> = Vec::new();
     for (ri, run) in runs.iter().enumerate() {
         for s in &run.steps {
-            let Some((_, name)) = names[ri].iter().find(|(n, _)| *n == s.target) else {
-                continue;
-            };
-            let ti = targets
+            if let Some(ti) = targets
                 .iter()
-                .position(|t| t.name == *name)
-                .expect("known target");
-            steps.push((ti, s.clone()));
+                .position(|t| t.run == ri && t.plan_name == s.target)
+            {
+                steps.push((ti, s.clone()));
+            }
         }
     }
 
-    // Rows: every (step, clients) that has a group, in sequence order.
-    let mut keys: Vec<(usize, String, u32, Group, Unit)> = Vec::new();
-    for (_, s) in &steps {
+    let occurrence: Vec<usize> = steps
+        .iter()
+        .map(|(ti, s)| {
+            let mut earlier: Vec<usize> = steps
+                .iter()
+                .filter(|(t, x)| {
+                    t == ti
+                        && x.repeat == s.repeat
+                        && x.step == s.step
+                        && x.clients == s.clients
+                        && x.seq < s.seq
+                })
+                .map(|(_, x)| x.seq)
+                .collect();
+            earlier.dedup();
+            earlier.len() + 1
+        })
+        .collect();
+
+    // Rows: every (step, occurrence, clients) that has a group, in
+    // sequence order.
+    let mut keys: Vec<(usize, String, usize, u32, Group, Unit)> = Vec::new();
+    for ((_, s), &occ) in steps.iter().zip(&occurrence) {
         let Some(g) = s.group else { continue };
         if s.kind == StepKindRecord::Settle {
             continue;
         }
-        if !keys.iter().any(|k| k.1 == s.step && k.2 == s.clients) {
-            keys.push((s.seq, s.step.clone(), s.clients, g, s.unit));
+        if !keys
+            .iter()
+            .any(|k| k.1 == s.step && k.2 == occ && k.3 == s.clients)
+        {
+            keys.push((s.seq, s.step.clone(), occ, s.clients, g, s.unit));
         }
     }
-    keys.sort_by_key(|k| (k.3, k.0, k.2));
-    let base_i = targets
-        .iter()
-        .position(|t| t.name == base)
-        .expect("base exists");
+    keys.sort_by_key(|k| (k.4, k.0, k.3));
     let mut rows = Vec::new();
-    for (seq, step, clients, group, unit) in keys {
+    for (seq, step, occ, clients, group, unit) in keys {
         let mut cells: Vec<Cell> = (0..targets.len())
             .map(|ti| {
                 cell(
                     steps
                         .iter()
-                        .filter(|(t, s)| *t == ti && s.step == step && s.clients == clients)
-                        .map(|(_, s)| s),
+                        .zip(&occurrence)
+                        .filter(|((t, s), o)| {
+                            *t == ti && s.step == step && s.clients == clients && **o == occ
+                        })
+                        .map(|((_, s), _)| s),
                 )
             })
             .collect();
-        let (bt, bc) = (cells[base_i].throughput, cells[base_i].costs.clone());
-        for c in &mut cells {
-            c.relative = ratio(c.throughput, bt);
-            c.costs_relative = COSTS
-                .iter()
-                .filter_map(|k| {
-                    Some((
-                        k.key,
-                        ratio(c.costs.get(k.key).copied(), bc.get(k.key).copied())?,
-                    ))
-                })
-                .collect();
+        let plain = cells.clone();
+        for (ti, c) in cells.iter_mut().enumerate() {
+            compare(c, &plain[base_of[ti]], ti == base_of[ti]);
         }
         rows.push(Row {
             seq,
             step,
+            occurrence: occ,
             group,
             clients,
             unit,
@@ -361,8 +475,17 @@ pub fn build(runs: &[LoadedRun], base: Option<&str>) -> anyhow::Result<Report> {
     }
 
     let summary = (0..targets.len())
-        .filter(|&ti| ti != base_i)
-        .map(|ti| summarise(&targets[ti].name, ti, base_i, &rows, &steps))
+        .filter(|&ti| base_of[ti] != ti)
+        .map(|ti| {
+            summarise(
+                &targets[ti].name,
+                &targets[base_of[ti]].name,
+                ti,
+                base_of[ti],
+                &rows,
+                &steps,
+            )
+        })
         .collect();
     let runs = runs
         .iter()
@@ -373,6 +496,7 @@ pub fn build(runs: &[LoadedRun], base: Option<&str>) -> anyhow::Result<Report> {
             finished: r.info.finished.clone(),
             relbench_version: r.info.relbench_version.clone(),
             plan_source: r.info.plan_source.clone(),
+            plan_text: r.info.plan_text.clone(),
             sampler_us_per_reading: r
                 .steps
                 .iter()
@@ -387,30 +511,169 @@ pub fn build(runs: &[LoadedRun], base: Option<&str>) -> anyhow::Result<Report> {
         base,
         runs,
         targets,
+        base_of,
+        hosts,
         rows,
         summary,
         steps,
+        occurrence,
     })
 }
 
+/// The report's target list. A plan name used by two runs is qualified by
+/// the host when the runs come from different hosts, by the results
+/// directory otherwise (and by its position when even that clashes).
+fn name_targets(runs: &[LoadedRun]) -> Vec<TargetMeta> {
+    let host_of = |ri: usize| runs[ri].info.host.hostname.clone();
+    let uses: Vec<(usize, &str)> = runs
+        .iter()
+        .enumerate()
+        .flat_map(|(ri, r)| {
+            r.info
+                .plan
+                .targets
+                .iter()
+                .map(move |t| (ri, t.name.as_str()))
+        })
+        .collect();
+    let mut targets: Vec<TargetMeta> = Vec::new();
+    for (ri, run) in runs.iter().enumerate() {
+        for t in &run.info.plan.targets {
+            let sharing: Vec<usize> = uses
+                .iter()
+                .filter(|(_, n)| *n == t.name)
+                .map(|(r, _)| *r)
+                .collect();
+            let mut name = if sharing.len() < 2 {
+                t.name.clone()
+            } else {
+                let hosts: Vec<String> = sharing.iter().map(|&r| host_of(r)).collect();
+                let distinct = hosts
+                    .iter()
+                    .enumerate()
+                    .all(|(i, h)| !hosts[..i].contains(h));
+                if distinct {
+                    format!("{}/{}", host_of(ri), t.name)
+                } else {
+                    format!("{}/{}", dir_name(&run.dir), t.name)
+                }
+            };
+            if targets.iter().any(|x| x.name == name) {
+                name = format!("{name}#{}", ri + 1);
+            }
+            let rec = run.info.targets.iter().find(|r| r.name == t.name);
+            targets.push(TargetMeta {
+                name,
+                plan_name: t.name.clone(),
+                host: host_of(ri),
+                engine: t.engine.name().to_string(),
+                embedded: !t.engine.is_server(),
+                version: rec.map_or_else(|| "not recorded".into(), |r| r.facts.version.clone()),
+                config: rec.map(|r| r.facts.config.clone()).unwrap_or_default(),
+                filesystem: rec
+                    .and_then(|r| r.filesystem.as_ref())
+                    .map(|f| format!("{} on {} ({})", f.fstype, f.device, f.mount_point)),
+                run: ri,
+            });
+        }
+    }
+    targets
+}
+
+/// Each target's base for `--base name`: the target of that report name
+/// for all, or, for a plan name, the target of that name on each host.
+fn resolve_base(
+    targets: &[TargetMeta],
+    hosts: &[String],
+    name: &str,
+) -> anyhow::Result<Vec<usize>> {
+    if let Some(i) = targets.iter().position(|t| t.name == name) {
+        return Ok(vec![i; targets.len()]);
+    }
+    let list = || {
+        let mut names: Vec<&str> = targets.iter().map(|t| t.name.as_str()).collect();
+        for t in targets {
+            if !names.contains(&t.plan_name.as_str()) && hosts.len() > 1 {
+                names.push(t.plan_name.as_str());
+            }
+        }
+        names.join(", ")
+    };
+    let mut per_host = Vec::new();
+    for h in hosts {
+        let found: Vec<usize> = (0..targets.len())
+            .filter(|&i| targets[i].host == *h && targets[i].plan_name == name)
+            .collect();
+        match found.as_slice() {
+            [i] => per_host.push((h, *i)),
+            [] => {}
+            several => {
+                let names: Vec<&str> = several.iter().map(|&i| targets[i].name.as_str()).collect();
+                bail!(
+                    "--base {name}: host {h} has {} targets of that name ({}); name one of them",
+                    several.len(),
+                    names.join(", ")
+                );
+            }
+        }
+    }
+    if per_host.is_empty() {
+        bail!(
+            "--base {name}: no target of that name in these results; the targets are: {}",
+            list()
+        );
+    }
+    if per_host.len() < hosts.len() {
+        let missing: Vec<&str> = hosts
+            .iter()
+            .filter(|h| !per_host.iter().any(|(x, _)| x == h))
+            .map(String::as_str)
+            .collect();
+        bail!(
+            "--base {name}: host {} has no target of that name, so its targets have nothing to be compared with; \
+             name one target as the base for all (one of: {})",
+            missing.join(", "),
+            list()
+        );
+    }
+    Ok(targets
+        .iter()
+        .map(|t| {
+            per_host
+                .iter()
+                .find(|(h, _)| **h == t.host)
+                .map(|(_, i)| *i)
+                .expect("every host has its base")
+        })
+        .collect())
+}
+
 fn cell<'a>(results: impl Iterator<Item = &'a StepResult>) -> Cell {
-    let results: Vec<&StepResult> = results.collect();
+    let mut results: Vec<&StepResult> = results.collect();
+    results.sort_by_key(|s| s.repeat);
     let ok: Vec<&&StepResult> = results.iter().filter(|s| s.failed.is_none()).collect();
-    let mut tput: Vec<f64> = ok.iter().map(|s| s.throughput).collect();
-    let costs = COSTS
+    let throughputs: Vec<f64> = ok.iter().map(|s| s.throughput).collect();
+    let cost_samples: BTreeMap<&'static str, Vec<f64>> = COSTS
         .iter()
         .filter_map(|k| {
-            let mut v: Vec<f64> = ok.iter().filter_map(|s| (k.get)(&s.metrics)).collect();
-            Some((k.key, median(&mut v)?))
+            let v: Vec<f64> = ok.iter().filter_map(|s| (k.get)(&s.metrics)).collect();
+            (!v.is_empty()).then_some((k.key, v))
         })
+        .collect();
+    let costs = cost_samples
+        .iter()
+        .filter_map(|(k, v)| Some((*k, median(&mut v.clone())?)))
         .collect();
     let mut p99: Vec<f64> = ok
         .iter()
         .filter_map(|s| s.latency.get("event").map(|l| l.p99_us))
         .collect();
     Cell {
-        throughput: median(&mut tput),
+        throughput: median(&mut throughputs.clone()),
+        throughput_interval: stats::median_interval(&throughputs),
+        throughputs,
         relative: None,
+        significance: None,
         repeats: ok.len(),
         failed: if ok.is_empty() {
             results.iter().find_map(|s| s.failed.clone())
@@ -419,6 +682,8 @@ fn cell<'a>(results: impl Iterator<Item = &'a StepResult>) -> Cell {
         },
         costs,
         costs_relative: BTreeMap::new(),
+        costs_p: BTreeMap::new(),
+        cost_samples,
         p99_us: median(&mut p99),
         errors: results.iter().flat_map(|s| s.errors.values()).sum(),
         db_bytes_after: median_u64(ok.iter().filter_map(|s| s.metrics.db_bytes_after)),
@@ -426,6 +691,42 @@ fn cell<'a>(results: impl Iterator<Item = &'a StepResult>) -> Cell {
             ok.iter().filter_map(|s| s.metrics.server_rss_peak_bytes),
         ),
     }
+}
+
+/// Fills a cell's ratios against its base and, when both have repeats,
+/// what the rank test says of them.
+fn compare(c: &mut Cell, base: &Cell, is_base: bool) {
+    c.relative = ratio(c.throughput, base.throughput);
+    c.costs_relative = COSTS
+        .iter()
+        .filter_map(|k| {
+            Some((
+                k.key,
+                ratio(c.costs.get(k.key).copied(), base.costs.get(k.key).copied())?,
+            ))
+        })
+        .collect();
+    let repeated = |a: &[f64], b: &[f64]| a.len() >= 2 && b.len() >= 2;
+    if is_base || !repeated(&c.throughputs, &base.throughputs) {
+        return;
+    }
+    let p = stats::rank_sum_p(&c.throughputs, &base.throughputs).expect("two samples");
+    c.significance = Some(Significance {
+        p_value: p,
+        interval: stats::ratio_interval(&c.throughputs, &base.throughputs),
+        repeats_needed: (p >= stats::ALPHA)
+            .then(|| stats::repeats_needed(&c.throughputs, &base.throughputs))
+            .flatten()
+            .map(|n| n.max(c.repeats.min(base.repeats) as u32 + 1)),
+    });
+    c.costs_p = c
+        .cost_samples
+        .iter()
+        .filter_map(|(k, v)| {
+            let b = base.cost_samples.get(k)?;
+            repeated(v, b).then(|| Some((*k, stats::rank_sum_p(v, b)?)))?
+        })
+        .collect();
 }
 
 /// One cost per operation the report compares.
@@ -530,11 +831,12 @@ fn explain(relative: f64, c: &Cell, base: &Cell) -> String {
             let diff = (c.costs.get(k).copied().unwrap_or(0.0)
                 - base.costs.get(k).copied().unwrap_or(0.0))
             .abs();
+            let cv = judged(cost_verdict(*r), c.costs_p.get(k).copied());
             diff >= cost(k).floor
                 && match v {
-                    Verdict::Worse => cost_verdict(*r) == Verdict::Worse,
-                    Verdict::Better => cost_verdict(*r) == Verdict::Better,
-                    Verdict::Same => cost_verdict(*r) != Verdict::Same,
+                    Verdict::Worse => cv == Verdict::Worse,
+                    Verdict::Better => cv == Verdict::Better,
+                    _ => cv == Verdict::Worse || cv == Verdict::Better,
                 }
         })
         .collect();
@@ -542,7 +844,7 @@ fn explain(relative: f64, c: &Cell, base: &Cell) -> String {
     let list = |m: &[(&str, f64)]| {
         m.iter()
             .take(3)
-            .map(|(k, r)| format!("{} ×{r:.2}", short(k)))
+            .map(|(k, r)| format!("{} ×{}", short(k), fmt_ratio(*r)))
             .collect::<Vec<_>>()
             .join(", ")
     };
@@ -561,56 +863,70 @@ fn explain(relative: f64, c: &Cell, base: &Cell) -> String {
         Verdict::Worse => format!("{}: more IO or more waiting per operation", list(&moved)),
         Verdict::Better if moved.is_empty() => "less waiting, not less cost per operation".into(),
         Verdict::Better => format!("{}: less cost per operation", list(&moved)),
-        Verdict::Same if moved.is_empty() => "costs per operation unchanged".into(),
-        Verdict::Same => list(&moved),
+        _ if moved.is_empty() => "costs per operation unchanged".into(),
+        _ => list(&moved),
     }
 }
 
 fn summarise(
     name: &str,
+    base_name: &str,
     ti: usize,
     base: usize,
     rows: &[Row],
     steps: &[(usize, StepResult)],
 ) -> TargetSummary {
-    let mut changes: Vec<Change> = rows
+    let mut changes: Vec<(Verdict, Change)> = rows
         .iter()
         .filter_map(|r| {
             let c = &r.cells[ti];
             let rel = c.relative?;
-            Some(Change {
-                step: r.step.clone(),
-                clients: r.clients,
-                relative: rel,
-                explanation: explain(rel, c, &r.cells[base]),
-            })
+            let v = c.verdict()?;
+            Some((
+                v,
+                Change {
+                    step: r.title(),
+                    clients: r.clients,
+                    relative: rel,
+                    explanation: explain(rel, c, &r.cells[base]),
+                },
+            ))
         })
         .collect();
-    let count = |v: Verdict| changes.iter().filter(|c| verdict(c.relative) == v).count();
-    let (slower, faster, same) = (
+    let count = |v: Verdict| changes.iter().filter(|c| c.0 == v).count();
+    let (slower, faster, same, unsure) = (
         count(Verdict::Worse),
         count(Verdict::Better),
         count(Verdict::Same),
+        count(Verdict::Unsure),
     );
-    changes.sort_by(|a, b| a.relative.total_cmp(&b.relative));
+    changes.sort_by(|a, b| a.1.relative.total_cmp(&b.1.relative));
+    let of = |v: Verdict| -> Vec<Change> {
+        changes
+            .iter()
+            .filter(|c| c.0 == v)
+            .map(|c| c.1.clone())
+            .collect()
+    };
     let failed = steps
         .iter()
         .filter(|(t, s)| *t == ti && s.failed.is_some())
         .map(|(_, s)| format!("{} c{} (repeat {})", s.step, s.clients, s.repeat))
         .collect();
+    let mut wins = of(Verdict::Better);
+    wins.reverse();
     TargetSummary {
         target: name.to_string(),
+        base: base_name.to_string(),
         compared: changes.len(),
         slower,
         faster,
         same,
-        worst: changes.first().cloned(),
-        best: changes.last().cloned(),
-        regressions: changes
-            .iter()
-            .filter(|c| verdict(c.relative) == Verdict::Worse)
-            .cloned()
-            .collect(),
+        unsure,
+        worst: changes.first().map(|c| c.1.clone()),
+        best: changes.last().map(|c| c.1.clone()),
+        regressions: of(Verdict::Worse),
+        wins,
         failed,
     }
 }
@@ -630,6 +946,16 @@ pub fn write(
     let report = build(&runs, base)?;
     std::fs::create_dir_all(out).with_context(|| format!("creating {}", out.display()))?;
     let mut written = Vec::new();
+    if formats.contains(&Format::Markdown) {
+        // The Markdown links its charts as files beside it.
+        let dir = out.join(markdown::CHARTS_DIR);
+        std::fs::create_dir_all(&dir).with_context(|| format!("creating {}", dir.display()))?;
+        for c in charts::all(&report) {
+            let path = dir.join(&c.file);
+            std::fs::write(&path, &c.svg).with_context(|| format!("writing {}", path.display()))?;
+        }
+        written.push(dir);
+    }
     for f in formats {
         let path = out.join(f.file_name());
         std::fs::write(&path, f.render(&report))
@@ -678,6 +1004,17 @@ pub fn fmt_throughput(v: f64) -> String {
         out.push(ch);
     }
     out
+}
+
+/// A ratio of costs: two decimals, or two significant digits below 0.1
+/// (a cost that fell 250-fold is ×0.0040, not ×0.00).
+pub fn fmt_ratio(r: f64) -> String {
+    if r >= 0.1 || r == 0.0 {
+        format!("{r:.2}")
+    } else {
+        let digits = (1 - r.log10().floor() as i32).clamp(2, 6) as usize;
+        format!("{r:.digits$}")
+    }
 }
 
 /// A latency in µs, in the unit that reads best.
@@ -809,6 +1146,9 @@ mod tests {
         assert_eq!(fmt_throughput(999.6), "1,000");
         assert_eq!(fmt_throughput(12.345), "12.35");
         assert_eq!(fmt_latency(250.0), "250 µs");
+        assert_eq!(fmt_ratio(1.3712), "1.37");
+        assert_eq!(fmt_ratio(0.004), "0.0040");
+        assert_eq!(fmt_ratio(0.0123), "0.012");
         assert_eq!(fmt_latency(2500.0), "2.50 ms");
         assert_eq!(step_title("scan.warm"), "scan (warm)");
     }

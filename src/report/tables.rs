@@ -1,9 +1,10 @@
 //! The report's tables, built once from the model and rendered by every
 //! format, so Markdown, HTML and the terminal always show the same cells.
 
+use super::stats::{self, Interval};
 use super::{
-    cost_verdict, fmt_bytes, fmt_latency, fmt_throughput, step_title, verdict, Cell, Report,
-    Verdict, COSTS,
+    cost_verdict, fmt_bytes, fmt_latency, fmt_throughput, judged, step_title, verdict, Cell,
+    Report, Verdict, COSTS,
 };
 use crate::workload::Group;
 
@@ -26,6 +27,9 @@ impl Text {
 #[derive(Debug, Clone)]
 pub struct Table {
     pub head: Vec<String>,
+    /// Column groups over `head` (a label and how many columns it spans),
+    /// or empty: the hosts, when results from several are side by side.
+    pub groups: Vec<(String, usize)>,
     /// Columns after the first `text_columns` are numbers (right-aligned).
     pub text_columns: usize,
     pub rows: Vec<Vec<Text>>,
@@ -57,6 +61,77 @@ fn rel_text(v: Option<f64>, cost: bool, c: &Cell) -> Text {
     }
 }
 
+fn interval(i: &Interval, digits: usize) -> String {
+    format!("({:.digits$}–{:.digits$})", i.lo, i.hi)
+}
+
+/// A throughput ratio with what the repeats say of it: the interval, and
+/// `~` with the p-value (and the repeats a rank test would need) when the
+/// change is past a threshold but not significant.
+fn relative_cell(c: &Cell) -> Text {
+    let (Some(rel), Some(v)) = (c.relative, c.verdict()) else {
+        return rel_text(None, false, c);
+    };
+    let Some(sig) = &c.significance else {
+        return tone_only_past_threshold(rel_text(Some(rel), false, c));
+    };
+    let ci = sig
+        .interval
+        .as_ref()
+        .map(|i| format!(" {}", interval(i, 2)))
+        .unwrap_or_default();
+    if v == Verdict::Unsure {
+        let needed = sig
+            .repeats_needed
+            .map(|n| format!(", needs {n} repeats"))
+            .unwrap_or_default();
+        return Text {
+            text: format!("~{rel:.2}{ci} p={:.2}{needed}", sig.p_value),
+            tone: Some(Verdict::Unsure),
+        };
+    }
+    tone_only_past_threshold(Text {
+        text: format!("{rel:.2}{ci}"),
+        tone: Some(v),
+    })
+}
+
+/// The confidence levels of the intervals in `cells`, in words.
+fn interval_levels<'a>(cells: impl Iterator<Item = &'a Cell>, ratio: bool) -> Option<String> {
+    let mut levels: Vec<(f64, usize)> = Vec::new();
+    for c in cells {
+        let i = if ratio {
+            c.significance.as_ref().and_then(|s| s.interval)
+        } else {
+            c.throughput_interval
+        };
+        if let Some(i) = i {
+            if !levels.iter().any(|(l, _)| (l - i.level).abs() < 1e-9) {
+                levels.push((i.level, c.repeats));
+            }
+        }
+    }
+    if levels.is_empty() {
+        return None;
+    }
+    levels.sort_by(|a, b| b.0.total_cmp(&a.0));
+    let list: Vec<String> = levels
+        .iter()
+        .map(|(l, n)| {
+            format!(
+                "{:.0}%{}",
+                l * 100.0,
+                if *l < stats::LEVEL - 1e-9 {
+                    format!(" (the most {n} repeats allow)")
+                } else {
+                    String::new()
+                }
+            )
+        })
+        .collect();
+    Some(list.join(", "))
+}
+
 fn tone_only_past_threshold(mut t: Text) -> Text {
     if t.tone == Some(Verdict::Same) {
         t.tone = None;
@@ -71,44 +146,73 @@ fn groups_of(r: &Report, make: impl Fn(&Report, Group) -> Option<Table>) -> Vec<
         .collect()
 }
 
+/// The targets compared with a base, hosts together.
 fn others(r: &Report) -> Vec<usize> {
-    let b = r.base_index();
-    (0..r.targets.len()).filter(|i| *i != b).collect()
+    r.columns().into_iter().filter(|&i| !r.is_base(i)).collect()
+}
+
+/// The head of a table with a column per target: the label columns, then
+/// the targets (by their plan names under a host group when several hosts
+/// are side by side).
+fn target_head(r: &Report, labels: &[&str], cols: &[usize]) -> (Vec<String>, Vec<(String, usize)>) {
+    let mut head: Vec<String> = labels.iter().map(|s| s.to_string()).collect();
+    if !r.by_host() {
+        head.extend(cols.iter().map(|&i| r.targets[i].name.clone()));
+        return (head, Vec::new());
+    }
+    head.extend(cols.iter().map(|&i| r.targets[i].plan_name.clone()));
+    let mut groups: Vec<(String, usize)> = vec![(String::new(), labels.len())];
+    for &i in cols {
+        let h = &r.targets[i].host;
+        match groups.last_mut() {
+            Some((g, n)) if g == h => *n += 1,
+            _ => groups.push((h.clone(), 1)),
+        }
+    }
+    (head, groups)
 }
 
 /// Target ÷ base throughput for every target but the base.
 pub fn relative(r: &Report) -> Section {
     let others = others(r);
+    let levels = interval_levels(
+        r.rows
+            .iter()
+            .flat_map(|row| others.iter().map(|&i| &row.cells[i])),
+        true,
+    );
+    let mut intro = format!(
+        "Target ÷ base ({}): above 1 is faster. Red at ≤ 0.95, green at ≥ 1.05.",
+        r.base
+    );
+    if let Some(levels) = levels {
+        intro += &format!(
+            " With repeats: the median's ratio and its confidence interval ({levels}; Mann–Whitney \
+             rank-sum test inverted); a cell is coloured only when the change is also significant \
+             (two-sided rank-sum p < {}), otherwise it shows ~ with the p-value and the repeats a \
+             rank test would need.",
+            stats::ALPHA
+        );
+    }
     Section {
         title: "Relative throughput".into(),
-        intro: format!(
-            "Target ÷ base ({}): above 1 is faster. Red at ≤ 0.95, green at ≥ 1.05.",
-            r.base
-        ),
+        intro,
         groups: groups_of(r, |r, g| {
             let rows: Vec<Vec<Text>> = r
                 .rows_in(g)
                 .map(|row| {
                     let mut cells = vec![
-                        Text::plain(step_title(&row.step)),
+                        Text::plain(row.title()),
                         Text::plain(row.clients.to_string()),
                     ];
-                    cells.extend(others.iter().map(|&i| {
-                        tone_only_past_threshold(rel_text(
-                            row.cells[i].relative,
-                            false,
-                            &row.cells[i],
-                        ))
-                    }));
+                    cells.extend(others.iter().map(|&i| relative_cell(&row.cells[i])));
                     cells
                 })
                 .collect();
-            (!rows.is_empty()).then(|| Table {
-                head: ["step", "clients"]
-                    .into_iter()
-                    .map(String::from)
-                    .chain(others.iter().map(|&i| r.targets[i].name.clone()))
-                    .collect(),
+            let (head, groups) = target_head(r, &["step", "clients"], &others);
+            (!rows.is_empty()).then_some(Table {
+                head,
+                groups,
                 text_columns: 1,
                 rows,
             })
@@ -118,32 +222,47 @@ pub fn relative(r: &Report) -> Section {
 
 /// Throughput of every target, base first.
 pub fn absolute(r: &Report) -> Section {
+    let cols = r.columns();
+    let mut intro =
+        "Operations per second (rows per second for load and scan), median over repeats."
+            .to_string();
+    if let Some(levels) = interval_levels(r.rows.iter().flat_map(|row| row.cells.iter()), false) {
+        intro += &format!(
+            " In brackets: the median's confidence interval over the repeats ({levels}; order statistics)."
+        );
+    }
     Section {
         title: "Absolute throughput".into(),
-        intro: "Operations per second (rows per second for load and scan), median over repeats."
-            .into(),
+        intro,
         groups: groups_of(r, |r, g| {
             let rows: Vec<Vec<Text>> = r
                 .rows_in(g)
                 .map(|row| {
                     let mut cells = vec![
-                        Text::plain(step_title(&row.step)),
+                        Text::plain(row.title()),
                         Text::plain(row.clients.to_string()),
                         Text::plain(row.unit.name()),
                     ];
-                    cells.extend(row.cells.iter().map(|c| match c.throughput {
-                        Some(t) => Text::plain(fmt_throughput(t)),
-                        None => missing(c),
+                    cells.extend(cols.iter().map(|&i| {
+                        let c = &row.cells[i];
+                        match (c.throughput, &c.throughput_interval) {
+                            (Some(t), Some(ci)) => Text::plain(format!(
+                                "{} ({}–{})",
+                                fmt_throughput(t),
+                                fmt_throughput(ci.lo),
+                                fmt_throughput(ci.hi)
+                            )),
+                            (Some(t), None) => Text::plain(fmt_throughput(t)),
+                            (None, _) => missing(c),
+                        }
                     }));
                     cells
                 })
                 .collect();
-            (!rows.is_empty()).then(|| Table {
-                head: ["step", "clients", "unit"]
-                    .into_iter()
-                    .map(String::from)
-                    .chain(r.targets.iter().map(|t| t.name.clone()))
-                    .collect(),
+            let (head, groups) = target_head(r, &["step", "clients", "unit"], &cols);
+            (!rows.is_empty()).then_some(Table {
+                head,
+                groups,
                 text_columns: 1,
                 rows,
             })
@@ -187,7 +306,7 @@ pub fn efficiency(r: &Report) -> Section {
             for row in r.rows_in(g) {
                 for (ti, c) in row.cells.iter().enumerate() {
                     let mut cells = vec![
-                        Text::plain(step_title(&row.step)),
+                        Text::plain(row.title()),
                         Text::plain(row.clients.to_string()),
                         Text::plain(r.targets[ti].name.clone()),
                     ];
@@ -213,6 +332,7 @@ pub fn efficiency(r: &Report) -> Section {
                 }
             }
             (!rows.is_empty()).then(|| Table {
+                groups: Vec::new(),
                 head: efficiency_head()
                     .into_iter()
                     .chain(["DB size after".into(), "server RSS peak".into()])
@@ -231,11 +351,20 @@ fn cost_relative(k: &super::Cost, c: &Cell, base: &Cell) -> Text {
     let (v, b) = (c.costs.get(k.key), base.costs.get(k.key));
     match (c.costs_relative.get(k.key), v, b) {
         (Some(&rel), Some(v), Some(b)) => {
-            let mut t = tone_only_past_threshold(rel_text(Some(rel), true, c));
             if (v - b).abs() < k.floor {
-                t.tone = None;
+                return Text::plain(format!("{rel:.2}"));
             }
-            t
+            let p = c.costs_p.get(k.key).copied();
+            match judged(cost_verdict(rel), p) {
+                Verdict::Unsure => Text {
+                    text: format!("~{rel:.2} p={:.2}", p.unwrap_or(1.0)),
+                    tone: Some(Verdict::Unsure),
+                },
+                v => tone_only_past_threshold(Text {
+                    text: format!("{rel:.2}"),
+                    tone: Some(v),
+                }),
+            }
         }
         // Both measured, the base's is 0: there is no ratio to show.
         (None, Some(v), Some(_)) => Text::plain(if *v == 0.0 { "both 0" } else { "base 0" }),
@@ -249,7 +378,9 @@ pub fn efficiency_relative(r: &Report) -> Section {
     Section {
         title: "Hardware efficiency, relative".into(),
         intro: format!(
-            "Target ÷ base ({}) for each cost per operation: above 1 is more cost. Red at ≥ 1.05, green at ≤ 0.95.",
+            "Target ÷ base ({}) for each cost per operation: above 1 is more cost. Red at ≥ 1.05, green at ≤ 0.95; \
+             uncoloured when the two figures differ by less than the cost's floor (0.5 µs, 0.1 cs, 0.1 KiB, 0.01 requests). \
+             With repeats, ~ and the rank test's p-value where the change is not significant.",
             r.base
         ),
         groups: groups_of(r, |r, g| {
@@ -258,12 +389,12 @@ pub fn efficiency_relative(r: &Report) -> Section {
                 for &ti in &others {
                     let c = &row.cells[ti];
                     let mut cells = vec![
-                        Text::plain(step_title(&row.step)),
+                        Text::plain(row.title()),
                         Text::plain(row.clients.to_string()),
                         Text::plain(r.targets[ti].name.clone()),
                     ];
                     let embedded = r.targets[ti].embedded;
-                    let base = &row.cells[r.base_index()];
+                    let base = &row.cells[r.base_of[ti]];
                     cells.extend(COSTS.iter().map(|k| match k.key {
                         "server_cpu_us" if embedded => Text::plain("—"),
                         _ => cost_relative(k, c, base),
@@ -272,6 +403,7 @@ pub fn efficiency_relative(r: &Report) -> Section {
                 }
             }
             (!rows.is_empty()).then(|| Table {
+                groups: Vec::new(),
                 head: efficiency_head(),
                 text_columns: 3,
                 rows,
@@ -282,6 +414,7 @@ pub fn efficiency_relative(r: &Report) -> Section {
 
 /// p99 latency of whole events.
 pub fn latency(r: &Report) -> Section {
+    let cols = r.columns();
     Section {
         title: "Latency".into(),
         intro: "99th percentile response time of one event (a statement, or a whole transaction)."
@@ -294,22 +427,20 @@ pub fn latency(r: &Report) -> Section {
                 .rows_in(g)
                 .map(|row| {
                     let mut cells = vec![
-                        Text::plain(step_title(&row.step)),
+                        Text::plain(row.title()),
                         Text::plain(row.clients.to_string()),
                     ];
-                    cells.extend(row.cells.iter().map(|c| match c.p99_us {
+                    cells.extend(cols.iter().map(|&i| match row.cells[i].p99_us {
                         Some(v) => Text::plain(fmt_latency(v)),
-                        None => missing(c),
+                        None => missing(&row.cells[i]),
                     }));
                     cells
                 })
                 .collect();
-            (!rows.is_empty()).then(|| Table {
-                head: ["step", "clients"]
-                    .into_iter()
-                    .map(String::from)
-                    .chain(r.targets.iter().map(|t| t.name.clone()))
-                    .collect(),
+            let (head, groups) = target_head(r, &["step", "clients"], &cols);
+            (!rows.is_empty()).then_some(Table {
+                head,
+                groups,
                 text_columns: 1,
                 rows,
             })
@@ -346,6 +477,7 @@ pub fn problems(r: &Report) -> Option<Table> {
         }
     }
     (!rows.is_empty()).then(|| Table {
+        groups: Vec::new(),
         head: [
             "target",
             "step",
@@ -363,54 +495,63 @@ pub fn problems(r: &Report) -> Option<Table> {
     })
 }
 
-/// One sentence per target against the base, and its regressions.
+/// One sentence per target against its base, then its regressions and
+/// wins with the costs behind them, and its failed steps.
 pub fn summary_lines(r: &Report) -> Vec<(String, Vec<String>)> {
+    const SHOWN: usize = 8;
     r.summary
         .iter()
         .map(|s| {
             if s.compared == 0 {
                 let head = format!(
                     "{}: no step to compare with {} yet (each needs figures from both targets).",
-                    s.target, r.base
+                    s.target, s.base
                 );
                 let failed = (!s.failed.is_empty())
                     .then(|| format!("failed steps: {}", s.failed.join(", ")));
                 return (head, failed.into_iter().collect());
             }
             let mut head = format!(
-                "{} against {}: {} of {} steps slower, {} faster, {} within 5%.",
-                s.target, r.base, s.slower, s.compared, s.faster, s.same
+                "{} against {}: {} of {} steps slower, {} faster, {} within 5%",
+                s.target, s.base, s.slower, s.compared, s.faster, s.same
             );
+            if s.unsure > 0 {
+                head += &format!(
+                    ", {} past 5% but not significant over the repeats",
+                    s.unsure
+                );
+            }
+            head.push('.');
             if let (Some(w), Some(b)) = (&s.worst, &s.best) {
                 head += &format!(
                     " Worst: {} ({}) {:.2}; best: {} ({}) {:.2}.",
-                    step_title(&w.step),
+                    w.step,
                     clients(w.clients),
                     w.relative,
-                    step_title(&b.step),
+                    b.step,
                     clients(b.clients),
                     b.relative
                 );
             }
-            let mut details: Vec<String> = s
-                .regressions
-                .iter()
-                .take(8)
-                .map(|c| {
-                    format!(
-                        "{} ({}) {:.2}: {}",
-                        step_title(&c.step),
-                        clients(c.clients),
-                        c.relative,
-                        c.explanation
-                    )
-                })
-                .collect();
-            if s.regressions.len() > 8 {
-                details.push(format!(
-                    "and {} more regressions (see the tables)",
-                    s.regressions.len() - 8
-                ));
+            let line = |kind: &str, c: &super::Change| {
+                format!(
+                    "{kind} {} ({}) {:.2}: {}",
+                    c.step,
+                    clients(c.clients),
+                    c.relative,
+                    c.explanation
+                )
+            };
+            let mut details = Vec::new();
+            for (kind, list) in [("slower:", &s.regressions), ("faster:", &s.wins)] {
+                details.extend(list.iter().take(SHOWN).map(|c| line(kind, c)));
+                if list.len() > SHOWN {
+                    details.push(format!(
+                        "and {} more {} steps (see the tables)",
+                        list.len() - SHOWN,
+                        kind.trim_end_matches(':')
+                    ));
+                }
             }
             if !s.failed.is_empty() {
                 details.push(format!("failed steps: {}", s.failed.join(", ")));

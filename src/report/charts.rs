@@ -1,0 +1,688 @@
+//! Charts as SVG text, drawn from the comparison model: the HTML page
+//! inlines them and the Markdown links them as files written beside it.
+//! Plain SVG elements only (no script, no fonts to fetch), so a chart reads
+//! the same offline, in a browser, or pasted into an issue.
+//!
+//! Every bar is a `<rect class="bar">` with a `<title>` giving its figure,
+//! so a reader can hover for the number and a test can count the bars.
+
+use std::fmt::Write;
+
+use super::html::escape;
+use super::{fmt_bytes, fmt_latency, median, step_title, Report, Row};
+use crate::results::StepResult;
+use crate::workload::Group;
+
+/// One colour per target, in report order; chosen to be told apart in
+/// print and by most colour-blind readers, and unlike the tables' red and
+/// green cells.
+const PALETTE: [&str; 8] = [
+    "#4e79a7", "#f28e2b", "#59a14f", "#b07aa1", "#76b7b2", "#edc948", "#9c755f", "#ff9da7",
+];
+
+pub fn colour(ti: usize) -> &'static str {
+    PALETTE[ti % PALETTE.len()]
+}
+
+/// A drawn chart and the file name it gets beside a Markdown report.
+#[derive(Debug, Clone)]
+pub struct Chart {
+    pub file: String,
+    pub title: String,
+    pub svg: String,
+}
+
+/// The charts of one row (step × clients): throughput per second and the
+/// latency percentiles, or why one could not be drawn.
+pub struct StepCharts {
+    pub title: String,
+    pub rate: Result<Chart, String>,
+    pub latency: Result<Chart, String>,
+}
+
+/// A step or target label with characters safe in a file name.
+fn slug(s: &str) -> String {
+    s.chars()
+        .map(|c| {
+            if c.is_ascii_alphanumeric() || c == '-' || c == '.' {
+                c.to_ascii_lowercase()
+            } else {
+                '_'
+            }
+        })
+        .collect()
+}
+
+/// A round number at or above `v`: 1, 2, 2.5 or 5 times a power of ten.
+fn nice_ceiling(v: f64) -> f64 {
+    if v <= 0.0 || !v.is_finite() {
+        return 1.0;
+    }
+    let p = 10f64.powf(v.log10().floor());
+    [1.0, 2.0, 2.5, 5.0, 10.0]
+        .iter()
+        .map(|m| m * p)
+        .find(|x| *x >= v * (1.0 - 1e-12))
+        .unwrap_or(10.0 * p)
+}
+
+/// A finer round number at or above `v`, for where an axis is cut: the
+/// cut should sit just above the bars it keeps whole.
+fn fine_ceiling(v: f64) -> f64 {
+    if v <= 0.0 || !v.is_finite() {
+        return 1.0;
+    }
+    let p = 10f64.powf(v.log10().floor());
+    [1.0, 1.2, 1.5, 2.0, 2.5, 3.0, 4.0, 5.0, 6.0, 8.0, 10.0]
+        .iter()
+        .map(|m| m * p)
+        .find(|x| *x >= v * (1.0 - 1e-12))
+        .unwrap_or(10.0 * p)
+}
+
+/// Tick values from 0 up to `top`, at round steps.
+fn ticks(top: f64) -> Vec<f64> {
+    let step = nice_ceiling(top / 5.0);
+    let n = (top / step + 1e-9).floor() as usize;
+    (0..=n).map(|i| i as f64 * step).collect()
+}
+
+fn fmt_tick(v: f64) -> String {
+    if v == 0.0 {
+        "0".into()
+    } else if v >= 1e6 {
+        format!("{}M", trim(v / 1e6))
+    } else if v >= 1e4 {
+        format!("{}k", trim(v / 1e3))
+    } else {
+        trim(v)
+    }
+}
+
+fn trim(v: f64) -> String {
+    let s = format!("{v:.2}");
+    s.trim_end_matches('0').trim_end_matches('.').to_string()
+}
+
+/// An SVG document under construction.
+struct Svg {
+    out: String,
+}
+
+impl Svg {
+    fn new(w: f64, h: f64, title: &str) -> Self {
+        let mut out = String::new();
+        let _ = write!(
+            out,
+            "<svg xmlns=\"http://www.w3.org/2000/svg\" class=\"chart\" width=\"{w:.0}\" height=\"{h:.0}\" \
+             viewBox=\"0 0 {w:.0} {h:.0}\" font-family=\"sans-serif\" font-size=\"11\" role=\"img\">\
+             <title>{0}</title><rect width=\"100%\" height=\"100%\" fill=\"#fff\"/>\
+             <text x=\"6\" y=\"14\" font-weight=\"bold\">{0}</text>",
+            escape(title)
+        );
+        Svg { out }
+    }
+
+    fn text(&mut self, x: f64, y: f64, anchor: &str, extra: &str, s: &str) {
+        let _ = write!(
+            self.out,
+            "<text x=\"{x:.1}\" y=\"{y:.1}\" text-anchor=\"{anchor}\"{extra}>{}</text>",
+            escape(s)
+        );
+    }
+
+    fn line(&mut self, x1: f64, y1: f64, x2: f64, y2: f64, style: &str) {
+        let _ = write!(
+            self.out,
+            "<line x1=\"{x1:.1}\" y1=\"{y1:.1}\" x2=\"{x2:.1}\" y2=\"{y2:.1}\" {style}/>"
+        );
+    }
+
+    fn bar(&mut self, x: f64, y: f64, w: f64, h: f64, fill: &str, tip: &str) {
+        let _ = write!(
+            self.out,
+            "<rect class=\"bar\" x=\"{x:.1}\" y=\"{y:.1}\" width=\"{w:.1}\" height=\"{:.1}\" fill=\"{fill}\"><title>{}</title></rect>",
+            h.max(0.0),
+            escape(tip)
+        );
+    }
+
+    /// Coloured squares and names along the top.
+    fn legend(&mut self, x0: f64, items: &[(String, &str)]) {
+        let mut x = x0;
+        for (name, fill) in items {
+            let _ = write!(
+                self.out,
+                "<rect x=\"{x:.1}\" y=\"23\" width=\"10\" height=\"10\" fill=\"{fill}\"/>"
+            );
+            self.text(x + 14.0, 32.0, "start", "", name);
+            x += 24.0 + 6.5 * name.chars().count() as f64;
+        }
+    }
+
+    /// Horizontal grid lines with labels at `ticks`, mapped by `y`.
+    fn y_axis(&mut self, left: f64, right: f64, ticks: &[(f64, String)], y: impl Fn(f64) -> f64) {
+        for (v, label) in ticks {
+            let py = y(*v);
+            self.line(left, py, right, py, "stroke=\"#e4e4e4\"");
+            self.text(left - 4.0, py + 4.0, "end", "", label);
+        }
+    }
+
+    fn finish(mut self) -> String {
+        self.out.push_str("</svg>");
+        self.out
+    }
+}
+
+/// Room for x-axis labels written at 45°: below the plot for the longest,
+/// left of it for the first (about 4.7 px across and down per character
+/// at 11 px).
+fn label_margins(labels: &[String], cluster: f64, min_left: f64) -> (f64, f64) {
+    let len = |s: &String| s.chars().count() as f64 * 4.7;
+    let longest = labels.iter().map(len).fold(0.0, f64::max);
+    let first = labels.first().map(len).unwrap_or(0.0);
+    ((first - cluster / 2.0 + 8.0).max(min_left), longest + 16.0)
+}
+
+/// The label of a row on an x-axis: the step, and the clients when the
+/// report has several client counts.
+fn row_label(r: &Report, row: &Row) -> String {
+    let several = r.rows.iter().any(|x| x.clients != row.clients);
+    if several {
+        format!("{} c{}", row.title(), row.clients)
+    } else {
+        row.title()
+    }
+}
+
+/// Where to cut the y-axis of a group's relative chart so one outlier
+/// does not flatten the rest: above the tallest bar that is not more than
+/// 2.5× the median (or 2.5 when the median is below 1). `None` when no bar
+/// is that far above the others.
+fn cut_at(values: &[f64]) -> Option<f64> {
+    let mut v: Vec<f64> = values.to_vec();
+    let m = median(&mut v)?.max(1.0);
+    let limit = 2.5 * m;
+    let rest = values
+        .iter()
+        .copied()
+        .filter(|x| *x <= limit)
+        .reduce(f64::max)?;
+    let top = values.iter().copied().reduce(f64::max)?;
+    let cut = fine_ceiling((rest * 1.05).max(1.1));
+    (top > cut * 1.5).then_some(cut)
+}
+
+/// Per group: the relative throughput of each step and target as bars,
+/// then, when one bar dwarfs the rest, the same chart with its y-axis cut
+/// (the cut bars carry a break mark and their figure).
+pub fn relative(r: &Report, g: Group) -> Vec<Chart> {
+    let targets: Vec<usize> = r.columns().into_iter().filter(|&i| !r.is_base(i)).collect();
+    let rows: Vec<&Row> = r.rows_in(g).collect();
+    let values: Vec<f64> = rows
+        .iter()
+        .flat_map(|row| targets.iter().filter_map(|&i| row.cells[i].relative))
+        .collect();
+    if targets.is_empty() || values.is_empty() {
+        return Vec::new();
+    }
+    let full = values.iter().copied().fold(1.0, f64::max);
+    let mut charts = vec![relative_bars(
+        r,
+        g,
+        &rows,
+        &targets,
+        nice_ceiling(full * 1.05),
+        None,
+    )];
+    if let Some(cut) = cut_at(&values) {
+        charts.push(relative_bars(r, g, &rows, &targets, cut, Some(cut)));
+    }
+    charts
+}
+
+fn relative_bars(
+    r: &Report,
+    g: Group,
+    rows: &[&Row],
+    targets: &[usize],
+    top: f64,
+    cut: Option<f64>,
+) -> Chart {
+    let (bw, gap) = (16.0, 16.0);
+    let cluster = bw * targets.len() as f64;
+    let labels: Vec<String> = rows.iter().map(|row| row_label(r, row)).collect();
+    let (left, bottom) = label_margins(&labels, cluster, 44.0);
+    let (right, top_m, plot_h) = (12.0, 46.0, 190.0);
+    let width = (left + right + rows.len() as f64 * (cluster + gap)).max(360.0);
+    let height = top_m + plot_h + bottom;
+    let title = match cut {
+        None => format!("{}: throughput relative to {}", g.title(), r.base),
+        Some(c) => format!(
+            "{}: throughput relative to {}, y-axis cut at {}",
+            g.title(),
+            r.base,
+            trim(c)
+        ),
+    };
+    let mut svg = Svg::new(width, height, &title);
+    let y = |v: f64| top_m + plot_h - (v.min(top) / top) * plot_h;
+    let tick_list: Vec<(f64, String)> = ticks(top).into_iter().map(|t| (t, fmt_tick(t))).collect();
+    svg.y_axis(left, width - right, &tick_list, y);
+    svg.legend(
+        left,
+        &targets
+            .iter()
+            .map(|&i| (r.targets[i].name.clone(), colour(i)))
+            .collect::<Vec<_>>(),
+    );
+    for (ri, row) in rows.iter().enumerate() {
+        let x0 = left + gap / 2.0 + ri as f64 * (cluster + gap);
+        for (k, &ti) in targets.iter().enumerate() {
+            let Some(v) = row.cells[ti].relative else {
+                continue;
+            };
+            let x = x0 + k as f64 * bw;
+            let tip = format!("{} {}: {:.2}", r.targets[ti].name, row_label(r, row), v);
+            svg.bar(x, y(v), bw - 1.0, y(0.0) - y(v), colour(ti), &tip);
+            if cut.is_some() && v > top {
+                // The break: a white band across the bar's top, and the
+                // figure the bar would have reached.
+                let yb = y(top) + 8.0;
+                let _ = write!(
+                    svg.out,
+                    "<polygon class=\"cut\" points=\"{:.1},{:.1} {:.1},{:.1} {:.1},{:.1} {:.1},{:.1}\" fill=\"#fff\" stroke=\"#333\" stroke-width=\"0.6\"/>",
+                    x - 2.0,
+                    yb + 3.0,
+                    x + bw + 1.0,
+                    yb - 1.0,
+                    x + bw + 1.0,
+                    yb + 3.0,
+                    x - 2.0,
+                    yb + 7.0
+                );
+                svg.text(
+                    x + bw / 2.0,
+                    y(top) - 3.0,
+                    "middle",
+                    " font-size=\"9\"",
+                    &format!("{v:.1}"),
+                );
+            }
+        }
+        let lx = x0 + cluster / 2.0;
+        let ly = top_m + plot_h + 10.0;
+        svg.text(
+            lx,
+            ly,
+            "end",
+            &format!(" transform=\"rotate(-45 {lx:.1} {ly:.1})\""),
+            &labels[ri],
+        );
+    }
+    // The base's level.
+    svg.line(
+        left,
+        y(1.0),
+        width - right,
+        y(1.0),
+        "stroke=\"#333\" stroke-dasharray=\"4 3\"",
+    );
+    svg.line(left, y(0.0), width - right, y(0.0), "stroke=\"#999\"");
+    Chart {
+        file: format!(
+            "relative-{}{}.svg",
+            g.name(),
+            if cut.is_some() { "-cut" } else { "" }
+        ),
+        title,
+        svg: svg.finish(),
+    }
+}
+
+/// The database size after each step of the first repeat, per target.
+pub fn db_size(r: &Report) -> Option<Chart> {
+    let cols = r.columns();
+    // The sequence: (seq, label, clients), in run order.
+    let mut seq: Vec<(usize, String, u32)> = Vec::new();
+    for (_, s) in &r.steps {
+        if s.repeat == 1 && !seq.iter().any(|k| k.0 == s.seq && k.2 == s.clients) {
+            seq.push((s.seq, s.step.clone(), s.clients));
+        }
+    }
+    seq.sort();
+    let size = |ti: usize, k: &(usize, String, u32)| {
+        r.steps
+            .iter()
+            .find(|(t, s)| *t == ti && s.repeat == 1 && s.seq == k.0 && s.clients == k.2)
+            .and_then(|(_, s)| s.metrics.db_bytes_after)
+    };
+    let max = cols
+        .iter()
+        .flat_map(|&ti| seq.iter().filter_map(move |k| size(ti, k)))
+        .max()?;
+    let mib = max as f64 / 1048576.0;
+    let top = nice_ceiling(mib * 1.05);
+    let (bw, gap) = (8.0, 10.0);
+    let cluster = bw * cols.len() as f64;
+    let labels: Vec<String> = seq
+        .iter()
+        .map(|k| format!("{} c{}", step_title(&k.1), k.2))
+        .collect();
+    let (left, bottom) = label_margins(&labels, cluster, 52.0);
+    let (right, top_m, plot_h) = (12.0, 46.0, 160.0);
+    let width = (left + right + seq.len() as f64 * (cluster + gap)).max(360.0);
+    let title = "Database size after each step (repeat 1), MiB".to_string();
+    let mut svg = Svg::new(width, top_m + plot_h + bottom, &title);
+    let y = |v: f64| top_m + plot_h - (v / top) * plot_h;
+    let tick_list: Vec<(f64, String)> = ticks(top).into_iter().map(|t| (t, fmt_tick(t))).collect();
+    svg.y_axis(left, width - right, &tick_list, y);
+    svg.legend(
+        left,
+        &cols
+            .iter()
+            .map(|&i| (r.targets[i].name.clone(), colour(i)))
+            .collect::<Vec<_>>(),
+    );
+    for (si, k) in seq.iter().enumerate() {
+        let x0 = left + gap / 2.0 + si as f64 * (cluster + gap);
+        for (j, &ti) in cols.iter().enumerate() {
+            if let Some(b) = size(ti, k) {
+                let v = b as f64 / 1048576.0;
+                let tip = format!(
+                    "{} after {} c{}: {}",
+                    r.targets[ti].name,
+                    step_title(&k.1),
+                    k.2,
+                    fmt_bytes(b)
+                );
+                svg.bar(
+                    x0 + j as f64 * bw,
+                    y(v),
+                    bw - 1.0,
+                    y(0.0) - y(v),
+                    colour(ti),
+                    &tip,
+                );
+            }
+        }
+        let lx = x0 + cluster / 2.0;
+        let ly = top_m + plot_h + 10.0;
+        svg.text(
+            lx,
+            ly,
+            "end",
+            &format!(" transform=\"rotate(-45 {lx:.1} {ly:.1})\""),
+            &labels[si],
+        );
+    }
+    svg.line(left, y(0.0), width - right, y(0.0), "stroke=\"#999\"");
+    Some(Chart {
+        file: "db-size.svg".into(),
+        title,
+        svg: svg.finish(),
+    })
+}
+
+/// A step result's throughput in each second of its window. The last
+/// second is usually partial, so it is scaled by the part it covers;
+/// rows per event turn events into the step's unit.
+fn rate_series(s: &StepResult) -> Vec<(f64, f64)> {
+    let n = s.per_second.len();
+    if n == 0 || s.events == 0 {
+        return Vec::new();
+    }
+    let per_event = s.throughput * s.secs / s.events as f64;
+    s.per_second
+        .iter()
+        .enumerate()
+        .filter_map(|(i, &c)| {
+            let covered = (s.secs - i as f64).clamp(0.0, 1.0);
+            // A sliver of a second says more about timer placement than
+            // about the server.
+            // Plotted at the middle of the second it covers.
+            (covered >= 0.5).then(|| (i as f64 + covered / 2.0, c as f64 * per_event / covered))
+        })
+        .collect()
+}
+
+/// Per row: throughput per second over the window (one line per target
+/// and repeat) and the latency percentiles (one bar per target).
+pub fn per_step(r: &Report) -> Vec<StepCharts> {
+    let cols = r.columns();
+    let mut out = Vec::new();
+    for row in &r.rows {
+        let results = |ti: usize| r.results_of(row, ti).filter(|s| s.failed.is_none());
+        let name = format!("step-{:02}-{}-c{}", row.seq, slug(&row.step), row.clients);
+        let title = format!(
+            "{}, {} client{}",
+            row.title(),
+            row.clients,
+            if row.clients == 1 { "" } else { "s" }
+        );
+        out.push(StepCharts {
+            rate: rate_chart(r, row, &cols, &results, &name),
+            latency: latency_chart(r, row, &cols, &results, &name),
+            title,
+        });
+    }
+    out
+}
+
+fn rate_chart<'a, I: Iterator<Item = &'a StepResult>>(
+    r: &Report,
+    row: &Row,
+    cols: &[usize],
+    results: &impl Fn(usize) -> I,
+    name: &str,
+) -> Result<Chart, String> {
+    let series: Vec<(usize, Vec<(f64, f64)>)> = cols
+        .iter()
+        .flat_map(|&ti| results(ti).map(move |s| (ti, rate_series(s))))
+        .filter(|(_, v)| v.len() >= 2)
+        .collect();
+    if series.is_empty() {
+        return Err("the window was under 2 s: no per-second series to draw".into());
+    }
+    let t_max = cols
+        .iter()
+        .flat_map(|&ti| results(ti).map(|s| s.secs))
+        .fold(1.0, f64::max);
+    let v_max = series
+        .iter()
+        .flat_map(|(_, v)| v.iter().map(|p| p.1))
+        .fold(0.0, f64::max);
+    let top = nice_ceiling(v_max * 1.05);
+    let (left, right, top_m, plot_h, bottom, w) = (48.0, 10.0, 42.0, 120.0, 22.0, 340.0);
+    let title = format!("{}: {} per second", row_label(r, row), row.unit.name());
+    let mut svg = Svg::new(w, top_m + plot_h + bottom, &title);
+    let x = |t: f64| left + t / t_max * (w - left - right);
+    let y = |v: f64| top_m + plot_h - v / top * plot_h;
+    let tick_list: Vec<(f64, String)> = ticks(top).into_iter().map(|t| (t, fmt_tick(t))).collect();
+    svg.y_axis(left, w - right, &tick_list, y);
+    let mut shown: Vec<usize> = Vec::new();
+    for (ti, points) in &series {
+        if !shown.contains(ti) {
+            shown.push(*ti);
+        }
+        let pts: Vec<String> = points
+            .iter()
+            .map(|(t, v)| format!("{:.1},{:.1}", x(*t), y(*v)))
+            .collect();
+        let _ = write!(
+            svg.out,
+            "<polyline class=\"series\" fill=\"none\" stroke=\"{}\" stroke-width=\"1.5\" points=\"{}\"><title>{}</title></polyline>",
+            colour(*ti),
+            pts.join(" "),
+            escape(&r.targets[*ti].name)
+        );
+    }
+    svg.legend(
+        left,
+        &shown
+            .iter()
+            .map(|&i| (r.targets[i].name.clone(), colour(i)))
+            .collect::<Vec<_>>(),
+    );
+    svg.line(left, y(0.0), w - right, y(0.0), "stroke=\"#999\"");
+    svg.text(
+        w - right,
+        top_m + plot_h + 16.0,
+        "end",
+        "",
+        &format!("{} s", trim(t_max)),
+    );
+    svg.text(left, top_m + plot_h + 16.0, "start", "", "0 s");
+    Ok(Chart {
+        file: format!("{name}-rate.svg"),
+        title,
+        svg: svg.finish(),
+    })
+}
+
+fn latency_chart<'a, I: Iterator<Item = &'a StepResult>>(
+    r: &Report,
+    row: &Row,
+    cols: &[usize],
+    results: &impl Fn(usize) -> I,
+    name: &str,
+) -> Result<Chart, String> {
+    const PCTS: [&str; 4] = ["p50", "p95", "p99", "max"];
+    // Per target, each percentile's median over the repeats.
+    let figures: Vec<(usize, [f64; 4])> = cols
+        .iter()
+        .filter_map(|&ti| {
+            let lats: Vec<_> = results(ti).filter_map(|s| s.latency.get("event")).collect();
+            if lats.is_empty() {
+                return None;
+            }
+            let pick = |f: fn(&crate::engine::LatencySummary) -> f64| {
+                median(&mut lats.iter().map(|l| f(l)).collect::<Vec<_>>()).unwrap_or(0.0)
+            };
+            Some((
+                ti,
+                [
+                    pick(|l| l.p50_us),
+                    pick(|l| l.p95_us),
+                    pick(|l| l.p99_us),
+                    pick(|l| l.max_us),
+                ],
+            ))
+        })
+        .collect();
+    if figures.is_empty() {
+        return Err("no latency was recorded".into());
+    }
+    let all = figures
+        .iter()
+        .flat_map(|(_, v)| v.iter().copied())
+        .filter(|v| *v > 0.0);
+    let lo = all.clone().fold(f64::MAX, f64::min).max(0.1);
+    let hi = all.fold(0.0, f64::max).max(lo * 10.0);
+    let (d0, d1) = (lo.log10().floor(), hi.log10().ceil());
+    let (left, right, top_m, plot_h, bottom, w) = (54.0, 10.0, 42.0, 120.0, 22.0, 340.0);
+    let title = format!("{}: latency percentiles (log scale)", row_label(r, row));
+    let mut svg = Svg::new(w, top_m + plot_h + bottom, &title);
+    let y = |v: f64| top_m + plot_h - (v.max(lo).log10() - d0) / (d1 - d0) * plot_h;
+    let tick_list: Vec<(f64, String)> = (d0 as i32..=d1 as i32)
+        .map(|e| {
+            let v = 10f64.powi(e);
+            (v, tick_latency(v))
+        })
+        .collect();
+    svg.y_axis(left, w - right, &tick_list, y);
+    let slot = (w - left - right) / PCTS.len() as f64;
+    let bw = ((slot - 12.0) / figures.len() as f64).min(16.0);
+    for (p, label) in PCTS.iter().enumerate() {
+        let x0 = left + p as f64 * slot + (slot - bw * figures.len() as f64) / 2.0;
+        for (k, (ti, v)) in figures.iter().enumerate() {
+            let tip = format!("{} {label}: {}", r.targets[*ti].name, fmt_latency(v[p]));
+            let base = top_m + plot_h;
+            svg.bar(
+                x0 + k as f64 * bw,
+                y(v[p]),
+                bw - 1.0,
+                base - y(v[p]),
+                colour(*ti),
+                &tip,
+            );
+        }
+        svg.text(
+            left + (p as f64 + 0.5) * slot,
+            top_m + plot_h + 14.0,
+            "middle",
+            "",
+            label,
+        );
+    }
+    svg.legend(
+        left,
+        &figures
+            .iter()
+            .map(|(i, _)| (r.targets[*i].name.clone(), colour(*i)))
+            .collect::<Vec<_>>(),
+    );
+    Ok(Chart {
+        file: format!("{name}-latency.svg"),
+        title,
+        svg: svg.finish(),
+    })
+}
+
+/// A power of ten of µs as an axis label: 10 µs, 1 ms, 100 ms, 10 s.
+fn tick_latency(us: f64) -> String {
+    if us < 1000.0 {
+        format!("{} µs", trim(us))
+    } else if us < 1e6 {
+        format!("{} ms", trim(us / 1e3))
+    } else {
+        format!("{} s", trim(us / 1e6))
+    }
+}
+
+/// Every chart of the report, for writing beside the Markdown.
+pub fn all(r: &Report) -> Vec<Chart> {
+    let mut out: Vec<Chart> = Group::ALL.iter().flat_map(|g| relative(r, *g)).collect();
+    out.extend(db_size(r));
+    for s in per_step(r) {
+        out.extend(s.rate.ok());
+        out.extend(s.latency.ok());
+    }
+    out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn nice_numbers_round_up() {
+        assert_eq!(nice_ceiling(1.07), 2.0);
+        assert_eq!(nice_ceiling(2.2), 2.5);
+        assert_eq!(nice_ceiling(0.31), 0.5);
+        assert_eq!(nice_ceiling(130.0), 200.0);
+        assert_eq!(ticks(2.5), vec![0.0, 0.5, 1.0, 1.5, 2.0, 2.5]);
+        assert_eq!(ticks(1.2), vec![0.0, 0.25, 0.5, 0.75, 1.0]);
+        assert_eq!(fine_ceiling(58.5), 60.0);
+    }
+
+    #[test]
+    fn one_outlier_cuts_the_axis_above_the_rest() {
+        // hot-points at 3× flattens 0.9–1.2.
+        assert_eq!(cut_at(&[0.9, 1.0, 1.1, 1.2, 3.4]), Some(1.5));
+        // Nothing far above the rest: no cut.
+        assert_eq!(cut_at(&[0.9, 1.0, 1.1, 1.2, 1.6]), None);
+        // WAL against rollback: writes ×5 and ×130 are both cut.
+        assert_eq!(cut_at(&[1.0, 0.9, 1.1, 5.0, 130.0]), Some(1.2));
+        // The quick plan's writes: delete at 120× over the rest's 2–53×.
+        let w = [7.04, 27.1, 27.94, 52.58, 53.2, 9.91, 6.03, 2.23, 119.97];
+        assert_eq!(cut_at(&w), Some(60.0));
+    }
+
+    #[test]
+    fn slugs_are_file_names() {
+        assert_eq!(slug("scan.warm"), "scan.warm");
+        assert_eq!(slug("a b/c"), "a_b_c");
+    }
+}
