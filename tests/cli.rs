@@ -182,6 +182,41 @@ fn report_writes_only_the_formats_asked_for() {
 }
 
 #[test]
+fn markdown_links_charts_that_are_written_beside_it() {
+    let dir = tempfile::tempdir().unwrap();
+    relbench()
+        .args([
+            "report",
+            "tests/fixtures/results-repeats",
+            "--format",
+            "md",
+            "--out",
+        ])
+        .arg(dir.path())
+        .assert()
+        .success();
+    let md = std::fs::read_to_string(dir.path().join("report.md")).unwrap();
+    let links: Vec<&str> = md
+        .split("](")
+        .skip(1)
+        .filter_map(|s| s.split(')').next())
+        .collect();
+    assert!(links.len() >= 10, "{links:?}");
+    for l in links {
+        let svg =
+            std::fs::read_to_string(dir.path().join(l)).unwrap_or_else(|e| panic!("{l}: {e}"));
+        assert!(
+            svg.starts_with("<svg xmlns=\"http://www.w3.org/2000/svg\""),
+            "{l}"
+        );
+        assert!(
+            svg.contains("class=\"bar\"") || svg.contains("class=\"series\""),
+            "{l}"
+        );
+    }
+}
+
+#[test]
 fn the_example_plans_are_valid() {
     // Their basedirs and config files must exist: `./test` installs the
     // Debian packages they name.

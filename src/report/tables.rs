@@ -185,6 +185,13 @@ pub fn relative(r: &Report) -> Section {
         "Target ÷ base ({}): above 1 is faster. Red at ≤ 0.95, green at ≥ 1.05.",
         r.base
     );
+    let single = others
+        .iter()
+        .all(|&i| r.rows.iter().all(|row| row.cells[i].repeats <= 1));
+    if single && !others.is_empty() {
+        intro += " One repeat per target: the ratios are not tested for significance (a rank test needs \
+                   repeats = 4 or more to reach p < 0.05).";
+    }
     if let Some(levels) = levels {
         intro += &format!(
             " With repeats: the median's ratio and its confidence interval ({levels}; Mann–Whitney \
