@@ -7,7 +7,7 @@
 
 mod recorder;
 
-pub use recorder::{merge, LatencySummary, Merged, Recorder};
+pub use recorder::{merge, ClassSecond, LatencySummary, Merged, Recorder, IB_BOUNDS_US};
 
 use std::sync::atomic::{AtomicBool, AtomicU64, AtomicUsize, Ordering};
 use std::sync::{Barrier, Mutex, OnceLock};
@@ -15,7 +15,7 @@ use std::time::{Duration, Instant};
 
 use crate::metrics;
 use crate::target::Driver;
-use crate::workload::{dist, Scale, Workload};
+use crate::workload::{dist, ClientCtx, Scale, Workload};
 
 /// When a step stops.
 #[derive(Debug, Clone, Copy, PartialEq)]
@@ -33,6 +33,7 @@ const MAX_CONSECUTIVE_FAILURES: u32 = 1000;
 
 pub struct StepSpec<'a> {
     pub driver: &'a dyn Driver,
+    /// Each client runs one connection per [`Workload::roles`] entry.
     pub workload: &'a dyn Workload,
     pub scale: Scale,
     pub clients: u32,
@@ -71,8 +72,16 @@ pub struct Measured {
 struct Padded(AtomicU64);
 
 pub fn run(spec: &StepSpec<'_>, live: &mut dyn FnMut(&Live)) -> Measured {
-    let n = spec.clients as usize;
+    let roles = spec.workload.roles(&spec.scale);
+    // One thread per client and role: client c's role r is thread
+    // c × roles + r.
+    let n = spec.clients as usize * roles.len();
+    let measured: Vec<bool> = (0..n).map(|i| roles[i % roles.len()].measured).collect();
+    let measured_n = measured.iter().filter(|m| **m).count().max(1);
+    let shared: Vec<_> = (0..spec.clients).map(|_| spec.workload.shared()).collect();
+    let table_options = spec.driver.table_options();
     let classes = spec.workload.classes();
+    let class_series = spec.workload.class_series();
     let dialect = spec.driver.dialect();
     let expected_secs = match spec.stop {
         Stop::Time(d) => d.as_secs() as usize + 1,
@@ -84,6 +93,8 @@ pub fn run(spec: &StepSpec<'_>, live: &mut dyn FnMut(&Live)) -> Measured {
     let start: OnceLock<Instant> = OnceLock::new();
     let abort = AtomicBool::new(false);
     let done = AtomicUsize::new(0);
+    // Measured connections still running: the others stop when it is 0.
+    let measured_left = AtomicUsize::new(measured_n);
     let setup_error: Mutex<Option<String>> = Mutex::new(None);
 
     let (recorders, abort_reasons, secs, sampled) = std::thread::scope(|s| {
@@ -92,17 +103,28 @@ pub fn run(spec: &StepSpec<'_>, live: &mut dyn FnMut(&Live)) -> Measured {
                 let (classes, counters) = (&classes, &counters);
                 let (ready, go, start, abort, done, setup_error) =
                     (&ready, &go, &start, &abort, &done, &setup_error);
+                let (measured_left, measured) = (&measured_left, &measured);
+                let role = roles[i % roles.len()];
+                let n_roles = roles.len();
+                let ctx = ClientCtx {
+                    index: (i / roles.len()) as u32,
+                    role: i % roles.len(),
+                    shared: shared[i / roles.len()].clone(),
+                    table_options: table_options.clone(),
+                };
                 s.spawn(move || {
                     let rng = dist::rng(spec.seed, i as u64);
                     let setup = spec.driver.connect().and_then(|mut conn| {
-                        let client = spec.workload.client(conn.as_mut(), dialect, &spec.scale, rng)?;
+                        let client =
+                            spec.workload
+                                .client(conn.as_mut(), dialect, &spec.scale, rng, &ctx)?;
                         Ok((conn, client))
                     });
                     let setup = match setup {
                         Ok(x) => Some(x),
                         Err(e) => {
                             let mut slot = setup_error.lock().unwrap_or_else(|p| p.into_inner());
-                            slot.get_or_insert(format!("client {}: {}", i + 1, e.message));
+                            slot.get_or_insert(format!("client {}: {}", i / n_roles + 1, e.message));
                             abort.store(true, Ordering::Relaxed);
                             None
                         }
@@ -110,26 +132,53 @@ pub fn run(spec: &StepSpec<'_>, live: &mut dyn FnMut(&Live)) -> Measured {
                     ready.wait();
                     go.wait();
                     let mut rec = Recorder::new(classes.len(), expected_secs);
+                    if class_series {
+                        rec.keep_class_seconds(classes.len());
+                    }
                     let mut reason = None;
                     if let (Some((mut conn, mut client)), false) =
                         (setup, abort.load(Ordering::Relaxed))
                     {
                         let t0 = *start.get().expect("start is set before go");
                         let window = t0 + spec.warmup;
+                        let mine = measured.iter().take(i).filter(|m| **m).count() as u64;
                         let quota = match spec.stop {
-                            Stop::Events(total) => {
-                                total / n as u64 + u64::from((i as u64) < total % n as u64)
+                            Stop::Events(total) if role.measured => {
+                                let m = measured_n as u64;
+                                total / m + u64::from(mine < total % m)
                             }
-                            Stop::Time(_) => u64::MAX,
+                            _ => u64::MAX,
                         };
                         let end = match spec.stop {
                             Stop::Time(d) => window + d,
                             Stop::Events(_) => t0 + Duration::from_secs(365 * 86400),
                         };
+                        // Open loop: event k is due at t0 + k / rate.
+                        let interval = role.rate.map(|r| Duration::from_secs_f64(1.0 / r));
+                        let mut due = t0;
                         let mut failures = 0u32;
                         loop {
                             if spec.interrupt.load(Ordering::Relaxed) || abort.load(Ordering::Relaxed) {
                                 break;
+                            }
+                            if !role.measured
+                                && measured_left.load(Ordering::Relaxed) == 0
+                                && client.caught_up()
+                            {
+                                break;
+                            }
+                            if interval.is_some() {
+                                // Sleep in slices so a stop is noticed.
+                                let now = Instant::now();
+                                if due > now {
+                                    std::thread::sleep((due - now).min(Duration::from_millis(50)));
+                                    if Instant::now() < due {
+                                        continue;
+                                    }
+                                }
+                                if due >= end {
+                                    break;
+                                }
                             }
                             let now = Instant::now();
                             if now >= end {
@@ -141,11 +190,20 @@ pub fn run(spec: &StepSpec<'_>, live: &mut dyn FnMut(&Live)) -> Measured {
                             if rec.active && rec.events + rec.failed_events >= quota {
                                 break;
                             }
+                            let started = match interval {
+                                Some(iv) => {
+                                    rec.lag_ns = now.saturating_duration_since(due).as_nanos() as u64;
+                                    let intended = due;
+                                    due += iv;
+                                    intended
+                                }
+                                None => now,
+                            };
                             match client.event(conn.as_mut(), &mut rec) {
                                 Ok(()) => {
                                     failures = 0;
                                     if rec.active {
-                                        rec.event(now, Instant::now());
+                                        rec.event(started, Instant::now());
                                         counters[i].0.store(rec.events, Ordering::Relaxed);
                                     }
                                 }
@@ -157,14 +215,19 @@ pub fn run(spec: &StepSpec<'_>, live: &mut dyn FnMut(&Live)) -> Measured {
                                     if kind.is_fatal() || failures >= MAX_CONSECUTIVE_FAILURES {
                                         let why = rec.last_sample().unwrap_or(kind.name());
                                         reason = Some(format!(
-                                            "client {} stopped after {failures} failed events in a row: {why}",
-                                            i + 1
+                                            "client {} ({}) stopped after {failures} failed events in a row: {why}",
+                                            i / n_roles + 1,
+                                            role.name
                                         ));
                                         break;
                                     }
                                 }
                             }
+                            rec.lag_ns = 0;
                         }
+                    }
+                    if role.measured {
+                        measured_left.fetch_sub(1, Ordering::Relaxed);
                     }
                     done.fetch_add(1, Ordering::Relaxed);
                     (rec, reason, Instant::now())
@@ -198,7 +261,12 @@ pub fn run(spec: &StepSpec<'_>, live: &mut dyn FnMut(&Live)) -> Measured {
                     }
                 }
             }
-            let events = counters.iter().map(|c| c.0.load(Ordering::Relaxed)).sum();
+            let events = counters
+                .iter()
+                .zip(&measured)
+                .filter(|(_, m)| **m)
+                .map(|(c, _)| c.0.load(Ordering::Relaxed))
+                .sum();
             live(&Live {
                 elapsed: now - t0,
                 total,
@@ -224,11 +292,13 @@ pub fn run(spec: &StepSpec<'_>, live: &mut dyn FnMut(&Live)) -> Measured {
         let mut recs = Vec::with_capacity(n);
         let mut reasons = Vec::new();
         let mut last_finish = window;
-        for h in handles {
+        for (h, m) in handles.into_iter().zip(&measured) {
             let (rec, reason, finished) = h.join().expect("client thread panicked");
             recs.push(rec);
             reasons.extend(reason);
-            last_finish = last_finish.max(finished);
+            if *m {
+                last_finish = last_finish.max(finished);
+            }
         }
         let secs = match spec.stop {
             Stop::Time(d) => d.as_secs_f64(),
@@ -243,7 +313,7 @@ pub fn run(spec: &StepSpec<'_>, live: &mut dyn FnMut(&Live)) -> Measured {
     }
     Measured {
         secs,
-        merged: merge(&classes, &recorders),
+        merged: merge(&classes, &recorders, &measured),
         sampled,
         aborted,
     }

@@ -44,6 +44,13 @@ pub struct Recorder {
     pub(crate) events: u64,
     pub(crate) failed_events: u64,
     per_second: Vec<u64>,
+    /// Per class and second: statements and the slowest (ns), kept only
+    /// for workloads that report per-operation series.
+    class_seconds: Option<Vec<Vec<(u64, u64)>>>,
+    /// How late an open-loop event started against its schedule; added to
+    /// the event's first statement, so response times count from the
+    /// intended start.
+    pub(crate) lag_ns: u64,
 }
 
 impl Recorder {
@@ -60,7 +67,14 @@ impl Recorder {
             events: 0,
             failed_events: 0,
             per_second: Vec::with_capacity(expected_secs + 2),
+            class_seconds: None,
+            lag_ns: 0,
         }
+    }
+
+    /// Keeps a per-second series for each statement class.
+    pub(crate) fn keep_class_seconds(&mut self, classes: usize) {
+        self.class_seconds = Some(vec![Vec::new(); classes]);
     }
 
     /// Starts counting: the measured window begins at `at`.
@@ -73,9 +87,18 @@ impl Recorder {
     #[inline]
     pub fn statement(&mut self, class: usize, d: Duration) {
         if self.active {
-            let ns = d.as_nanos() as u64;
+            let ns = d.as_nanos() as u64 + std::mem::take(&mut self.lag_ns);
             self.class_hist[class].saturating_record(ns.max(1));
             self.class_max[class] = self.class_max[class].max(ns);
+            if let (Some(series), Some(w)) = (&mut self.class_seconds, self.window_start) {
+                let sec = Instant::now().saturating_duration_since(w).as_secs() as usize;
+                let s = &mut series[class];
+                if sec >= s.len() {
+                    s.resize(sec + 1, (0, 0));
+                }
+                s[sec].0 += 1;
+                s[sec].1 = s[sec].1.max(ns);
+            }
         }
     }
 
@@ -124,7 +147,18 @@ pub struct LatencySummary {
     /// Log-scale histogram: `[upper bound in µs, count]` for each non-empty
     /// bucket (bounds double from 1 µs).
     pub buckets: Vec<(f64, u64)>,
+    /// The Insert Benchmark's response-time histogram: `[bound in µs,
+    /// count at or below it and above the previous bound]` for
+    /// [`IB_BOUNDS_US`], then `[f64::INFINITY → null, the rest]`.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub ranges: Vec<(Option<f64>, u64)>,
 }
+
+/// The Insert Benchmark's response-time buckets: ≤ 256 µs, ≤ 1 ms, ≤ 4 ms,
+/// ≤ 16 ms, ≤ 64 ms, ≤ 256 ms, ≤ 1 s, ≤ 4 s, ≤ 16 s, then more.
+pub const IB_BOUNDS_US: [f64; 9] = [
+    256.0, 1e3, 4e3, 16e3, 64e3, 256e3, 1e6, 4e6, 16e6,
+];
 
 impl LatencySummary {
     fn of(h: &Histogram<u64>, max_ns: u64) -> Self {
@@ -137,7 +171,20 @@ impl LatencySummary {
                 .map(|v| (us(v.value_iterated_to()), v.count_since_last_iteration()))
                 .collect()
         };
+        let mut ranges = Vec::new();
+        if !h.is_empty() {
+            let mut below = 0;
+            for b in IB_BOUNDS_US {
+                // Values equivalent to the bound (within the histogram's 1%)
+                // fall at or below it.
+                let upto = h.count_between(0, h.highest_equivalent((b * 1000.0) as u64));
+                ranges.push((Some(b), upto - below));
+                below = upto;
+            }
+            ranges.push((None, h.len() - below));
+        }
         LatencySummary {
+            ranges,
             count: h.len(),
             mean_us: h.mean() / 1000.0,
             p50_us: us(h.value_at_quantile(0.50)),
@@ -162,9 +209,23 @@ pub struct Merged {
     pub per_second: Vec<u64>,
     /// Per statement class, plus `event` for whole events.
     pub latency: BTreeMap<String, LatencySummary>,
+    /// Per class, per second: statements and the slowest, when kept.
+    pub class_seconds: BTreeMap<String, Vec<ClassSecond>>,
 }
 
-pub fn merge(classes: &[&str], recs: &[Recorder]) -> Merged {
+/// One second of one statement class.
+#[derive(Debug, Clone, Copy, Default, Serialize, Deserialize, PartialEq)]
+pub struct ClassSecond {
+    pub n: u64,
+    /// The slowest response in the second, µs (0 when there was none).
+    pub max_us: f64,
+}
+
+/// Merges the client recorders of a step. Events, their latencies and the
+/// per-second event counts come from the recorders marked `measured` (the
+/// connections the step's throughput is about); statement classes from
+/// all of them.
+pub fn merge(classes: &[&str], recs: &[Recorder], measured: &[bool]) -> Merged {
     let mut m = Merged::default();
     let mut event_hist = histogram();
     let mut event_max = 0;
@@ -181,18 +242,18 @@ pub fn merge(classes: &[&str], recs: &[Recorder]) -> Merged {
                 .insert(class.to_string(), LatencySummary::of(&h, max));
         }
     }
-    for r in recs {
-        m.events += r.events;
-        m.failed_events += r.failed_events;
-        event_hist
-            .add(&r.event_hist)
-            .expect("same histogram bounds");
-        event_max = event_max.max(r.event_max);
-        if r.per_second.len() > m.per_second.len() {
-            m.per_second.resize(r.per_second.len(), 0);
-        }
-        for (i, n) in r.per_second.iter().enumerate() {
-            m.per_second[i] += n;
+    for (ri, r) in recs.iter().enumerate() {
+        if let Some(series) = &r.class_seconds {
+            for (c, s) in series.iter().enumerate() {
+                let out = m.class_seconds.entry(classes[c].to_string()).or_default();
+                if s.len() > out.len() {
+                    out.resize(s.len(), ClassSecond::default());
+                }
+                for (i, (n, max)) in s.iter().enumerate() {
+                    out[i].n += n;
+                    out[i].max_us = out[i].max_us.max(*max as f64 / 1000.0);
+                }
+            }
         }
         for (c, kinds) in r.errors.iter().enumerate() {
             for (k, n) in kinds.iter().enumerate() {
@@ -206,12 +267,29 @@ pub fn merge(classes: &[&str], recs: &[Recorder]) -> Merged {
             let key = format!("{}/{}", classes[*c], ERROR_KINDS[*k].name());
             m.error_samples.entry(key).or_insert_with(|| msg.clone());
         }
+        if !measured.get(ri).copied().unwrap_or(true) {
+            continue;
+        }
+        m.events += r.events;
+        m.failed_events += r.failed_events;
+        event_hist
+            .add(&r.event_hist)
+            .expect("same histogram bounds");
+        event_max = event_max.max(r.event_max);
+        if r.per_second.len() > m.per_second.len() {
+            m.per_second.resize(r.per_second.len(), 0);
+        }
+        for (i, n) in r.per_second.iter().enumerate() {
+            m.per_second[i] += n;
+        }
     }
     // Keep samples of the errors that were counted; warm-up errors explain
     // only a step where nothing was counted at all.
     if !m.errors.is_empty() {
         m.error_samples.retain(|k, _| m.errors.contains_key(k));
     }
+    // Classes a step did not use have no series.
+    m.class_seconds.retain(|_, s| s.iter().any(|x| x.n > 0));
     if !event_hist.is_empty() {
         m.latency
             .insert("event".into(), LatencySummary::of(&event_hist, event_max));
@@ -242,7 +320,7 @@ mod tests {
         b.error(1, ErrorKind::Busy, || {
             unreachable!("only the first message is built")
         });
-        let m = merge(&["point", "update"], &[a, b]);
+        let m = merge(&["point", "update"], &[a, b], &[true, true]);
         assert_eq!(m.events, 101);
         assert_eq!(m.statements["point"], 100);
         assert_eq!(m.statements["update"], 1);
@@ -256,5 +334,34 @@ mod tests {
         assert_eq!(m.latency["event"].max_us, 1_500_000.0);
         let total: u64 = m.latency["event"].buckets.iter().map(|b| b.1).sum();
         assert_eq!(total, 101);
+        // The Insert Benchmark's ranges: 100 events ≤ 256 µs, one at 1.5 s.
+        let r = &m.latency["event"].ranges;
+        assert_eq!(r[0], (Some(256.0), 100));
+        assert_eq!(r[6], (Some(1e6), 0));
+        assert_eq!(r[7], (Some(4e6), 1));
+        assert_eq!(r.iter().map(|x| x.1).sum::<u64>(), 101);
+    }
+
+    #[test]
+    fn unmeasured_connections_add_statements_but_not_events() {
+        let t0 = Instant::now();
+        let mut q = Recorder::new(2, 2);
+        let mut w = Recorder::new(2, 2);
+        w.keep_class_seconds(2);
+        for r in [&mut q, &mut w] {
+            r.activate(t0);
+        }
+        q.statement(0, Duration::from_micros(10));
+        q.event(t0, t0 + Duration::from_micros(10));
+        w.lag_ns = 2_000_000; // started 2 ms late
+        w.statement(1, Duration::from_micros(500));
+        w.event(t0, t0 + Duration::from_micros(500));
+        let m = merge(&["query", "insert"], &[q, w], &[true, false]);
+        assert_eq!(m.events, 1);
+        assert_eq!(m.statements["insert"], 1);
+        // Counted from the intended start: 2.5 ms.
+        assert!((2490.0..=2510.0).contains(&m.latency["insert"].max_us));
+        assert_eq!(m.class_seconds["insert"][0].n, 1);
+        assert!(m.class_seconds["insert"][0].max_us >= 2490.0);
     }
 }

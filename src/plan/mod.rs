@@ -44,6 +44,9 @@ pub struct Plan {
     pub insert: StopSpec,
     pub settle: Settle,
     pub targets: Vec<TargetSpec>,
+    /// The Insert Benchmark's sizes (used by its steps only).
+    #[serde(default)]
+    pub insert_benchmark: crate::workload::insert::Params,
 }
 
 /// How long a workload step runs after its warm-up.
@@ -179,6 +182,33 @@ pub struct Execution {
 }
 
 impl Plan {
+    /// Whether the sequence is (or includes) the Insert Benchmark: its
+    /// tables are one per client, `pi1`…
+    pub fn runs_insert_benchmark(&self) -> bool {
+        self.steps.iter().any(|s| {
+            s.workload()
+                .is_some_and(|w| w.group() == crate::workload::Group::Insert)
+        })
+    }
+
+    /// The tables a settle step analyzes and flushes.
+    pub fn tables_for_settle(&self) -> (Vec<String>, u64) {
+        if self.runs_insert_benchmark() {
+            let clients = self.clients.iter().copied().max().unwrap_or(1);
+            (
+                (0..clients).map(crate::workload::insert::table).collect(),
+                self.rows as u64 * u64::from(clients),
+            )
+        } else {
+            (
+                (1..=self.tables)
+                    .map(crate::workload::sysbench::sql::table)
+                    .collect(),
+                self.rows as u64 * u64::from(self.tables),
+            )
+        }
+    }
+
     pub fn stop_for(&self, class: DurationClass) -> StopSpec {
         match class {
             DurationClass::Read => self.read,
@@ -216,11 +246,10 @@ impl Plan {
     /// A lower bound on how long the run takes: warm-ups, durations and
     /// settle sleeps (loads and event-count steps are not included).
     pub fn estimated_secs(&self) -> f64 {
-        let total_rows = self.rows as u64 * self.tables as u64;
         self.executions()
             .iter()
             .map(|e| match &e.step.kind {
-                StepKind::Settle => self.settle.sleep(total_rows).as_secs_f64(),
+                StepKind::Settle => self.settle.sleep(self.tables_for_settle().1).as_secs_f64(),
                 StepKind::Load => 0.0,
                 StepKind::Workload(_) => {
                     let class = e

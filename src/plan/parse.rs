@@ -73,7 +73,22 @@ struct RawPlan {
     scale: Option<RawScale>,
     duration: Option<RawDuration>,
     settle: Option<RawSettle>,
+    insert: Option<RawInsert>,
     target: Option<Spanned<Vec<Spanned<RawTarget>>>>,
+}
+
+/// The Insert Benchmark's sizes; `[scale] rows` is l.i0's rows per client.
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+struct RawInsert {
+    l_i1_rows: Option<Spanned<i64>>,
+    l_i2_rows: Option<Spanned<i64>>,
+    l_i0_commit: Option<Spanned<i64>>,
+    l_i1_commit: Option<Spanned<i64>>,
+    l_i2_commit: Option<Spanned<i64>>,
+    q_commit: Option<Spanned<i64>>,
+    data_min: Option<Spanned<i64>>,
+    data_max: Option<Spanned<i64>>,
 }
 
 #[derive(Deserialize)]
@@ -383,8 +398,32 @@ fn validate(cx: &mut Ctx<'_>, raw: RawPlan) -> Plan {
         max_secs: cx.duration(&s.and_then(|s| s.max.clone()), "settle max", 60.0, true),
     };
 
+    let insert_benchmark = insert_params(cx, &raw);
+    if steps.iter().any(|s| s.workload().is_some_and(|w| w.group() == workload::Group::Insert)) {
+        if clients.len() > 1 {
+            let span = raw.clients.as_ref().map_or(0..0, |c| c.span());
+            cx.err(
+                span,
+                "the Insert Benchmark runs its whole sequence at one client count (one table per client)",
+                Some("give one count, e.g. clients = [4], and a plan per count to compare counts".into()),
+            );
+        }
+        if let Some(first) = steps.iter().position(|s| s.kind != StepKind::Settle) {
+            let name = steps[first].name().to_string();
+            if name != "l.i0" {
+                let span = raw.steps.as_ref().map_or(0..0, |s| s.span());
+                cx.err(
+                    span,
+                    format!("the Insert Benchmark's steps start with \"l.i0\", which creates its tables; this plan starts with \"{name}\""),
+                    Some("put \"l.i0\" first".into()),
+                );
+            }
+        }
+    }
+
     let targets = targets(cx, &raw);
     Plan {
+        insert_benchmark,
         suite,
         steps,
         tables: tables as u32,
@@ -400,6 +439,54 @@ fn validate(cx: &mut Ctx<'_>, raw: RawPlan) -> Plan {
         settle,
         targets,
     }
+}
+
+fn insert_params(cx: &mut Ctx<'_>, raw: &RawPlan) -> workload::insert::Params {
+    let mut p = workload::insert::Params::default();
+    let Some(r) = &raw.insert else { return p };
+    let mut set = |v: &Option<Spanned<i64>>, what: &str, max: i64, out: &mut i64| {
+        if let Some(n) = v.as_ref().and_then(|v| cx.positive(v, what, max)) {
+            *out = n;
+        }
+    };
+    let mut rows = [p.l_i1_rows, p.l_i2_rows];
+    set(&r.l_i1_rows, "l_i1_rows", MAX_ROWS, &mut rows[0]);
+    set(&r.l_i2_rows, "l_i2_rows", MAX_ROWS, &mut rows[1]);
+    let mut small = [
+        p.l_i0_commit,
+        p.l_i1_commit,
+        p.l_i2_commit,
+        p.q_commit,
+        p.data_min,
+        p.data_max,
+    ]
+    .map(i64::from);
+    for (i, (v, what, max)) in [
+        (&r.l_i0_commit, "l_i0_commit", 1000),
+        (&r.l_i1_commit, "l_i1_commit", 1000),
+        (&r.l_i2_commit, "l_i2_commit", 1000),
+        (&r.q_commit, "q_commit", 1000),
+        (&r.data_min, "data_min", 4000),
+        (&r.data_max, "data_max", 4000),
+    ]
+    .into_iter()
+    .enumerate()
+    {
+        set(v, what, max, &mut small[i]);
+    }
+    [p.l_i1_rows, p.l_i2_rows] = rows;
+    let [a, b, c, q, dmin, dmax] = small.map(|v| v as u32);
+    (p.l_i0_commit, p.l_i1_commit, p.l_i2_commit, p.q_commit) = (a, b, c, q);
+    (p.data_min, p.data_max) = (dmin, dmax);
+    if p.data_min > p.data_max {
+        let span = r.data_min.as_ref().map_or(0..0, |v| v.span());
+        cx.err(
+            span,
+            format!("data_min = {} is above data_max = {}", p.data_min, p.data_max),
+            Some("data_min is the shortest `data` value, data_max the longest".into()),
+        );
+    }
+    p
 }
 
 fn steps(cx: &mut Ctx<'_>, raw: &RawPlan) -> (String, Vec<Step>) {
@@ -422,18 +509,25 @@ fn steps(cx: &mut Ctx<'_>, raw: &RawPlan) -> (String, Vec<Step>) {
         (Some(s), None) => {
             match s.get_ref().as_str() {
                 "sysbench" => {}
-                "insert" | "linkbench" => cx.err(
+                "insert" => {
+                    let steps = workload::insert::SEQUENCE
+                        .iter()
+                        .map(|s| parse_step(s).expect("the sequence is valid"))
+                        .collect();
+                    return ("insert".into(), steps);
+                }
+                "linkbench" => cx.err(
                     s.span(),
                     format!(
                         "suite \"{}\" is not available in this version of relbench",
                         s.get_ref()
                     ),
-                    Some("use suite = \"sysbench\"".into()),
+                    Some("use suite = \"sysbench\" or \"insert\"".into()),
                 ),
                 other => cx.err(
                     s.span(),
                     format!("unknown suite \"{other}\""),
-                    Some("the built-in suites are: sysbench".into()),
+                    Some("the built-in suites are: sysbench, insert".into()),
                 ),
             }
             ("sysbench".into(), standard())

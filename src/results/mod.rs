@@ -197,11 +197,35 @@ pub struct StepResult {
     pub error_samples: BTreeMap<String, String>,
     /// Events per second over the window.
     pub per_second: Vec<u64>,
+    /// Per statement class: statements and the slowest response in each
+    /// second (the Insert Benchmark's inserts, deletes and queries).
+    #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
+    pub class_seconds: BTreeMap<String, Vec<crate::engine::ClassSecond>>,
     /// Per statement class, and `event`.
     pub latency: BTreeMap<String, LatencySummary>,
     pub metrics: StepMetrics,
+    /// A step with a background write rate: what it asked and got.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub sla: Option<Sla>,
     /// Step-specific facts: load phases, what settle did.
     pub notes: BTreeMap<String, String>,
+}
+
+/// The background writers of an Insert Benchmark q-step against their
+/// target rate.
+#[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]
+pub struct Sla {
+    /// Rows per second asked for, all clients together.
+    pub target_rows_per_sec: f64,
+    /// Rows per second inserted and deleted over the measured window.
+    pub insert_rows_per_sec: f64,
+    pub delete_rows_per_sec: f64,
+    /// Inserted ÷ target, and whether it reached the SLA's share.
+    pub achieved: f64,
+    pub passed: bool,
+    /// Machine CPU µs per inserted row, when measured.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub cpu_us_per_insert: Option<f64>,
 }
 
 impl StepResult {

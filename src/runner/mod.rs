@@ -115,7 +115,12 @@ pub fn run(opts: &RunOptions, ui: &mut Progress) -> anyhow::Result<RunEnd> {
                 Err(err) => return Err(err),
             };
             let started = mine.iter().any(|e| done(e));
-            let loads = plan.steps.first().is_some_and(|s| s.kind == StepKind::Load);
+            // The first step creates the tables: sysbench's load, or the
+            // Insert Benchmark's l.i0.
+            let loads = plan
+                .steps
+                .first()
+                .is_some_and(|s| s.kind == StepKind::Load || s.name() == "l.i0");
             if !loads && !driver.has_data() {
                 bail!(
                     "target \"{}\": the plan has no \"load\" step, so it runs on tables that exist already, \
@@ -130,7 +135,7 @@ pub fn run(opts: &RunOptions, ui: &mut Progress) -> anyhow::Result<RunEnd> {
                         target.name
                     )
                 })?;
-            } else if !driver.has_data() {
+            } else if !plan.runs_insert_benchmark() && !driver.has_data() {
                 bail!(
                     "cannot resume target \"{}\": its data ({}) is gone, and the steps left depend on it; \
                      start a new run (without --resume, or with another --out)",
@@ -521,6 +526,8 @@ fn blank_result(target: &TargetSpec, e: &Execution, kind: StepKindRecord) -> Ste
         errors: BTreeMap::new(),
         error_samples: BTreeMap::new(),
         per_second: Vec::new(),
+        class_seconds: BTreeMap::new(),
+        sla: None,
         latency: BTreeMap::new(),
         metrics: StepMetrics::default(),
         notes: BTreeMap::new(),
@@ -627,13 +634,13 @@ fn run_settle(
 ) -> anyhow::Result<StepResult> {
     let mut r = blank_result(target, e, StepKindRecord::Settle);
     r.metrics.db_bytes_before = driver.data_size();
-    let sleep = plan.settle.sleep(plan.rows as u64 * plan.tables as u64);
+    let (tables, rows) = plan.tables_for_settle();
+    let sleep = plan.settle.sleep(rows);
     ui.start_step(label, None);
     let t0 = Instant::now();
     // Settle has no operations to divide by, but its per-second series
     // shows the write-back and compaction it waited for.
     let sampler = Sampler::start(probe.clone(), t0);
-    let tables: Vec<String> = (1..=plan.tables).map(sysbench::sql::table).collect();
     match driver.settle(&tables) {
         Ok(notes) => r.notes = notes,
         Err(err) => r.failed = Some(format!("{err:#}")),
@@ -676,10 +683,17 @@ fn run_workload(
         // A delete step earlier in the sequence leaves holes in the ids.
         rows_may_be_missing: plan.steps[..e.seq - 1].iter().any(|s| s.name() == "delete"),
         ids: plan.distribution,
+        insert: plan.insert_benchmark,
     };
-    let stop = plan.stop_for(w.duration_class()).to_stop();
-    let warmup = Duration::from_secs_f64(plan.warmup_secs);
-    r.warmup_secs = plan.warmup_secs;
+    // A step with a fixed amount of work (the Insert Benchmark's loads and
+    // index build) counts all of it: no warm-up, stop when it is done.
+    let stop = match w.events(&scale, e.clients) {
+        Some(n) => Stop::Events(n),
+        None => plan.stop_for(w.duration_class()).to_stop(),
+    };
+    let warmup_secs = if w.warms_up() { plan.warmup_secs } else { 0.0 };
+    let warmup = Duration::from_secs_f64(warmup_secs);
+    r.warmup_secs = warmup_secs;
     r.rows_per_event = w.rows_per_event(&scale);
     if r.rows_per_event.is_some() {
         r.unit = Unit::RowsPerSec;
@@ -721,8 +735,12 @@ fn run_workload(
     r.errors = m.merged.errors;
     r.error_samples = m.merged.error_samples;
     r.per_second = m.merged.per_second;
+    r.class_seconds = m.merged.class_seconds;
     r.latency = m.merged.latency;
     set_metrics(&mut r, driver, probe, &m.sampled);
+    if let Some(rate) = crate::workload::insert::target_rate(&r.step) {
+        r.sla = Some(sla(&r, rate, e.clients, plan.insert_benchmark.q_commit));
+    }
     r.failed = m.aborted.or_else(|| {
         (r.events == 0).then(|| {
             let sample = r.error_samples.values().next().cloned().unwrap_or_default();
@@ -734,6 +752,32 @@ fn run_workload(
     r.metrics.db_bytes_after = driver.data_size();
     ui.finish_step(&step_line(label, &r), r.failed.is_some());
     Ok(r)
+}
+
+/// The q-step's background writes against its target: rows inserted and
+/// deleted over the measured window, from the statements that completed
+/// (each a batch of `commit` rows).
+fn sla(r: &StepResult, rate: u32, clients: u32, commit: u32) -> results::Sla {
+    let rows = |class: &str| {
+        r.statements.get(class).copied().unwrap_or(0) as f64 * f64::from(commit)
+    };
+    let per_sec = |rows: f64| if r.secs > 0.0 { rows / r.secs } else { 0.0 };
+    let target = f64::from(rate) * f64::from(clients);
+    let inserted = per_sec(rows("insert"));
+    let achieved = inserted / target;
+    results::Sla {
+        target_rows_per_sec: target,
+        insert_rows_per_sec: inserted,
+        delete_rows_per_sec: per_sec(rows("delete")),
+        achieved,
+        passed: achieved >= crate::workload::insert::SLA,
+        cpu_us_per_insert: r
+            .metrics
+            .system
+            .as_ref()
+            .filter(|_| rows("insert") > 0.0)
+            .map(|s| s.busy_secs * 1e6 / rows("insert")),
+    }
 }
 
 /// Records what the sampler saw: totals, per-op costs and the per-second

@@ -3,10 +3,15 @@
 //! A [`Workload`] prepares its statements on a connection and returns a
 //! [`Client`] whose `event` runs one statement or one transaction. The engine
 //! owns the threads and the clock; a workload owns only the SQL and the row
-//! checks. One folder per family: `sysbench` (the microbenchmarks).
+//! checks. One folder per family: `sysbench` (the microbenchmarks) and
+//! `insert` (the Insert Benchmark).
 
 pub mod dist;
+pub mod insert;
 pub mod sysbench;
+
+use std::any::Any;
+use std::sync::Arc;
 
 use serde::{Deserialize, Serialize};
 
@@ -22,15 +27,18 @@ pub enum Group {
     Range,
     RangeAgg,
     Write,
+    /// The Insert Benchmark's steps.
+    Insert,
 }
 
 impl Group {
-    pub const ALL: [Group; 5] = [
+    pub const ALL: [Group; 6] = [
         Group::Load,
         Group::Point,
         Group::Range,
         Group::RangeAgg,
         Group::Write,
+        Group::Insert,
     ];
 
     pub fn name(self) -> &'static str {
@@ -40,6 +48,7 @@ impl Group {
             Group::Range => "range",
             Group::RangeAgg => "range-agg",
             Group::Write => "write",
+            Group::Insert => "insert-benchmark",
         }
     }
 
@@ -50,6 +59,7 @@ impl Group {
             Group::Range => "Range queries without aggregation",
             Group::RangeAgg => "Range queries with aggregation",
             Group::Write => "Writes",
+            Group::Insert => "Insert Benchmark",
         }
     }
 }
@@ -73,6 +83,44 @@ pub struct Scale {
     pub rows_may_be_missing: bool,
     /// How ids are drawn where the catalogue says nothing else.
     pub ids: dist::Kind,
+    /// The Insert Benchmark's row counts and batch sizes.
+    pub insert: insert::Params,
+}
+
+/// What one of a client's connections does. A sysbench client has one
+/// connection; an Insert Benchmark client has a query connection and,
+/// beside it, an inserter and a deleter.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct Role {
+    pub name: &'static str,
+    /// Open loop: events per second for this connection, started on a
+    /// fixed schedule (a late server shows as a missed rate, not as a
+    /// slower client). `None`: the next event starts when one ends.
+    pub rate: Option<f64>,
+    /// Counts in the step's throughput, and ends a step that stops by
+    /// event count; the others stop with it.
+    pub measured: bool,
+}
+
+impl Role {
+    /// The one closed-loop, measured connection of a plain workload.
+    pub const CLIENT: Role = Role {
+        name: "client",
+        rate: None,
+        measured: true,
+    };
+}
+
+/// What a client's connection is told when it is set up.
+pub struct ClientCtx {
+    /// The client's number, from 0.
+    pub index: u32,
+    /// Index into [`Workload::roles`].
+    pub role: usize,
+    /// State the connections of one client share ([`Workload::shared`]).
+    pub shared: Option<Arc<dyn Any + Send + Sync>>,
+    /// Appended to CREATE TABLE (a storage engine).
+    pub table_options: String,
 }
 
 /// One statement as `relbench show` prints it.
@@ -104,7 +152,30 @@ pub trait Workload: Sync {
         dialect: Dialect,
         scale: &Scale,
         rng: dist::Rng,
+        ctx: &ClientCtx,
     ) -> DbResult<Box<dyn Client>>;
+    /// The connections of one client.
+    fn roles(&self, _scale: &Scale) -> Vec<Role> {
+        vec![Role::CLIENT]
+    }
+    /// State shared by the connections of one client.
+    fn shared(&self) -> Option<Arc<dyn Any + Send + Sync>> {
+        None
+    }
+    /// A step with a fixed amount of work (insert N rows, build the
+    /// indexes) says how many events; `None`: the plan's duration.
+    fn events(&self, _scale: &Scale, _clients: u32) -> Option<u64> {
+        None
+    }
+    /// Whether the step starts with the plan's warm-up (a step that does
+    /// a fixed amount of work counts all of it).
+    fn warms_up(&self) -> bool {
+        true
+    }
+    /// Whether the results keep a per-second series per statement class.
+    fn class_series(&self) -> bool {
+        false
+    }
 }
 
 /// The per-connection state of a workload.
@@ -112,13 +183,22 @@ pub trait Client: Send {
     /// Runs one event, recording each statement in `rec`. On failure the
     /// transaction is already rolled back and the error already recorded.
     fn event(&mut self, conn: &mut dyn Conn, rec: &mut Recorder) -> Result<(), ErrorKind>;
+    /// For a connection that is not measured: whether it has caught up with
+    /// the measured ones, so it may stop when they have (a deleter finishes
+    /// the rows its inserter added).
+    fn caught_up(&self) -> bool {
+        true
+    }
 }
 
 /// Every built-in workload, in catalogue order.
 pub fn all() -> impl Iterator<Item = &'static dyn Workload> {
-    sysbench::CATALOGUE.iter().map(|m| m as &dyn Workload)
+    sysbench::CATALOGUE
+        .iter()
+        .map(|m| m as &dyn Workload)
+        .chain(insert::STEPS.iter().map(|s| s as &dyn Workload))
 }
 
 pub fn find(name: &str) -> Option<&'static dyn Workload> {
-    all().find(|w| w.name() == name)
+    all().find(|w| w.name() == name).or_else(|| insert::find(name))
 }

@@ -12,7 +12,7 @@ pub mod sql;
 use std::time::Instant;
 
 use super::dist::{self, Ids, Rng};
-use super::{Client, DurationClass, Group, Scale, ShownStatement, Workload};
+use super::{Client, ClientCtx, DurationClass, Group, Scale, ShownStatement, Workload};
 use crate::engine::Recorder;
 use crate::target::{Conn, DbResult, Dialect, ErrorKind, Param, Stmt};
 use rand::Rng as _;
@@ -350,6 +350,7 @@ impl Workload for Micro {
         d: Dialect,
         scale: &Scale,
         rng: Rng,
+        _ctx: &ClientCtx,
     ) -> DbResult<Box<dyn Client>> {
         Ok(Box::new(MicroClient::new(self, conn, d, scale, rng)?))
     }

@@ -1,0 +1,713 @@
+//! The Insert Benchmark: one table per client, loaded in key order
+//! (`l.i0`), indexed (`l.x`), grown and shrunk by an inserter and a deleter
+//! that keep its size (`l.i1`, `l.i2`), then queried by one unthrottled
+//! connection per client while an inserter and a deleter run on a fixed
+//! schedule at 100, 500 and 1000 rows per second (`qr…` range queries on a
+//! secondary index, `qp…` point queries by primary key).
+//!
+//! Each client's connections share the table's live id range ([`Shared`]):
+//! ids are contiguous, the inserter appends at the top and the deleter
+//! removes the oldest at the bottom, never more than the inserter has added
+//! since the step began.
+
+mod sql;
+
+use std::any::Any;
+use std::sync::atomic::{AtomicI64, Ordering};
+use std::sync::{Arc, Mutex, OnceLock};
+use std::time::{Duration, Instant};
+
+use rand::Rng as _;
+use serde::{Deserialize, Serialize};
+
+use super::dist::Rng;
+use super::{Client, ClientCtx, DurationClass, Group, Role, Scale, ShownStatement, Workload};
+use crate::engine::Recorder;
+use crate::target::{Conn, DbError, DbResult, Dialect, ErrorKind, Param, Stmt};
+
+/// The benchmark's sizes, from the plan's `[insert]` table.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Params {
+    /// Rows each client inserts (and deletes) in l.i1 and l.i2.
+    pub l_i1_rows: i64,
+    pub l_i2_rows: i64,
+    /// Rows per commit.
+    pub l_i0_commit: u32,
+    pub l_i1_commit: u32,
+    pub l_i2_commit: u32,
+    /// Rows per commit of the q-steps' background inserter and deleter.
+    pub q_commit: u32,
+    /// Length of the `data` column, drawn uniformly in this range.
+    pub data_min: u32,
+    pub data_max: u32,
+}
+
+impl Default for Params {
+    fn default() -> Self {
+        Params {
+            l_i1_rows: 100_000,
+            l_i2_rows: 20_000,
+            l_i0_commit: 100,
+            l_i1_commit: 50,
+            l_i2_commit: 5,
+            q_commit: 10,
+            data_min: 10,
+            data_max: 20,
+        }
+    }
+}
+
+/// Statement classes, the same for every step.
+const INSERT: usize = 0;
+const DELETE: usize = 1;
+const QUERY: usize = 2;
+const INDEX: usize = 3;
+pub const CLASSES: [&str; 4] = ["insert", "delete", "query", "index"];
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Kind {
+    /// l.i0: insert in key order, no secondary index.
+    Load,
+    /// l.x: create the three secondary indexes.
+    Index,
+    /// l.i1, l.i2: insert with a deleter beside (`rows` from Params).
+    Churn { second: bool },
+    /// qr / qp: queries with background writes at `rate` rows/s per client.
+    Query { point: bool, rate: u32 },
+}
+
+/// One step of the benchmark.
+pub struct Step {
+    pub name: &'static str,
+    pub kind: Kind,
+}
+
+/// The standard sequence: the steps with the benchmark's default rates.
+pub static STEPS: [Step; 10] = [
+    Step {
+        name: "l.i0",
+        kind: Kind::Load,
+    },
+    Step {
+        name: "l.x",
+        kind: Kind::Index,
+    },
+    Step {
+        name: "l.i1",
+        kind: Kind::Churn { second: false },
+    },
+    Step {
+        name: "l.i2",
+        kind: Kind::Churn { second: true },
+    },
+    Step {
+        name: "qr100",
+        kind: Kind::Query {
+            point: false,
+            rate: 100,
+        },
+    },
+    Step {
+        name: "qp100",
+        kind: Kind::Query {
+            point: true,
+            rate: 100,
+        },
+    },
+    Step {
+        name: "qr500",
+        kind: Kind::Query {
+            point: false,
+            rate: 500,
+        },
+    },
+    Step {
+        name: "qp500",
+        kind: Kind::Query {
+            point: true,
+            rate: 500,
+        },
+    },
+    Step {
+        name: "qr1000",
+        kind: Kind::Query {
+            point: false,
+            rate: 1000,
+        },
+    },
+    Step {
+        name: "qp1000",
+        kind: Kind::Query {
+            point: true,
+            rate: 1000,
+        },
+    },
+];
+
+/// The standard sequence as plan steps: the settle after l.i2 lets the
+/// engine write back what the loads left (its length grows with the rows).
+pub const SEQUENCE: [&str; 11] = [
+    "l.i0", "l.x", "l.i1", "l.i2", "settle", "qr100", "qp100", "qr500", "qp500", "qr1000", "qp1000",
+];
+
+/// A q-step at another rate, `qr<N>` or `qp<N>` (rows per second per
+/// client), made once and kept for the run.
+pub fn find(name: &str) -> Option<&'static dyn Workload> {
+    static MADE: Mutex<Vec<&'static Step>> = Mutex::new(Vec::new());
+    let (point, rate) = if let Some(r) = name.strip_prefix("qr") {
+        (false, r)
+    } else {
+        (true, name.strip_prefix("qp")?)
+    };
+    let rate: u32 = rate.parse().ok().filter(|r| (1..=1_000_000).contains(r))?;
+    if rate.to_string() != name[2..] {
+        return None;
+    }
+    let mut made = MADE.lock().unwrap_or_else(|p| p.into_inner());
+    if let Some(s) = made.iter().find(|s| s.name == name) {
+        return Some(*s as &dyn Workload);
+    }
+    let step: &'static Step = Box::leak(Box::new(Step {
+        name: Box::leak(name.to_string().into_boxed_str()),
+        kind: Kind::Query { point, rate },
+    }));
+    made.push(step);
+    Some(step as &dyn Workload)
+}
+
+/// The SLA: a q-step passes when its inserts reach this share of the
+/// target rate.
+pub const SLA: f64 = 0.95;
+
+/// The background insert rate a q-step asks for, rows/s per client, from
+/// its step label (`qr100`, or `qr100.tag`).
+pub fn target_rate(step: &str) -> Option<u32> {
+    match kind_of(step.split('.').next().unwrap_or(step)) {
+        Some(Kind::Query { rate, .. }) => Some(rate),
+        _ => None,
+    }
+}
+
+fn kind_of(name: &str) -> Option<Kind> {
+    let (point, rate) = if let Some(r) = name.strip_prefix("qr") {
+        (false, r)
+    } else {
+        (true, name.strip_prefix("qp")?)
+    };
+    Some(Kind::Query {
+        point,
+        rate: rate.parse().ok()?,
+    })
+}
+
+pub fn table(index: u32) -> String {
+    format!("pi{}", index + 1)
+}
+
+/// The live ids of one client's table, shared by its connections.
+#[derive(Default)]
+pub struct Shared {
+    /// The lowest and highest id when the step began.
+    start: OnceLock<(i64, i64)>,
+    /// The highest id committed by the inserter.
+    top: AtomicI64,
+    /// The lowest id not yet deleted.
+    bottom: AtomicI64,
+}
+
+impl Shared {
+    /// Reads the table's id range once per step, on whichever connection
+    /// sets up first (all set up before any event runs).
+    fn init(&self, conn: &mut dyn Conn, d: Dialect, table: &str) -> DbResult<(i64, i64)> {
+        if let Some(r) = self.start.get() {
+            return Ok(*r);
+        }
+        let r = id_range(conn, d, table)?;
+        let r = *self.start.get_or_init(|| r);
+        self.top.store(r.1, Ordering::Relaxed);
+        self.bottom.store(r.0, Ordering::Relaxed);
+        Ok(r)
+    }
+}
+
+/// The lowest and highest id in `table` ((1, 0) when empty), found by
+/// bisection with one-row range probes on the primary key: the connection
+/// API counts rows but does not return values, and ~80 index probes cost
+/// well under a millisecond.
+fn id_range(conn: &mut dyn Conn, d: Dialect, table: &str) -> DbResult<(i64, i64)> {
+    let probe = conn.prepare(&sql::probe(d, table))?;
+    let mut any = |lo: i64, hi: i64| -> DbResult<bool> {
+        Ok(conn.query(probe, &[Param::Int(lo), Param::Int(hi)])? > 0)
+    };
+    const TOP: i64 = 1 << 50;
+    if !any(1, TOP)? {
+        return Ok((1, 0));
+    }
+    // Smallest x with a row in [1, x]; largest x with a row in [x, TOP].
+    let (mut lo, mut hi) = (1, TOP);
+    while lo < hi {
+        let mid = lo + (hi - lo) / 2;
+        if any(1, mid)? {
+            hi = mid;
+        } else {
+            lo = mid + 1;
+        }
+    }
+    let min = lo;
+    let (mut lo, mut hi) = (min, TOP);
+    while lo < hi {
+        let mid = lo + (hi - lo + 1) / 2;
+        if any(mid, TOP)? {
+            lo = mid;
+        } else {
+            hi = mid - 1;
+        }
+    }
+    Ok((min, lo))
+}
+
+impl Step {
+    fn commit(&self, p: &Params) -> u32 {
+        match self.kind {
+            Kind::Load => p.l_i0_commit,
+            Kind::Churn { second: false } => p.l_i1_commit,
+            Kind::Churn { second: true } => p.l_i2_commit,
+            Kind::Query { .. } => p.q_commit,
+            Kind::Index => 1,
+        }
+    }
+
+    fn rows(&self, scale: &Scale) -> i64 {
+        match self.kind {
+            Kind::Load => scale.rows,
+            Kind::Churn { second: false } => scale.insert.l_i1_rows,
+            Kind::Churn { second: true } => scale.insert.l_i2_rows,
+            _ => 0,
+        }
+    }
+}
+
+impl Workload for Step {
+    fn name(&self) -> &'static str {
+        self.name
+    }
+    fn group(&self) -> Group {
+        Group::Insert
+    }
+    fn duration_class(&self) -> DurationClass {
+        DurationClass::Read
+    }
+    fn about(&self) -> &'static str {
+        match self.kind {
+            Kind::Load => "Insert Benchmark: insert rows in key order into one table per client, 100 per commit, no secondary index",
+            Kind::Index => "Insert Benchmark: create the three secondary indexes (indexed rows/s)",
+            Kind::Churn { second: false } => "Insert Benchmark: insert 50 rows per commit while a deleter removes as many of the oldest",
+            Kind::Churn { second: true } => "Insert Benchmark: insert 5 rows per commit while a deleter removes as many of the oldest",
+            Kind::Query { point: false, .. } => "Insert Benchmark: range queries on a secondary index (LIMIT 10) while an inserter and a deleter run at the step's rate",
+            Kind::Query { point: true, .. } => "Insert Benchmark: point queries by primary key (in-list of 10) while an inserter and a deleter run at the step's rate",
+        }
+    }
+    fn transactional(&self) -> bool {
+        !matches!(self.kind, Kind::Index)
+    }
+    fn classes(&self) -> Vec<&'static str> {
+        CLASSES.to_vec()
+    }
+    fn statements(&self, d: Dialect) -> Vec<ShownStatement> {
+        let t = "pi1";
+        let p = Params::default();
+        let mut out = Vec::new();
+        let show = |class: &'static str, sql: String| ShownStatement { class, sql };
+        match self.kind {
+            Kind::Load => {
+                out.push(show("create", sql::create(d, t, "")));
+                out.push(show("insert", sql::insert(d, t, p.l_i0_commit as usize)));
+            }
+            Kind::Index => {
+                out.extend(sql::indexes(t).into_iter().map(|s| show("index", s)));
+            }
+            Kind::Churn { .. } => {
+                out.push(show("insert", sql::insert(d, t, self.commit(&p) as usize)));
+                out.push(show("delete", sql::delete(d, t)));
+            }
+            Kind::Query { point, .. } => {
+                if point {
+                    out.push(show("query", sql::point(d, t)));
+                } else {
+                    out.extend(sql::ranges(d, t).into_iter().map(|s| show("query", s)));
+                }
+                out.push(show("insert", sql::insert(d, t, p.q_commit as usize)));
+                out.push(show("delete", sql::delete(d, t)));
+            }
+        }
+        out
+    }
+    fn rows_per_event(&self, scale: &Scale) -> Option<u64> {
+        match self.kind {
+            Kind::Index => Some(scale.rows as u64),
+            Kind::Query { .. } => None,
+            _ => Some(u64::from(self.commit(&scale.insert))),
+        }
+    }
+    fn roles(&self, scale: &Scale) -> Vec<Role> {
+        // The q-steps' writers run on a schedule: rate ÷ rows per commit
+        // events a second.
+        let paced = match self.kind {
+            Kind::Query { rate, .. } => {
+                Some(f64::from(rate) / f64::from(scale.insert.q_commit.max(1)))
+            }
+            _ => None,
+        };
+        let inserter = Role {
+            name: "inserter",
+            rate: None,
+            measured: true,
+        };
+        let deleter = Role {
+            name: "deleter",
+            rate: None,
+            measured: false,
+        };
+        match self.kind {
+            Kind::Load => vec![inserter],
+            Kind::Index => vec![Role {
+                name: "indexer",
+                ..inserter
+            }],
+            Kind::Churn { .. } => vec![inserter, deleter],
+            Kind::Query { .. } => vec![
+                Role {
+                    name: "query",
+                    rate: None,
+                    measured: true,
+                },
+                Role {
+                    measured: false,
+                    rate: paced,
+                    ..inserter
+                },
+                Role {
+                    rate: paced,
+                    ..deleter
+                },
+            ],
+        }
+    }
+    fn shared(&self) -> Option<Arc<dyn Any + Send + Sync>> {
+        Some(Arc::new(Shared::default()))
+    }
+    fn events(&self, scale: &Scale, clients: u32) -> Option<u64> {
+        let per_client = match self.kind {
+            Kind::Index => 1,
+            Kind::Query { .. } => return None,
+            _ => {
+                let c = i64::from(self.commit(&scale.insert).max(1));
+                ((self.rows(scale) + c - 1) / c) as u64
+            }
+        };
+        Some(per_client * u64::from(clients))
+    }
+    fn warms_up(&self) -> bool {
+        matches!(self.kind, Kind::Query { .. })
+    }
+    fn class_series(&self) -> bool {
+        true
+    }
+    fn client(
+        &self,
+        conn: &mut dyn Conn,
+        d: Dialect,
+        scale: &Scale,
+        rng: Rng,
+        ctx: &ClientCtx,
+    ) -> DbResult<Box<dyn Client>> {
+        let table = table(ctx.index);
+        let shared: Arc<Shared> = ctx
+            .shared
+            .clone()
+            .and_then(|s| s.downcast::<Shared>().ok())
+            .expect("the benchmark's shared state");
+        let p = scale.insert;
+        let role = self.roles(scale)[ctx.role].name;
+        Ok(match (self.kind, role) {
+            (Kind::Load, _) => {
+                conn.batch(&format!("DROP TABLE IF EXISTS {table}"))?;
+                conn.batch(&sql::create(d, &table, &ctx.table_options))?;
+                shared.init(conn, d, &table)?;
+                Box::new(Inserter::new(conn, d, &table, self.commit(&p), &p, rng, shared)?)
+            }
+            (Kind::Index, _) => Box::new(Indexer {
+                statements: sql::indexes(&table),
+            }),
+            (_, "inserter") => {
+                shared.init(conn, d, &table)?;
+                Box::new(Inserter::new(conn, d, &table, self.commit(&p), &p, rng, shared)?)
+            }
+            (_, "deleter") => {
+                let (lo, hi) = shared.init(conn, d, &table)?;
+                Box::new(Deleter {
+                    stmt: conn.prepare(&sql::delete(d, &table))?,
+                    batch: i64::from(self.commit(&p)),
+                    keep: hi - lo + 1,
+                    shared,
+                })
+            }
+            (Kind::Query { point, .. }, _) => {
+                shared.init(conn, d, &table)?;
+                let stmts = if point {
+                    vec![conn.prepare(&sql::point(d, &table))?]
+                } else {
+                    sql::ranges(d, &table)
+                        .iter()
+                        .map(|s| conn.prepare(s))
+                        .collect::<DbResult<_>>()?
+                };
+                Box::new(Querier {
+                    stmts,
+                    point,
+                    next: 0,
+                    rng,
+                    shared,
+                })
+            }
+            _ => unreachable!("every step's roles are handled"),
+        })
+    }
+}
+
+/// Appends rows at the top of the table, `commit` per statement.
+struct Inserter {
+    stmt: Stmt,
+    commit: u32,
+    rng: Rng,
+    shared: Arc<Shared>,
+    data_len: (u32, u32),
+    /// Per row: price and data, reused so an event allocates only its
+    /// parameter list.
+    price: Vec<String>,
+    data: Vec<String>,
+}
+
+impl Inserter {
+    fn new(
+        conn: &mut dyn Conn,
+        d: Dialect,
+        table: &str,
+        commit: u32,
+        p: &Params,
+        rng: Rng,
+        shared: Arc<Shared>,
+    ) -> DbResult<Self> {
+        Ok(Inserter {
+            stmt: conn.prepare(&sql::insert(d, table, commit as usize))?,
+            commit,
+            rng,
+            shared,
+            data_len: (p.data_min, p.data_max.max(p.data_min)),
+            price: vec![String::new(); commit as usize],
+            data: vec![String::new(); commit as usize],
+        })
+    }
+}
+
+const LETTERS: &[u8] = b"abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ";
+
+impl Client for Inserter {
+    fn event(&mut self, conn: &mut dyn Conn, rec: &mut Recorder) -> Result<(), ErrorKind> {
+        use std::fmt::Write;
+        let first = self.shared.top.load(Ordering::Relaxed) + 1;
+        let mut ints = Vec::with_capacity(self.commit as usize * 4);
+        for i in 0..self.commit as usize {
+            ints.push([
+                first + i as i64,
+                self.rng.random_range(0..1000),
+                self.rng.random_range(0..100_000),
+                self.rng.random_range(0..10_000),
+            ]);
+            let p = &mut self.price[i];
+            p.clear();
+            let cents: u32 = self.rng.random_range(0..50_000);
+            let _ = write!(p, "{}.{:02}", cents / 100, cents % 100);
+            let len = self.rng.random_range(self.data_len.0..=self.data_len.1);
+            let d = &mut self.data[i];
+            d.clear();
+            for _ in 0..len {
+                d.push(LETTERS[self.rng.random_range(0..LETTERS.len())] as char);
+            }
+        }
+        let mut params = Vec::with_capacity(self.commit as usize * 6);
+        for (i, v) in ints.iter().enumerate() {
+            params.extend([
+                Param::Int(v[0]),
+                Param::Int(v[1]),
+                Param::Int(v[2]),
+                Param::Int(v[3]),
+                Param::Str(&self.price[i]),
+                Param::Str(&self.data[i]),
+            ]);
+        }
+        let t = Instant::now();
+        // One multi-row statement in autocommit: one commit per batch.
+        match conn.exec(self.stmt, &params) {
+            Ok(_) => {
+                rec.statement(INSERT, t.elapsed());
+                self.shared
+                    .top
+                    .store(first + i64::from(self.commit) - 1, Ordering::Relaxed);
+                Ok(())
+            }
+            Err(e) => Err(record(rec, INSERT, e)),
+        }
+    }
+}
+
+/// Removes the oldest rows, a batch at a time, never taking the table below
+/// its size when the step began.
+struct Deleter {
+    stmt: Stmt,
+    batch: i64,
+    keep: i64,
+    shared: Arc<Shared>,
+}
+
+impl Deleter {
+    /// Whether the next batch may go: the table keeps at least its size at
+    /// the step's start.
+    fn may_delete(&self) -> bool {
+        let lo = self.shared.bottom.load(Ordering::Relaxed);
+        let top = self.shared.top.load(Ordering::Relaxed);
+        lo + self.batch - 1 <= top - self.keep
+    }
+}
+
+impl Client for Deleter {
+    fn caught_up(&self) -> bool {
+        !self.may_delete()
+    }
+
+    fn event(&mut self, conn: &mut dyn Conn, rec: &mut Recorder) -> Result<(), ErrorKind> {
+        let lo = self.shared.bottom.load(Ordering::Relaxed);
+        if !self.may_delete() {
+            // The inserter has not added this batch yet: wait for it.
+            std::thread::sleep(Duration::from_micros(200));
+            return Ok(());
+        }
+        let t = Instant::now();
+        match conn.exec(self.stmt, &[Param::Int(lo), Param::Int(lo + self.batch)]) {
+            Ok(_) => {
+                rec.statement(DELETE, t.elapsed());
+                self.shared.bottom.store(lo + self.batch, Ordering::Relaxed);
+                Ok(())
+            }
+            Err(e) => Err(record(rec, DELETE, e)),
+        }
+    }
+}
+
+/// The q-steps' unthrottled query connection.
+struct Querier {
+    stmts: Vec<Stmt>,
+    point: bool,
+    next: usize,
+    rng: Rng,
+    shared: Arc<Shared>,
+}
+
+impl Client for Querier {
+    fn event(&mut self, conn: &mut dyn Conn, rec: &mut Recorder) -> Result<(), ErrorKind> {
+        let stmt = self.stmts[self.next % self.stmts.len()];
+        self.next += 1;
+        let t = Instant::now();
+        let r = if self.point {
+            // Ten ids among the live ones; the deleter may remove one
+            // meanwhile, so the row count is not checked.
+            let lo = self.shared.bottom.load(Ordering::Relaxed);
+            let hi = self.shared.top.load(Ordering::Relaxed).max(lo);
+            let mut ids = [0i64; 10];
+            for id in &mut ids {
+                *id = self.rng.random_range(lo..=hi);
+            }
+            let params: [Param<'_>; 10] = ids.map(Param::Int);
+            conn.query(stmt, &params)
+        } else {
+            // Each range query starts at a random value of its index's
+            // leading column.
+            let start = match self.next % 3 {
+                1 => self.rng.random_range(0..10_000),
+                2 => self.rng.random_range(0..1000),
+                _ => self.rng.random_range(0..500),
+            };
+            conn.query(stmt, &[Param::Int(start)])
+        };
+        match r {
+            Ok(_) => {
+                rec.statement(QUERY, t.elapsed());
+                Ok(())
+            }
+            Err(e) => Err(record(rec, QUERY, e)),
+        }
+    }
+}
+
+/// l.x: the three indexes of one table, as one event.
+struct Indexer {
+    statements: Vec<String>,
+}
+
+impl Client for Indexer {
+    fn event(&mut self, conn: &mut dyn Conn, rec: &mut Recorder) -> Result<(), ErrorKind> {
+        for s in &self.statements {
+            let t = Instant::now();
+            match conn.batch(s) {
+                Ok(()) => rec.statement(INDEX, t.elapsed()),
+                Err(e) => return Err(record(rec, INDEX, e)),
+            }
+        }
+        Ok(())
+    }
+}
+
+fn record(rec: &mut Recorder, class: usize, e: DbError) -> ErrorKind {
+    let kind = e.kind;
+    rec.error(class, kind, || e.message.clone());
+    kind
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn q_steps_at_other_rates_are_found_once() {
+        let a = find("qr2000").unwrap();
+        let b = find("qr2000").unwrap();
+        assert!(std::ptr::eq(
+            a as *const dyn Workload as *const u8,
+            b as *const dyn Workload as *const u8
+        ));
+        assert_eq!(a.name(), "qr2000");
+        assert!(find("qr").is_none());
+        assert!(find("qr0").is_none());
+        assert!(find("qr01").is_none());
+        assert!(find("qx100").is_none());
+        assert_eq!(target_rate("qp500"), Some(500));
+        assert_eq!(target_rate("qr2000"), Some(2000));
+        assert_eq!(target_rate("l.i1"), None);
+    }
+
+    #[test]
+    fn fixed_steps_count_their_events() {
+        let scale = Scale {
+            tables: 1,
+            rows: 1050,
+            rows_may_be_missing: false,
+            ids: Default::default(),
+            insert: Params::default(),
+        };
+        // 1050 rows at 100 per commit: 11 commits per client.
+        assert_eq!(STEPS[0].events(&scale, 2), Some(22));
+        assert_eq!(STEPS[1].events(&scale, 2), Some(2));
+        assert_eq!(STEPS[4].events(&scale, 2), None);
+        assert_eq!(STEPS[1].rows_per_event(&scale), Some(1050));
+    }
+}
