@@ -205,6 +205,69 @@ fn the_sysbench_suite_runs_on_innodb_myrocks_and_postgres_and_the_report_compare
 }
 
 #[test]
+fn the_insert_benchmark_runs_on_innodb_myrocks_and_postgres() {
+    let dir = shared_tempdir();
+    let text = format!(
+        r#"suite = "insert"
+clients = [2]
+seed = 4
+[scale]
+rows = 3000
+[insert]
+l_i1_rows = 1000
+l_i2_rows = 200
+[duration]
+warmup = "100ms"
+read = "1200ms"
+[settle]
+base = "0s"
+per_million_rows = "0s"
+max = "1s"
+{}{}{}"#,
+        target("innodb", ""),
+        target("myrocks", "storage_engine = \"ROCKSDB\""),
+        pg_target("pg")
+    );
+    let plan = write_plan(dir.path(), &text);
+    let out = dir.path().join("out");
+    run_quiet(&plan, &out).assert().success();
+    let files = step_files(&out);
+    assert_eq!(files.len(), 3 * 11, "{files:?}");
+    for f in &files {
+        let r = read_json(&out.join("steps").join(f));
+        assert!(r["failed"].is_null(), "{f}: {}", r["failed"]);
+        if r["kind"] != "workload" {
+            continue;
+        }
+        let st = &r["statements"];
+        assert!(r["throughput"].as_f64().unwrap() > 0.0, "{f}");
+        assert!(
+            r["metrics"]["server_cpu_us_per_op"].as_f64().is_some(),
+            "{f}"
+        );
+        if f.contains("-l.i0-") {
+            assert_eq!(st["insert"], 60, "{f}");
+        }
+        if f.contains("-l.i1-") || f.contains("-l.i2-") {
+            assert_eq!(st["insert"], st["delete"], "{f}");
+        }
+        if f.contains("-q") {
+            assert!(r["sla"]["target_rows_per_sec"].as_f64().is_some(), "{f}");
+            assert!(st["query"].as_u64().unwrap() > 0, "{f}");
+            let errors: u64 = r["errors"]
+                .as_object()
+                .unwrap()
+                .values()
+                .map(|v| v.as_u64().unwrap())
+                .sum();
+            assert_eq!(errors, 0, "{f}: {}", r["error_samples"]);
+        }
+    }
+    let md = std::fs::read_to_string(out.join("report.md")).unwrap();
+    assert!(md.contains("## Insert Benchmark: background writes and the SLA"));
+}
+
+#[test]
 fn a_postgres_datadir_its_user_cannot_reach_is_a_clear_error() {
     use std::os::unix::fs::PermissionsExt;
     let dir = tempfile::tempdir().unwrap();

@@ -156,9 +156,7 @@ pub struct LatencySummary {
 
 /// The Insert Benchmark's response-time buckets: ≤ 256 µs, ≤ 1 ms, ≤ 4 ms,
 /// ≤ 16 ms, ≤ 64 ms, ≤ 256 ms, ≤ 1 s, ≤ 4 s, ≤ 16 s, then more.
-pub const IB_BOUNDS_US: [f64; 9] = [
-    256.0, 1e3, 4e3, 16e3, 64e3, 256e3, 1e6, 4e6, 16e6,
-];
+pub const IB_BOUNDS_US: [f64; 9] = [256.0, 1e3, 4e3, 16e3, 64e3, 256e3, 1e6, 4e6, 16e6];
 
 impl LatencySummary {
     fn of(h: &Histogram<u64>, max_ns: u64) -> Self {

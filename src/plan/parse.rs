@@ -399,7 +399,10 @@ fn validate(cx: &mut Ctx<'_>, raw: RawPlan) -> Plan {
     };
 
     let insert_benchmark = insert_params(cx, &raw);
-    if steps.iter().any(|s| s.workload().is_some_and(|w| w.group() == workload::Group::Insert)) {
+    if steps.iter().any(|s| {
+        s.workload()
+            .is_some_and(|w| w.group() == workload::Group::Insert)
+    }) {
         if clients.len() > 1 {
             let span = raw.clients.as_ref().map_or(0..0, |c| c.span());
             cx.err(
@@ -482,7 +485,10 @@ fn insert_params(cx: &mut Ctx<'_>, raw: &RawPlan) -> workload::insert::Params {
         let span = r.data_min.as_ref().map_or(0..0, |v| v.span());
         cx.err(
             span,
-            format!("data_min = {} is above data_max = {}", p.data_min, p.data_max),
+            format!(
+                "data_min = {} is above data_max = {}",
+                p.data_min, p.data_max
+            ),
             Some("data_min is the shortest `data` value, data_max the longest".into()),
         );
     }

@@ -38,6 +38,9 @@ pub struct StepCharts {
     pub title: String,
     pub rate: Result<Chart, String>,
     pub latency: Result<Chart, String>,
+    /// Insert Benchmark steps: inserts, deletes and queries per second, and
+    /// the slowest response of each second.
+    pub classes: Vec<Chart>,
 }
 
 /// A step or target label with characters safe in a file name.
@@ -464,6 +467,7 @@ pub fn per_step(r: &Report) -> Vec<StepCharts> {
         out.push(StepCharts {
             rate: rate_chart(r, row, &cols, &results, &name),
             latency: latency_chart(r, row, &cols, &results, &name),
+            classes: class_charts(r, row, &cols, &results, &name),
             title,
         });
     }
@@ -630,6 +634,173 @@ fn latency_chart<'a, I: Iterator<Item = &'a StepResult>>(
     })
 }
 
+/// Dash patterns that tell the statement classes apart on one chart.
+fn dash(class: &str) -> &'static str {
+    match class {
+        "insert" => "",
+        "delete" => " stroke-dasharray=\"5 3\"",
+        _ => " stroke-dasharray=\"1 2\"",
+    }
+}
+
+/// One target's statement class over a step: (target, class, rate per
+/// second, slowest response per second).
+type ClassLine = (usize, String, Vec<(f64, f64)>, Vec<(f64, f64)>);
+
+/// Per Insert Benchmark step: rows (or queries) per second per class, and
+/// the slowest response in each second (log scale), for the first repeat
+/// of each target. Solid: inserts, dashed: deletes, dotted: queries.
+fn class_charts<'a, I: Iterator<Item = &'a StepResult>>(
+    r: &Report,
+    row: &Row,
+    cols: &[usize],
+    results: &impl Fn(usize) -> I,
+    name: &str,
+) -> Vec<Chart> {
+    let mut lines: Vec<ClassLine> = Vec::new();
+    for &ti in cols {
+        let Some(s) = results(ti).next() else {
+            continue;
+        };
+        // A write statement is a batch of rows: the load steps' event, or
+        // the q-steps' background batch.
+        let batch = s
+            .notes
+            .get("rows_per_commit")
+            .and_then(|v| v.parse::<f64>().ok())
+            .or(s.rows_per_event.map(|n| n as f64))
+            .unwrap_or(1.0);
+        for (class, series) in &s.class_seconds {
+            let per = if class == "insert" || class == "delete" {
+                batch
+            } else {
+                1.0
+            };
+            let mut rate = Vec::new();
+            let mut max = Vec::new();
+            for (i, x) in series.iter().enumerate() {
+                let covered = (s.secs - i as f64).clamp(0.0, 1.0);
+                if covered < 0.5 {
+                    continue;
+                }
+                let t = i as f64 + covered / 2.0;
+                rate.push((t, x.n as f64 * per / covered));
+                if x.n > 0 {
+                    max.push((t, x.max_us));
+                }
+            }
+            lines.push((ti, class.clone(), rate, max));
+        }
+    }
+    if lines.iter().all(|l| l.2.len() < 2) {
+        return Vec::new();
+    }
+    let t_max = cols
+        .iter()
+        .flat_map(|&ti| results(ti).next().map(|s| s.secs))
+        .fold(1.0, f64::max);
+    let (left, right, top_m, plot_h, bottom, w) = (54.0, 10.0, 42.0, 120.0, 22.0, 340.0);
+    let x = |t: f64| left + t / t_max * (w - left - right);
+    let draw = |title: String,
+                file: String,
+                log: bool,
+                pick: &dyn Fn(&ClassLine) -> &Vec<(f64, f64)>| {
+        let all: Vec<f64> = lines
+            .iter()
+            .flat_map(|l| pick(l).iter().map(|p| p.1))
+            .filter(|v| *v > 0.0)
+            .collect();
+        let hi = all.iter().copied().fold(0.0, f64::max).max(1.0);
+        let lo = all
+            .iter()
+            .copied()
+            .fold(f64::MAX, f64::min)
+            .min(hi)
+            .max(1.0);
+        let mut svg = Svg::new(w, top_m + plot_h + bottom, &title);
+        let (d0, d1) = (
+            lo.log10().floor(),
+            hi.log10().ceil().max(lo.log10().floor() + 1.0),
+        );
+        let top = nice_ceiling(hi * 1.05);
+        let y = |v: f64| {
+            if log {
+                top_m + plot_h - (v.max(lo).log10() - d0) / (d1 - d0) * plot_h
+            } else {
+                top_m + plot_h - v / top * plot_h
+            }
+        };
+        let tick_list: Vec<(f64, String)> = if log {
+            (d0 as i32..=d1 as i32)
+                .map(|e| (10f64.powi(e), tick_latency(10f64.powi(e))))
+                .collect()
+        } else {
+            ticks(top).into_iter().map(|t| (t, fmt_tick(t))).collect()
+        };
+        svg.y_axis(left, w - right, &tick_list, y);
+        let mut legend: Vec<(String, &str)> = Vec::new();
+        for l in &lines {
+            let pts: Vec<String> = pick(l)
+                .iter()
+                .map(|(t, v)| format!("{:.1},{:.1}", x(*t), y(*v)))
+                .collect();
+            if pts.is_empty() {
+                continue;
+            }
+            let _ = write!(
+                svg.out,
+                "<polyline class=\"series\" fill=\"none\" stroke=\"{}\" stroke-width=\"1.5\"{} points=\"{}\"><title>{} {}</title></polyline>",
+                colour(l.0),
+                dash(&l.1),
+                pts.join(" "),
+                escape(&r.targets[l.0].name),
+                escape(&l.1)
+            );
+            if !legend.iter().any(|(n, _)| *n == r.targets[l.0].name) {
+                legend.push((r.targets[l.0].name.clone(), colour(l.0)));
+            }
+        }
+        svg.legend(left, &legend);
+        svg.line(
+            left,
+            top_m + plot_h,
+            w - right,
+            top_m + plot_h,
+            "stroke=\"#999\"",
+        );
+        svg.text(left, top_m + plot_h + 16.0, "start", "", "0 s");
+        svg.text(
+            w - right,
+            top_m + plot_h + 16.0,
+            "end",
+            "",
+            &format!(
+                "{} s · solid insert, dashed delete, dotted query",
+                trim(t_max)
+            ),
+        );
+        Chart {
+            file,
+            title,
+            svg: svg.finish(),
+        }
+    };
+    vec![
+        draw(
+            format!("{}: rows or queries per second", row_label(r, row)),
+            format!("{name}-classes.svg"),
+            false,
+            &|l| &l.2,
+        ),
+        draw(
+            format!("{}: slowest response per second (log)", row_label(r, row)),
+            format!("{name}-max.svg"),
+            true,
+            &|l| &l.3,
+        ),
+    ]
+}
+
 /// A power of ten of µs as an axis label: 10 µs, 1 ms, 100 ms, 10 s.
 fn tick_latency(us: f64) -> String {
     if us < 1000.0 {
@@ -648,6 +819,7 @@ pub fn all(r: &Report) -> Vec<Chart> {
     for s in per_step(r) {
         out.extend(s.rate.ok());
         out.extend(s.latency.ok());
+        out.extend(s.classes);
     }
     out
 }

@@ -129,6 +129,24 @@ fn throughput(out: &mut String, r: &Report) {
     }
 }
 
+/// The Insert Benchmark's SLA table and response-time histograms.
+fn insert_benchmark(out: &mut String, r: &Report) {
+    if let Some(t) = tables::sla(r) {
+        out.push_str(&format!(
+            "<h2>Insert Benchmark: background writes and the SLA</h2><p>{}</p>\n",
+            escape(tables::SLA_INTRO)
+        ));
+        table(out, &t);
+    }
+    if let Some(t) = tables::response_times(r) {
+        out.push_str(&format!(
+            "<h2>Insert Benchmark: response times</h2><p>{}</p>\n",
+            escape(tables::RESPONSE_INTRO)
+        ));
+        table(out, &t);
+    }
+}
+
 fn per_step(out: &mut String, r: &Report) {
     out.push_str(
         "<h2>Per step</h2><p>Throughput in each second of the measured window (one line per target and repeat: \
@@ -144,6 +162,9 @@ fn per_step(out: &mut String, r: &Report) {
                     let _ = write!(out, "<p class=\"why\">{}</p>", escape(why));
                 }
             }
+        }
+        for c in &s.classes {
+            chart(out, c);
         }
         out.push_str("</div>\n");
     }
@@ -196,6 +217,7 @@ pub fn render(r: &Report) -> String {
         out.push_str("</ul>\n");
     }
     throughput(&mut out, r);
+    insert_benchmark(&mut out, r);
     section(&mut out, &tables::efficiency(r));
     if let Some(c) = charts::db_size(r) {
         chart(&mut out, &c);

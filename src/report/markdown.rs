@@ -105,6 +105,22 @@ pub fn render(r: &Report) -> String {
         }
     }
     section(&mut out, &tables::absolute(r));
+    if let Some(t) = tables::sla(r) {
+        let _ = writeln!(
+            out,
+            "## Insert Benchmark: background writes and the SLA\n\n{}\n",
+            tables::SLA_INTRO
+        );
+        table(&mut out, &t);
+    }
+    if let Some(t) = tables::response_times(r) {
+        let _ = writeln!(
+            out,
+            "## Insert Benchmark: response times\n\n{}\n",
+            tables::RESPONSE_INTRO
+        );
+        table(&mut out, &t);
+    }
     section(&mut out, &tables::efficiency(r));
     if let Some(c) = charts::db_size(r) {
         image(&mut out, &c);
@@ -125,6 +141,9 @@ pub fn render(r: &Report) -> String {
                     let _ = writeln!(out, "_{why}_\n");
                 }
             }
+        }
+        for c in &s.classes {
+            image(&mut out, c);
         }
     }
     out.push_str("## Runs\n\n");

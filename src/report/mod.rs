@@ -221,12 +221,20 @@ pub struct Cell {
     /// resident memory during it (medians over repeats).
     pub db_bytes_after: Option<u64>,
     pub server_rss_peak_bytes: Option<u64>,
+    /// An Insert Benchmark q-step whose background inserts missed the SLA
+    /// in some repeat: the lowest share of the target rate reached.
+    pub sla_missed: Option<f64>,
 }
 
 impl Cell {
-    /// The throughput change as the report judges it.
+    /// The throughput change as the report judges it. A q-step whose
+    /// background writes missed the SLA is not judged: its queries ran
+    /// against less write load than asked.
     pub fn verdict(&self) -> Option<Verdict> {
         let rel = self.relative?;
+        if self.sla_missed.is_some() {
+            return Some(Verdict::Unsure);
+        }
         Some(judged(
             verdict(rel),
             self.significance.as_ref().map(|s| s.p_value),
@@ -288,6 +296,8 @@ pub struct TargetSummary {
     pub wins: Vec<Change>,
     /// Steps that failed for this target.
     pub failed: Vec<String>,
+    /// Insert Benchmark q-steps whose background inserts missed the SLA.
+    pub sla_failed: Vec<String>,
 }
 
 #[derive(Debug, Clone, Serialize)]
@@ -690,6 +700,12 @@ fn cell<'a>(results: impl Iterator<Item = &'a StepResult>) -> Cell {
         server_rss_peak_bytes: median_u64(
             ok.iter().filter_map(|s| s.metrics.server_rss_peak_bytes),
         ),
+        sla_missed: ok
+            .iter()
+            .filter_map(|s| s.sla.as_ref())
+            .filter(|s| !s.passed)
+            .map(|s| s.achieved)
+            .reduce(f64::min),
     }
 }
 
@@ -915,6 +931,17 @@ fn summarise(
         .collect();
     let mut wins = of(Verdict::Better);
     wins.reverse();
+    let sla_failed = rows
+        .iter()
+        .filter_map(|r| {
+            let m = r.cells[ti].sla_missed?;
+            Some(format!(
+                "{} ({:.0}% of the target insert rate)",
+                r.title(),
+                m * 100.0
+            ))
+        })
+        .collect();
     TargetSummary {
         target: name.to_string(),
         base: base_name.to_string(),
@@ -928,6 +955,7 @@ fn summarise(
         regressions: of(Verdict::Worse),
         wins,
         failed,
+        sla_failed,
     }
 }
 
@@ -982,9 +1010,20 @@ fn dir_name(p: &Path) -> String {
         .unwrap_or_else(|| p.display().to_string())
 }
 
-/// `scan.warm` → `scan (warm)`.
+/// `scan.warm` → `scan (warm)`. A workload whose own name has a dot (the
+/// Insert Benchmark's `l.i0`) keeps it: `l.i1.again` → `l.i1 (again)`.
 pub fn step_title(step: &str) -> String {
-    match step.split_once('.') {
+    let name_end = step
+        .match_indices('.')
+        .map(|(i, _)| i)
+        .chain(std::iter::once(step.len()))
+        .find(|&i| crate::workload::find(&step[..i]).is_some());
+    let split = match name_end {
+        Some(i) if i < step.len() => Some((&step[..i], &step[i + 1..])),
+        Some(_) => None,
+        None => step.split_once('.'),
+    };
+    match split {
         Some((n, t)) => format!("{n} ({t})"),
         None => step.to_string(),
     }
@@ -1151,5 +1190,8 @@ mod tests {
         assert_eq!(fmt_ratio(0.0123), "0.012");
         assert_eq!(fmt_latency(2500.0), "2.50 ms");
         assert_eq!(step_title("scan.warm"), "scan (warm)");
+        assert_eq!(step_title("l.i0"), "l.i0");
+        assert_eq!(step_title("l.i1.again"), "l.i1 (again)");
+        assert_eq!(step_title("qr100"), "qr100");
     }
 }

@@ -72,6 +72,12 @@ fn relative_cell(c: &Cell) -> Text {
     let (Some(rel), Some(v)) = (c.relative, c.verdict()) else {
         return rel_text(None, false, c);
     };
+    if let Some(m) = c.sla_missed {
+        return Text {
+            text: format!("{rel:.2} (SLA missed: {:.0}%)", m * 100.0),
+            tone: Some(Verdict::Unsure),
+        };
+    }
     let Some(sig) = &c.significance else {
         return tone_only_past_threshold(rel_text(Some(rel), false, c));
     };
@@ -252,7 +258,7 @@ pub fn absolute(r: &Report) -> Section {
                     ];
                     cells.extend(cols.iter().map(|&i| {
                         let c = &row.cells[i];
-                        match (c.throughput, &c.throughput_interval) {
+                        let text = match (c.throughput, &c.throughput_interval) {
                             (Some(t), Some(ci)) => Text::plain(format!(
                                 "{} ({}–{})",
                                 fmt_throughput(t),
@@ -261,6 +267,13 @@ pub fn absolute(r: &Report) -> Section {
                             )),
                             (Some(t), None) => Text::plain(fmt_throughput(t)),
                             (None, _) => missing(c),
+                        };
+                        match c.sla_missed {
+                            Some(_) => Text {
+                                text: format!("{} (SLA missed)", text.text),
+                                tone: Some(Verdict::Unsure),
+                            },
+                            None => text,
                         }
                     }));
                     cells
@@ -455,6 +468,123 @@ pub fn latency(r: &Report) -> Section {
     }
 }
 
+pub const SLA_INTRO: &str = "Each q-step runs, per client, one query connection flat out and an inserter and a \
+    deleter on a fixed schedule (open loop: a slow server shows as a missed rate). Target: the insert rate asked \
+    for, all clients together; the SLA passes when the inserts reach 95% of it over the measured window. A step \
+    that failed it has its throughput greyed in the tables and is not counted as faster or slower.";
+
+pub const RESPONSE_INTRO: &str = "How many responses of each operation fell in each range (the Insert Benchmark's \
+    histogram), all repeats together; write responses count from their scheduled start. Max: the slowest.";
+
+/// The Insert Benchmark's q-steps: the background write rate asked for
+/// and reached, per target and repeat.
+pub fn sla(r: &Report) -> Option<Table> {
+    let mut rows = Vec::new();
+    for (ti, s) in &r.steps {
+        let Some(sla) = &s.sla else { continue };
+        rows.push(vec![
+            Text::plain(step_title(&s.step)),
+            Text::plain(r.targets[*ti].name.clone()),
+            Text::plain(s.repeat.to_string()),
+            Text::plain(fmt_throughput(sla.target_rows_per_sec)),
+            Text::plain(fmt_throughput(sla.insert_rows_per_sec)),
+            Text::plain(fmt_throughput(sla.delete_rows_per_sec)),
+            Text::plain(format!("{:.1}%", sla.achieved * 100.0)),
+            Text::plain(fmt_throughput(s.throughput)),
+            cost_text(sla.cpu_us_per_insert),
+            if sla.passed {
+                Text {
+                    text: "pass".into(),
+                    tone: Some(Verdict::Better),
+                }
+            } else {
+                Text {
+                    text: "FAILED".into(),
+                    tone: Some(Verdict::Worse),
+                }
+            },
+        ]);
+    }
+    (!rows.is_empty()).then(|| Table {
+        groups: Vec::new(),
+        head: [
+            "step",
+            "target",
+            "repeat",
+            "target rows/s",
+            "inserted rows/s",
+            "deleted rows/s",
+            "reached",
+            "queries/s",
+            "CPU µs/insert",
+            "SLA",
+        ]
+        .into_iter()
+        .map(String::from)
+        .collect(),
+        text_columns: 3,
+        rows,
+    })
+}
+
+/// The Insert Benchmark's response-time histogram per operation kind:
+/// how many responses fell in each range, all repeats together.
+pub fn response_times(r: &Report) -> Option<Table> {
+    use crate::engine::IB_BOUNDS_US;
+    let mut rows = Vec::new();
+    for row in r.rows_in(Group::Insert) {
+        for ti in r.columns() {
+            let results: Vec<_> = r
+                .results_of(row, ti)
+                .filter(|s| s.failed.is_none())
+                .collect();
+            for class in ["insert", "delete", "query", "index"] {
+                let mut counts = vec![0u64; IB_BOUNDS_US.len() + 1];
+                let mut max: f64 = 0.0;
+                for s in &results {
+                    if let Some(l) = s.latency.get(class) {
+                        for (i, (_, n)) in l.ranges.iter().enumerate() {
+                            counts[i] += n;
+                        }
+                        max = max.max(l.max_us);
+                    }
+                }
+                if counts.iter().sum::<u64>() == 0 {
+                    continue;
+                }
+                let mut cells = vec![
+                    Text::plain(row.title()),
+                    Text::plain(r.targets[ti].name.clone()),
+                    Text::plain(class),
+                ];
+                cells.extend(counts.iter().map(|n| Text::plain(n.to_string())));
+                cells.push(Text::plain(fmt_latency(max)));
+                rows.push(cells);
+            }
+        }
+    }
+    let bound = |us: f64| {
+        if us < 1000.0 {
+            format!("≤ {us:.0} µs")
+        } else if us < 1e6 {
+            format!("≤ {:.0} ms", us / 1e3)
+        } else {
+            format!("≤ {:.0} s", us / 1e6)
+        }
+    };
+    (!rows.is_empty()).then(|| Table {
+        groups: Vec::new(),
+        head: ["step", "target", "operation"]
+            .into_iter()
+            .map(String::from)
+            .chain(IB_BOUNDS_US.iter().map(|b| bound(*b)))
+            .chain(["more".to_string(), "max".to_string()])
+            .collect(),
+        text_columns: 3,
+        rows,
+    })
+}
+
 /// Steps with errors or failures, with the first message of each kind.
 pub fn problems(r: &Report) -> Option<Table> {
     let mut rows = Vec::new();
@@ -562,6 +692,12 @@ pub fn summary_lines(r: &Report) -> Vec<(String, Vec<String>)> {
             }
             if !s.failed.is_empty() {
                 details.push(format!("failed steps: {}", s.failed.join(", ")));
+            }
+            if !s.sla_failed.is_empty() {
+                details.push(format!(
+                    "missed the Insert Benchmark's SLA (inserts below 95% of the target rate; those steps are not judged): {}",
+                    s.sla_failed.join(", ")
+                ));
             }
             (head, details)
         })

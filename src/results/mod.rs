@@ -377,6 +377,8 @@ mod tests {
             errors: BTreeMap::new(),
             error_samples: BTreeMap::new(),
             per_second: vec![10],
+            class_seconds: BTreeMap::new(),
+            sla: None,
             latency: BTreeMap::new(),
             metrics: StepMetrics {
                 client_cpu_secs: Some(0.5),

@@ -264,6 +264,7 @@ fn make_driver(
     let name = &target.name;
     match (&target.access, target.engine) {
         (Access::Embedded { path, pragmas }, EngineKind::Sqlite) => {
+            let kept = path.is_some();
             let path = match path {
                 Some(p) if p.is_absolute() => p.clone(),
                 Some(p) => opts.plan_dir.join(p),
@@ -273,7 +274,8 @@ fn make_driver(
                 std::fs::create_dir_all(dir)
                     .with_context(|| format!("creating {} for target \"{name}\"", dir.display()))?;
             }
-            Ok(Box::new(SqliteDriver::new(path, pragmas.clone())))
+            let d = SqliteDriver::new(path, pragmas.clone());
+            Ok(Box::new(if kept { d.keeping() } else { d }))
         }
         (Access::Managed(m), EngineKind::Mysql | EngineKind::Mariadb) => {
             let spec = server_spec(target, m, opts);
@@ -739,7 +741,9 @@ fn run_workload(
     r.latency = m.merged.latency;
     set_metrics(&mut r, driver, probe, &m.sampled);
     if let Some(rate) = crate::workload::insert::target_rate(&r.step) {
-        r.sla = Some(sla(&r, rate, e.clients, plan.insert_benchmark.q_commit));
+        let commit = plan.insert_benchmark.q_commit;
+        r.sla = Some(sla(&r, rate, e.clients, commit));
+        r.notes.insert("rows_per_commit".into(), commit.to_string());
     }
     r.failed = m.aborted.or_else(|| {
         (r.events == 0).then(|| {
@@ -758,9 +762,8 @@ fn run_workload(
 /// deleted over the measured window, from the statements that completed
 /// (each a batch of `commit` rows).
 fn sla(r: &StepResult, rate: u32, clients: u32, commit: u32) -> results::Sla {
-    let rows = |class: &str| {
-        r.statements.get(class).copied().unwrap_or(0) as f64 * f64::from(commit)
-    };
+    let rows =
+        |class: &str| r.statements.get(class).copied().unwrap_or(0) as f64 * f64::from(commit);
     let per_sec = |rows: f64| if r.secs > 0.0 { rows / r.secs } else { 0.0 };
     let target = f64::from(rate) * f64::from(clients);
     let inserted = per_sec(rows("insert"));

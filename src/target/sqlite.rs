@@ -74,11 +74,37 @@ const STATEMENT_CACHE: usize = 512;
 pub struct SqliteDriver {
     path: PathBuf,
     pragmas: Vec<(String, String)>,
+    /// A file the plan named is the user's: kept when the run is done (a
+    /// file in the results directory is removed).
+    keep: bool,
 }
 
 impl SqliteDriver {
     pub fn new(path: PathBuf, pragmas: Vec<(String, String)>) -> Self {
-        SqliteDriver { path, pragmas }
+        SqliteDriver {
+            path,
+            pragmas,
+            keep: false,
+        }
+    }
+
+    /// Keeps the database file after the run.
+    pub fn keeping(mut self) -> Self {
+        self.keep = true;
+        self
+    }
+
+    fn remove_files(&self) -> anyhow::Result<()> {
+        for p in std::iter::once(self.path.clone()).chain(self.side_files()) {
+            match std::fs::remove_file(&p) {
+                Ok(()) => {}
+                Err(e) if e.kind() == std::io::ErrorKind::NotFound => {}
+                Err(e) => {
+                    return Err(e).with_context(|| format!("removing {}", p.display()));
+                }
+            }
+        }
+        Ok(())
     }
 
     fn open(&self) -> DbResult<Connection> {
@@ -159,7 +185,7 @@ impl Driver for SqliteDriver {
     }
 
     fn reset(&self) -> anyhow::Result<()> {
-        self.cleanup(true)
+        self.remove_files()
     }
 
     fn has_data(&self) -> bool {
@@ -205,19 +231,10 @@ impl Driver for SqliteDriver {
     }
 
     fn cleanup(&self, remove_data: bool) -> anyhow::Result<()> {
-        if !remove_data {
+        if !remove_data || self.keep {
             return Ok(());
         }
-        for p in std::iter::once(self.path.clone()).chain(self.side_files()) {
-            match std::fs::remove_file(&p) {
-                Ok(()) => {}
-                Err(e) if e.kind() == std::io::ErrorKind::NotFound => {}
-                Err(e) => {
-                    return Err(e).with_context(|| format!("removing {}", p.display()));
-                }
-            }
-        }
-        Ok(())
+        self.remove_files()
     }
 }
 

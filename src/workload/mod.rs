@@ -200,5 +200,7 @@ pub fn all() -> impl Iterator<Item = &'static dyn Workload> {
 }
 
 pub fn find(name: &str) -> Option<&'static dyn Workload> {
-    all().find(|w| w.name() == name).or_else(|| insert::find(name))
+    all()
+        .find(|w| w.name() == name)
+        .or_else(|| insert::find(name))
 }

@@ -434,14 +434,30 @@ impl Workload for Step {
                 conn.batch(&format!("DROP TABLE IF EXISTS {table}"))?;
                 conn.batch(&sql::create(d, &table, &ctx.table_options))?;
                 shared.init(conn, d, &table)?;
-                Box::new(Inserter::new(conn, d, &table, self.commit(&p), &p, rng, shared)?)
+                Box::new(Inserter::new(
+                    conn,
+                    d,
+                    &table,
+                    self.commit(&p),
+                    &p,
+                    rng,
+                    shared,
+                )?)
             }
             (Kind::Index, _) => Box::new(Indexer {
                 statements: sql::indexes(&table),
             }),
             (_, "inserter") => {
                 shared.init(conn, d, &table)?;
-                Box::new(Inserter::new(conn, d, &table, self.commit(&p), &p, rng, shared)?)
+                Box::new(Inserter::new(
+                    conn,
+                    d,
+                    &table,
+                    self.commit(&p),
+                    &p,
+                    rng,
+                    shared,
+                )?)
             }
             (_, "deleter") => {
                 let (lo, hi) = shared.init(conn, d, &table)?;

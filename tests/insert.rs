@@ -1,0 +1,187 @@
+//! The Insert Benchmark end to end on embedded SQLite: the whole suite at
+//! tiny scale, the deleter keeping the table's size, open-loop pacing, and
+//! a target too slow for its rate failing the SLA. (The managed-server runs
+//! are in servers.rs.)
+
+mod common;
+
+use common::*;
+
+const INSERT_TINY: &str = include_str!("fixtures/insert-tiny.toml");
+
+/// `rows` in the file of a SQLite target kept at `path`, per table.
+fn count(db: &std::path::Path, table: &str) -> i64 {
+    let c = rusqlite::Connection::open(db).unwrap();
+    c.query_row(&format!("SELECT COUNT(*) FROM {table}"), [], |r| r.get(0))
+        .unwrap()
+}
+
+#[test]
+fn the_whole_suite_runs_on_sqlite_with_its_sla_table_and_histograms() {
+    let dir = tempfile::tempdir().unwrap();
+    let plan = write_plan(dir.path(), INSERT_TINY);
+    let out = dir.path().join("out");
+    run_quiet(&plan, &out).assert().success();
+    // Ten benchmark steps and one settle per target.
+    let files = step_files(&out);
+    assert_eq!(files.len(), 2 * 11, "{files:?}");
+    for t in ["rollback", "wal"] {
+        for step in [
+            "l.i0", "l.x", "l.i1", "l.i2", "qr100", "qp100", "qr500", "qp500", "qr1000", "qp1000",
+        ] {
+            let f = files
+                .iter()
+                .find(|f| f.starts_with(&format!("{t}/")) && f.contains(&format!("-{step}-c2")))
+                .unwrap_or_else(|| panic!("{t} {step} missing: {files:?}"));
+            let r = read_json(&out.join("steps").join(f));
+            assert!(r["failed"].is_null(), "{f}: {}", r["failed"]);
+            assert_eq!(r["group"], "insert");
+            assert!(r["throughput"].as_f64().unwrap() > 0.0, "{f}");
+            let st = &r["statements"];
+            match step {
+                "l.i0" => {
+                    // 3000 rows per client at 100 per commit.
+                    assert_eq!(st["insert"], 60, "{f}");
+                    assert_eq!(r["unit"], "rows/s");
+                }
+                "l.x" => assert_eq!(st["index"], 6, "{f}"),
+                "l.i1" | "l.i2" => {
+                    assert_eq!(st["insert"], st["delete"], "{f}: the deleter keeps up");
+                    assert!(r["class_seconds"]["insert"].is_array(), "{f}");
+                }
+                _ => {
+                    let sla = &r["sla"];
+                    let rate: f64 = step[2..].parse().unwrap();
+                    assert_eq!(sla["target_rows_per_sec"].as_f64(), Some(2.0 * rate), "{f}");
+                    assert!(st["query"].as_u64().unwrap() > 0, "{f}");
+                    assert!(r["class_seconds"]["query"].is_array(), "{f}");
+                    let ranges = r["latency"]["insert"]["ranges"].as_array().unwrap();
+                    assert_eq!(ranges.len(), 10, "{f}");
+                }
+            }
+        }
+    }
+    let md = std::fs::read_to_string(out.join("report.md")).unwrap();
+    for part in [
+        "### Insert Benchmark",
+        "## Insert Benchmark: background writes and the SLA",
+        "## Insert Benchmark: response times",
+        "| l.i0 |",
+        "| qp1000 |",
+        "-classes.svg",
+        "-max.svg",
+    ] {
+        assert!(md.contains(part), "{part} missing from the report");
+    }
+}
+
+fn plan_with(steps: &str, extra: &str, pragmas: &str, path: &std::path::Path) -> String {
+    format!(
+        r#"steps = [{steps}]
+clients = [{clients}]
+seed = 9
+[scale]
+rows = 2000
+[insert]
+l_i1_rows = 3000
+l_i2_rows = 500
+{extra}
+[settle]
+base = "0s"
+per_million_rows = "0s"
+max = "1s"
+[[target]]
+name = "t"
+engine = "sqlite"
+path = "{path}"
+[target.pragmas]
+{pragmas}
+"#,
+        clients = if extra.contains("read") { 1 } else { 2 },
+        path = path.display()
+    )
+}
+
+#[test]
+fn deletes_keep_the_tables_at_their_size() {
+    let dir = tempfile::tempdir().unwrap();
+    let db = dir.path().join("ib.db");
+    let text = plan_with(
+        r#""l.i0", "l.x", "l.i1", "l.i2""#,
+        "",
+        "journal_mode = \"wal\"\nsynchronous = \"normal\"",
+        &db,
+    );
+    let plan = write_plan(dir.path(), &text);
+    run_quiet(&plan, dir.path().join("out")).assert().success();
+    // 2000 loaded, then 3500 inserted and as many of the oldest deleted.
+    for t in ["pi1", "pi2"] {
+        assert_eq!(count(&db, t), 2000, "{t}");
+        let c = rusqlite::Connection::open(&db).unwrap();
+        let (lo, hi): (i64, i64) = c
+            .query_row(
+                &format!("SELECT MIN(transactionid), MAX(transactionid) FROM {t}"),
+                [],
+                |r| Ok((r.get(0)?, r.get(1)?)),
+            )
+            .unwrap();
+        assert_eq!((lo, hi), (3501, 5500), "{t}: the oldest rows went");
+    }
+}
+
+#[test]
+fn a_writer_asked_for_500_rows_a_second_gets_500_within_2_percent() {
+    let dir = tempfile::tempdir().unwrap();
+    let db = dir.path().join("ib.db");
+    let text = plan_with(
+        r#""l.i0", "l.x", "qr500""#,
+        "[duration]\nwarmup = \"200ms\"\nread = \"10s\"",
+        "journal_mode = \"wal\"\nsynchronous = \"off\"",
+        &db,
+    );
+    let plan = write_plan(dir.path(), &text);
+    let out = dir.path().join("out");
+    run_quiet(&plan, &out).assert().success();
+    let r = read_json(&out.join("steps/t/r1-03-qr500-c1.json"));
+    let sla = &r["sla"];
+    let got = sla["insert_rows_per_sec"].as_f64().unwrap();
+    assert!(
+        (490.0..=510.0).contains(&got),
+        "inserted {got} rows/s: {sla}"
+    );
+    assert_eq!(sla["passed"], true);
+    let deleted = sla["delete_rows_per_sec"].as_f64().unwrap();
+    assert!(
+        deleted <= got && deleted >= 480.0,
+        "deleted {deleted} rows/s"
+    );
+    // The table never shrank below its loaded size.
+    assert!(count(&db, "pi1") >= 2000);
+}
+
+#[test]
+fn a_target_too_slow_for_its_rate_misses_it_and_fails_the_sla() {
+    let dir = tempfile::tempdir().unwrap();
+    let db = dir.path().join("ib.db");
+    // 20,000 rows/s is 2,000 commits/s, each waiting for an fsync of the
+    // rollback journal: far beyond what the disk allows.
+    let text = plan_with(
+        r#""l.i0", "qp20000""#,
+        "[duration]\nwarmup = \"100ms\"\nread = \"2s\"",
+        "journal_mode = \"delete\"\nsynchronous = \"full\"",
+        &db,
+    );
+    let plan = write_plan(dir.path(), &text);
+    let out = dir.path().join("out");
+    run_quiet(&plan, &out).assert().success();
+    let r = read_json(&out.join("steps/t/r1-02-qp20000-c1.json"));
+    let sla = &r["sla"];
+    assert_eq!(sla["passed"], false, "{sla}");
+    let achieved = sla["achieved"].as_f64().unwrap();
+    assert!(achieved < 0.95, "{sla}");
+    // The missed rate is reported, not hidden: the writes' response times
+    // count from their schedule, so they grow past the commit time.
+    assert!(r["latency"]["insert"]["max_us"].as_f64().unwrap() > 1000.0);
+    let md = std::fs::read_to_string(out.join("report.md")).unwrap();
+    assert!(md.contains("FAILED"), "the SLA table marks it");
+}
