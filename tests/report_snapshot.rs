@@ -190,3 +190,20 @@ fn two_hosts_render_as_column_groups_in_html() {
     .to_string();
     assert!(err.contains("hostb/wal") && err.contains("base"), "{err}");
 }
+
+#[test]
+fn markdown_report_of_the_insert_benchmark() {
+    let run = load_run(&PathBuf::from("tests/fixtures/results-insert")).unwrap();
+    let r = report::build(&[run], None).unwrap();
+    let md = Format::Markdown.render(&r);
+    // The tables the benchmark adds, and its steps in their own group.
+    for part in [
+        "### Insert Benchmark",
+        "| l.i0 | 2 |",
+        "## Insert Benchmark: background writes and the SLA",
+        "## Insert Benchmark: response times",
+    ] {
+        assert!(md.contains(part), "{part}");
+    }
+    insta::assert_snapshot!(md);
+}

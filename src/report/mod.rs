@@ -224,6 +224,8 @@ pub struct Cell {
     /// An Insert Benchmark q-step whose background inserts missed the SLA
     /// in some repeat: the lowest share of the target rate reached.
     pub sla_missed: Option<f64>,
+    /// The base missed the SLA on this step: the comparison is not fair.
+    pub base_sla_missed: bool,
 }
 
 impl Cell {
@@ -232,7 +234,7 @@ impl Cell {
     /// against less write load than asked.
     pub fn verdict(&self) -> Option<Verdict> {
         let rel = self.relative?;
-        if self.sla_missed.is_some() {
+        if self.sla_missed.is_some() || self.base_sla_missed {
             return Some(Verdict::Unsure);
         }
         Some(judged(
@@ -288,6 +290,8 @@ pub struct TargetSummary {
     pub same: usize,
     /// Past a threshold but not significant over the repeats.
     pub unsure: usize,
+    /// Not judged: the target or its base missed the Insert Benchmark's SLA.
+    pub unjudged: usize,
     pub worst: Option<Change>,
     pub best: Option<Change>,
     /// Regressions, worst first.
@@ -706,6 +710,7 @@ fn cell<'a>(results: impl Iterator<Item = &'a StepResult>) -> Cell {
             .filter(|s| !s.passed)
             .map(|s| s.achieved)
             .reduce(f64::min),
+        base_sla_missed: false,
     }
 }
 
@@ -713,6 +718,7 @@ fn cell<'a>(results: impl Iterator<Item = &'a StepResult>) -> Cell {
 /// what the rank test says of them.
 fn compare(c: &mut Cell, base: &Cell, is_base: bool) {
     c.relative = ratio(c.throughput, base.throughput);
+    c.base_sla_missed = !is_base && base.sla_missed.is_some();
     c.costs_relative = COSTS
         .iter()
         .filter_map(|k| {
@@ -892,10 +898,20 @@ fn summarise(
     rows: &[Row],
     steps: &[(usize, StepResult)],
 ) -> TargetSummary {
+    let unjudged = rows
+        .iter()
+        .filter(|r| {
+            let c = &r.cells[ti];
+            c.relative.is_some() && (c.sla_missed.is_some() || c.base_sla_missed)
+        })
+        .count();
     let mut changes: Vec<(Verdict, Change)> = rows
         .iter()
         .filter_map(|r| {
             let c = &r.cells[ti];
+            if c.sla_missed.is_some() || c.base_sla_missed {
+                return None;
+            }
             let rel = c.relative?;
             let v = c.verdict()?;
             Some((
@@ -950,6 +966,7 @@ fn summarise(
         faster,
         same,
         unsure,
+        unjudged,
         worst: changes.first().map(|c| c.1.clone()),
         best: changes.last().map(|c| c.1.clone()),
         regressions: of(Verdict::Worse),

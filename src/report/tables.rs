@@ -78,6 +78,12 @@ fn relative_cell(c: &Cell) -> Text {
             tone: Some(Verdict::Unsure),
         };
     }
+    if c.base_sla_missed {
+        return Text {
+            text: format!("{rel:.2} (the base missed the SLA)"),
+            tone: Some(Verdict::Unsure),
+        };
+    }
     let Some(sig) = &c.significance else {
         return tone_only_past_threshold(rel_text(Some(rel), false, c));
     };
@@ -657,6 +663,9 @@ pub fn summary_lines(r: &Report) -> Vec<(String, Vec<String>)> {
                     ", {} past 5% but not significant over the repeats",
                     s.unsure
                 );
+            }
+            if s.unjudged > 0 {
+                head += &format!(", {} not judged (a missed SLA)", s.unjudged);
             }
             head.push('.');
             if let (Some(w), Some(b)) = (&s.worst, &s.best) {
