@@ -293,10 +293,18 @@ fn check(path: &Path) -> anyhow::Result<()> {
             .collect::<Vec<_>>()
             .join(", ")
     );
-    println!(
-        "scale: {} table(s) × {} rows; clients {:?}; repeats {}",
-        plan.tables, plan.rows, plan.clients, plan.repeats
-    );
+    if plan.runs_insert_benchmark() {
+        let p = &plan.insert_benchmark;
+        println!(
+            "scale: one table per client; l.i0 loads {} rows each ({} per commit), l.i1 adds and deletes {} ({} per commit), l.i2 {} ({} per commit); q-steps write {} rows per commit; clients {:?}; repeats {}",
+            plan.rows, p.l_i0_commit, p.l_i1_rows, p.l_i1_commit, p.l_i2_rows, p.l_i2_commit, p.q_commit, plan.clients, plan.repeats
+        );
+    } else {
+        println!(
+            "scale: {} table(s) × {} rows; clients {:?}; repeats {}",
+            plan.tables, plan.rows, plan.clients, plan.repeats
+        );
+    }
     let steps: Vec<String> = plan.steps.iter().map(|s| s.label()).collect();
     println!(
         "steps ({}, suite {}): {}",
@@ -319,17 +327,42 @@ fn list() {
         sysbench::STANDARD_SEQUENCE.len(),
         sysbench::STANDARD_SEQUENCE.join(" → ")
     );
-    println!("\nWorkloads (name, group, duration class, what one event does):");
+    println!(
+        "  insert    the Insert Benchmark ({} steps): {}",
+        workload::insert::SEQUENCE.len(),
+        workload::insert::SEQUENCE.join(" → ")
+    );
+    println!("\nWorkloads (name, group, how long it runs, what one event does):");
     for w in workload::all() {
         println!(
-            "  {:<22} {:<10} {:<7} {}",
+            "  {:<22} {:<16} {:<7} {}",
             w.name(),
             w.group().name(),
-            format!("{:?}", w.duration_class()).to_lowercase(),
+            runs_for(w),
             w.about()
         );
     }
     println!("\nSteps in a plan: \"load\", \"settle\", or a workload, optionally tagged (\"scan:warm\").");
+}
+
+/// The plan duration a workload runs for, or "rows" for a step with a
+/// fixed amount of work (the Insert Benchmark's loads and index build).
+fn runs_for(w: &dyn workload::Workload) -> &'static str {
+    let probe = workload::Scale {
+        tables: 1,
+        rows: 1,
+        rows_may_be_missing: false,
+        ids: Default::default(),
+        insert: Default::default(),
+    };
+    if w.events(&probe, 1).is_some() {
+        return "rows";
+    }
+    match w.duration_class() {
+        workload::DurationClass::Read => "read",
+        workload::DurationClass::Write => "write",
+        workload::DurationClass::Insert => "insert",
+    }
 }
 
 fn show(name: &str) -> anyhow::Result<()> {
@@ -359,10 +392,13 @@ fn show(name: &str) -> anyhow::Result<()> {
         bail!("unknown workload \"{name}\"; {hint}");
     };
     println!(
-        "{} — group {}, runs for the {:?} duration{}",
+        "{} — group {}, runs {}{}",
         w.name(),
         w.group().name(),
-        w.duration_class(),
+        match runs_for(w) {
+            "rows" => "until its rows are done".to_string(),
+            class => format!("for the plan's {class} duration"),
+        },
         if w.transactional() {
             "; one event is one transaction"
         } else {

@@ -961,6 +961,48 @@ mod tests {
     const TARGET: &str = "[[target]]\nname = \"a\"\nengine = \"sqlite\"\n";
 
     #[test]
+    fn the_insert_suite_expands_and_takes_its_sizes() {
+        let p = parse(
+            &format!("suite = \"insert\"\nclients = [4]\n[insert]\nl_i1_rows = 7\nq_commit = 20\n{TARGET}"),
+            "p.toml",
+            Path::new("."),
+        )
+        .unwrap();
+        assert_eq!(p.suite, "insert");
+        let names: Vec<String> = p.steps.iter().map(|s| s.label()).collect();
+        assert_eq!(names[..5], ["l.i0", "l.x", "l.i1", "l.i2", "settle"]);
+        assert_eq!(names.len(), 11);
+        assert_eq!(p.insert_benchmark.l_i1_rows, 7);
+        assert_eq!(p.insert_benchmark.q_commit, 20);
+        assert_eq!(p.insert_benchmark.l_i0_commit, 100);
+        assert_eq!(p.tables_for_settle().0, ["pi1", "pi2", "pi3", "pi4"]);
+    }
+
+    #[test]
+    fn the_insert_benchmark_needs_one_client_count_and_l_i0_first() {
+        let e = errors(&format!("suite = \"insert\"\nclients = [1, 2]\n{TARGET}"));
+        assert!(
+            e[0].message.contains("one client count"),
+            "{}",
+            e[0].message
+        );
+        let e = errors(&format!("steps = [\"l.x\", \"qr100\"]\n{TARGET}"));
+        assert!(
+            e[0].message.contains("start with \"l.i0\""),
+            "{}",
+            e[0].message
+        );
+        let e = errors(&format!(
+            "suite = \"insert\"\n[insert]\nq_comit = 5\n{TARGET}"
+        ));
+        assert!(e[0].message.contains("q_comit"), "{}", e[0].message);
+        let e = errors(&format!(
+            "suite = \"insert\"\n[insert]\ndata_min = 30\n{TARGET}"
+        ));
+        assert!(e[0].message.contains("above data_max"), "{}", e[0].message);
+    }
+
+    #[test]
     fn the_built_in_plans_are_valid() {
         let q = parse(super::super::QUICK_PLAN, "quick", Path::new(".")).unwrap();
         assert_eq!(q.targets.len(), 2);
