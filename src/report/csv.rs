@@ -112,6 +112,19 @@ pub fn render(r: &Report) -> String {
                 "max_us".into(),
                 opt(lat.map(|l| format!("{:.1}", l.max_us))),
             ),
+            (
+                "sla_target_rows_per_sec".into(),
+                f3(s.sla.as_ref().map(|x| x.target_rows_per_sec)),
+            ),
+            (
+                "sla_insert_rows_per_sec".into(),
+                f3(s.sla.as_ref().map(|x| x.insert_rows_per_sec)),
+            ),
+            (
+                "sla_delete_rows_per_sec".into(),
+                f3(s.sla.as_ref().map(|x| x.delete_rows_per_sec)),
+            ),
+            ("sla_passed".into(), opt(s.sla.as_ref().map(|x| x.passed))),
             ("db_bytes_before".into(), opt(m.db_bytes_before)),
             ("db_bytes_after".into(), opt(m.db_bytes_after)),
             ("failed".into(), s.failed.clone().unwrap_or_default()),
