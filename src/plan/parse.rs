@@ -411,9 +411,9 @@ fn validate(cx: &mut Ctx<'_>, raw: RawPlan) -> Plan {
                 Some("give one count, e.g. clients = [4], and a plan per count to compare counts".into()),
             );
         }
-        if let Some(first) = steps.iter().position(|s| s.kind != StepKind::Settle) {
-            let name = steps[first].name().to_string();
-            if name != "l.i0" {
+        if let Some(first) = steps.iter().find(|s| s.kind != StepKind::Settle) {
+            let name = first.name().to_string();
+            if !first.workload().is_some_and(|w| w.creates_tables()) {
                 let span = raw.steps.as_ref().map_or(0..0, |s| s.span());
                 cx.err(
                     span,

@@ -117,10 +117,9 @@ pub fn run(opts: &RunOptions, ui: &mut Progress) -> anyhow::Result<RunEnd> {
             let started = mine.iter().any(|e| done(e));
             // The first step creates the tables: sysbench's load, or the
             // Insert Benchmark's l.i0.
-            let loads = plan
-                .steps
-                .first()
-                .is_some_and(|s| s.kind == StepKind::Load || s.name() == "l.i0");
+            let loads = plan.steps.first().is_some_and(|s| {
+                s.kind == StepKind::Load || s.workload().is_some_and(|w| w.creates_tables())
+            });
             if !loads && !driver.has_data() {
                 bail!(
                     "target \"{}\": the plan has no \"load\" step, so it runs on tables that exist already, \

@@ -172,6 +172,11 @@ pub trait Workload: Sync {
     fn warms_up(&self) -> bool {
         true
     }
+    /// Whether the step creates the tables the rest of the sequence uses
+    /// (as `load` does for sysbench): the target starts afresh before it.
+    fn creates_tables(&self) -> bool {
+        false
+    }
     /// Whether the results keep a per-second series per statement class.
     fn class_series(&self) -> bool {
         false

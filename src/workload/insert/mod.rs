@@ -410,6 +410,9 @@ impl Workload for Step {
     fn warms_up(&self) -> bool {
         matches!(self.kind, Kind::Query { .. })
     }
+    fn creates_tables(&self) -> bool {
+        self.kind == Kind::Load
+    }
     fn class_series(&self) -> bool {
         true
     }
