@@ -497,7 +497,6 @@ pub fn sla(r: &Report) -> Option<Table> {
             Text::plain(fmt_throughput(sla.delete_rows_per_sec)),
             Text::plain(format!("{:.1}%", sla.achieved * 100.0)),
             Text::plain(fmt_throughput(s.throughput)),
-            cost_text(sla.cpu_us_per_insert),
             if sla.passed {
                 Text {
                     text: "pass".into(),
@@ -522,7 +521,6 @@ pub fn sla(r: &Report) -> Option<Table> {
             "deleted rows/s",
             "reached",
             "queries/s",
-            "CPU µs/insert",
             "SLA",
         ]
         .into_iter()
