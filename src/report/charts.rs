@@ -643,6 +643,8 @@ fn dash(class: &str) -> &'static str {
     }
 }
 
+static NONE: Vec<(f64, f64)> = Vec::new();
+
 /// One target's statement class over a step: (target, class, rate per
 /// second, slowest response per second).
 type ClassLine = (usize, String, Vec<(f64, f64)>, Vec<(f64, f64)>);
@@ -786,11 +788,19 @@ fn class_charts<'a, I: Iterator<Item = &'a StepResult>>(
         }
     };
     vec![
+        // Writes only: the queries are the step's throughput, charted
+        // beside, and would flatten the writes' lines.
         draw(
-            format!("{}: rows or queries per second", row_label(r, row)),
+            format!("{}: rows written per second", row_label(r, row)),
             format!("{name}-classes.svg"),
             false,
-            &|l| &l.2,
+            &|l| {
+                if l.1 == "insert" || l.1 == "delete" {
+                    &l.2
+                } else {
+                    &NONE
+                }
+            },
         ),
         draw(
             format!("{}: slowest response per second (log)", row_label(r, row)),
