@@ -207,3 +207,32 @@ fn markdown_report_of_the_insert_benchmark() {
     }
     insta::assert_snapshot!(md);
 }
+
+#[test]
+fn a_step_the_sequence_runs_twice_is_two_rows_not_two_repeats() {
+    // The standard sequence runs scan:warm twice; the report once merged
+    // the two as repeats of one row.
+    let mut run = load_run(&PathBuf::from("tests/fixtures/results-tiny")).unwrap();
+    let again: Vec<_> = run
+        .steps
+        .iter()
+        .filter(|s| s.step == "scan")
+        .cloned()
+        .map(|mut s| {
+            s.seq += 20;
+            s.throughput *= 2.0;
+            s
+        })
+        .collect();
+    run.steps.extend(again);
+    let r = report::build(&[run], None).unwrap();
+    let scans: Vec<_> = r.rows.iter().filter(|row| row.step == "scan").collect();
+    assert_eq!(scans.len(), 4, "two occurrences × two client counts");
+    for row in &scans {
+        assert!(row.cells.iter().all(|c| c.repeats == 1), "{}", row.title());
+    }
+    assert_eq!(scans[1].title(), "scan");
+    assert_eq!(scans[2].title(), "scan #2");
+    let md = Format::Markdown.render(&r);
+    assert!(md.contains("| scan #2 |"), "{md}");
+}
