@@ -95,6 +95,8 @@ pub fn run(spec: &StepSpec<'_>, live: &mut dyn FnMut(&Live)) -> Measured {
     let done = AtomicUsize::new(0);
     // Measured connections still running: the others stop when it is 0.
     let measured_left = AtomicUsize::new(measured_n);
+    // Set once the sampler has taken its last reading.
+    let closed = AtomicBool::new(false);
     let setup_error: Mutex<Option<String>> = Mutex::new(None);
 
     let (recorders, abort_reasons, secs, sampled) = std::thread::scope(|s| {
@@ -103,7 +105,7 @@ pub fn run(spec: &StepSpec<'_>, live: &mut dyn FnMut(&Live)) -> Measured {
                 let (classes, counters) = (&classes, &counters);
                 let (ready, go, start, abort, done, setup_error) =
                     (&ready, &go, &start, &abort, &done, &setup_error);
-                let (measured_left, measured) = (&measured_left, &measured);
+                let (measured_left, measured, closed) = (&measured_left, &measured, &closed);
                 let role = roles[i % roles.len()];
                 let n_roles = roles.len();
                 let ctx = ClientCtx {
@@ -136,6 +138,9 @@ pub fn run(spec: &StepSpec<'_>, live: &mut dyn FnMut(&Live)) -> Measured {
                         rec.keep_class_seconds(classes.len());
                     }
                     let mut reason = None;
+                    // The connection outlives the loop: it is closed only
+                    // after the sampler's last reading (below).
+                    let mut held = None;
                     if let (Some((mut conn, mut client)), false) =
                         (setup, abort.load(Ordering::Relaxed))
                     {
@@ -225,12 +230,23 @@ pub fn run(spec: &StepSpec<'_>, live: &mut dyn FnMut(&Live)) -> Measured {
                             }
                             rec.lag_ns = 0;
                         }
+                        held = Some((conn, client));
                     }
+                    let finished = Instant::now();
                     if role.measured {
                         measured_left.fetch_sub(1, Ordering::Relaxed);
                     }
                     done.fetch_add(1, Ordering::Relaxed);
-                    (rec, reason, Instant::now())
+                    // A server process that ends (a PostgreSQL backend when
+                    // its client disconnects) while the sampler reads the
+                    // server's process tree can drop out of both readings'
+                    // sums; disconnecting after the last reading keeps the
+                    // window's server CPU whole.
+                    while held.is_some() && !closed.load(Ordering::Acquire) {
+                        std::thread::sleep(Duration::from_millis(1));
+                    }
+                    drop(held);
+                    (rec, reason, finished)
                 })
             })
             .collect();
@@ -289,6 +305,7 @@ pub fn run(spec: &StepSpec<'_>, live: &mut dyn FnMut(&Live)) -> Measured {
         if let Some(s) = sampler.take() {
             sampled = Some(s.finish());
         }
+        closed.store(true, Ordering::Release);
         let mut recs = Vec::with_capacity(n);
         let mut reasons = Vec::new();
         let mut last_finish = window;
