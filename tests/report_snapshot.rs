@@ -242,7 +242,15 @@ fn an_outlier_gets_a_second_chart_with_the_axis_cut_and_marked() {
     // The tiny fixture's writes: delete at 160× and 122× against 27–34×.
     let html = Format::Html.render(&fixture());
     assert!(html.contains("Writes: throughput relative to base, y-axis cut at"));
-    assert_eq!(html.matches("<polygon class=\"cut\"").count(), 2, "both delete bars");
+    assert_eq!(
+        html.matches("<polygon class=\"cut\"").count(),
+        2,
+        "both delete bars"
+    );
     // The other groups have no outlier and no second chart.
-    assert_eq!(html.matches("y-axis cut at").count(), 2, "title and its <title>");
+    assert_eq!(
+        html.matches("y-axis cut at").count(),
+        2,
+        "title and its <title>"
+    );
 }
