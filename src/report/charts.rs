@@ -163,6 +163,27 @@ impl Svg {
         }
     }
 
+    /// A linear y-axis from 0 to `top` with round ticks, and the legend of
+    /// `targets`.
+    fn frame(
+        &mut self,
+        left: f64,
+        right: f64,
+        top: f64,
+        y: impl Fn(f64) -> f64,
+        r: &Report,
+        targets: &[usize],
+    ) {
+        let tick_list: Vec<(f64, String)> =
+            ticks(top).into_iter().map(|t| (t, fmt_tick(t))).collect();
+        self.y_axis(left, right, &tick_list, y);
+        let items: Vec<(String, &str)> = targets
+            .iter()
+            .map(|&i| (r.targets[i].name.clone(), colour(i)))
+            .collect();
+        self.legend(left, &items);
+    }
+
     /// Horizontal grid lines with labels at `ticks`, mapped by `y`.
     fn y_axis(&mut self, left: f64, right: f64, ticks: &[(f64, String)], y: impl Fn(f64) -> f64) {
         for (v, label) in ticks {
@@ -271,15 +292,7 @@ fn relative_bars(
     };
     let mut svg = Svg::new(width, height, &title);
     let y = |v: f64| top_m + plot_h - (v.min(top) / top) * plot_h;
-    let tick_list: Vec<(f64, String)> = ticks(top).into_iter().map(|t| (t, fmt_tick(t))).collect();
-    svg.y_axis(left, width - right, &tick_list, y);
-    svg.legend(
-        left,
-        &targets
-            .iter()
-            .map(|&i| (r.targets[i].name.clone(), colour(i)))
-            .collect::<Vec<_>>(),
-    );
+    svg.frame(left, width - right, top, y, r, targets);
     for (ri, row) in rows.iter().enumerate() {
         let x0 = left + gap / 2.0 + ri as f64 * (cluster + gap);
         for (k, &ti) in targets.iter().enumerate() {
@@ -379,15 +392,7 @@ pub fn db_size(r: &Report) -> Option<Chart> {
     let title = "Database size after each step (repeat 1), MiB".to_string();
     let mut svg = Svg::new(width, top_m + plot_h + bottom, &title);
     let y = |v: f64| top_m + plot_h - (v / top) * plot_h;
-    let tick_list: Vec<(f64, String)> = ticks(top).into_iter().map(|t| (t, fmt_tick(t))).collect();
-    svg.y_axis(left, width - right, &tick_list, y);
-    svg.legend(
-        left,
-        &cols
-            .iter()
-            .map(|&i| (r.targets[i].name.clone(), colour(i)))
-            .collect::<Vec<_>>(),
-    );
+    svg.frame(left, width - right, top, y, r, &cols);
     for (si, k) in seq.iter().enumerate() {
         let x0 = left + gap / 2.0 + si as f64 * (cluster + gap);
         for (j, &ti) in cols.iter().enumerate() {

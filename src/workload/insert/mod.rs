@@ -433,24 +433,14 @@ impl Workload for Step {
         let p = scale.insert;
         let role = self.roles(scale)[ctx.role].name;
         Ok(match (self.kind, role) {
-            (Kind::Load, _) => {
-                conn.batch(&format!("DROP TABLE IF EXISTS {table}"))?;
-                conn.batch(&sql::create(d, &table, &ctx.table_options))?;
-                shared.init(conn, d, &table)?;
-                Box::new(Inserter::new(
-                    conn,
-                    d,
-                    &table,
-                    self.commit(&p),
-                    &p,
-                    rng,
-                    shared,
-                )?)
-            }
             (Kind::Index, _) => Box::new(Indexer {
                 statements: sql::indexes(&table),
             }),
-            (_, "inserter") => {
+            (Kind::Load, _) | (_, "inserter") => {
+                if self.kind == Kind::Load {
+                    conn.batch(&format!("DROP TABLE IF EXISTS {table}"))?;
+                    conn.batch(&sql::create(d, &table, &ctx.table_options))?;
+                }
                 shared.init(conn, d, &table)?;
                 Box::new(Inserter::new(
                     conn,
