@@ -150,6 +150,28 @@ impl Svg {
         );
     }
 
+    /// A line through `pts` (pixel coordinates).
+    fn polyline(&mut self, pts: &[(f64, f64)], stroke: &str, extra: &str, tip: &str) {
+        let pts: Vec<String> = pts.iter().map(|(x, y)| format!("{x:.1},{y:.1}")).collect();
+        let _ = write!(
+            self.out,
+            "<polyline class=\"series\" fill=\"none\" stroke=\"{stroke}\" stroke-width=\"1.5\"{extra} points=\"{}\"><title>{}</title></polyline>",
+            pts.join(" "),
+            escape(tip)
+        );
+    }
+
+    /// An x-axis label written at 45°, ending at (x, y).
+    fn slanted(&mut self, x: f64, y: f64, s: &str) {
+        self.text(
+            x,
+            y,
+            "end",
+            &format!(" transform=\"rotate(-45 {x:.1} {y:.1})\""),
+            s,
+        );
+    }
+
     /// Coloured squares and names along the top.
     fn legend(&mut self, x0: f64, items: &[(String, &str)]) {
         let mut x = x0;
@@ -327,15 +349,7 @@ fn relative_bars(
                 );
             }
         }
-        let lx = x0 + cluster / 2.0;
-        let ly = top_m + plot_h + 10.0;
-        svg.text(
-            lx,
-            ly,
-            "end",
-            &format!(" transform=\"rotate(-45 {lx:.1} {ly:.1})\""),
-            &labels[ri],
-        );
+        svg.slanted(x0 + cluster / 2.0, top_m + plot_h + 10.0, &labels[ri]);
     }
     // The base's level.
     svg.line(
@@ -415,15 +429,7 @@ pub fn db_size(r: &Report) -> Option<Chart> {
                 );
             }
         }
-        let lx = x0 + cluster / 2.0;
-        let ly = top_m + plot_h + 10.0;
-        svg.text(
-            lx,
-            ly,
-            "end",
-            &format!(" transform=\"rotate(-45 {lx:.1} {ly:.1})\""),
-            &labels[si],
-        );
+        svg.slanted(x0 + cluster / 2.0, top_m + plot_h + 10.0, &labels[si]);
     }
     svg.line(left, y(0.0), width - right, y(0.0), "stroke=\"#999\"");
     Some(Chart {
@@ -515,17 +521,8 @@ fn rate_chart<'a, I: Iterator<Item = &'a StepResult>>(
         if !shown.contains(ti) {
             shown.push(*ti);
         }
-        let pts: Vec<String> = points
-            .iter()
-            .map(|(t, v)| format!("{:.1},{:.1}", x(*t), y(*v)))
-            .collect();
-        let _ = write!(
-            svg.out,
-            "<polyline class=\"series\" fill=\"none\" stroke=\"{}\" stroke-width=\"1.5\" points=\"{}\"><title>{}</title></polyline>",
-            colour(*ti),
-            pts.join(" "),
-            escape(&r.targets[*ti].name)
-        );
+        let pts: Vec<(f64, f64)> = points.iter().map(|(t, v)| (x(*t), y(*v))).collect();
+        svg.polyline(&pts, colour(*ti), "", &r.targets[*ti].name);
     }
     svg.legend(
         left,
@@ -648,8 +645,6 @@ fn dash(class: &str) -> &'static str {
     }
 }
 
-static NONE: Vec<(f64, f64)> = Vec::new();
-
 /// One target's statement class over a step: (target, class, rate per
 /// second, slowest response per second).
 type ClassLine = (usize, String, Vec<(f64, f64)>, Vec<(f64, f64)>);
@@ -708,90 +703,78 @@ fn class_charts<'a, I: Iterator<Item = &'a StepResult>>(
         .fold(1.0, f64::max);
     let (left, right, top_m, plot_h, bottom, w) = (54.0, 10.0, 42.0, 120.0, 22.0, 340.0);
     let x = |t: f64| left + t / t_max * (w - left - right);
-    let draw = |title: String,
-                file: String,
-                log: bool,
-                pick: &dyn Fn(&ClassLine) -> &Vec<(f64, f64)>| {
-        let all: Vec<f64> = lines
-            .iter()
-            .flat_map(|l| pick(l).iter().map(|p| p.1))
-            .filter(|v| *v > 0.0)
-            .collect();
-        let hi = all.iter().copied().fold(0.0, f64::max).max(1.0);
-        let lo = all
-            .iter()
-            .copied()
-            .fold(f64::MAX, f64::min)
-            .min(hi)
-            .max(1.0);
-        let mut svg = Svg::new(w, top_m + plot_h + bottom, &title);
-        let (d0, d1) = (
-            lo.log10().floor(),
-            hi.log10().ceil().max(lo.log10().floor() + 1.0),
-        );
-        let top = nice_ceiling(hi * 1.05);
-        let y = |v: f64| {
-            if log {
-                top_m + plot_h - (v.max(lo).log10() - d0) / (d1 - d0) * plot_h
-            } else {
-                top_m + plot_h - v / top * plot_h
-            }
-        };
-        let tick_list: Vec<(f64, String)> = if log {
-            (d0 as i32..=d1 as i32)
-                .map(|e| (10f64.powi(e), tick_latency(10f64.powi(e))))
-                .collect()
-        } else {
-            ticks(top).into_iter().map(|t| (t, fmt_tick(t))).collect()
-        };
-        svg.y_axis(left, w - right, &tick_list, y);
-        let mut legend: Vec<(String, &str)> = Vec::new();
-        for l in &lines {
-            let pts: Vec<String> = pick(l)
+    let draw =
+        |title: String, file: String, log: bool, pick: &dyn Fn(&ClassLine) -> &[(f64, f64)]| {
+            let all: Vec<f64> = lines
                 .iter()
-                .map(|(t, v)| format!("{:.1},{:.1}", x(*t), y(*v)))
+                .flat_map(|l| pick(l).iter().map(|p| p.1))
+                .filter(|v| *v > 0.0)
                 .collect();
-            if pts.is_empty() {
-                continue;
-            }
-            let _ = write!(
-                svg.out,
-                "<polyline class=\"series\" fill=\"none\" stroke=\"{}\" stroke-width=\"1.5\"{} points=\"{}\"><title>{} {}</title></polyline>",
-                colour(l.0),
-                dash(&l.1),
-                pts.join(" "),
-                escape(&r.targets[l.0].name),
-                escape(&l.1)
+            let hi = all.iter().copied().fold(0.0, f64::max).max(1.0);
+            let lo = all
+                .iter()
+                .copied()
+                .fold(f64::MAX, f64::min)
+                .min(hi)
+                .max(1.0);
+            let mut svg = Svg::new(w, top_m + plot_h + bottom, &title);
+            let (d0, d1) = (
+                lo.log10().floor(),
+                hi.log10().ceil().max(lo.log10().floor() + 1.0),
             );
-            if !legend.iter().any(|(n, _)| *n == r.targets[l.0].name) {
-                legend.push((r.targets[l.0].name.clone(), colour(l.0)));
+            let top = nice_ceiling(hi * 1.05);
+            let y = |v: f64| {
+                if log {
+                    top_m + plot_h - (v.max(lo).log10() - d0) / (d1 - d0) * plot_h
+                } else {
+                    top_m + plot_h - v / top * plot_h
+                }
+            };
+            let tick_list: Vec<(f64, String)> = if log {
+                (d0 as i32..=d1 as i32)
+                    .map(|e| (10f64.powi(e), tick_latency(10f64.powi(e))))
+                    .collect()
+            } else {
+                ticks(top).into_iter().map(|t| (t, fmt_tick(t))).collect()
+            };
+            svg.y_axis(left, w - right, &tick_list, y);
+            let mut legend: Vec<(String, &str)> = Vec::new();
+            for l in &lines {
+                let pts: Vec<(f64, f64)> = pick(l).iter().map(|(t, v)| (x(*t), y(*v))).collect();
+                if pts.is_empty() {
+                    continue;
+                }
+                let tip = format!("{} {}", r.targets[l.0].name, l.1);
+                svg.polyline(&pts, colour(l.0), dash(&l.1), &tip);
+                if !legend.iter().any(|(n, _)| *n == r.targets[l.0].name) {
+                    legend.push((r.targets[l.0].name.clone(), colour(l.0)));
+                }
             }
-        }
-        svg.legend(left, &legend);
-        svg.line(
-            left,
-            top_m + plot_h,
-            w - right,
-            top_m + plot_h,
-            "stroke=\"#999\"",
-        );
-        svg.text(left, top_m + plot_h + 16.0, "start", "", "0 s");
-        svg.text(
-            w - right,
-            top_m + plot_h + 16.0,
-            "end",
-            "",
-            &format!(
-                "{} s · solid insert, dashed delete, dotted query",
-                trim(t_max)
-            ),
-        );
-        Chart {
-            file,
-            title,
-            svg: svg.finish(),
-        }
-    };
+            svg.legend(left, &legend);
+            svg.line(
+                left,
+                top_m + plot_h,
+                w - right,
+                top_m + plot_h,
+                "stroke=\"#999\"",
+            );
+            svg.text(left, top_m + plot_h + 16.0, "start", "", "0 s");
+            svg.text(
+                w - right,
+                top_m + plot_h + 16.0,
+                "end",
+                "",
+                &format!(
+                    "{} s · solid insert, dashed delete, dotted query",
+                    trim(t_max)
+                ),
+            );
+            Chart {
+                file,
+                title,
+                svg: svg.finish(),
+            }
+        };
     vec![
         // Writes only: the queries are the step's throughput, charted
         // beside, and would flatten the writes' lines.
@@ -803,7 +786,7 @@ fn class_charts<'a, I: Iterator<Item = &'a StepResult>>(
                 if l.1 == "insert" || l.1 == "delete" {
                     &l.2
                 } else {
-                    &NONE
+                    &[]
                 }
             },
         ),

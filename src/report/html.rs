@@ -132,17 +132,19 @@ fn throughput(out: &mut String, r: &Report) {
 /// The Insert Benchmark's SLA table and response-time histograms.
 fn insert_benchmark(out: &mut String, r: &Report) {
     if let Some(t) = tables::sla(r) {
-        out.push_str(&format!(
-            "<h2>Insert Benchmark: background writes and the SLA</h2><p>{}</p>\n",
+        let _ = writeln!(
+            out,
+            "<h2>Insert Benchmark: background writes and the SLA</h2><p>{}</p>",
             escape(tables::SLA_INTRO)
-        ));
+        );
         table(out, &t);
     }
     if let Some(t) = tables::response_times(r) {
-        out.push_str(&format!(
-            "<h2>Insert Benchmark: response times</h2><p>{}</p>\n",
+        let _ = writeln!(
+            out,
+            "<h2>Insert Benchmark: response times</h2><p>{}</p>",
             escape(tables::RESPONSE_INTRO)
-        ));
+        );
         table(out, &t);
     }
 }

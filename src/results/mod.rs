@@ -223,11 +223,6 @@ pub struct Sla {
     /// Inserted ÷ target, and whether it reached the SLA's share.
     pub achieved: f64,
     pub passed: bool,
-    /// Machine CPU µs per inserted row, when measured. The queries run in
-    /// the same window, so this includes their CPU: it is not the cost of
-    /// an insert alone (the report does not show it).
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub cpu_us_per_insert: Option<f64>,
 }
 
 impl StepResult {

@@ -773,12 +773,6 @@ fn sla(r: &StepResult, rate: u32, clients: u32, commit: u32) -> results::Sla {
         delete_rows_per_sec: per_sec(rows("delete")),
         achieved,
         passed: achieved >= crate::workload::insert::SLA,
-        cpu_us_per_insert: r
-            .metrics
-            .system
-            .as_ref()
-            .filter(|_| rows("insert") > 0.0)
-            .map(|s| s.busy_secs * 1e6 / rows("insert")),
     }
 }
 

@@ -154,22 +154,14 @@ pub const SEQUENCE: [&str; 11] = [
 /// client), made once and kept for the run.
 pub fn find(name: &str) -> Option<&'static dyn Workload> {
     static MADE: Mutex<Vec<&'static Step>> = Mutex::new(Vec::new());
-    let (point, rate) = if let Some(r) = name.strip_prefix("qr") {
-        (false, r)
-    } else {
-        (true, name.strip_prefix("qp")?)
-    };
-    let rate: u32 = rate.parse().ok().filter(|r| (1..=1_000_000).contains(r))?;
-    if rate.to_string() != name[2..] {
-        return None;
-    }
+    let kind = kind_of(name)?;
     let mut made = MADE.lock().unwrap_or_else(|p| p.into_inner());
     if let Some(s) = made.iter().find(|s| s.name == name) {
         return Some(*s as &dyn Workload);
     }
     let step: &'static Step = Box::leak(Box::new(Step {
         name: Box::leak(name.to_string().into_boxed_str()),
-        kind: Kind::Query { point, rate },
+        kind,
     }));
     made.push(step);
     Some(step as &dyn Workload)
@@ -188,16 +180,15 @@ pub fn target_rate(step: &str) -> Option<u32> {
     }
 }
 
+/// `qr<N>` or `qp<N>`: N in 1..=1,000,000 written plainly (no `qr01`).
 fn kind_of(name: &str) -> Option<Kind> {
     let (point, rate) = if let Some(r) = name.strip_prefix("qr") {
         (false, r)
     } else {
         (true, name.strip_prefix("qp")?)
     };
-    Some(Kind::Query {
-        point,
-        rate: rate.parse().ok()?,
-    })
+    let n: u32 = rate.parse().ok().filter(|r| (1..=1_000_000).contains(r))?;
+    (n.to_string() == rate).then_some(Kind::Query { point, rate: n })
 }
 
 pub fn table(index: u32) -> String {
