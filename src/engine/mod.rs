@@ -106,12 +106,12 @@ pub fn run(spec: &StepSpec<'_>, live: &mut dyn FnMut(&Live)) -> Measured {
                 let (ready, go, start, abort, done, setup_error) =
                     (&ready, &go, &start, &abort, &done, &setup_error);
                 let (measured_left, measured, closed) = (&measured_left, &measured, &closed);
-                let role = roles[i % roles.len()];
                 let n_roles = roles.len();
+                let role = roles[i % n_roles];
                 let ctx = ClientCtx {
-                    index: (i / roles.len()) as u32,
-                    role: i % roles.len(),
-                    shared: shared[i / roles.len()].clone(),
+                    index: (i / n_roles) as u32,
+                    role: i % n_roles,
+                    shared: shared[i / n_roles].clone(),
                     table_options: table_options.clone(),
                 };
                 s.spawn(move || {
