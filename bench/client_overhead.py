@@ -17,6 +17,7 @@ Both tools are measured the same way, from outside:
 
 Usage: python3 bench/client_overhead.py [--engines mariadb,postgres]
        [--rounds 3] [--secs 10] [--rows 100000] [--clients 2]
+       [--relbench PATH]   (a binary built before a change; default: build this tree)
 """
 
 import argparse
@@ -197,8 +198,15 @@ def main():
     ap.add_argument("--rows", type=int, default=100000)
     ap.add_argument("--tables", type=int, default=2)
     ap.add_argument("--clients", type=int, default=2)
+    ap.add_argument("--relbench", help="a relbench binary to measure instead of building this tree "
+                    "(to compare a change with the build before it)")
     args = ap.parse_args()
-    subprocess.run(["cargo", "build", "--release", "--quiet"], cwd=ROOT, check=True)
+    global RELBENCH
+    if args.relbench:
+        RELBENCH = Path(args.relbench).resolve()
+    else:
+        subprocess.run(["cargo", "build", "--release", "--quiet"], cwd=ROOT, check=True)
+    print(f"relbench: {RELBENCH}")
     print(f"relbench against sysbench: {args.clients} clients, TCP to 127.0.0.1, "
           f"{args.tables} tables x {args.rows} rows, {args.rounds} interleaved rounds of {args.secs} s; medians")
     with tempfile.TemporaryDirectory(prefix="relbench-bench-") as t:

@@ -7,13 +7,15 @@
 //! `engine`, `metrics`) → `results` on disk → `report`.
 
 pub mod cli;
+pub mod compare;
+pub mod db;
 pub mod engine;
+pub mod measure;
 pub mod metrics;
 pub mod plan;
-pub mod report;
+pub mod render;
 pub mod results;
 pub mod runner;
-pub mod target;
 pub mod util;
 pub mod workload;
 

@@ -3,10 +3,11 @@
 
 use std::path::PathBuf;
 
-use relbench::report::{self, Format};
+use relbench::compare as report;
+use relbench::render::Format;
 use relbench::results::load_run;
 
-fn fixture() -> relbench::report::Report {
+fn fixture() -> relbench::compare::Report {
     let run = load_run(&PathBuf::from("tests/fixtures/results-tiny")).unwrap();
     report::build(&[run], None).unwrap()
 }

@@ -286,7 +286,7 @@ fn a_postgres_datadir_its_user_cannot_reach_is_a_clear_error() {
 
 #[test]
 fn a_postgres_url_target_runs_against_a_server_someone_else_started() {
-    use relbench::target::server::{postgres::Postgres, ManagedServer, ServerSpec};
+    use relbench::db::server::{postgres::Postgres, ManagedServer, ServerSpec};
     let dir = shared_tempdir();
     let server = ManagedServer::start(
         ServerSpec {
@@ -435,8 +435,8 @@ fn ctrl_c_stops_the_managed_server() {
 
 #[test]
 fn a_url_target_reads_its_password_from_the_environment_and_never_writes_it() {
-    use relbench::target::mysql::wire::{Address, Opts, WireConn};
-    use relbench::target::server::{mariadb::MariaDb, ManagedServer, ServerSpec};
+    use relbench::db::mysql::wire::{Address, Opts, WireConn};
+    use relbench::db::server::{mariadb::MariaDb, ManagedServer, ServerSpec};
 
     let dir = tempfile::tempdir().unwrap();
     // A server "someone else runs": started here through the library.

@@ -17,10 +17,10 @@ use std::sync::atomic::Ordering;
 use anyhow::{bail, Context};
 use clap::{Parser, Subcommand};
 
+use crate::db::Dialect;
 use crate::plan::{self, Plan, PlanErrors};
-use crate::report::{self, Format};
+use crate::render::{self, Format};
 use crate::runner::{self, Progress, RunEnd, RunOptions};
-use crate::target::Dialect;
 use crate::util::{unix_now, utc_stamp};
 use crate::workload::{self, sysbench};
 
@@ -146,7 +146,7 @@ fn dispatch(cmd: Command) -> anyhow::Result<()> {
             format,
         } => {
             let out = out.unwrap_or_else(|| dirs[0].clone());
-            let (_, files) = report::write(&dirs, base.as_deref(), &out, &format)?;
+            let (_, files) = render::write(&dirs, base.as_deref(), &out, &format)?;
             for f in files {
                 println!("{}", f.display());
             }
@@ -234,7 +234,7 @@ fn install_ctrlc() {
         if runner::INTERRUPT.swap(true, Ordering::SeqCst) {
             // No unwinding on this path, so managed servers are asked to
             // stop here rather than by their owners.
-            crate::target::server::stop_all_now();
+            crate::db::server::stop_all_now();
             eprintln!(
                 "\nrelbench: stopped at once (managed servers were asked to stop); \
                  the step in flight is lost, finished steps are kept"
@@ -252,12 +252,12 @@ fn run(opts: RunOptions, quiet: bool) -> anyhow::Result<()> {
     let mut ui = Progress::new(quiet);
     let end = runner::run(&opts, &mut ui)?;
     let out = &opts.out;
-    let (report, files) = report::write(std::slice::from_ref(out), None, out, &Format::ALL)
+    let (report, files) = render::write(std::slice::from_ref(out), None, out, &Format::ALL)
         .context("writing the report")?;
     let stdout = std::io::stdout();
     print!(
         "{}",
-        report::terminal_relative_table(&report, stdout.is_terminal())
+        render::terminal_relative_table(&report, stdout.is_terminal())
     );
     eprintln!("\nresults: {}", out.display());
     for f in &files {

@@ -5,26 +5,15 @@
 //! counter (read by the progress display) and the interrupt flag; everything
 //! measured lives in each thread's [`Recorder`] and is merged at the end.
 
-mod recorder;
-
-pub use recorder::{merge, ClassSecond, LatencySummary, Merged, Recorder, IB_BOUNDS_US};
-
 use std::sync::atomic::{AtomicBool, AtomicU64, AtomicUsize, Ordering};
 use std::sync::{Barrier, Mutex, OnceLock};
 use std::time::{Duration, Instant};
 
+use crate::db::Driver;
+use crate::measure::{merge, Merged, Recorder};
 use crate::metrics;
-use crate::target::Driver;
+use crate::plan::Stop;
 use crate::workload::{dist, ClientCtx, Scale, Workload};
-
-/// When a step stops.
-#[derive(Debug, Clone, Copy, PartialEq)]
-pub enum Stop {
-    /// After this long (warm-up not included).
-    Time(Duration),
-    /// After this many events, all clients together (warm-up not included).
-    Events(u64),
-}
 
 /// A client that fails this many events in a row stops: the step cannot
 /// measure anything (a missing table, a server gone) and spinning on errors

@@ -13,9 +13,17 @@ use std::time::Duration;
 
 use serde::{Deserialize, Serialize};
 
-use crate::engine::Stop;
-use crate::target::EngineKind;
+use crate::db::EngineKind;
 use crate::workload::{self, DurationClass, Workload};
+
+/// When a step stops.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub enum Stop {
+    /// After this long (warm-up not included).
+    Time(Duration),
+    /// After this many events, all clients together (warm-up not included).
+    Events(u64),
+}
 
 /// The built-in quick plan's text.
 pub const QUICK_PLAN: &str = include_str!("quick.toml");

@@ -11,7 +11,7 @@ use serde::Deserialize;
 use toml::Spanned;
 
 use super::{Access, Managed, Plan, Settle, Step, StepKind, StopSpec, TargetSpec};
-use crate::target::{server, sqlite, url::ServerUrl, EngineKind};
+use crate::db::{server, sqlite, url::ServerUrl, EngineKind};
 use crate::util::did_you_mean;
 use crate::workload::{self, dist, sysbench};
 

@@ -11,11 +11,11 @@ use std::path::{Path, PathBuf};
 use anyhow::{bail, Context};
 use serde::{Deserialize, Serialize};
 
-use crate::engine::LatencySummary;
+use crate::db::TargetFacts;
+use crate::measure::LatencySummary;
 use crate::metrics::device::Devices;
 use crate::metrics::host::{Filesystem, HostFacts};
 use crate::metrics::sampler::{DiskFigures, SamplerCost, SecondSample, SystemFigures};
-use crate::target::TargetFacts;
 use crate::workload::Group;
 
 /// Bumped when a field changes meaning or goes away; readers refuse newer
@@ -51,7 +51,7 @@ pub struct RunInfo {
 #[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]
 pub struct TargetRecord {
     pub name: String,
-    pub engine: crate::target::EngineKind,
+    pub engine: crate::db::EngineKind,
     #[serde(flatten)]
     pub facts: TargetFacts,
     pub filesystem: Option<Filesystem>,
@@ -200,7 +200,7 @@ pub struct StepResult {
     /// Per statement class: statements and the slowest response in each
     /// second (the Insert Benchmark's inserts, deletes and queries).
     #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
-    pub class_seconds: BTreeMap<String, Vec<crate::engine::ClassSecond>>,
+    pub class_seconds: BTreeMap<String, Vec<crate::measure::ClassSecond>>,
     /// Per statement class, and `event`.
     pub latency: BTreeMap<String, LatencySummary>,
     pub metrics: StepMetrics,
@@ -215,6 +215,9 @@ pub struct StepResult {
 /// target rate.
 #[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]
 pub struct Sla {
+    /// Rows each background insert or delete statement commits.
+    #[serde(default)]
+    pub rows_per_commit: u32,
     /// Rows per second asked for, all clients together.
     pub target_rows_per_sec: f64,
     /// Rows per second inserted and deleted over the measured window.

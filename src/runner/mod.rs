@@ -16,18 +16,18 @@ use std::time::{Duration, Instant};
 
 use anyhow::{bail, Context};
 
-use crate::engine::{self, StepSpec, Stop};
+use crate::db::mysql::{wire, MysqlDriver};
+use crate::db::postgres::{wire as pgwire, PgDriver};
+use crate::db::server::{self, ServerSpec};
+use crate::db::url::ServerUrl;
+use crate::db::{sqlite::SqliteDriver, Driver, EngineKind};
+use crate::engine::{self, StepSpec};
 use crate::metrics::{self, host, Probe, Sampled, Sampler};
-use crate::plan::{Access, Execution, Managed, Plan, StepKind, TargetSpec};
+use crate::plan::{Access, Execution, Managed, Plan, StepKind, Stop, TargetSpec};
 use crate::results::{
     self, CounterDeltas, RunInfo, RunStatus, StepKindRecord, StepMetrics, StepResult, TargetRecord,
     Unit, SCHEMA_VERSION,
 };
-use crate::target::mysql::{wire, MysqlDriver};
-use crate::target::postgres::{wire as pgwire, PgDriver};
-use crate::target::server::{self, ServerSpec};
-use crate::target::url::ServerUrl;
-use crate::target::{sqlite::SqliteDriver, Driver, EngineKind};
 use crate::util::{unix_now, utc_iso};
 use crate::workload::{sysbench, Group, Scale};
 use crate::Interrupted;
@@ -768,6 +768,7 @@ fn sla(r: &StepResult, rate: u32, clients: u32, commit: u32) -> results::Sla {
     let inserted = per_sec(rows("insert"));
     let achieved = inserted / target;
     results::Sla {
+        rows_per_commit: commit,
         target_rows_per_sec: target,
         insert_rows_per_sec: inserted,
         delete_rows_per_sec: per_sec(rows("delete")),
@@ -897,11 +898,11 @@ fn step_line(label: &str, r: &StepResult) -> String {
         _ => {
             let mut s = format!(
                 "{label}: {} {}",
-                crate::report::fmt_throughput(r.throughput),
+                crate::measure::units::fmt_throughput(r.throughput),
                 r.unit.name()
             );
             if let Some(l) = r.latency.get("event") {
-                s += &format!(", p99 {}", crate::report::fmt_latency(l.p99_us));
+                s += &format!(", p99 {}", crate::measure::units::fmt_latency(l.p99_us));
             }
             let errors: u64 = r.errors.values().sum();
             if errors > 0 {

@@ -15,8 +15,8 @@ use std::sync::Arc;
 
 use serde::{Deserialize, Serialize};
 
-use crate::engine::Recorder;
-use crate::target::{Conn, DbResult, Dialect, ErrorKind};
+use crate::db::{Conn, DbResult, Dialect, ErrorKind};
+use crate::measure::Recorder;
 
 /// Report groups, in report order.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Deserialize)]

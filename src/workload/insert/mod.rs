@@ -22,8 +22,8 @@ use serde::{Deserialize, Serialize};
 
 use super::dist::Rng;
 use super::{Client, ClientCtx, DurationClass, Group, Role, Scale, ShownStatement, Workload};
-use crate::engine::Recorder;
-use crate::target::{Conn, DbError, DbResult, Dialect, ErrorKind, Param, Stmt};
+use crate::db::{Conn, DbError, DbResult, Dialect, ErrorKind, Param, Stmt};
+use crate::measure::Recorder;
 
 /// The benchmark's sizes, from the plan's `[insert]` table.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]

@@ -1,6 +1,6 @@
 //! The Insert Benchmark's SQL in each dialect.
 
-use crate::target::Dialect;
+use crate::db::Dialect;
 
 pub fn create(d: Dialect, t: &str, options: &str) -> String {
     match d {

@@ -11,7 +11,7 @@ use anyhow::{bail, Context};
 use rand::Rng as _;
 
 use super::{fill_digits, sql};
-use crate::target::{Conn, Driver, Param};
+use crate::db::{Conn, Driver, Param};
 use crate::workload::dist;
 use crate::Interrupted;
 

@@ -13,8 +13,8 @@ use std::time::Instant;
 
 use super::dist::{self, Ids, Rng};
 use super::{Client, ClientCtx, DurationClass, Group, Scale, ShownStatement, Workload};
-use crate::engine::Recorder;
-use crate::target::{Conn, DbResult, Dialect, ErrorKind, Param, Stmt};
+use crate::db::{Conn, DbResult, Dialect, ErrorKind, Param, Stmt};
+use crate::measure::Recorder;
 use rand::Rng as _;
 
 /// Which column a statement filters on.

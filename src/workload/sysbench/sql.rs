@@ -1,7 +1,7 @@
 //! The SQL of the sysbench schema and microbenchmarks, per dialect.
 
 use super::{Col, Op, Pick, RangeKind};
-use crate::target::Dialect;
+use crate::db::Dialect;
 
 pub fn table(n: u32) -> String {
     format!("sbtest{n}")

@@ -16,9 +16,9 @@ use std::time::Duration;
 use sha1::Sha1;
 use sha2::{Digest, Sha256};
 
-use crate::target::protocol::Outcome;
-use crate::target::stream::Stream;
-use crate::target::{DbError, DbResult, ErrorKind, Param};
+use crate::db::protocol::Outcome;
+use crate::db::stream::Stream;
+use crate::db::{DbError, DbResult, ErrorKind, Param};
 
 const CLIENT_LONG_PASSWORD: u32 = 1;
 /// Affected rows count matched rows, not changed rows, as in SQLite and

@@ -15,9 +15,9 @@ use std::time::Duration;
 
 use postgres_protocol::authentication::{md5_hash, sasl};
 
-use crate::target::protocol::Outcome;
-use crate::target::stream::Stream;
-use crate::target::{DbError, DbResult, ErrorKind, Param};
+use crate::db::protocol::Outcome;
+use crate::db::stream::Stream;
+use crate::db::{DbError, DbResult, ErrorKind, Param};
 
 #[derive(Debug, Clone, PartialEq)]
 pub enum Address {

@@ -1,11 +1,15 @@
-//! The report's tables, built once from the model and rendered by every
-//! format, so Markdown, HTML and the terminal always show the same cells.
+//! The report's outline, built once from the model: the document as a list
+//! of blocks (headings, paragraphs, tables of text cells, charts) in the
+//! order every format shows them. Markdown and HTML write the blocks, the
+//! terminal prints the relative table, so they always show the same cells
+//! in the same order; this file decides what a cell says, never a figure.
 
-use super::stats::{self, Interval};
-use super::{
-    cost_verdict, fmt_bytes, fmt_latency, fmt_throughput, judged, step_title, verdict, Cell,
-    Report, Verdict, COSTS,
+use super::svg::{self, Chart};
+use crate::compare::{
+    cost_verdict, judged, verdict, Cell, Cost, Report, RunMeta, SummaryLine, TargetMeta, Verdict,
 };
+use crate::measure::stats::{self, Interval};
+use crate::measure::units::{fmt_bytes, fmt_latency, fmt_throughput};
 use crate::workload::Group;
 
 /// One cell: its text and, when it is a ratio past a threshold, its tone.
@@ -309,7 +313,7 @@ fn efficiency_head() -> Vec<String> {
     ["step", "clients", "target"]
         .into_iter()
         .map(String::from)
-        .chain(COSTS.iter().map(|c| format!("{}/op", c.title)))
+        .chain(Cost::ALL.iter().map(|c| format!("{}/op", c.title())))
         .collect()
 }
 
@@ -338,12 +342,12 @@ pub fn efficiency(r: &Report) -> Section {
                     ];
                     let embedded = r.targets[ti].embedded;
                     if c.throughput.is_none() {
-                        cells.extend(COSTS.iter().map(|_| missing(c)));
+                        cells.extend(Cost::ALL.iter().map(|_| missing(c)));
                     } else {
-                        cells.extend(COSTS.iter().map(|k| match k.key {
+                        cells.extend(Cost::ALL.iter().map(|k| match k {
                             // Not a missing figure: there is no server.
-                            "server_cpu_us" if embedded => Text::plain("—"),
-                            _ => cost_text(c.costs.get(k.key).copied()),
+                            Cost::ServerCpuUs if embedded => Text::plain("—"),
+                            _ => cost_text(c.costs.get(k).copied()),
                         }));
                     }
                     let bytes = |b: Option<u64>, none: &str| {
@@ -373,14 +377,14 @@ pub fn efficiency(r: &Report) -> Section {
 /// One cost of a target against the base's. A ratio whose two figures
 /// differ by less than the cost's floor is shown uncoloured: 0.02 against
 /// 0.07 KiB written per point query is background noise, not a win.
-fn cost_relative(k: &super::Cost, c: &Cell, base: &Cell) -> Text {
-    let (v, b) = (c.costs.get(k.key), base.costs.get(k.key));
-    match (c.costs_relative.get(k.key), v, b) {
+fn cost_relative(k: Cost, c: &Cell, base: &Cell) -> Text {
+    let (v, b) = (c.costs.get(&k), base.costs.get(&k));
+    match (c.costs_relative.get(&k), v, b) {
         (Some(&rel), Some(v), Some(b)) => {
-            if (v - b).abs() < k.floor {
+            if (v - b).abs() < k.floor() {
                 return Text::plain(format!("{rel:.2}"));
             }
-            let p = c.costs_p.get(k.key).copied();
+            let p = c.costs_p.get(&k).copied();
             match judged(cost_verdict(rel), p) {
                 Verdict::Unsure => Text {
                     text: format!("~{rel:.2} p={:.2}", p.unwrap_or(1.0)),
@@ -421,8 +425,8 @@ pub fn efficiency_relative(r: &Report) -> Section {
                     ];
                     let embedded = r.targets[ti].embedded;
                     let base = &row.cells[r.base_of[ti]];
-                    cells.extend(COSTS.iter().map(|k| match k.key {
-                        "server_cpu_us" if embedded => Text::plain("—"),
+                    cells.extend(Cost::ALL.iter().map(|&k| match k {
+                        Cost::ServerCpuUs if embedded => Text::plain("—"),
                         _ => cost_relative(k, c, base),
                     }));
                     rows.push(cells);
@@ -485,31 +489,33 @@ pub const RESPONSE_INTRO: &str = "How many responses of each operation fell in e
 /// The Insert Benchmark's q-steps: the background write rate asked for
 /// and reached, per target and repeat.
 pub fn sla(r: &Report) -> Option<Table> {
-    let mut rows = Vec::new();
-    for (ti, s) in &r.steps {
-        let Some(sla) = &s.sla else { continue };
-        rows.push(vec![
-            Text::plain(step_title(&s.step)),
-            Text::plain(r.targets[*ti].name.clone()),
-            Text::plain(s.repeat.to_string()),
-            Text::plain(fmt_throughput(sla.target_rows_per_sec)),
-            Text::plain(fmt_throughput(sla.insert_rows_per_sec)),
-            Text::plain(fmt_throughput(sla.delete_rows_per_sec)),
-            Text::plain(format!("{:.1}%", sla.achieved * 100.0)),
-            Text::plain(fmt_throughput(s.throughput)),
-            if sla.passed {
-                Text {
-                    text: "pass".into(),
-                    tone: Some(Verdict::Better),
-                }
-            } else {
-                Text {
-                    text: "FAILED".into(),
-                    tone: Some(Verdict::Worse),
-                }
-            },
-        ]);
-    }
+    let rows: Vec<Vec<Text>> = r
+        .sla
+        .iter()
+        .map(|x| {
+            vec![
+                Text::plain(x.step.clone()),
+                Text::plain(r.targets[x.target].name.clone()),
+                Text::plain(x.repeat.to_string()),
+                Text::plain(fmt_throughput(x.target_rows_per_sec)),
+                Text::plain(fmt_throughput(x.insert_rows_per_sec)),
+                Text::plain(fmt_throughput(x.delete_rows_per_sec)),
+                Text::plain(format!("{:.1}%", x.achieved * 100.0)),
+                Text::plain(fmt_throughput(x.queries_per_sec)),
+                if x.passed {
+                    Text {
+                        text: "pass".into(),
+                        tone: Some(Verdict::Better),
+                    }
+                } else {
+                    Text {
+                        text: "FAILED".into(),
+                        tone: Some(Verdict::Worse),
+                    }
+                },
+            ]
+        })
+        .collect();
     (!rows.is_empty()).then(|| Table {
         groups: Vec::new(),
         head: [
@@ -534,39 +540,21 @@ pub fn sla(r: &Report) -> Option<Table> {
 /// The Insert Benchmark's response-time histogram per operation kind:
 /// how many responses fell in each range, all repeats together.
 pub fn response_times(r: &Report) -> Option<Table> {
-    use crate::engine::IB_BOUNDS_US;
-    let mut rows = Vec::new();
-    for row in r.rows_in(Group::Insert) {
-        for ti in r.columns() {
-            let results: Vec<_> = r
-                .results_of(row, ti)
-                .filter(|s| s.failed.is_none())
-                .collect();
-            for class in ["insert", "delete", "query", "index"] {
-                let mut counts = vec![0u64; IB_BOUNDS_US.len() + 1];
-                let mut max: f64 = 0.0;
-                for s in &results {
-                    if let Some(l) = s.latency.get(class) {
-                        for (i, (_, n)) in l.ranges.iter().enumerate() {
-                            counts[i] += n;
-                        }
-                        max = max.max(l.max_us);
-                    }
-                }
-                if counts.iter().sum::<u64>() == 0 {
-                    continue;
-                }
-                let mut cells = vec![
-                    Text::plain(row.title()),
-                    Text::plain(r.targets[ti].name.clone()),
-                    Text::plain(class),
-                ];
-                cells.extend(counts.iter().map(|n| Text::plain(n.to_string())));
-                cells.push(Text::plain(fmt_latency(max)));
-                rows.push(cells);
-            }
-        }
-    }
+    use crate::measure::IB_BOUNDS_US;
+    let rows: Vec<Vec<Text>> = r
+        .response_times
+        .iter()
+        .map(|x| {
+            let mut cells = vec![
+                Text::plain(x.step.clone()),
+                Text::plain(r.targets[x.target].name.clone()),
+                Text::plain(x.operation.clone()),
+            ];
+            cells.extend(x.counts.iter().map(|n| Text::plain(n.to_string())));
+            cells.push(Text::plain(fmt_latency(x.max_us)));
+            cells
+        })
+        .collect();
     let bound = |us: f64| {
         if us < 1000.0 {
             format!("≤ {us:.0} µs")
@@ -591,32 +579,21 @@ pub fn response_times(r: &Report) -> Option<Table> {
 
 /// Steps with errors or failures, with the first message of each kind.
 pub fn problems(r: &Report) -> Option<Table> {
-    let mut rows = Vec::new();
-    for (ti, s) in &r.steps {
-        let target = &r.targets[*ti].name;
-        if let Some(f) = &s.failed {
-            rows.push(vec![
-                Text::plain(target.clone()),
-                Text::plain(step_title(&s.step)),
-                Text::plain(s.clients.to_string()),
-                Text::plain(s.repeat.to_string()),
-                Text::plain("step failed"),
-                Text::plain("—"),
-                Text::plain(f.clone()),
-            ]);
-        }
-        for (key, n) in &s.errors {
-            rows.push(vec![
-                Text::plain(target.clone()),
-                Text::plain(step_title(&s.step)),
-                Text::plain(s.clients.to_string()),
-                Text::plain(s.repeat.to_string()),
-                Text::plain(key.clone()),
-                Text::plain(n.to_string()),
-                Text::plain(s.error_samples.get(key).cloned().unwrap_or_default()),
-            ]);
-        }
-    }
+    let rows: Vec<Vec<Text>> = r
+        .problems
+        .iter()
+        .map(|x| {
+            vec![
+                Text::plain(r.targets[x.target].name.clone()),
+                Text::plain(x.step.clone()),
+                Text::plain(x.clients.to_string()),
+                Text::plain(x.repeat.to_string()),
+                Text::plain(x.what.clone()),
+                Text::plain(x.count.map_or_else(|| "—".into(), |n| n.to_string())),
+                Text::plain(x.message.clone()),
+            ]
+        })
+        .collect();
     (!rows.is_empty()).then(|| Table {
         groups: Vec::new(),
         head: [
@@ -636,85 +613,175 @@ pub fn problems(r: &Report) -> Option<Table> {
     })
 }
 
-/// One sentence per target against its base, then its regressions and
-/// wins with the costs behind them, and its failed steps.
-pub fn summary_lines(r: &Report) -> Vec<(String, Vec<String>)> {
-    const SHOWN: usize = 8;
-    r.summary
-        .iter()
-        .map(|s| {
-            if s.compared == 0 {
-                let head = format!(
-                    "{}: no step to compare with {} yet (each needs figures from both targets).",
-                    s.target, s.base
-                );
-                let failed = (!s.failed.is_empty())
-                    .then(|| format!("failed steps: {}", s.failed.join(", ")));
-                return (head, failed.into_iter().collect());
-            }
-            let mut head = format!(
-                "{} against {}: {} of {} steps slower, {} faster, {} within 5%",
-                s.target, s.base, s.slower, s.compared, s.faster, s.same
-            );
-            if s.unsure > 0 {
-                head += &format!(
-                    ", {} past 5% but not significant over the repeats",
-                    s.unsure
-                );
-            }
-            if s.unjudged > 0 {
-                head += &format!(", {} not judged (a missed SLA)", s.unjudged);
-            }
-            head.push('.');
-            if let (Some(w), Some(b)) = (&s.worst, &s.best) {
-                head += &format!(
-                    " Worst: {} ({}) {:.2}; best: {} ({}) {:.2}.",
-                    w.step,
-                    clients(w.clients),
-                    w.relative,
-                    b.step,
-                    clients(b.clients),
-                    b.relative
-                );
-            }
-            let line = |kind: &str, c: &super::Change| {
-                format!(
-                    "{kind} {} ({}) {:.2}: {}",
-                    c.step,
-                    clients(c.clients),
-                    c.relative,
-                    c.explanation
-                )
-            };
-            let mut details = Vec::new();
-            for (kind, list) in [("slower:", &s.regressions), ("faster:", &s.wins)] {
-                details.extend(list.iter().take(SHOWN).map(|c| line(kind, c)));
-                if list.len() > SHOWN {
-                    details.push(format!(
-                        "and {} more {} steps (see the tables)",
-                        list.len() - SHOWN,
-                        kind.trim_end_matches(':')
-                    ));
-                }
-            }
-            if !s.failed.is_empty() {
-                details.push(format!("failed steps: {}", s.failed.join(", ")));
-            }
-            if !s.sla_failed.is_empty() {
-                details.push(format!(
-                    "missed the Insert Benchmark's SLA (inserts below 95% of the target rate; those steps are not judged): {}",
-                    s.sla_failed.join(", ")
-                ));
-            }
-            (head, details)
-        })
-        .collect()
+/// One piece of the document, in the order it is shown.
+pub enum Block {
+    /// A heading of level 1 to 4.
+    Heading(u8, String),
+    Paragraph(String),
+    /// A warning the reader must not miss (a run that did not complete).
+    Note(String),
+    /// The summary: a sentence per target, with lines under it.
+    Summary(Vec<SummaryLine>),
+    Table(Table),
+    /// Charts side by side.
+    Charts(Vec<Chart>),
+    /// One row's charts, or why each could not be drawn.
+    Step {
+        title: String,
+        charts: Vec<Result<Chart, String>>,
+    },
+    /// Facts behind a line: a run or a target, and its plan text.
+    Details {
+        summary: String,
+        facts: Vec<(String, String)>,
+        text: Option<String>,
+    },
 }
 
-fn clients(n: u32) -> String {
-    if n == 1 {
-        "1 client".into()
-    } else {
-        format!("{n} clients")
+const PER_STEP_INTRO: &str = "Throughput in each second of the measured window (one line per target and repeat: \
+    stalls and write-back show here), and the latency percentiles of one event (median over repeats).";
+
+fn section(doc: &mut Vec<Block>, s: Section) {
+    doc.push(Block::Heading(2, s.title));
+    doc.push(Block::Paragraph(s.intro));
+    for (g, t) in s.groups {
+        doc.push(Block::Heading(3, g.title().into()));
+        doc.push(Block::Table(t));
     }
+}
+
+fn run_details(run: &RunMeta) -> Block {
+    let h = &run.host;
+    Block::Details {
+        summary: format!(
+            "{}: host {}, started {}, {:?}",
+            run.dir, h.hostname, run.started, run.status
+        ),
+        facts: vec![
+            ("CPU".into(), format!("{}, {} cores", h.cpu_model, h.cores)),
+            ("memory".into(), fmt_bytes(h.memory_bytes)),
+            (
+                "kernel".into(),
+                if h.os.is_empty() {
+                    format!("Linux {}", h.kernel)
+                } else {
+                    format!("Linux {} ({})", h.kernel, h.os)
+                },
+            ),
+            ("relbench".into(), run.relbench_version.clone()),
+            ("sampler".into(), run.sampler_cost.clone()),
+            ("plan".into(), run.plan_source.clone()),
+        ],
+        text: Some(run.plan_text.clone()),
+    }
+}
+
+fn target_details(t: &TargetMeta) -> Block {
+    let mut facts: Vec<(String, String)> = t
+        .config
+        .iter()
+        .map(|(k, v)| (k.clone(), v.clone()))
+        .collect();
+    facts.push((
+        "data on".into(),
+        t.filesystem
+            .clone()
+            .unwrap_or_else(|| "not recorded".into()),
+    ));
+    Block::Details {
+        summary: format!("{}: {} {} on {}", t.name, t.engine, t.version, t.host),
+        facts,
+        text: None,
+    }
+}
+
+/// The whole report, in order.
+pub fn document(r: &Report) -> Vec<Block> {
+    let mut doc = vec![Block::Heading(1, "relbench report".into())];
+    let names: Vec<&str> = r.targets.iter().map(|t| t.name.as_str()).collect();
+    doc.push(Block::Paragraph(format!(
+        "Targets: {}. Base: {}{}.",
+        names.join(", "),
+        r.base,
+        if r.by_host() {
+            format!(" on each host ({})", r.hosts.join(", "))
+        } else {
+            String::new()
+        }
+    )));
+    for run in &r.runs {
+        if run.status != crate::results::RunStatus::Complete {
+            doc.push(Block::Note(format!(
+                "The run in {} is {:?}, not complete: steps it did not reach are missing.",
+                run.dir, run.status
+            )));
+        }
+    }
+    if !r.summary_lines.is_empty() {
+        doc.push(Block::Heading(2, "Summary".into()));
+        doc.push(Block::Summary(r.summary_lines.clone()));
+    }
+
+    // Per group: the relative table and its charts, then the absolute one.
+    let rel = relative(r);
+    let mut abs = absolute(r);
+    doc.push(Block::Heading(2, "Throughput".into()));
+    doc.push(Block::Paragraph(format!("{} {}", rel.intro, abs.intro)));
+    let mut rel_groups = rel.groups;
+    for g in Group::ALL {
+        let Some(ai) = abs.groups.iter().position(|(x, _)| *x == g) else {
+            continue;
+        };
+        doc.push(Block::Heading(3, g.title().into()));
+        if let Some(ri) = rel_groups.iter().position(|(x, _)| *x == g) {
+            doc.push(Block::Heading(4, "Relative".into()));
+            doc.push(Block::Table(rel_groups.remove(ri).1));
+            let charts = svg::relative(r, g);
+            if !charts.is_empty() {
+                doc.push(Block::Charts(charts));
+            }
+        }
+        doc.push(Block::Heading(4, "Absolute".into()));
+        doc.push(Block::Table(abs.groups.remove(ai).1));
+    }
+
+    if let Some(t) = sla(r) {
+        doc.push(Block::Heading(
+            2,
+            "Insert Benchmark: background writes and the SLA".into(),
+        ));
+        doc.push(Block::Paragraph(SLA_INTRO.into()));
+        doc.push(Block::Table(t));
+    }
+    if let Some(t) = response_times(r) {
+        doc.push(Block::Heading(2, "Insert Benchmark: response times".into()));
+        doc.push(Block::Paragraph(RESPONSE_INTRO.into()));
+        doc.push(Block::Table(t));
+    }
+    section(&mut doc, efficiency(r));
+    if let Some(c) = svg::db_size(r) {
+        doc.push(Block::Charts(vec![c]));
+    }
+    section(&mut doc, efficiency_relative(r));
+    section(&mut doc, latency(r));
+
+    doc.push(Block::Heading(2, "Per step".into()));
+    doc.push(Block::Paragraph(PER_STEP_INTRO.into()));
+    for s in svg::per_step(r) {
+        let mut charts = vec![s.rate, s.latency];
+        charts.extend(s.classes.into_iter().map(Ok));
+        doc.push(Block::Step {
+            title: s.title,
+            charts,
+        });
+    }
+    if let Some(t) = problems(r) {
+        doc.push(Block::Heading(2, "Errors and failed steps".into()));
+        doc.push(Block::Table(t));
+    }
+    doc.push(Block::Heading(2, "Runs".into()));
+    doc.extend(r.runs.iter().map(run_details));
+    doc.push(Block::Heading(2, "Targets".into()));
+    doc.extend(r.targets.iter().map(target_details));
+    doc
 }

@@ -3,8 +3,8 @@
 
 use std::fmt::Write;
 
-use super::tables::{self, Text};
-use super::{Report, Verdict};
+use super::outline::{self, Text};
+use crate::compare::{Report, Verdict};
 
 fn paint(t: &Text, width: usize, color: bool) -> String {
     let s = format!("{:>width$}", t.text);
@@ -17,7 +17,7 @@ fn paint(t: &Text, width: usize, color: bool) -> String {
 
 pub fn relative_table(r: &Report, color: bool) -> String {
     let mut out = String::new();
-    let section = tables::relative(r);
+    let section = outline::relative(r);
     if section.groups.is_empty() || r.targets.len() < 2 {
         return out;
     }
@@ -66,7 +66,8 @@ pub fn relative_table(r: &Report, color: bool) -> String {
             let _ = writeln!(out, "{}", line(cells));
         }
     }
-    for (head, details) in tables::summary_lines(r) {
+    for line in &r.summary_lines {
+        let (head, details) = (&line.head, &line.details);
         let _ = writeln!(out, "\n{head}");
         for d in details {
             let _ = writeln!(out, "  - {d}");

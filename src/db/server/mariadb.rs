@@ -6,7 +6,7 @@ use std::process::Command;
 use anyhow::Context;
 
 use super::{find_binary, Flavor, Runtime, ServerSpec};
-use crate::target::mysql::wire::{Address, Opts, WireConn};
+use crate::db::mysql::wire::{Address, Opts, WireConn};
 
 /// The database and user relbench creates and connects as.
 pub const DATABASE: &str = "sbtest";

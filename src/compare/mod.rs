@@ -1,77 +1,41 @@
-//! Reports: read one or more results directories, pick a base target, and
-//! compare every other target with it.
+//! The comparison model, computed once: read results directories, pick a
+//! base target, and compare every other target with it.
 //!
-//! [`build`] turns results into a [`Report`] (the comparison model: absolute
-//! and relative throughput, CPU per operation, a summary in words); each
-//! format renders that model and nothing else, so every format shows the
-//! same figures. The report never talks to a database.
+//! [`build`] turns results into a [`Report`]: absolute and relative
+//! throughput, costs per operation and their ratios, intervals and
+//! p-values, the Insert Benchmark's SLA rows and response-time ranges,
+//! per-second series, latency percentiles and the summary's sentences.
+//! Every format in `render` only lays out what this model holds, so every
+//! format shows the same figures, and `report.json` is this model. The
+//! comparison never talks to a database.
 
-mod charts;
-mod csv;
-mod html;
-mod json;
-mod markdown;
-pub mod stats;
-mod tables;
-mod terminal;
+mod cost;
+mod series;
+mod summary;
 
-pub use terminal::relative_table as terminal_relative_table;
+pub use cost::Cost;
+pub use series::{
+    ClassLine, DbSizeStep, Percentiles, ProblemRow, RateLine, ResponseRow, RowSeries, SlaRow,
+};
+pub use summary::SummaryLine;
 
 use std::collections::BTreeMap;
-use std::path::{Path, PathBuf};
 
 use anyhow::{bail, Context};
 use serde::Serialize;
 
+use std::path::Path;
+
+use crate::measure::stats;
+use crate::measure::units::fmt_ratio;
 use crate::metrics::host::HostFacts;
-use crate::results::{LoadedRun, RunStatus, StepKindRecord, StepMetrics, StepResult, Unit};
+use crate::results::{LoadedRun, RunStatus, StepKindRecord, StepResult, Unit};
 use crate::workload::Group;
 
 /// Throughput ratios at or below this are regressions, at or above
 /// [`FASTER`] improvements (for costs the other way round).
 pub const SLOWER: f64 = 0.95;
 pub const FASTER: f64 = 1.05;
-
-/// The report formats, by the name `--format` takes.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Format {
-    Markdown,
-    Csv,
-    Json,
-    Html,
-}
-
-impl Format {
-    pub const ALL: [Format; 4] = [Format::Markdown, Format::Csv, Format::Json, Format::Html];
-
-    pub fn parse(s: &str) -> Option<Format> {
-        match s {
-            "md" | "markdown" => Some(Format::Markdown),
-            "csv" => Some(Format::Csv),
-            "json" => Some(Format::Json),
-            "html" => Some(Format::Html),
-            _ => None,
-        }
-    }
-
-    pub fn file_name(self) -> &'static str {
-        match self {
-            Format::Markdown => "report.md",
-            Format::Csv => "report.csv",
-            Format::Json => "report.json",
-            Format::Html => "report.html",
-        }
-    }
-
-    pub fn render(self, r: &Report) -> String {
-        match self {
-            Format::Markdown => markdown::render(r),
-            Format::Csv => csv::render(r),
-            Format::Json => json::render(r),
-            Format::Html => html::render(r),
-        }
-    }
-}
 
 /// How a ratio compares with the thresholds.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
@@ -156,6 +120,8 @@ pub struct RunMeta {
     /// a share of each window: a settle of 2 ms would make two readings
     /// look like several percent of a core.
     pub sampler_us_per_reading: Option<f64>,
+    /// The same in words.
+    pub sampler_cost: String,
 }
 
 #[derive(Debug, Clone, Serialize)]
@@ -207,14 +173,14 @@ pub struct Cell {
     pub failed: Option<String>,
     /// Cost per operation by [`Cost::key`], median over repeats; a cost
     /// that was not measured is absent.
-    pub costs: BTreeMap<&'static str, f64>,
+    pub costs: BTreeMap<Cost, f64>,
     /// Target ÷ base for each cost both have (above 1 = more cost).
-    pub costs_relative: BTreeMap<&'static str, f64>,
+    pub costs_relative: BTreeMap<Cost, f64>,
     /// The rank test's p-value for each cost, with repeats on both sides.
-    pub costs_p: BTreeMap<&'static str, f64>,
+    pub costs_p: BTreeMap<Cost, f64>,
     /// Each cost per repeat, for the tests.
     #[serde(skip)]
-    pub cost_samples: BTreeMap<&'static str, Vec<f64>>,
+    pub cost_samples: BTreeMap<Cost, Vec<f64>>,
     pub p99_us: Option<f64>,
     pub errors: u64,
     /// Database size on disk after the step, and the server's peak
@@ -248,10 +214,7 @@ impl Row {
     /// The step as tables show it: `scan (warm)`, and `scan (warm) #2`
     /// the second time the sequence runs it.
     pub fn title(&self) -> String {
-        match self.occurrence {
-            1 => step_title(&self.step),
-            n => format!("{} #{n}", step_title(&self.step)),
-        }
+        row_title(&self.step, self.occurrence)
     }
 }
 
@@ -267,6 +230,8 @@ pub struct Row {
     pub unit: Unit,
     /// One per target, in [`Report::targets`] order.
     pub cells: Vec<Cell>,
+    /// Per-second throughput, latency percentiles and per-class series.
+    pub series: RowSeries,
 }
 
 /// A change of one step against the base, for the summary.
@@ -318,13 +283,24 @@ pub struct Report {
     pub hosts: Vec<String>,
     pub rows: Vec<Row>,
     pub summary: Vec<TargetSummary>,
-    /// Every step result, with the target name used in this report.
+    /// The summary in sentences, as every format prints it.
+    pub summary_lines: Vec<SummaryLine>,
+    /// The database size after each step of the first repeat.
+    pub db_size: Vec<DbSizeStep>,
+    /// The Insert Benchmark's q-steps against their background-write SLA.
+    pub sla: Vec<SlaRow>,
+    /// The Insert Benchmark's response-time ranges.
+    pub response_times: Vec<ResponseRow>,
+    /// Failed steps and errors, with the first message of each kind.
+    pub problems: Vec<ProblemRow>,
+    /// Every step result, by target index: the per-repeat measurements the
+    /// CSV lists one per line (JSON has their figures in the cells).
     #[serde(skip)]
     pub steps: Vec<(usize, StepResult)>,
-    /// For each of `steps`, which time its step label comes in the
-    /// sequence (a sequence may run `scan.warm` twice).
+    /// For each of `steps`, the index of its row in `rows` (settle steps
+    /// have none).
     #[serde(skip)]
-    pub occurrence: Vec<usize>,
+    pub step_rows: Vec<Option<usize>>,
 }
 
 impl Report {
@@ -340,42 +316,33 @@ impl Report {
     /// Target indices with the targets of one host together, hosts in
     /// order of first appearance.
     pub fn columns(&self) -> Vec<usize> {
-        let mut order: Vec<usize> = (0..self.targets.len()).collect();
-        order.sort_by_key(|&i| {
-            self.hosts
-                .iter()
-                .position(|h| *h == self.targets[i].host)
-                .unwrap_or(0)
-        });
-        order
-    }
-
-    /// The results of one row for one target, in repeat order.
-    pub fn results_of<'a>(
-        &'a self,
-        row: &'a Row,
-        ti: usize,
-    ) -> impl Iterator<Item = &'a StepResult> {
-        self.steps
-            .iter()
-            .zip(&self.occurrence)
-            .filter(move |((t, s), o)| {
-                *t == ti && s.step == row.step && s.clients == row.clients && **o == row.occurrence
-            })
-            .map(|((_, s), _)| s)
-    }
-
-    /// The row a step result belongs to.
-    pub fn row_of(&self, i: usize) -> Option<&Row> {
-        let s = &self.steps[i].1;
-        self.rows.iter().find(|r| {
-            r.step == s.step && r.clients == s.clients && r.occurrence == self.occurrence[i]
-        })
+        column_order(&self.targets, &self.hosts)
     }
 
     pub fn rows_in(&self, g: Group) -> impl Iterator<Item = &Row> {
         self.rows.iter().filter(move |r| r.group == g)
     }
+}
+
+/// `scan (warm)`, and `scan (warm) #2` the second time in the sequence.
+fn row_title(step: &str, occurrence: usize) -> String {
+    match occurrence {
+        1 => step_title(step),
+        n => format!("{} #{n}", step_title(step)),
+    }
+}
+
+/// Target indices with the targets of one host together, hosts in order
+/// of first appearance.
+fn column_order(targets: &[TargetMeta], hosts: &[String]) -> Vec<usize> {
+    let mut order: Vec<usize> = (0..targets.len()).collect();
+    order.sort_by_key(|&i| {
+        hosts
+            .iter()
+            .position(|h| *h == targets[i].host)
+            .unwrap_or(0)
+    });
+    order
 }
 
 /// Builds the comparison from loaded runs. `base` names a target, or a
@@ -458,26 +425,41 @@ pub fn build(runs: &[LoadedRun], base: Option<&str>) -> anyhow::Result<Report> {
         }
     }
     keys.sort_by_key(|k| (k.4, k.0, k.3));
+    let cols = column_order(&targets, &hosts);
     let mut rows = Vec::new();
+    let mut response_times = Vec::new();
     for (seq, step, occ, clients, group, unit) in keys {
+        // The results of this row for one target, in repeat order.
+        let results_of = |ti: usize| {
+            let mut v: Vec<&StepResult> = steps
+                .iter()
+                .zip(&occurrence)
+                .filter(|((t, s), o)| {
+                    *t == ti && s.step == step && s.clients == clients && **o == occ
+                })
+                .map(|((_, s), _)| s)
+                .collect();
+            v.sort_by_key(|s| s.repeat);
+            v
+        };
+        let ok_of = |ti: usize| results_of(ti).into_iter().filter(|s| s.failed.is_none());
         let mut cells: Vec<Cell> = (0..targets.len())
-            .map(|ti| {
-                cell(
-                    steps
-                        .iter()
-                        .zip(&occurrence)
-                        .filter(|((t, s), o)| {
-                            *t == ti && s.step == step && s.clients == clients && **o == occ
-                        })
-                        .map(|((_, s), _)| s),
-                )
-            })
+            .map(|ti| cell(results_of(ti).into_iter()))
             .collect();
         let plain = cells.clone();
         for (ti, c) in cells.iter_mut().enumerate() {
             compare(c, &plain[base_of[ti]], ti == base_of[ti]);
         }
-        rows.push(Row {
+        let series = series::row_series(&cols, ok_of);
+        let mut response = Vec::new();
+        if group == Group::Insert {
+            let title = row_title(&step, occ);
+            for &ti in &cols {
+                response.extend(series::response_rows(&title, ti, ok_of(ti)));
+            }
+        }
+        response_times.extend(response);
+        let row = Row {
             seq,
             step,
             occurrence: occ,
@@ -485,13 +467,23 @@ pub fn build(runs: &[LoadedRun], base: Option<&str>) -> anyhow::Result<Report> {
             clients,
             unit,
             cells,
-        });
+            series,
+        };
+        rows.push(row);
     }
+    let step_rows: Vec<Option<usize>> = steps
+        .iter()
+        .zip(&occurrence)
+        .map(|((_, s), o)| {
+            rows.iter()
+                .position(|r| r.step == s.step && r.clients == s.clients && r.occurrence == *o)
+        })
+        .collect();
 
-    let summary = (0..targets.len())
+    let summary: Vec<TargetSummary> = (0..targets.len())
         .filter(|&ti| base_of[ti] != ti)
         .map(|ti| {
-            summarise(
+            summary::summarise(
                 &targets[ti].name,
                 &targets[base_of[ti]].name,
                 ti,
@@ -518,19 +510,29 @@ pub fn build(runs: &[LoadedRun], base: Option<&str>) -> anyhow::Result<Report> {
                 .filter(|c| c.samples > 0)
                 .map(|c| c.cpu_secs * 1e6 / f64::from(c.samples))
                 .reduce(f64::max),
+            sampler_cost: String::new(),
             host: r.info.host.clone(),
+        })
+        .map(|mut m: RunMeta| {
+            m.sampler_cost = sampler_cost(m.sampler_us_per_reading);
+            m
         })
         .collect();
     Ok(Report {
         base,
         runs,
+        summary_lines: summary::lines(&summary),
+        db_size: series::db_size(targets.len(), &steps),
+        sla: series::sla_rows(&steps),
+        response_times,
+        problems: series::problems(&steps),
         targets,
         base_of,
         hosts,
         rows,
         summary,
         steps,
-        occurrence,
+        step_rows,
     })
 }
 
@@ -667,11 +669,11 @@ fn cell<'a>(results: impl Iterator<Item = &'a StepResult>) -> Cell {
     results.sort_by_key(|s| s.repeat);
     let ok: Vec<&&StepResult> = results.iter().filter(|s| s.failed.is_none()).collect();
     let throughputs: Vec<f64> = ok.iter().map(|s| s.throughput).collect();
-    let cost_samples: BTreeMap<&'static str, Vec<f64>> = COSTS
+    let cost_samples: BTreeMap<Cost, Vec<f64>> = Cost::ALL
         .iter()
-        .filter_map(|k| {
-            let v: Vec<f64> = ok.iter().filter_map(|s| (k.get)(&s.metrics)).collect();
-            (!v.is_empty()).then_some((k.key, v))
+        .filter_map(|&k| {
+            let v: Vec<f64> = ok.iter().filter_map(|s| k.of(&s.metrics)).collect();
+            (!v.is_empty()).then_some((k, v))
         })
         .collect();
     let costs = cost_samples
@@ -719,12 +721,12 @@ fn cell<'a>(results: impl Iterator<Item = &'a StepResult>) -> Cell {
 fn compare(c: &mut Cell, base: &Cell, is_base: bool) {
     c.relative = ratio(c.throughput, base.throughput);
     c.base_sla_missed = !is_base && base.sla_missed.is_some();
-    c.costs_relative = COSTS
+    c.costs_relative = Cost::ALL
         .iter()
         .filter_map(|k| {
             Some((
-                k.key,
-                ratio(c.costs.get(k.key).copied(), base.costs.get(k.key).copied())?,
+                *k,
+                ratio(c.costs.get(k).copied(), base.costs.get(k).copied())?,
             ))
         })
         .collect();
@@ -751,94 +753,11 @@ fn compare(c: &mut Cell, base: &Cell, is_base: bool) {
         .collect();
 }
 
-/// One cost per operation the report compares.
-pub struct Cost {
-    /// Name in JSON and CSV.
-    pub key: &'static str,
-    /// Column heading.
-    pub title: &'static str,
-    /// The smallest difference between two targets that counts as a
-    /// change when the summary explains one: below it, a ratio of two
-    /// tiny figures (0.02 against 0.01 KiB read per query) is noise.
-    pub floor: f64,
-    pub get: fn(&StepMetrics) -> Option<f64>,
-}
-
-/// The costs, in the order of the efficiency tables.
-pub const COSTS: [Cost; 8] = [
-    Cost {
-        key: "cpu_us",
-        title: "CPU µs",
-        floor: 0.5,
-        get: |m| m.cpu_us_per_op,
-    },
-    Cost {
-        key: "server_cpu_us",
-        title: "server µs",
-        floor: 0.5,
-        get: |m| m.server_cpu_us_per_op,
-    },
-    Cost {
-        key: "client_cpu_us",
-        title: "client µs",
-        floor: 0.5,
-        get: |m| m.client_cpu_us_per_op,
-    },
-    Cost {
-        key: "cs",
-        title: "cs",
-        floor: 0.1,
-        get: |m| m.cs_per_op,
-    },
-    Cost {
-        key: "reads",
-        title: "reads",
-        floor: 0.01,
-        get: |m| m.reads_per_op,
-    },
-    Cost {
-        key: "read_kb",
-        title: "read KiB",
-        floor: 0.1,
-        get: |m| m.read_kb_per_op,
-    },
-    Cost {
-        key: "writes",
-        title: "writes",
-        floor: 0.01,
-        get: |m| m.writes_per_op,
-    },
-    Cost {
-        key: "write_kb",
-        title: "write KiB",
-        floor: 0.1,
-        get: |m| m.write_kb_per_op,
-    },
-];
-
-/// The machine-wide costs that explain a change (server and client CPU
-/// are parts of `cpu_us`; request counts go with their KiB).
-const EXPLAINING: [&str; 4] = ["cpu_us", "cs", "read_kb", "write_kb"];
-
-fn cost(key: &str) -> &'static Cost {
-    COSTS.iter().find(|c| c.key == key).expect("a known cost")
-}
-
-fn short(key: &str) -> &'static str {
-    match key {
-        "cpu_us" => "CPU/op",
-        "cs" => "cs/op",
-        "read_kb" => "read KiB/op",
-        "write_kb" => "write KiB/op",
-        _ => cost(key).title,
-    }
-}
-
 /// Names the per-operation costs behind a change, from what was measured:
 /// for a regression the costs that grew past the threshold, for a win the
 /// ones that shrank, largest change first.
 fn explain(relative: f64, c: &Cell, base: &Cell) -> String {
-    let measured: Vec<(&str, f64)> = EXPLAINING
+    let measured: Vec<(Cost, f64)> = Cost::EXPLAINING
         .iter()
         .filter_map(|k| Some((*k, *c.costs_relative.get(k)?)))
         .collect();
@@ -846,7 +765,7 @@ fn explain(relative: f64, c: &Cell, base: &Cell) -> String {
         return "cost per operation not measured".into();
     }
     let v = verdict(relative);
-    let mut moved: Vec<(&str, f64)> = measured
+    let mut moved: Vec<(Cost, f64)> = measured
         .iter()
         .copied()
         .filter(|(k, r)| {
@@ -854,7 +773,7 @@ fn explain(relative: f64, c: &Cell, base: &Cell) -> String {
                 - base.costs.get(k).copied().unwrap_or(0.0))
             .abs();
             let cv = judged(cost_verdict(*r), c.costs_p.get(k).copied());
-            diff >= cost(k).floor
+            diff >= k.floor()
                 && match v {
                     Verdict::Worse => cv == Verdict::Worse,
                     Verdict::Better => cv == Verdict::Better,
@@ -863,17 +782,17 @@ fn explain(relative: f64, c: &Cell, base: &Cell) -> String {
         })
         .collect();
     moved.sort_by(|a, b| b.1.ln().abs().total_cmp(&a.1.ln().abs()));
-    let list = |m: &[(&str, f64)]| {
+    let list = |m: &[(Cost, f64)]| {
         m.iter()
             .take(3)
-            .map(|(k, r)| format!("{} ×{}", short(k), fmt_ratio(*r)))
+            .map(|(k, r)| format!("{} ×{}", k.short(), fmt_ratio(*r)))
             .collect::<Vec<_>>()
             .join(", ")
     };
-    let cpu = |m: &[(&str, f64)]| m.iter().any(|(k, _)| *k == "cpu_us");
+    let cpu = |m: &[(Cost, f64)]| m.iter().any(|(k, _)| *k == Cost::CpuUs);
     match v {
         Verdict::Worse if moved.is_empty() => {
-            let cpu = measured.iter().find(|(k, _)| *k == "cpu_us");
+            let cpu = measured.iter().find(|(k, _)| *k == Cost::CpuUs);
             match cpu {
                 Some((_, r)) => format!(
                     "CPU/op ×{r:.2}, and no cost per operation grew: more time spent waiting"
@@ -890,129 +809,9 @@ fn explain(relative: f64, c: &Cell, base: &Cell) -> String {
     }
 }
 
-fn summarise(
-    name: &str,
-    base_name: &str,
-    ti: usize,
-    base: usize,
-    rows: &[Row],
-    steps: &[(usize, StepResult)],
-) -> TargetSummary {
-    let unjudged = rows
-        .iter()
-        .filter(|r| {
-            let c = &r.cells[ti];
-            c.relative.is_some() && (c.sla_missed.is_some() || c.base_sla_missed)
-        })
-        .count();
-    let mut changes: Vec<(Verdict, Change)> = rows
-        .iter()
-        .filter_map(|r| {
-            let c = &r.cells[ti];
-            if c.sla_missed.is_some() || c.base_sla_missed {
-                return None;
-            }
-            let rel = c.relative?;
-            let v = c.verdict()?;
-            Some((
-                v,
-                Change {
-                    step: r.title(),
-                    clients: r.clients,
-                    relative: rel,
-                    explanation: explain(rel, c, &r.cells[base]),
-                },
-            ))
-        })
-        .collect();
-    let count = |v: Verdict| changes.iter().filter(|c| c.0 == v).count();
-    let (slower, faster, same, unsure) = (
-        count(Verdict::Worse),
-        count(Verdict::Better),
-        count(Verdict::Same),
-        count(Verdict::Unsure),
-    );
-    changes.sort_by(|a, b| a.1.relative.total_cmp(&b.1.relative));
-    let of = |v: Verdict| -> Vec<Change> {
-        changes
-            .iter()
-            .filter(|c| c.0 == v)
-            .map(|c| c.1.clone())
-            .collect()
-    };
-    let failed = steps
-        .iter()
-        .filter(|(t, s)| *t == ti && s.failed.is_some())
-        .map(|(_, s)| format!("{} c{} (repeat {})", s.step, s.clients, s.repeat))
-        .collect();
-    let mut wins = of(Verdict::Better);
-    wins.reverse();
-    let sla_failed = rows
-        .iter()
-        .filter_map(|r| {
-            let m = r.cells[ti].sla_missed?;
-            Some(format!(
-                "{} ({:.0}% of the target insert rate)",
-                r.title(),
-                m * 100.0
-            ))
-        })
-        .collect();
-    TargetSummary {
-        target: name.to_string(),
-        base: base_name.to_string(),
-        compared: changes.len(),
-        slower,
-        faster,
-        same,
-        unsure,
-        unjudged,
-        worst: changes.first().map(|c| c.1.clone()),
-        best: changes.last().map(|c| c.1.clone()),
-        regressions: of(Verdict::Worse),
-        wins,
-        failed,
-        sla_failed,
-    }
-}
-
-/// Reads the directories, builds the report and writes each format into
-/// `out`. Returns the files written.
-pub fn write(
-    dirs: &[PathBuf],
-    base: Option<&str>,
-    out: &Path,
-    formats: &[Format],
-) -> anyhow::Result<(Report, Vec<PathBuf>)> {
-    let runs = dirs
-        .iter()
-        .map(|d| crate::results::load_run(d))
-        .collect::<anyhow::Result<Vec<_>>>()?;
-    let report = build(&runs, base)?;
-    std::fs::create_dir_all(out).with_context(|| format!("creating {}", out.display()))?;
-    let mut written = Vec::new();
-    if formats.contains(&Format::Markdown) {
-        // The Markdown links its charts as files beside it.
-        let dir = out.join(markdown::CHARTS_DIR);
-        std::fs::create_dir_all(&dir).with_context(|| format!("creating {}", dir.display()))?;
-        for c in charts::all(&report) {
-            let path = dir.join(&c.file);
-            std::fs::write(&path, &c.svg).with_context(|| format!("writing {}", path.display()))?;
-        }
-        written.push(dir);
-    }
-    for f in formats {
-        let path = out.join(f.file_name());
-        std::fs::write(&path, f.render(&report))
-            .with_context(|| format!("writing {}", path.display()))?;
-        written.push(path);
-    }
-    Ok((report, written))
-}
-
 /// The sampler's cost over a run, in words.
-fn sampler_cost(run: &RunMeta) -> String {
-    match run.sampler_us_per_reading {
+fn sampler_cost(us_per_reading: Option<f64>) -> String {
+    match us_per_reading {
         Some(us) => format!(
             "the sampler used at most {us:.0} µs of CPU per reading, {:.3}% of one core at one reading a second",
             us / 1e4
@@ -1046,55 +845,6 @@ pub fn step_title(step: &str) -> String {
     }
 }
 
-/// Throughput with thousands separators (two decimals below 100).
-pub fn fmt_throughput(v: f64) -> String {
-    if v < 100.0 {
-        return format!("{v:.2}");
-    }
-    let s = format!("{:.0}", v);
-    let mut out = String::new();
-    for (i, ch) in s.chars().enumerate() {
-        if i > 0 && (s.len() - i) % 3 == 0 {
-            out.push(',');
-        }
-        out.push(ch);
-    }
-    out
-}
-
-/// A ratio of costs: two decimals, or two significant digits below 0.1
-/// (a cost that fell 250-fold is ×0.0040, not ×0.00).
-pub fn fmt_ratio(r: f64) -> String {
-    if r >= 0.1 || r == 0.0 {
-        format!("{r:.2}")
-    } else {
-        let digits = (1 - r.log10().floor() as i32).clamp(2, 6) as usize;
-        format!("{r:.digits$}")
-    }
-}
-
-/// A latency in µs, in the unit that reads best.
-pub fn fmt_latency(us: f64) -> String {
-    if us < 1000.0 {
-        format!("{us:.0} µs")
-    } else if us < 1_000_000.0 {
-        format!("{:.2} ms", us / 1000.0)
-    } else {
-        format!("{:.2} s", us / 1e6)
-    }
-}
-
-pub fn fmt_bytes(b: u64) -> String {
-    let b = b as f64;
-    if b < 1024.0 * 1024.0 {
-        format!("{:.0} KiB", b / 1024.0)
-    } else if b < 1024.0 * 1024.0 * 1024.0 {
-        format!("{:.1} MiB", b / 1024.0 / 1024.0)
-    } else {
-        format!("{:.2} GiB", b / 1024.0 / 1024.0 / 1024.0)
-    }
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -1125,7 +875,7 @@ mod tests {
         assert_eq!(median(&mut []), None);
     }
 
-    fn cell_with(costs: &[(&'static str, f64)], base: &[(&'static str, f64)]) -> (Cell, Cell) {
+    fn cell_with(costs: &[(Cost, f64)], base: &[(Cost, f64)]) -> (Cell, Cell) {
         let b = Cell {
             costs: base.iter().copied().collect(),
             ..Cell::default()
@@ -1145,21 +895,21 @@ mod tests {
     #[test]
     fn regressions_are_explained_by_the_cost_that_grew() {
         let (c, b) = cell_with(
-            &[("cpu_us", 137.0), ("cs", 2.0)],
-            &[("cpu_us", 100.0), ("cs", 2.0)],
+            &[(Cost::CpuUs, 137.0), (Cost::Cs, 2.0)],
+            &[(Cost::CpuUs, 100.0), (Cost::Cs, 2.0)],
         );
         assert_eq!(explain(0.77, &c, &b), "CPU/op ×1.37: new CPU overhead");
         let (c, b) = cell_with(
-            &[("cpu_us", 100.0), ("cs", 2.0)],
-            &[("cpu_us", 100.0), ("cs", 2.0)],
+            &[(Cost::CpuUs, 100.0), (Cost::Cs, 2.0)],
+            &[(Cost::CpuUs, 100.0), (Cost::Cs, 2.0)],
         );
         assert_eq!(
             explain(0.5, &c, &b),
             "CPU/op ×1.00, and no cost per operation grew: more time spent waiting"
         );
         let (c, b) = cell_with(
-            &[("read_kb", 32.0), ("cpu_us", 101.0)],
-            &[("read_kb", 16.0), ("cpu_us", 100.0)],
+            &[(Cost::ReadKb, 32.0), (Cost::CpuUs, 101.0)],
+            &[(Cost::ReadKb, 16.0), (Cost::CpuUs, 100.0)],
         );
         assert_eq!(
             explain(0.6, &c, &b),
@@ -1174,8 +924,8 @@ mod tests {
     #[test]
     fn wins_name_the_costs_that_shrank_largest_first() {
         let (c, b) = cell_with(
-            &[("cpu_us", 99.0), ("cs", 6.0), ("read_kb", 7.0)],
-            &[("cpu_us", 100.0), ("cs", 10.0), ("read_kb", 10.0)],
+            &[(Cost::CpuUs, 99.0), (Cost::Cs, 6.0), (Cost::ReadKb, 7.0)],
+            &[(Cost::CpuUs, 100.0), (Cost::Cs, 10.0), (Cost::ReadKb, 10.0)],
         );
         assert_eq!(
             explain(1.5, &c, &b),
@@ -1187,8 +937,8 @@ mod tests {
     fn tiny_costs_do_not_explain_anything() {
         // 0.02 against 0.01 KiB per query doubles, but is noise.
         let (c, b) = cell_with(
-            &[("cpu_us", 50.0), ("read_kb", 0.02)],
-            &[("cpu_us", 50.0), ("read_kb", 0.01)],
+            &[(Cost::CpuUs, 50.0), (Cost::ReadKb, 0.02)],
+            &[(Cost::CpuUs, 50.0), (Cost::ReadKb, 0.01)],
         );
         assert_eq!(
             explain(0.8, &c, &b),
@@ -1197,15 +947,7 @@ mod tests {
     }
 
     #[test]
-    fn numbers_read_well() {
-        assert_eq!(fmt_throughput(1234567.4), "1,234,567");
-        assert_eq!(fmt_throughput(999.6), "1,000");
-        assert_eq!(fmt_throughput(12.345), "12.35");
-        assert_eq!(fmt_latency(250.0), "250 µs");
-        assert_eq!(fmt_ratio(1.3712), "1.37");
-        assert_eq!(fmt_ratio(0.004), "0.0040");
-        assert_eq!(fmt_ratio(0.0123), "0.012");
-        assert_eq!(fmt_latency(2500.0), "2.50 ms");
+    fn step_titles_split_the_tag() {
         assert_eq!(step_title("scan.warm"), "scan (warm)");
         assert_eq!(step_title("l.i0"), "l.i0");
         assert_eq!(step_title("l.i1.again"), "l.i1 (again)");

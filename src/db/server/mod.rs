@@ -21,8 +21,8 @@ use std::time::{Duration, Instant};
 use anyhow::{bail, Context};
 
 /// The managed-server half for an engine.
-pub fn flavor_for(engine: crate::target::EngineKind) -> anyhow::Result<Box<dyn Flavor>> {
-    use crate::target::EngineKind;
+pub fn flavor_for(engine: crate::db::EngineKind) -> anyhow::Result<Box<dyn Flavor>> {
+    use crate::db::EngineKind;
     match engine {
         EngineKind::Mysql | EngineKind::Mariadb => Ok(Box::new(mariadb::MariaDb)),
         EngineKind::Postgres => Ok(Box::new(postgres::Postgres)),

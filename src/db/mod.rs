@@ -15,6 +15,7 @@ pub mod sqlite;
 pub mod stream;
 pub mod url;
 
+pub use crate::measure::ErrorKind;
 use std::collections::BTreeMap;
 use std::fmt;
 use std::path::PathBuf;
@@ -114,46 +115,6 @@ pub enum Param<'a> {
 /// A statement prepared on one connection.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct Stmt(pub usize);
-
-/// What kind of failure a statement met; the engine counts errors by kind and
-/// decides from it whether the connection is still usable.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Serialize, Deserialize)]
-#[serde(rename_all = "kebab-case")]
-pub enum ErrorKind {
-    /// Lock wait timed out or the database was busy.
-    Busy,
-    /// The engine chose this transaction as a deadlock victim.
-    Deadlock,
-    /// A unique or other constraint was violated.
-    Constraint,
-    /// The connection is gone (server crashed, network); the client stops.
-    Connection,
-    /// The disk is full.
-    DiskFull,
-    /// Anything else the engine reported.
-    Other,
-    /// The statement ran but returned the wrong number of rows.
-    WrongResult,
-}
-
-impl ErrorKind {
-    pub fn name(self) -> &'static str {
-        match self {
-            Self::Busy => "busy",
-            Self::Deadlock => "deadlock",
-            Self::Constraint => "constraint",
-            Self::Connection => "connection",
-            Self::DiskFull => "disk-full",
-            Self::Other => "other",
-            Self::WrongResult => "wrong-result",
-        }
-    }
-
-    /// Errors after which the connection cannot be used any more.
-    pub fn is_fatal(self) -> bool {
-        matches!(self, Self::Connection | Self::DiskFull)
-    }
-}
 
 /// An error from the database, with the engine's own message.
 #[derive(Debug, Clone, thiserror::Error)]

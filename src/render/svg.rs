@@ -1,4 +1,5 @@
-//! Charts as SVG text, drawn from the comparison model: the HTML page
+//! Charts as SVG text, drawn from the comparison model (which holds every
+//! figure a chart shows; this file only places them): the HTML page
 //! inlines them and the Markdown links them as files written beside it.
 //! Plain SVG elements only (no script, no fonts to fetch), so a chart reads
 //! the same offline, in a browser, or pasted into an issue.
@@ -8,9 +9,9 @@
 
 use std::fmt::Write;
 
-use super::html::escape;
-use super::{fmt_bytes, fmt_latency, median, step_title, Report, Row};
-use crate::results::StepResult;
+use super::escape::escape;
+use crate::compare::{median, step_title, ClassLine, Report, Row};
+use crate::measure::units::{fmt_bytes, fmt_latency};
 use crate::workload::Group;
 
 /// One colour per target, in report order; chosen to be told apart in
@@ -374,31 +375,15 @@ fn relative_bars(
 /// The database size after each step of the first repeat, per target.
 pub fn db_size(r: &Report) -> Option<Chart> {
     let cols = r.columns();
-    // The sequence: (seq, label, clients), in run order.
-    let mut seq: Vec<(usize, String, u32)> = Vec::new();
-    for (_, s) in &r.steps {
-        if s.repeat == 1 && !seq.iter().any(|k| k.0 == s.seq && k.2 == s.clients) {
-            seq.push((s.seq, s.step.clone(), s.clients));
-        }
-    }
-    seq.sort();
-    let size = |ti: usize, k: &(usize, String, u32)| {
-        r.steps
-            .iter()
-            .find(|(t, s)| *t == ti && s.repeat == 1 && s.seq == k.0 && s.clients == k.2)
-            .and_then(|(_, s)| s.metrics.db_bytes_after)
-    };
-    let max = cols
-        .iter()
-        .flat_map(|&ti| seq.iter().filter_map(move |k| size(ti, k)))
-        .max()?;
-    let mib = max as f64 / 1048576.0;
+    let seq = &r.db_size;
+    let max = seq.iter().flat_map(|k| k.bytes.iter().flatten()).max()?;
+    let mib = *max as f64 / 1048576.0;
     let top = nice_ceiling(mib * 1.05);
     let (bw, gap) = (8.0, 10.0);
     let cluster = bw * cols.len() as f64;
     let labels: Vec<String> = seq
         .iter()
-        .map(|k| format!("{} c{}", step_title(&k.1), k.2))
+        .map(|k| format!("{} c{}", step_title(&k.step), k.clients))
         .collect();
     let (left, bottom) = label_margins(&labels, cluster, 52.0);
     let (right, top_m, plot_h) = (12.0, 46.0, 160.0);
@@ -410,13 +395,13 @@ pub fn db_size(r: &Report) -> Option<Chart> {
     for (si, k) in seq.iter().enumerate() {
         let x0 = left + gap / 2.0 + si as f64 * (cluster + gap);
         for (j, &ti) in cols.iter().enumerate() {
-            if let Some(b) = size(ti, k) {
+            if let Some(b) = k.bytes[ti] {
                 let v = b as f64 / 1048576.0;
                 let tip = format!(
                     "{} after {} c{}: {}",
                     r.targets[ti].name,
-                    step_title(&k.1),
-                    k.2,
+                    step_title(&k.step),
+                    k.clients,
                     fmt_bytes(b)
                 );
                 svg.bar(
@@ -439,35 +424,11 @@ pub fn db_size(r: &Report) -> Option<Chart> {
     })
 }
 
-/// A step result's throughput in each second of its window. The last
-/// second is usually partial, so it is scaled by the part it covers;
-/// rows per event turn events into the step's unit.
-fn rate_series(s: &StepResult) -> Vec<(f64, f64)> {
-    let n = s.per_second.len();
-    if n == 0 || s.events == 0 {
-        return Vec::new();
-    }
-    let per_event = s.throughput * s.secs / s.events as f64;
-    s.per_second
-        .iter()
-        .enumerate()
-        .filter_map(|(i, &c)| {
-            let covered = (s.secs - i as f64).clamp(0.0, 1.0);
-            // A sliver of a second says more about timer placement than
-            // about the server.
-            // Plotted at the middle of the second it covers.
-            (covered >= 0.5).then(|| (i as f64 + covered / 2.0, c as f64 * per_event / covered))
-        })
-        .collect()
-}
-
 /// Per row: throughput per second over the window (one line per target
 /// and repeat) and the latency percentiles (one bar per target).
 pub fn per_step(r: &Report) -> Vec<StepCharts> {
-    let cols = r.columns();
     let mut out = Vec::new();
     for row in &r.rows {
-        let results = |ti: usize| r.results_of(row, ti).filter(|s| s.failed.is_none());
         let name = format!("step-{:02}-{}-c{}", row.seq, slug(&row.step), row.clients);
         let title = format!(
             "{}, {} client{}",
@@ -476,37 +437,24 @@ pub fn per_step(r: &Report) -> Vec<StepCharts> {
             if row.clients == 1 { "" } else { "s" }
         );
         out.push(StepCharts {
-            rate: rate_chart(r, row, &cols, &results, &name),
-            latency: latency_chart(r, row, &cols, &results, &name),
-            classes: class_charts(r, row, &cols, &results, &name),
+            rate: rate_chart(r, row, &name),
+            latency: latency_chart(r, row, &name),
+            classes: class_charts(r, row, &name),
             title,
         });
     }
     out
 }
 
-fn rate_chart<'a, I: Iterator<Item = &'a StepResult>>(
-    r: &Report,
-    row: &Row,
-    cols: &[usize],
-    results: &impl Fn(usize) -> I,
-    name: &str,
-) -> Result<Chart, String> {
-    let series: Vec<(usize, Vec<(f64, f64)>)> = cols
-        .iter()
-        .flat_map(|&ti| results(ti).map(move |s| (ti, rate_series(s))))
-        .filter(|(_, v)| v.len() >= 2)
-        .collect();
+fn rate_chart(r: &Report, row: &Row, name: &str) -> Result<Chart, String> {
+    let series = &row.series.rates;
     if series.is_empty() {
         return Err("the window was under 2 s: no per-second series to draw".into());
     }
-    let t_max = cols
-        .iter()
-        .flat_map(|&ti| results(ti).map(|s| s.secs))
-        .fold(1.0, f64::max);
+    let t_max = row.series.secs;
     let v_max = series
         .iter()
-        .flat_map(|(_, v)| v.iter().map(|p| p.1))
+        .flat_map(|l| l.points.iter().map(|p| p.1))
         .fold(0.0, f64::max);
     let top = nice_ceiling(v_max * 1.05);
     let (left, right, top_m, plot_h, bottom, w) = (48.0, 10.0, 42.0, 120.0, 22.0, 340.0);
@@ -517,12 +465,13 @@ fn rate_chart<'a, I: Iterator<Item = &'a StepResult>>(
     let tick_list: Vec<(f64, String)> = ticks(top).into_iter().map(|t| (t, fmt_tick(t))).collect();
     svg.y_axis(left, w - right, &tick_list, y);
     let mut shown: Vec<usize> = Vec::new();
-    for (ti, points) in &series {
-        if !shown.contains(ti) {
-            shown.push(*ti);
+    for line in series {
+        let ti = line.target;
+        if !shown.contains(&ti) {
+            shown.push(ti);
         }
-        let pts: Vec<(f64, f64)> = points.iter().map(|(t, v)| (x(*t), y(*v))).collect();
-        svg.polyline(&pts, colour(*ti), "", &r.targets[*ti].name);
+        let pts: Vec<(f64, f64)> = line.points.iter().map(|(t, v)| (x(*t), y(*v))).collect();
+        svg.polyline(&pts, colour(ti), "", &r.targets[ti].name);
     }
     svg.legend(
         left,
@@ -547,35 +496,13 @@ fn rate_chart<'a, I: Iterator<Item = &'a StepResult>>(
     })
 }
 
-fn latency_chart<'a, I: Iterator<Item = &'a StepResult>>(
-    r: &Report,
-    row: &Row,
-    cols: &[usize],
-    results: &impl Fn(usize) -> I,
-    name: &str,
-) -> Result<Chart, String> {
+fn latency_chart(r: &Report, row: &Row, name: &str) -> Result<Chart, String> {
     const PCTS: [&str; 4] = ["p50", "p95", "p99", "max"];
-    // Per target, each percentile's median over the repeats.
-    let figures: Vec<(usize, [f64; 4])> = cols
+    let figures: Vec<(usize, [f64; 4])> = row
+        .series
+        .latency
         .iter()
-        .filter_map(|&ti| {
-            let lats: Vec<_> = results(ti).filter_map(|s| s.latency.get("event")).collect();
-            if lats.is_empty() {
-                return None;
-            }
-            let pick = |f: fn(&crate::engine::LatencySummary) -> f64| {
-                median(&mut lats.iter().map(|l| f(l)).collect::<Vec<_>>()).unwrap_or(0.0)
-            };
-            Some((
-                ti,
-                [
-                    pick(|l| l.p50_us),
-                    pick(|l| l.p95_us),
-                    pick(|l| l.p99_us),
-                    pick(|l| l.max_us),
-                ],
-            ))
-        })
+        .map(|(ti, p)| (*ti, [p.p50_us, p.p95_us, p.p99_us, p.max_us]))
         .collect();
     if figures.is_empty() {
         return Err("no latency was recorded".into());
@@ -645,62 +572,15 @@ fn dash(class: &str) -> &'static str {
     }
 }
 
-/// One target's statement class over a step: (target, class, rate per
-/// second, slowest response per second).
-type ClassLine = (usize, String, Vec<(f64, f64)>, Vec<(f64, f64)>);
-
 /// Per Insert Benchmark step: rows (or queries) per second per class, and
 /// the slowest response in each second (log scale), for the first repeat
 /// of each target. Solid: inserts, dashed: deletes, dotted: queries.
-fn class_charts<'a, I: Iterator<Item = &'a StepResult>>(
-    r: &Report,
-    row: &Row,
-    cols: &[usize],
-    results: &impl Fn(usize) -> I,
-    name: &str,
-) -> Vec<Chart> {
-    let mut lines: Vec<ClassLine> = Vec::new();
-    for &ti in cols {
-        let Some(s) = results(ti).next() else {
-            continue;
-        };
-        // A write statement is a batch of rows: the load steps' event, or
-        // the q-steps' background batch.
-        let batch = s
-            .notes
-            .get("rows_per_commit")
-            .and_then(|v| v.parse::<f64>().ok())
-            .or(s.rows_per_event.map(|n| n as f64))
-            .unwrap_or(1.0);
-        for (class, series) in &s.class_seconds {
-            let per = if class == "insert" || class == "delete" {
-                batch
-            } else {
-                1.0
-            };
-            let mut rate = Vec::new();
-            let mut max = Vec::new();
-            for (i, x) in series.iter().enumerate() {
-                let covered = (s.secs - i as f64).clamp(0.0, 1.0);
-                if covered < 0.5 {
-                    continue;
-                }
-                let t = i as f64 + covered / 2.0;
-                rate.push((t, x.n as f64 * per / covered));
-                if x.n > 0 {
-                    max.push((t, x.max_us));
-                }
-            }
-            lines.push((ti, class.clone(), rate, max));
-        }
-    }
-    if lines.iter().all(|l| l.2.len() < 2) {
+fn class_charts(r: &Report, row: &Row, name: &str) -> Vec<Chart> {
+    let lines = &row.series.classes;
+    if lines.is_empty() {
         return Vec::new();
     }
-    let t_max = cols
-        .iter()
-        .flat_map(|&ti| results(ti).next().map(|s| s.secs))
-        .fold(1.0, f64::max);
+    let t_max = row.series.class_secs;
     let (left, right, top_m, plot_h, bottom, w) = (54.0, 10.0, 42.0, 120.0, 22.0, 340.0);
     let x = |t: f64| left + t / t_max * (w - left - right);
     let draw =
@@ -739,15 +619,15 @@ fn class_charts<'a, I: Iterator<Item = &'a StepResult>>(
             };
             svg.y_axis(left, w - right, &tick_list, y);
             let mut legend: Vec<(String, &str)> = Vec::new();
-            for l in &lines {
+            for l in lines {
                 let pts: Vec<(f64, f64)> = pick(l).iter().map(|(t, v)| (x(*t), y(*v))).collect();
                 if pts.is_empty() {
                     continue;
                 }
-                let tip = format!("{} {}", r.targets[l.0].name, l.1);
-                svg.polyline(&pts, colour(l.0), dash(&l.1), &tip);
-                if !legend.iter().any(|(n, _)| *n == r.targets[l.0].name) {
-                    legend.push((r.targets[l.0].name.clone(), colour(l.0)));
+                let tip = format!("{} {}", r.targets[l.target].name, l.class);
+                svg.polyline(&pts, colour(l.target), dash(&l.class), &tip);
+                if !legend.iter().any(|(n, _)| *n == r.targets[l.target].name) {
+                    legend.push((r.targets[l.target].name.clone(), colour(l.target)));
                 }
             }
             svg.legend(left, &legend);
@@ -783,8 +663,8 @@ fn class_charts<'a, I: Iterator<Item = &'a StepResult>>(
             format!("{name}-classes.svg"),
             false,
             &|l| {
-                if l.1 == "insert" || l.1 == "delete" {
-                    &l.2
+                if l.class == "insert" || l.class == "delete" {
+                    &l.rate
                 } else {
                     &[]
                 }
@@ -794,7 +674,7 @@ fn class_charts<'a, I: Iterator<Item = &'a StepResult>>(
             format!("{}: slowest response per second (log)", row_label(r, row)),
             format!("{name}-max.svg"),
             true,
-            &|l| &l.3,
+            &|l| &l.max_us,
         ),
     ]
 }

@@ -9,7 +9,7 @@ use std::process::Command;
 use anyhow::Context;
 
 use super::{find_binary, Flavor, Runtime, ServerSpec};
-use crate::target::postgres::wire::{Address, Opts, WireConn};
+use crate::db::postgres::wire::{Address, Opts, WireConn};
 
 pub const DATABASE: &str = "sbtest";
 /// The superuser initdb creates; local connections are trusted.

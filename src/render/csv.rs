@@ -1,11 +1,12 @@
 //! CSV: one row per target × step × clients × repeat, every figure a column,
-//! for spreadsheets and notebooks. Relative columns divide by the base's
-//! median for the same step and client count. A figure that was not
-//! measured is an empty field, never 0.
+//! for spreadsheets and notebooks. The relative columns are the tables'
+//! ratios (the target's median over repeats ÷ its base's), so a spreadsheet
+//! and the report agree; each line's own figures are in the absolute
+//! columns. A figure that was not measured is an empty field, never 0.
 
 use std::fmt::Write;
 
-use super::{ratio, Report, COSTS};
+use crate::compare::{Cost, Report};
 
 /// Quotes a field when it holds a separator, a quote or a line break.
 fn field(s: &str) -> String {
@@ -25,8 +26,7 @@ pub fn render(r: &Report) -> String {
     for (i, (ti, s)) in r.steps.iter().enumerate() {
         let t = &r.targets[*ti];
         let run = &r.runs[t.run];
-        let row = r.row_of(i);
-        let base_cell = row.map(|row| &row.cells[r.base_of[*ti]]);
+        let cell = r.step_rows[i].map(|row| &r.rows[row].cells[*ti]);
         let ok = s.failed.is_none();
         let tput = ok.then_some(s.throughput);
         let lat = s.latency.get("event");
@@ -56,16 +56,13 @@ pub fn render(r: &Report) -> String {
             ("failed_events".into(), s.failed_events.to_string()),
             ("errors".into(), s.errors.values().sum::<u64>().to_string()),
             ("throughput".into(), opt(tput.map(|v| format!("{v:.2}")))),
-            (
-                "relative".into(),
-                f4(ratio(tput, base_cell.and_then(|c| c.throughput))),
-            ),
+            ("relative".into(), f4(cell.and_then(|c| c.relative))),
         ];
-        for c in &COSTS {
-            let v = ok.then(|| (c.get)(m)).flatten();
-            cols.push((format!("{}_per_op", c.key), f4(v)));
-            let b = base_cell.and_then(|b| b.costs.get(c.key).copied());
-            cols.push((format!("{}_per_op_relative", c.key), f4(ratio(v, b))));
+        for c in Cost::ALL {
+            let v = ok.then(|| c.of(m)).flatten();
+            cols.push((format!("{}_per_op", c.key()), f4(v)));
+            let rel = cell.and_then(|x| x.costs_relative.get(&c).copied());
+            cols.push((format!("{}_per_op_relative", c.key()), f4(rel)));
         }
         let sys = m.system.as_ref();
         let disk = m.disk.as_ref();

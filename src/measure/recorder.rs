@@ -9,7 +9,7 @@ use std::time::{Duration, Instant};
 use hdrhistogram::Histogram;
 use serde::{Deserialize, Serialize};
 
-use crate::target::ErrorKind;
+use super::outcome::ErrorKind;
 
 const ERROR_KINDS: [ErrorKind; 7] = [
     ErrorKind::Busy,

@@ -1,0 +1,110 @@
+//! The costs per operation the report compares: one enum, so a cost is a
+//! type that travels (model, tables, CSV columns, JSON keys), not a string
+//! repeated across files. Adding a cost is one variant here and its field in
+//! `results::StepMetrics`, filled by `metrics::costs`.
+
+use serde::Serialize;
+
+use crate::results::StepMetrics;
+
+/// One cost per operation (per row for steps counted in rows). Variants
+/// are declared in the order of their keys, so a map keyed by cost lists
+/// them alphabetically in JSON; [`Cost::ALL`] is the tables' order.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Cost {
+    /// CPU of relbench itself (with an embedded engine, the engine too).
+    ClientCpuUs,
+    /// Busy CPU of the whole machine.
+    CpuUs,
+    /// Context switches of the whole machine.
+    Cs,
+    ReadKb,
+    Reads,
+    /// CPU of a managed server's processes.
+    ServerCpuUs,
+    WriteKb,
+    Writes,
+}
+
+impl Cost {
+    /// The costs, in the order of the efficiency tables.
+    pub const ALL: [Cost; 8] = [
+        Cost::CpuUs,
+        Cost::ServerCpuUs,
+        Cost::ClientCpuUs,
+        Cost::Cs,
+        Cost::Reads,
+        Cost::ReadKb,
+        Cost::Writes,
+        Cost::WriteKb,
+    ];
+
+    /// The machine-wide costs that explain a change (server and client CPU
+    /// are parts of `cpu_us`; request counts go with their KiB).
+    pub const EXPLAINING: [Cost; 4] = [Cost::CpuUs, Cost::Cs, Cost::ReadKb, Cost::WriteKb];
+
+    /// Name in JSON and CSV.
+    pub fn key(self) -> &'static str {
+        match self {
+            Cost::CpuUs => "cpu_us",
+            Cost::ServerCpuUs => "server_cpu_us",
+            Cost::ClientCpuUs => "client_cpu_us",
+            Cost::Cs => "cs",
+            Cost::Reads => "reads",
+            Cost::ReadKb => "read_kb",
+            Cost::Writes => "writes",
+            Cost::WriteKb => "write_kb",
+        }
+    }
+
+    /// Column heading.
+    pub fn title(self) -> &'static str {
+        match self {
+            Cost::CpuUs => "CPU µs",
+            Cost::ServerCpuUs => "server µs",
+            Cost::ClientCpuUs => "client µs",
+            Cost::Cs => "cs",
+            Cost::Reads => "reads",
+            Cost::ReadKb => "read KiB",
+            Cost::Writes => "writes",
+            Cost::WriteKb => "write KiB",
+        }
+    }
+
+    /// How the summary names it.
+    pub fn short(self) -> &'static str {
+        match self {
+            Cost::CpuUs => "CPU/op",
+            Cost::Cs => "cs/op",
+            Cost::ReadKb => "read KiB/op",
+            Cost::WriteKb => "write KiB/op",
+            other => other.title(),
+        }
+    }
+
+    /// The smallest difference between two targets that counts as a
+    /// change when the summary explains one: below it, a ratio of two tiny
+    /// figures (0.02 against 0.01 KiB read per query) is noise.
+    pub fn floor(self) -> f64 {
+        match self {
+            Cost::CpuUs | Cost::ServerCpuUs | Cost::ClientCpuUs => 0.5,
+            Cost::Cs | Cost::ReadKb | Cost::WriteKb => 0.1,
+            Cost::Reads | Cost::Writes => 0.01,
+        }
+    }
+
+    /// The figure in a step's results, when it was measured.
+    pub fn of(self, m: &StepMetrics) -> Option<f64> {
+        match self {
+            Cost::CpuUs => m.cpu_us_per_op,
+            Cost::ServerCpuUs => m.server_cpu_us_per_op,
+            Cost::ClientCpuUs => m.client_cpu_us_per_op,
+            Cost::Cs => m.cs_per_op,
+            Cost::Reads => m.reads_per_op,
+            Cost::ReadKb => m.read_kb_per_op,
+            Cost::Writes => m.writes_per_op,
+            Cost::WriteKb => m.write_kb_per_op,
+        }
+    }
+}

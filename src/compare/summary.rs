@@ -1,0 +1,188 @@
+//! The summary, per target against its base: how many steps got slower
+//! or faster, the worst and the best, each regression and win with the
+//! costs behind it, failed steps and missed SLAs; and the same in
+//! sentences, which every format prints as they are.
+
+use serde::Serialize;
+
+use super::{explain, Change, Row, TargetSummary, Verdict};
+use crate::results::StepResult;
+
+/// One sentence on a target, and the lines under it.
+#[derive(Debug, Clone, Serialize)]
+pub struct SummaryLine {
+    pub head: String,
+    pub details: Vec<String>,
+}
+
+pub(super) fn summarise(
+    name: &str,
+    base_name: &str,
+    ti: usize,
+    base: usize,
+    rows: &[Row],
+    steps: &[(usize, StepResult)],
+) -> TargetSummary {
+    let unjudged = rows
+        .iter()
+        .filter(|r| {
+            let c = &r.cells[ti];
+            c.relative.is_some() && (c.sla_missed.is_some() || c.base_sla_missed)
+        })
+        .count();
+    let mut changes: Vec<(Verdict, Change)> = rows
+        .iter()
+        .filter_map(|r| {
+            let c = &r.cells[ti];
+            if c.sla_missed.is_some() || c.base_sla_missed {
+                return None;
+            }
+            let rel = c.relative?;
+            let v = c.verdict()?;
+            Some((
+                v,
+                Change {
+                    step: r.title(),
+                    clients: r.clients,
+                    relative: rel,
+                    explanation: explain(rel, c, &r.cells[base]),
+                },
+            ))
+        })
+        .collect();
+    let count = |v: Verdict| changes.iter().filter(|c| c.0 == v).count();
+    let (slower, faster, same, unsure) = (
+        count(Verdict::Worse),
+        count(Verdict::Better),
+        count(Verdict::Same),
+        count(Verdict::Unsure),
+    );
+    changes.sort_by(|a, b| a.1.relative.total_cmp(&b.1.relative));
+    let of = |v: Verdict| -> Vec<Change> {
+        changes
+            .iter()
+            .filter(|c| c.0 == v)
+            .map(|c| c.1.clone())
+            .collect()
+    };
+    let failed = steps
+        .iter()
+        .filter(|(t, s)| *t == ti && s.failed.is_some())
+        .map(|(_, s)| format!("{} c{} (repeat {})", s.step, s.clients, s.repeat))
+        .collect();
+    let mut wins = of(Verdict::Better);
+    wins.reverse();
+    let sla_failed = rows
+        .iter()
+        .filter_map(|r| {
+            let m = r.cells[ti].sla_missed?;
+            Some(format!(
+                "{} ({:.0}% of the target insert rate)",
+                r.title(),
+                m * 100.0
+            ))
+        })
+        .collect();
+    TargetSummary {
+        target: name.to_string(),
+        base: base_name.to_string(),
+        compared: changes.len(),
+        slower,
+        faster,
+        same,
+        unsure,
+        unjudged,
+        worst: changes.first().map(|c| c.1.clone()),
+        best: changes.last().map(|c| c.1.clone()),
+        regressions: of(Verdict::Worse),
+        wins,
+        failed,
+        sla_failed,
+    }
+}
+
+/// One sentence per target against its base, then its regressions and
+/// wins with the costs behind them, and its failed steps.
+pub fn lines(summary: &[TargetSummary]) -> Vec<SummaryLine> {
+    const SHOWN: usize = 8;
+    summary
+        .iter()
+        .map(|s| {
+            if s.compared == 0 {
+                let head = format!(
+                    "{}: no step to compare with {} yet (each needs figures from both targets).",
+                    s.target, s.base
+                );
+                let failed = (!s.failed.is_empty())
+                    .then(|| format!("failed steps: {}", s.failed.join(", ")));
+                return SummaryLine {
+                    head,
+                    details: failed.into_iter().collect(),
+                };
+            }
+            let mut head = format!(
+                "{} against {}: {} of {} steps slower, {} faster, {} within 5%",
+                s.target, s.base, s.slower, s.compared, s.faster, s.same
+            );
+            if s.unsure > 0 {
+                head += &format!(
+                    ", {} past 5% but not significant over the repeats",
+                    s.unsure
+                );
+            }
+            if s.unjudged > 0 {
+                head += &format!(", {} not judged (a missed SLA)", s.unjudged);
+            }
+            head.push('.');
+            if let (Some(w), Some(b)) = (&s.worst, &s.best) {
+                head += &format!(
+                    " Worst: {} ({}) {:.2}; best: {} ({}) {:.2}.",
+                    w.step,
+                    clients(w.clients),
+                    w.relative,
+                    b.step,
+                    clients(b.clients),
+                    b.relative
+                );
+            }
+            let line = |kind: &str, c: &Change| {
+                format!(
+                    "{kind} {} ({}) {:.2}: {}",
+                    c.step,
+                    clients(c.clients),
+                    c.relative,
+                    c.explanation
+                )
+            };
+            let mut details = Vec::new();
+            for (kind, list) in [("slower:", &s.regressions), ("faster:", &s.wins)] {
+                details.extend(list.iter().take(SHOWN).map(|c| line(kind, c)));
+                if list.len() > SHOWN {
+                    details.push(format!(
+                        "and {} more {} steps (see the tables)",
+                        list.len() - SHOWN,
+                        kind.trim_end_matches(':')
+                    ));
+                }
+            }
+            if !s.failed.is_empty() {
+                details.push(format!("failed steps: {}", s.failed.join(", ")));
+            }
+            if !s.sla_failed.is_empty() {
+                details.push(format!(
+                    "missed the Insert Benchmark's SLA (inserts below 95% of the target rate; those steps are not judged): {}",
+                    s.sla_failed.join(", ")
+                ));
+            }
+            SummaryLine { head, details }
+        })
+        .collect()
+}
+
+fn clients(n: u32) -> String {
+    if n == 1 {
+        "1 client".into()
+    } else {
+        format!("{n} clients")
+    }
+}

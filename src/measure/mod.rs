@@ -1,0 +1,17 @@
+//! The ground floor: measurement types every other layer speaks of, and
+//! that import nothing of theirs.
+//!
+//! - [`recorder`]: a client thread's latency histograms, per-second counts
+//!   and errors, merged once when a step ends into latency summaries,
+//!   per-second rows and the Insert Benchmark's response-time ranges;
+//! - [`outcome`]: how a failed statement ended;
+//! - [`stats`]: medians, intervals and the rank-sum test over repeats;
+//! - [`units`]: how figures are printed.
+
+pub mod outcome;
+pub mod recorder;
+pub mod stats;
+pub mod units;
+
+pub use outcome::ErrorKind;
+pub use recorder::{merge, ClassSecond, LatencySummary, Merged, Recorder, IB_BOUNDS_US};

@@ -1,0 +1,97 @@
+//! Report formats: each lays out the comparison model (`compare`) and
+//! computes nothing of its own. The document's outline (headings, tables,
+//! charts, in order) is built once in [`outline`]; Markdown and HTML each
+//! write its blocks, the terminal prints its relative table, CSV lists the
+//! measurements one per line, and JSON is the model itself.
+
+mod csv;
+mod escape;
+mod html;
+mod json;
+mod markdown;
+mod outline;
+mod svg;
+mod terminal;
+
+pub use terminal::relative_table as terminal_relative_table;
+
+use std::path::{Path, PathBuf};
+
+use anyhow::Context;
+
+use crate::compare::{self, Report};
+
+/// The report formats, by the name `--format` takes.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Format {
+    Markdown,
+    Csv,
+    Json,
+    Html,
+}
+
+impl Format {
+    pub const ALL: [Format; 4] = [Format::Markdown, Format::Csv, Format::Json, Format::Html];
+
+    pub fn parse(s: &str) -> Option<Format> {
+        match s {
+            "md" | "markdown" => Some(Format::Markdown),
+            "csv" => Some(Format::Csv),
+            "json" => Some(Format::Json),
+            "html" => Some(Format::Html),
+            _ => None,
+        }
+    }
+
+    pub fn file_name(self) -> &'static str {
+        match self {
+            Format::Markdown => "report.md",
+            Format::Csv => "report.csv",
+            Format::Json => "report.json",
+            Format::Html => "report.html",
+        }
+    }
+
+    pub fn render(self, r: &Report) -> String {
+        match self {
+            Format::Markdown => markdown::render(r),
+            Format::Csv => csv::render(r),
+            Format::Json => json::render(r),
+            Format::Html => html::render(r),
+        }
+    }
+}
+
+/// Reads the directories, builds the report and writes each format into
+/// `out`. Returns the files written.
+pub fn write(
+    dirs: &[PathBuf],
+    base: Option<&str>,
+    out: &Path,
+    formats: &[Format],
+) -> anyhow::Result<(Report, Vec<PathBuf>)> {
+    let runs = dirs
+        .iter()
+        .map(|d| crate::results::load_run(d))
+        .collect::<anyhow::Result<Vec<_>>>()?;
+    let report = compare::build(&runs, base)?;
+    std::fs::create_dir_all(out).with_context(|| format!("creating {}", out.display()))?;
+    let mut written = Vec::new();
+    if formats.contains(&Format::Markdown) {
+        // The Markdown links its charts as files beside it.
+        let dir = out.join(markdown::CHARTS_DIR);
+        std::fs::create_dir_all(&dir).with_context(|| format!("creating {}", dir.display()))?;
+        for c in svg::all(&report) {
+            let path = dir.join(&c.file);
+            std::fs::write(&path, &c.svg).with_context(|| format!("writing {}", path.display()))?;
+        }
+        written.push(dir);
+    }
+    for f in formats {
+        let path = out.join(f.file_name());
+        std::fs::write(&path, f.render(&report))
+            .with_context(|| format!("writing {}", path.display()))?;
+        written.push(path);
+    }
+    Ok((report, written))
+}
