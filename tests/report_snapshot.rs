@@ -217,17 +217,22 @@ fn a_step_the_sequence_runs_twice_is_two_rows_not_two_repeats() {
     let again: Vec<_> = run
         .steps
         .iter()
-        .filter(|s| s.step == "scan")
+        .filter(|s| s.step.to_string() == "scan")
         .cloned()
         .map(|mut s| {
             s.seq += 20;
+            s.occurrence = 2;
             s.throughput *= 2.0;
             s
         })
         .collect();
     run.steps.extend(again);
     let r = report::build(&[run], None).unwrap();
-    let scans: Vec<_> = r.rows.iter().filter(|row| row.step == "scan").collect();
+    let scans: Vec<_> = r
+        .rows
+        .iter()
+        .filter(|row| row.step.to_string() == "scan")
+        .collect();
     assert_eq!(scans.len(), 4, "two occurrences × two client counts");
     for row in &scans {
         assert!(row.cells.iter().all(|c| c.repeats == 1), "{}", row.title());

@@ -9,6 +9,8 @@
 //! | 3 | the run finished, but some steps failed (the report lists them) |
 //! | 130 | interrupted by Ctrl-C; finished steps are kept (`--resume` goes on) |
 
+mod serve;
+
 use std::io::IsTerminal;
 use std::path::{Path, PathBuf};
 use std::process::ExitCode;
@@ -154,7 +156,7 @@ fn dispatch(cmd: Command) -> anyhow::Result<()> {
         }
         Command::Serve { plan, target, out } => {
             install_ctrlc();
-            runner::serve(&resolve_run(Some(plan), out, false)?, &target)
+            serve::serve(&resolve_run(Some(plan), out, false)?, &target)
         }
         Command::Check { plan } => check(&plan),
         Command::List => {
@@ -336,10 +338,10 @@ fn list() {
     for w in workload::all() {
         println!(
             "  {:<22} {:<16} {:<7} {}",
-            w.name(),
-            w.group().name(),
+            w.meta().name,
+            w.meta().group.name(),
             runs_for(w),
-            w.about()
+            w.meta().about
         );
     }
     println!("\nSteps in a plan: \"load\", \"settle\", or a workload, optionally tagged (\"scan:warm\").");
@@ -358,7 +360,7 @@ fn runs_for(w: &dyn workload::Workload) -> &'static str {
     if w.events(&probe, 1).is_some() {
         return "rows";
     }
-    match w.duration_class() {
+    match w.meta().duration {
         workload::DurationClass::Read => "read",
         workload::DurationClass::Write => "write",
         workload::DurationClass::Insert => "insert",
@@ -384,7 +386,7 @@ fn show(name: &str) -> anyhow::Result<()> {
         return Ok(());
     }
     let Some(w) = workload::find(name) else {
-        let names = workload::all().map(|w| w.name()).chain(["load"]);
+        let names = workload::all().map(|w| w.meta().name).chain(["load"]);
         let hint = crate::util::did_you_mean(name, names).map_or_else(
             || "`relbench list` shows every workload".to_string(),
             |m| format!("did you mean \"{m}\"?"),
@@ -393,19 +395,19 @@ fn show(name: &str) -> anyhow::Result<()> {
     };
     println!(
         "{} — group {}, runs {}{}",
-        w.name(),
-        w.group().name(),
+        w.meta().name,
+        w.meta().group.name(),
         match runs_for(w) {
             "rows" => "until its rows are done".to_string(),
             class => format!("for the plan's {class} duration"),
         },
-        if w.transactional() {
+        if w.meta().transactional {
             "; one event is one transaction"
         } else {
             ""
         }
     );
-    println!("{}\n", w.about());
+    println!("{}\n", w.meta().about);
     for d in Dialect::ALL {
         println!("-- {}", d.name());
         for s in w.statements(d) {

@@ -29,7 +29,8 @@ use std::path::Path;
 use crate::measure::stats;
 use crate::measure::units::fmt_ratio;
 use crate::metrics::host::HostFacts;
-use crate::results::{LoadedRun, RunStatus, StepKindRecord, StepResult, Unit};
+use crate::plan::{Step, StepKind};
+use crate::results::{LoadedRun, RunStatus, StepResult, Unit};
 use crate::workload::Group;
 
 /// Throughput ratios at or below this are regressions, at or above
@@ -221,10 +222,9 @@ impl Row {
 #[derive(Debug, Clone, Serialize)]
 pub struct Row {
     pub seq: usize,
-    /// `name` or `name.tag`.
-    pub step: String,
+    pub step: Step,
     /// 1 the first time the step comes in the sequence, 2 the second.
-    pub occurrence: usize,
+    pub occurrence: u32,
     pub group: Group,
     pub clients: u32,
     pub unit: Unit,
@@ -325,10 +325,10 @@ impl Report {
 }
 
 /// `scan (warm)`, and `scan (warm) #2` the second time in the sequence.
-fn row_title(step: &str, occurrence: usize) -> String {
+fn row_title(step: &Step, occurrence: u32) -> String {
     match occurrence {
-        1 => step_title(step),
-        n => format!("{} #{n}", step_title(step)),
+        1 => step.title(),
+        n => format!("{} #{n}", step.title()),
     }
 }
 
@@ -390,33 +390,15 @@ pub fn build(runs: &[LoadedRun], base: Option<&str>) -> anyhow::Result<Report> {
         }
     }
 
-    let occurrence: Vec<usize> = steps
-        .iter()
-        .map(|(ti, s)| {
-            let mut earlier: Vec<usize> = steps
-                .iter()
-                .filter(|(t, x)| {
-                    t == ti
-                        && x.repeat == s.repeat
-                        && x.step == s.step
-                        && x.clients == s.clients
-                        && x.seq < s.seq
-                })
-                .map(|(_, x)| x.seq)
-                .collect();
-            earlier.dedup();
-            earlier.len() + 1
-        })
-        .collect();
-
     // Rows: every (step, occurrence, clients) that has a group, in
     // sequence order.
-    let mut keys: Vec<(usize, String, usize, u32, Group, Unit)> = Vec::new();
-    for ((_, s), &occ) in steps.iter().zip(&occurrence) {
+    let mut keys: Vec<(usize, Step, u32, u32, Group, Unit)> = Vec::new();
+    for (_, s) in &steps {
         let Some(g) = s.group else { continue };
-        if s.kind == StepKindRecord::Settle {
+        if s.step.kind == StepKind::Settle {
             continue;
         }
+        let occ = s.occurrence;
         if !keys
             .iter()
             .any(|k| k.1 == s.step && k.2 == occ && k.3 == s.clients)
@@ -433,11 +415,10 @@ pub fn build(runs: &[LoadedRun], base: Option<&str>) -> anyhow::Result<Report> {
         let results_of = |ti: usize| {
             let mut v: Vec<&StepResult> = steps
                 .iter()
-                .zip(&occurrence)
-                .filter(|((t, s), o)| {
-                    *t == ti && s.step == step && s.clients == clients && **o == occ
+                .filter(|(t, s)| {
+                    *t == ti && s.step == step && s.clients == clients && s.occurrence == occ
                 })
-                .map(|((_, s), _)| s)
+                .map(|(_, s)| s)
                 .collect();
             v.sort_by_key(|s| s.repeat);
             v
@@ -473,10 +454,10 @@ pub fn build(runs: &[LoadedRun], base: Option<&str>) -> anyhow::Result<Report> {
     }
     let step_rows: Vec<Option<usize>> = steps
         .iter()
-        .zip(&occurrence)
-        .map(|((_, s), o)| {
-            rows.iter()
-                .position(|r| r.step == s.step && r.clients == s.clients && r.occurrence == *o)
+        .map(|(_, s)| {
+            rows.iter().position(|r| {
+                r.step == s.step && r.clients == s.clients && r.occurrence == s.occurrence
+            })
         })
         .collect();
 
@@ -826,25 +807,6 @@ fn dir_name(p: &Path) -> String {
         .unwrap_or_else(|| p.display().to_string())
 }
 
-/// `scan.warm` → `scan (warm)`. A workload whose own name has a dot (the
-/// Insert Benchmark's `l.i0`) keeps it: `l.i1.again` → `l.i1 (again)`.
-pub fn step_title(step: &str) -> String {
-    let name_end = step
-        .match_indices('.')
-        .map(|(i, _)| i)
-        .chain(std::iter::once(step.len()))
-        .find(|&i| crate::workload::find(&step[..i]).is_some());
-    let split = match name_end {
-        Some(i) if i < step.len() => Some((&step[..i], &step[i + 1..])),
-        Some(_) => None,
-        None => step.split_once('.'),
-    };
-    match split {
-        Some((n, t)) => format!("{n} ({t})"),
-        None => step.to_string(),
-    }
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -944,13 +906,5 @@ mod tests {
             explain(0.8, &c, &b),
             "CPU/op ×1.00, and no cost per operation grew: more time spent waiting"
         );
-    }
-
-    #[test]
-    fn step_titles_split_the_tag() {
-        assert_eq!(step_title("scan.warm"), "scan (warm)");
-        assert_eq!(step_title("l.i0"), "l.i0");
-        assert_eq!(step_title("l.i1.again"), "l.i1 (again)");
-        assert_eq!(step_title("qr100"), "qr100");
     }
 }

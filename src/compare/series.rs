@@ -7,7 +7,7 @@
 
 use serde::Serialize;
 
-use super::{median, step_title};
+use super::median;
 use crate::measure::{LatencySummary, IB_BOUNDS_US};
 use crate::results::StepResult;
 
@@ -66,6 +66,7 @@ pub struct RowSeries {
 #[derive(Debug, Clone, Serialize)]
 pub struct DbSizeStep {
     pub seq: usize,
+    /// The step's title (`scan (warm)`).
     pub step: String,
     pub clients: u32,
     /// Per target, in `Report::targets` order; `None` where not measured.
@@ -243,7 +244,7 @@ pub fn db_size(targets: usize, steps: &[(usize, StepResult)]) -> Vec<DbSizeStep>
         if !seq.iter().any(|k| k.seq == s.seq && k.clients == s.clients) {
             seq.push(DbSizeStep {
                 seq: s.seq,
-                step: s.step.clone(),
+                step: s.step.title(),
                 clients: s.clients,
                 bytes: vec![None; targets],
             });
@@ -272,7 +273,7 @@ pub fn sla_rows(steps: &[(usize, StepResult)]) -> Vec<SlaRow> {
         .filter_map(|(ti, s)| {
             let sla = s.sla.as_ref()?;
             Some(SlaRow {
-                step: step_title(&s.step),
+                step: s.step.title(),
                 target: *ti,
                 repeat: s.repeat,
                 target_rows_per_sec: sla.target_rows_per_sec,
@@ -324,7 +325,7 @@ pub fn problems(steps: &[(usize, StepResult)]) -> Vec<ProblemRow> {
     for (ti, s) in steps {
         let row = |what: String, count: Option<u64>, message: String| ProblemRow {
             target: *ti,
-            step: step_title(&s.step),
+            step: s.step.title(),
             clients: s.clients,
             repeat: s.repeat,
             what,

@@ -68,7 +68,7 @@ pub(super) fn summarise(
     let failed = steps
         .iter()
         .filter(|(t, s)| *t == ti && s.failed.is_some())
-        .map(|(_, s)| format!("{} c{} (repeat {})", s.step, s.clients, s.repeat))
+        .map(|(_, s)| format!("{} c{} (repeat {})", s.step.label(), s.clients, s.repeat))
         .collect();
     let mut wins = of(Verdict::Better);
     wins.reverse();

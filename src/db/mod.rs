@@ -1,9 +1,10 @@
 //! Targets: the databases under test, and the one small interface the rest of
 //! relbench uses to talk to them.
 //!
-//! A [`Driver`] stands for one target (it knows where the data lives, how to
-//! open connections, how to settle the engine and how big the data is); a
-//! [`Conn`] is one client connection. Statements are prepared once per
+//! A target has two halves: a [`Driver`] (how to open connections, settle
+//! the engine, read its facts and counters) and a [`Site`] (where the data
+//! lives, the server process, reset and cleanup); [`open`] makes one from a
+//! plan's [`spec::TargetSpec`]. A [`Conn`] is one client connection. Statements are prepared once per
 //! connection and then executed by handle with borrowed parameters, so the hot
 //! path allocates nothing. One file per engine family implements them.
 
@@ -11,9 +12,14 @@ pub mod mysql;
 pub mod postgres;
 pub mod protocol;
 pub mod server;
+pub mod spec;
 pub mod sqlite;
 pub mod stream;
 pub mod url;
+
+mod open;
+
+pub use open::{open, server_spec, Dirs};
 
 pub use crate::measure::ErrorKind;
 use std::collections::BTreeMap;
@@ -231,7 +237,8 @@ pub fn is_loopback(host: &str) -> bool {
     matches!(host, "localhost" | "::1" | "[::1]") || host.starts_with("127.")
 }
 
-/// One target under test.
+/// The connection half of a target: what its clients and the loader talk
+/// to. The engine and the workloads see only this.
 pub trait Driver: Send + Sync {
     fn engine(&self) -> EngineKind;
     fn dialect(&self) -> Dialect {
@@ -241,14 +248,6 @@ pub trait Driver: Send + Sync {
     fn connect(&self) -> DbResult<Box<dyn Conn>>;
     /// Version and effective configuration.
     fn facts(&self) -> anyhow::Result<TargetFacts>;
-    /// Removes any data from an earlier run so a load starts empty.
-    fn reset(&self) -> anyhow::Result<()>;
-    /// Whether the data a load created is still there (for `--resume`).
-    fn has_data(&self) -> bool;
-    /// Bytes the database occupies on disk, when that can be known.
-    fn data_size(&self) -> Option<u64>;
-    /// Directory that holds the data (for the filesystem and device facts).
-    fn data_dir(&self) -> Option<PathBuf>;
     /// Whether several connections can write at once; when not, the loader
     /// uses one writer, since parallel writers would only queue on a lock.
     fn concurrent_writers(&self) -> bool;
@@ -266,6 +265,26 @@ pub trait Driver: Send + Sync {
     fn table_options(&self) -> String {
         String::new()
     }
+    /// The engine's own counters now (`SHOW GLOBAL STATUS`, `pg_stat_*`),
+    /// numeric values only, with where they come from; `None` for an engine
+    /// that keeps none.
+    fn counters(&self) -> Option<anyhow::Result<Counters>> {
+        None
+    }
+}
+
+/// The site half of a target: where its data lives, the process that
+/// serves it, and its lifecycle. The runner and the sampler see this.
+pub trait Site: Send + Sync {
+    /// Removes any data from an earlier run so a load starts empty.
+    fn reset(&self) -> anyhow::Result<()>;
+    /// Whether `table`, which the plan's first step creates, is there (for
+    /// `--resume`, and for a plan that runs on tables loaded before).
+    fn has_data(&self, table: &str) -> bool;
+    /// Bytes the database occupies on disk, when that can be known.
+    fn data_size(&self) -> Option<u64>;
+    /// Directory that holds the data (for the filesystem and device facts).
+    fn data_dir(&self) -> Option<PathBuf>;
     /// The root process of the server, when relbench started it on this
     /// machine; the sampler reads its CPU and memory (and its children's).
     fn server_pid(&self) -> Option<u32> {
@@ -277,12 +296,6 @@ pub trait Driver: Send + Sync {
     fn runs_here(&self) -> bool {
         true
     }
-    /// The engine's own counters now (`SHOW GLOBAL STATUS`, `pg_stat_*`),
-    /// numeric values only, with where they come from; `None` for an engine
-    /// that keeps none.
-    fn counters(&self) -> Option<anyhow::Result<Counters>> {
-        None
-    }
     /// `None` while the target can serve; why it cannot otherwise (a managed
     /// server that died, with the end of its log).
     fn health(&self) -> Option<String> {
@@ -292,6 +305,11 @@ pub trait Driver: Send + Sync {
     /// `remove_data` (relbench loaded it), remove the data it created.
     fn cleanup(&self, remove_data: bool) -> anyhow::Result<()>;
 }
+
+/// One target under test, both halves: what [`open`] returns.
+pub trait Target: Driver + Site {}
+
+impl<T: Driver + Site> Target for T {}
 
 #[cfg(test)]
 mod tests {

@@ -12,7 +12,8 @@ use rusqlite::fallible_iterator::FallibleIterator;
 use rusqlite::{ffi, Connection, OpenFlags};
 
 use super::{
-    Conn, DbError, DbResult, Driver, EngineKind, ErrorKind, LoadMode, Param, Stmt, TargetFacts,
+    Conn, DbError, DbResult, Driver, EngineKind, ErrorKind, LoadMode, Param, Site, Stmt,
+    TargetFacts,
 };
 
 /// Pragmas a plan may set, with the values each accepts (`None`: an integer).
@@ -184,24 +185,6 @@ impl Driver for SqliteDriver {
         })
     }
 
-    fn reset(&self) -> anyhow::Result<()> {
-        self.remove_files()
-    }
-
-    fn has_data(&self) -> bool {
-        self.path.exists()
-    }
-
-    fn data_size(&self) -> Option<u64> {
-        let main = std::fs::metadata(&self.path).ok()?.len();
-        let wal = std::fs::metadata(&self.side_files()[0]).map_or(0, |m| m.len());
-        Some(main + wal)
-    }
-
-    fn data_dir(&self) -> Option<PathBuf> {
-        self.path.parent().map(Path::to_path_buf)
-    }
-
     fn concurrent_writers(&self) -> bool {
         false
     }
@@ -228,6 +211,38 @@ impl Driver for SqliteDriver {
             .context("PRAGMA wal_checkpoint(TRUNCATE)")?;
         notes.insert("wal_checkpoint".into(), "truncate".into());
         Ok(notes)
+    }
+}
+
+impl Site for SqliteDriver {
+    fn reset(&self) -> anyhow::Result<()> {
+        self.remove_files()
+    }
+
+    fn has_data(&self, table: &str) -> bool {
+        self.path.exists()
+            && rusqlite::Connection::open_with_flags(
+                &self.path,
+                rusqlite::OpenFlags::SQLITE_OPEN_READ_ONLY,
+            )
+            .and_then(|c| {
+                c.query_row(
+                    "SELECT COUNT(*) FROM sqlite_master WHERE type = 'table' AND name = ?1",
+                    [table],
+                    |r| r.get::<_, i64>(0),
+                )
+            })
+            .is_ok_and(|n| n == 1)
+    }
+
+    fn data_size(&self) -> Option<u64> {
+        let main = std::fs::metadata(&self.path).ok()?.len();
+        let wal = std::fs::metadata(&self.side_files()[0]).map_or(0, |m| m.len());
+        Some(main + wal)
+    }
+
+    fn data_dir(&self) -> Option<PathBuf> {
+        self.path.parent().map(Path::to_path_buf)
     }
 
     fn cleanup(&self, remove_data: bool) -> anyhow::Result<()> {
@@ -430,7 +445,8 @@ mod tests {
         );
         assert_eq!(e.unwrap_err().kind, ErrorKind::Constraint);
         assert!(d.data_size().unwrap() > 0);
+        assert!(d.has_data("t") && !d.has_data("other"));
         d.cleanup(true).unwrap();
-        assert!(!d.has_data());
+        assert!(!d.has_data("t"));
     }
 }

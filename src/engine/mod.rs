@@ -69,8 +69,8 @@ pub fn run(spec: &StepSpec<'_>, live: &mut dyn FnMut(&Live)) -> Measured {
     let measured_n = measured.iter().filter(|m| **m).count().max(1);
     let shared: Vec<_> = (0..spec.clients).map(|_| spec.workload.shared()).collect();
     let table_options = spec.driver.table_options();
-    let classes = spec.workload.classes();
-    let class_series = spec.workload.class_series();
+    let classes = spec.workload.meta().classes;
+    let class_series = spec.workload.meta().class_series;
     let dialect = spec.driver.dialect();
     let expected_secs = match spec.stop {
         Stop::Time(d) => d.as_secs() as usize + 1,

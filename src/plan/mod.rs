@@ -8,12 +8,11 @@ mod parse;
 
 pub use parse::{parse, PlanError, PlanErrors};
 
-use std::path::PathBuf;
 use std::time::Duration;
 
+pub use crate::db::spec::{Access, Managed, TargetSpec};
 use serde::{Deserialize, Serialize};
 
-use crate::db::EngineKind;
 use crate::workload::{self, DurationClass, Workload};
 
 /// When a step stops.
@@ -106,6 +105,27 @@ pub struct Step {
     pub tag: Option<String>,
 }
 
+/// The step's label, `name` or `name.tag`.
+impl std::fmt::Display for Step {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match &self.tag {
+            Some(t) => write!(f, "{}.{t}", self.name()),
+            None => f.write_str(self.name()),
+        }
+    }
+}
+
+impl StepKind {
+    /// `load`, `settle` or `workload`.
+    pub fn name(&self) -> &'static str {
+        match self {
+            StepKind::Load => "load",
+            StepKind::Settle => "settle",
+            StepKind::Workload(_) => "workload",
+        }
+    }
+}
+
 impl Step {
     pub fn name(&self) -> &str {
         match &self.kind {
@@ -117,10 +137,7 @@ impl Step {
 
     /// `name` or `name.tag`: names the step in file names and reports.
     pub fn label(&self) -> String {
-        match &self.tag {
-            Some(t) => format!("{}.{t}", self.name()),
-            None => self.name().to_string(),
-        }
+        self.to_string()
     }
 
     pub fn workload(&self) -> Option<&'static dyn Workload> {
@@ -129,52 +146,51 @@ impl Step {
             _ => None,
         }
     }
-}
 
-#[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]
-pub struct TargetSpec {
-    pub name: String,
-    pub engine: EngineKind,
-    pub access: Access,
-    /// The storage engine of the tables (MySQL/MariaDB: `ENGINE=`).
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub storage_engine: Option<String>,
-}
+    /// As tables show it: `scan (warm)`.
+    pub fn title(&self) -> String {
+        match &self.tag {
+            Some(t) => format!("{} ({t})", self.name()),
+            None => self.name().to_string(),
+        }
+    }
 
-/// How relbench reaches a target.
-#[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]
-#[serde(rename_all = "lowercase")]
-pub enum Access {
-    /// An embedded database file. `path: None` puts it in the results directory.
-    Embedded {
-        path: Option<PathBuf>,
-        pragmas: Vec<(String, String)>,
-    },
-    /// A server relbench initialises, starts and stops.
-    Managed(Managed),
-    /// A server someone else runs. The URL holds no password; the password,
-    /// if any, is read from the environment variable `password_env` at run time.
-    Url {
-        url: String,
-        password_env: Option<String>,
-    },
-}
+    /// Whether the step creates the tables the rest of the sequence uses:
+    /// the target starts afresh before it (sysbench's load, the Insert
+    /// Benchmark's l.i0).
+    pub fn creates_tables(&self) -> bool {
+        match &self.kind {
+            StepKind::Load => true,
+            StepKind::Settle => false,
+            StepKind::Workload(_) => self.workload().is_some_and(|w| w.meta().creates_tables),
+        }
+    }
 
-/// A managed server, as the plan describes it (relative paths are resolved
-/// against the plan's directory).
-#[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]
-pub struct Managed {
-    pub basedir: PathBuf,
-    pub config: Option<PathBuf>,
-    /// `None`: `<results>/data/<target>`, removed when the target is done.
-    pub datadir: Option<PathBuf>,
-    pub port: Option<u16>,
-    pub user: Option<String>,
-    pub args: Vec<String>,
-    pub malloc: Option<PathBuf>,
-    /// Clients connect over the unix socket instead of TCP to 127.0.0.1.
-    pub socket: bool,
-    pub start_timeout_secs: f64,
+    /// The step a label names (`scan.warm`), as results of schema version 2
+    /// wrote it. A workload whose own name has a dot (the Insert Benchmark's
+    /// `l.i0`) keeps it: `l.i1.again` is `l.i1` tagged `again`.
+    pub fn from_label(label: &str, is_workload: bool) -> Step {
+        let split = label
+            .match_indices('.')
+            .map(|(i, _)| i)
+            .chain(std::iter::once(label.len()))
+            .find(|&i| workload::find(&label[..i]).is_some())
+            .or_else(|| label.find('.'))
+            .unwrap_or(label.len());
+        let (name, tag) = (
+            &label[..split],
+            label.get(split + 1..).filter(|t| !t.is_empty()),
+        );
+        let kind = match name {
+            "load" if !is_workload => StepKind::Load,
+            "settle" if !is_workload => StepKind::Settle,
+            n => StepKind::Workload(n.to_string()),
+        };
+        Step {
+            kind,
+            tag: tag.map(String::from),
+        }
+    }
 }
 
 /// One step at one client count for one target in one repeat.
@@ -185,6 +201,8 @@ pub struct Execution {
     /// Position of the step in the sequence (1-based).
     pub seq: usize,
     pub step: Step,
+    /// 1 the first time the sequence runs this step, 2 the second.
+    pub occurrence: u32,
     /// Client count; for load, the loader's threads are decided at run time.
     pub clients: u32,
 }
@@ -195,7 +213,7 @@ impl Plan {
     pub fn runs_insert_benchmark(&self) -> bool {
         self.steps.iter().any(|s| {
             s.workload()
-                .is_some_and(|w| w.group() == crate::workload::Group::Insert)
+                .is_some_and(|w| w.meta().group == crate::workload::Group::Insert)
         })
     }
 
@@ -232,6 +250,8 @@ impl Plan {
         for repeat in 1..=self.repeats {
             for target in 0..self.targets.len() {
                 for (i, step) in self.steps.iter().enumerate() {
+                    let occurrence =
+                        1 + self.steps[..i].iter().filter(|s| *s == step).count() as u32;
                     let counts: &[u32] = match step.kind {
                         StepKind::Workload(_) => &self.clients,
                         _ => &[1],
@@ -242,6 +262,7 @@ impl Plan {
                             target,
                             seq: i + 1,
                             step: step.clone(),
+                            occurrence,
                             clients,
                         });
                     }
@@ -263,7 +284,7 @@ impl Plan {
                     let class = e
                         .step
                         .workload()
-                        .map_or(DurationClass::Read, |w| w.duration_class());
+                        .map_or(DurationClass::Read, |w| w.meta().duration);
                     self.warmup_secs
                         + match self.stop_for(class) {
                             StopSpec::Secs(s) => s,
@@ -318,6 +339,23 @@ mod tests {
         assert_eq!(s.sleep(0).as_secs(), 5);
         assert_eq!(s.sleep(10_000_000).as_secs(), 15);
         assert_eq!(s.sleep(1_000_000_000).as_secs(), 60);
+    }
+
+    #[test]
+    fn labels_of_old_results_split_into_workload_and_tag() {
+        let title = |l: &str| Step::from_label(l, true).title();
+        assert_eq!(title("scan.warm"), "scan (warm)");
+        assert_eq!(title("l.i0"), "l.i0");
+        assert_eq!(title("l.i1.again"), "l.i1 (again)");
+        assert_eq!(title("qr100"), "qr100");
+        assert_eq!(Step::from_label("load", false).kind, StepKind::Load);
+        assert_eq!(
+            Step::from_label("settle.pre", false),
+            Step {
+                kind: StepKind::Settle,
+                tag: Some("pre".into())
+            }
+        );
     }
 
     #[test]

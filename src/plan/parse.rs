@@ -335,7 +335,7 @@ fn validate(cx: &mut Ctx<'_>, raw: RawPlan) -> Plan {
     let widest = steps
         .iter()
         .filter_map(|s| s.workload())
-        .filter_map(|w| sysbench::CATALOGUE.iter().find(|m| m.name == w.name()))
+        .filter_map(|w| sysbench::CATALOGUE.iter().find(|m| m.name == w.meta().name))
         .max_by_key(|m| m.max_range());
     if let Some(m) = widest {
         if (m.max_range() as i64) > rows {
@@ -401,7 +401,7 @@ fn validate(cx: &mut Ctx<'_>, raw: RawPlan) -> Plan {
     let insert_benchmark = insert_params(cx, &raw);
     if steps.iter().any(|s| {
         s.workload()
-            .is_some_and(|w| w.group() == workload::Group::Insert)
+            .is_some_and(|w| w.meta().group == workload::Group::Insert)
     }) {
         if clients.len() > 1 {
             let span = raw.clients.as_ref().map_or(0..0, |c| c.span());
@@ -413,7 +413,7 @@ fn validate(cx: &mut Ctx<'_>, raw: RawPlan) -> Plan {
         }
         if let Some(first) = steps.iter().find(|s| s.kind != StepKind::Settle) {
             let name = first.name().to_string();
-            if !first.workload().is_some_and(|w| w.creates_tables()) {
+            if !first.workload().is_some_and(|w| w.meta().creates_tables) {
                 let span = raw.steps.as_ref().map_or(0..0, |s| s.span());
                 cx.err(
                     span,
@@ -603,7 +603,7 @@ fn parse_step(s: &str) -> Result<Step, String> {
         w => {
             let names = ["load", "settle"]
                 .into_iter()
-                .chain(workload::all().map(|w| w.name()));
+                .chain(workload::all().map(|w| w.meta().name));
             return Err(match did_you_mean(w, names) {
                 Some(m) => format!("did you mean \"{m}\"? `relbench list` shows every workload"),
                 None => "`relbench list` shows every workload; steps are \"load\", \"settle\" or a workload".into(),

@@ -43,8 +43,8 @@ pub fn render(r: &Report) -> String {
             ("engine".into(), t.engine.clone()),
             ("repeat".into(), s.repeat.to_string()),
             ("seq".into(), s.seq.to_string()),
-            ("step".into(), s.step.clone()),
-            ("kind".into(), format!("{:?}", s.kind).to_lowercase()),
+            ("step".into(), s.step.label()),
+            ("kind".into(), s.step.kind.name().to_string()),
             (
                 "group".into(),
                 s.group.map(|g| g.name().to_string()).unwrap_or_default(),

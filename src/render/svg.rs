@@ -10,7 +10,7 @@
 use std::fmt::Write;
 
 use super::escape::escape;
-use crate::compare::{median, step_title, ClassLine, Report, Row};
+use crate::compare::{median, ClassLine, Report, Row};
 use crate::measure::units::{fmt_bytes, fmt_latency};
 use crate::workload::Group;
 
@@ -383,7 +383,7 @@ pub fn db_size(r: &Report) -> Option<Chart> {
     let cluster = bw * cols.len() as f64;
     let labels: Vec<String> = seq
         .iter()
-        .map(|k| format!("{} c{}", step_title(&k.step), k.clients))
+        .map(|k| format!("{} c{}", k.step, k.clients))
         .collect();
     let (left, bottom) = label_margins(&labels, cluster, 52.0);
     let (right, top_m, plot_h) = (12.0, 46.0, 160.0);
@@ -400,7 +400,7 @@ pub fn db_size(r: &Report) -> Option<Chart> {
                 let tip = format!(
                     "{} after {} c{}: {}",
                     r.targets[ti].name,
-                    step_title(&k.step),
+                    k.step,
                     k.clients,
                     fmt_bytes(b)
                 );
@@ -429,7 +429,12 @@ pub fn db_size(r: &Report) -> Option<Chart> {
 pub fn per_step(r: &Report) -> Vec<StepCharts> {
     let mut out = Vec::new();
     for row in &r.rows {
-        let name = format!("step-{:02}-{}-c{}", row.seq, slug(&row.step), row.clients);
+        let name = format!(
+            "step-{:02}-{}-c{}",
+            row.seq,
+            slug(&row.step.label()),
+            row.clients
+        );
         let title = format!(
             "{}, {} client{}",
             row.title(),

@@ -13,14 +13,21 @@ use serde::{Deserialize, Serialize};
 
 use crate::db::TargetFacts;
 use crate::measure::LatencySummary;
+pub use crate::metrics::costs::{CounterDeltas, StepMetrics};
 use crate::metrics::device::Devices;
 use crate::metrics::host::{Filesystem, HostFacts};
-use crate::metrics::sampler::{DiskFigures, SamplerCost, SecondSample, SystemFigures};
+use crate::plan::Step;
+pub use crate::workload::insert::Sla;
 use crate::workload::Group;
 
 /// Bumped when a field changes meaning or goes away; readers refuse newer
 /// versions instead of misreading them.
-pub const SCHEMA_VERSION: u32 = 2;
+pub const SCHEMA_VERSION: u32 = 3;
+
+/// The oldest version this relbench reads; older files are upgraded as
+/// they are read (version 2 named a step by one `"step": "scan.warm"`
+/// string and had no occurrence).
+const OLDEST_READ: u32 = 2;
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "lowercase")]
@@ -63,14 +70,6 @@ pub struct TargetRecord {
     pub devices_not_measured: Option<String>,
 }
 
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
-#[serde(rename_all = "lowercase")]
-pub enum StepKindRecord {
-    Load,
-    Settle,
-    Workload,
-}
-
 /// What one figure of throughput counts.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
 pub enum Unit {
@@ -89,80 +88,6 @@ impl Unit {
     }
 }
 
-/// Measurements of the machine over the step's measured window (warm-up
-/// excluded), from the sampler. A figure that could not be measured is
-/// absent (null), never 0; the step's `notes` say why.
-///
-/// "Per op" is per unit of the step's throughput: per operation, or per
-/// row for steps counted in rows (load, scan).
-#[derive(Debug, Clone, Default, Serialize, Deserialize, PartialEq)]
-#[serde(default)]
-pub struct StepMetrics {
-    /// Busy CPU of the whole machine (vmstat's us + sy, all CPUs) per op, µs.
-    pub cpu_us_per_op: Option<f64>,
-    /// CPU of a managed server's processes per op, µs.
-    pub server_cpu_us_per_op: Option<f64>,
-    /// CPU of relbench (its client threads; with an embedded engine, the
-    /// engine too), less the sampler's own, per op, µs.
-    pub client_cpu_us_per_op: Option<f64>,
-    /// Context switches of the whole machine per op.
-    pub cs_per_op: Option<f64>,
-    /// Read and write requests completed, and KiB moved, by the devices
-    /// under the datadir, per op.
-    pub reads_per_op: Option<f64>,
-    pub read_kb_per_op: Option<f64>,
-    pub writes_per_op: Option<f64>,
-    pub write_kb_per_op: Option<f64>,
-    pub client_cpu_secs: Option<f64>,
-    pub server_cpu_secs: Option<f64>,
-    pub system: Option<SystemFigures>,
-    pub disk: Option<DiskFigures>,
-    pub server_rss_peak_bytes: Option<u64>,
-    pub client_rss_peak_bytes: Option<u64>,
-    pub db_bytes_before: Option<u64>,
-    pub db_bytes_after: Option<u64>,
-    /// The sampler's own CPU over the window.
-    pub sampler: Option<SamplerCost>,
-    /// Unix time the measured window (and the per-second series) began.
-    pub window_start: Option<f64>,
-    /// One row a second over the window.
-    pub per_second: Vec<SecondSample>,
-    /// The engine's counters before and after the step.
-    pub counters: Option<CounterDeltas>,
-}
-
-/// An engine's counters read before and after a step, raw, and what
-/// changed (after − before, the keys whose value moved).
-#[derive(Debug, Clone, Default, Serialize, Deserialize, PartialEq)]
-pub struct CounterDeltas {
-    pub source: String,
-    pub delta: BTreeMap<String, f64>,
-    pub before: BTreeMap<String, f64>,
-    pub after: BTreeMap<String, f64>,
-}
-
-impl CounterDeltas {
-    pub fn new(
-        source: String,
-        before: BTreeMap<String, f64>,
-        after: BTreeMap<String, f64>,
-    ) -> Self {
-        let delta = after
-            .iter()
-            .filter_map(|(k, a)| {
-                let d = a - before.get(k)?;
-                (d != 0.0).then(|| (k.clone(), (d * 1e6).round() / 1e6))
-            })
-            .collect();
-        CounterDeltas {
-            source,
-            delta,
-            before,
-            after,
-        }
-    }
-}
-
 #[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]
 pub struct StepResult {
     pub schema_version: u32,
@@ -171,8 +96,12 @@ pub struct StepResult {
     /// Position in the sequence (1-based).
     pub seq: usize,
     /// `name` or `name.tag`.
-    pub step: String,
-    pub kind: StepKindRecord,
+    /// Which step: its kind, workload and tag (`"kind": "workload",
+    /// "workload": "scan", "tag": "warm"`).
+    #[serde(flatten)]
+    pub step: Step,
+    /// 1 the first time the sequence runs this step, 2 the second.
+    pub occurrence: u32,
     pub group: Option<Group>,
     pub clients: u32,
     /// Unix time the step started.
@@ -211,23 +140,6 @@ pub struct StepResult {
     pub notes: BTreeMap<String, String>,
 }
 
-/// The background writers of an Insert Benchmark q-step against their
-/// target rate.
-#[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]
-pub struct Sla {
-    /// Rows each background insert or delete statement commits.
-    #[serde(default)]
-    pub rows_per_commit: u32,
-    /// Rows per second asked for, all clients together.
-    pub target_rows_per_sec: f64,
-    /// Rows per second inserted and deleted over the measured window.
-    pub insert_rows_per_sec: f64,
-    pub delete_rows_per_sec: f64,
-    /// Inserted ÷ target, and whether it reached the SLA's share.
-    pub achieved: f64,
-    pub passed: bool,
-}
-
 impl StepResult {
     /// The file this result lives in, relative to the run directory.
     pub fn file_name(&self) -> PathBuf {
@@ -235,7 +147,7 @@ impl StepResult {
             &self.target,
             self.repeat,
             self.seq,
-            &self.step,
+            &self.step.label(),
             self.clients,
         )
     }
@@ -286,8 +198,10 @@ fn read_json<T: for<'de> Deserialize<'de>>(path: &Path) -> anyhow::Result<T> {
     let text = fs::read_to_string(path).with_context(|| format!("reading {}", path.display()))?;
     let v: serde_json::Value = serde_json::from_str(&text)
         .with_context(|| format!("{} is not valid JSON", path.display()))?;
+    let mut v = v;
     match v.get("schema_version").and_then(|s| s.as_u64()) {
         Some(n) if n as u32 == SCHEMA_VERSION => {}
+        Some(n) if n as u32 >= OLDEST_READ && (n as u32) < SCHEMA_VERSION => upgrade(&mut v),
         Some(n) if n as u32 > SCHEMA_VERSION => bail!(
             "{} was written by a newer relbench (schema version {n}, this one reads {SCHEMA_VERSION}); upgrade relbench to read it",
             path.display()
@@ -300,6 +214,33 @@ fn read_json<T: for<'de> Deserialize<'de>>(path: &Path) -> anyhow::Result<T> {
     }
     serde_json::from_value(v)
         .with_context(|| format!("{} does not match the results schema", path.display()))
+}
+
+/// Version 2 → 3: a step result's `"step": "name.tag"` and `"kind"`
+/// become the plan's step (kind, workload, tag); its occurrence is filled
+/// in by [`load_run`], which sees the other steps of the run.
+fn upgrade(v: &mut serde_json::Value) {
+    let Some(obj) = v.as_object_mut() else {
+        return;
+    };
+    obj.insert("schema_version".into(), SCHEMA_VERSION.into());
+    let Some(label) = obj
+        .remove("step")
+        .and_then(|s| s.as_str().map(String::from))
+    else {
+        return;
+    };
+    let kind = obj
+        .get("kind")
+        .and_then(|k| k.as_str())
+        .unwrap_or("workload")
+        .to_string();
+    let step = Step::from_label(&label, kind == "workload");
+    if let Ok(serde_json::Value::Object(fields)) = serde_json::to_value(&step) {
+        obj.remove("kind");
+        obj.extend(fields);
+    }
+    obj.insert("occurrence".into(), 0.into());
 }
 
 pub fn read_run_info(dir: &Path) -> anyhow::Result<RunInfo> {
@@ -343,6 +284,25 @@ pub fn load_run(dir: &Path) -> anyhow::Result<LoadedRun> {
     steps.sort_by(|a, b| {
         (a.repeat, &a.target, a.seq, a.clients).cmp(&(b.repeat, &b.target, b.seq, b.clients))
     });
+    // Upgraded files do not know their occurrence: count the earlier runs
+    // of the same step by the same target in the same repeat.
+    for i in 0..steps.len() {
+        if steps[i].occurrence == 0 {
+            let s = &steps[i];
+            let mut earlier: Vec<usize> = steps[..i]
+                .iter()
+                .filter(|x| {
+                    x.target == s.target
+                        && x.repeat == s.repeat
+                        && x.step == s.step
+                        && x.seq < s.seq
+                })
+                .map(|x| x.seq)
+                .collect();
+            earlier.dedup();
+            steps[i].occurrence = earlier.len() as u32 + 1;
+        }
+    }
     Ok(LoadedRun {
         dir: dir.to_path_buf(),
         info,
@@ -360,8 +320,11 @@ mod tests {
             target: "wal".into(),
             repeat: 1,
             seq: 3,
-            step: "scan.warm".into(),
-            kind: StepKindRecord::Workload,
+            step: Step {
+                kind: crate::plan::StepKind::Workload("scan".into()),
+                tag: Some("warm".into()),
+            },
+            occurrence: 1,
             group: Some(Group::Range),
             clients: 2,
             started: 1.5,
@@ -401,6 +364,43 @@ mod tests {
         // No temporary file is left behind.
         let names: Vec<_> = fs::read_dir(path.parent().unwrap()).unwrap().collect();
         assert_eq!(names.len(), 1);
+    }
+
+    #[test]
+    fn version_2_results_are_upgraded_with_their_occurrence() {
+        // Version 2 named a step by its label and had no occurrence; a
+        // sequence that runs scan.warm twice must read as two occurrences.
+        let dir = tempfile::tempdir().unwrap();
+        let fixture = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures/results-tiny");
+        fs::copy(fixture.join("run.json"), dir.path().join("run.json")).unwrap();
+        let mut v2: serde_json::Value = serde_json::to_value(sample_step()).unwrap();
+        let o = v2.as_object_mut().unwrap();
+        o.remove("occurrence");
+        o.remove("tag");
+        o.insert("schema_version".into(), 2.into());
+        o.insert("kind".into(), "workload".into());
+        o.insert("step".into(), "scan.warm".into());
+        for seq in [3, 15] {
+            v2["seq"] = seq.into();
+            let path = dir
+                .path()
+                .join(format!("steps/wal/r1-{seq:02}-scan.warm-c2.json"));
+            fs::create_dir_all(path.parent().unwrap()).unwrap();
+            fs::write(&path, serde_json::to_vec(&v2).unwrap()).unwrap();
+        }
+        let run = load_run(dir.path()).unwrap();
+        let got: Vec<(usize, String, u32)> = run
+            .steps
+            .iter()
+            .map(|s| (s.seq, s.step.title(), s.occurrence))
+            .collect();
+        assert_eq!(
+            got,
+            [
+                (3, "scan (warm)".to_string(), 1),
+                (15, "scan (warm)".to_string(), 2)
+            ]
+        );
     }
 
     #[test]

@@ -87,6 +87,14 @@ pub struct Scale {
     pub insert: insert::Params,
 }
 
+/// What a step's measured window did, for [`Workload::sla`].
+pub struct Window<'a> {
+    pub clients: u32,
+    pub secs: f64,
+    /// Statements completed, by class.
+    pub statements: &'a std::collections::BTreeMap<String, u64>,
+}
+
 /// What one of a client's connections does. A sysbench client has one
 /// connection; an Insert Benchmark client has a query connection and,
 /// beside it, an inserter and a deleter.
@@ -129,17 +137,37 @@ pub struct ShownStatement {
     pub sql: String,
 }
 
-pub trait Workload: Sync {
-    fn name(&self) -> &'static str;
-    fn group(&self) -> Group;
-    fn duration_class(&self) -> DurationClass;
+/// What a workload step is, as plain data: the runner, the plan and the
+/// report read it instead of asking the workload one question at a time
+/// (or testing it by name).
+#[derive(Debug, Clone, PartialEq)]
+pub struct Meta {
+    pub name: &'static str,
+    pub group: Group,
+    /// Which of the plan's durations the step runs for.
+    pub duration: DurationClass,
     /// One line on what an event does.
-    fn about(&self) -> &'static str;
+    pub about: &'static str,
     /// Whether an event is one transaction.
-    fn transactional(&self) -> bool;
+    pub transactional: bool,
     /// The statement classes a client reports latencies and errors under;
     /// the index into this list is the class id given to the [`Recorder`].
-    fn classes(&self) -> Vec<&'static str>;
+    pub classes: Vec<&'static str>,
+    /// Whether the step starts with the plan's warm-up (a step that does a
+    /// fixed amount of work counts all of it).
+    pub warms_up: bool,
+    /// Whether the step creates the tables the rest of the sequence uses
+    /// (as `load` does for sysbench): the target starts afresh before it.
+    pub creates_tables: bool,
+    /// Whether the step leaves fewer rows than it found (sysbench's
+    /// `delete`): later steps cannot expect every id to exist.
+    pub removes_rows: bool,
+    /// Whether the results keep a per-second series per statement class.
+    pub class_series: bool,
+}
+
+pub trait Workload: Sync {
+    fn meta(&self) -> Meta;
     /// The SQL of one event on table `sbtest1`, for `relbench show`.
     fn statements(&self, dialect: Dialect) -> Vec<ShownStatement>;
     /// Rows each event processes when throughput is counted in rows (a full
@@ -154,6 +182,12 @@ pub trait Workload: Sync {
         rng: dist::Rng,
         ctx: &ClientCtx,
     ) -> DbResult<Box<dyn Client>>;
+    /// Judges the step's measured window against what it asked of the
+    /// server, for a workload that asks something (the Insert Benchmark's
+    /// q-steps: background writes at a fixed rate).
+    fn sla(&self, _scale: &Scale, _window: &Window) -> Option<insert::Sla> {
+        None
+    }
     /// The connections of one client.
     fn roles(&self, _scale: &Scale) -> Vec<Role> {
         vec![Role::CLIENT]
@@ -166,20 +200,6 @@ pub trait Workload: Sync {
     /// indexes) says how many events; `None`: the plan's duration.
     fn events(&self, _scale: &Scale, _clients: u32) -> Option<u64> {
         None
-    }
-    /// Whether the step starts with the plan's warm-up (a step that does
-    /// a fixed amount of work counts all of it).
-    fn warms_up(&self) -> bool {
-        true
-    }
-    /// Whether the step creates the tables the rest of the sequence uses
-    /// (as `load` does for sysbench): the target starts afresh before it.
-    fn creates_tables(&self) -> bool {
-        false
-    }
-    /// Whether the results keep a per-second series per statement class.
-    fn class_series(&self) -> bool {
-        false
     }
 }
 
@@ -196,6 +216,10 @@ pub trait Client: Send {
     }
 }
 
+/// Creates and fills the tables of the standard sequence (the `load`
+/// step): one thread per table up to the cores, rows in id order.
+pub use sysbench::load::{load as load_tables, LoadOutcome};
+
 /// Every built-in workload, in catalogue order.
 pub fn all() -> impl Iterator<Item = &'static dyn Workload> {
     sysbench::CATALOGUE
@@ -206,6 +230,6 @@ pub fn all() -> impl Iterator<Item = &'static dyn Workload> {
 
 pub fn find(name: &str) -> Option<&'static dyn Workload> {
     all()
-        .find(|w| w.name() == name)
+        .find(|w| w.meta().name == name)
         .or_else(|| insert::find(name))
 }

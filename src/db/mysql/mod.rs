@@ -11,7 +11,9 @@ use anyhow::Context;
 
 use super::protocol::{Outcome, ProtocolConn, Wire};
 use super::server::{mariadb, Handle, ManagedServer, ServerSpec};
-use super::{numeric, Conn, Counters, DbResult, Driver, EngineKind, LoadMode, Param, TargetFacts};
+use super::{
+    numeric, Conn, Counters, DbResult, Driver, EngineKind, LoadMode, Param, Site, TargetFacts,
+};
 use wire::{Address, Opts, WireConn};
 
 /// Server variables recorded with the results: the ones that decide what a
@@ -150,31 +152,6 @@ impl Driver for MysqlDriver {
         })
     }
 
-    fn reset(&self) -> anyhow::Result<()> {
-        // The loader drops and creates each table; nothing else to clear.
-        Ok(())
-    }
-
-    fn has_data(&self) -> bool {
-        self.wire()
-            .and_then(|mut w| {
-                let r = w.query_text(
-                    "SELECT COUNT(*) FROM information_schema.tables \
-                     WHERE table_schema = DATABASE() AND table_name = 'sbtest1'",
-                )?;
-                Ok(r.first().and_then(|r| r[0].clone()).as_deref() == Some("1"))
-            })
-            .unwrap_or(false)
-    }
-
-    fn data_size(&self) -> Option<u64> {
-        self.server.data_size()
-    }
-
-    fn data_dir(&self) -> Option<PathBuf> {
-        self.server.data_dir()
-    }
-
     fn concurrent_writers(&self) -> bool {
         true
     }
@@ -279,6 +256,46 @@ impl Driver for MysqlDriver {
         Ok(notes)
     }
 
+    fn counters(&self) -> Option<anyhow::Result<Counters>> {
+        Some((|| {
+            let rows = self.wire()?.query_text("SHOW GLOBAL STATUS")?;
+            Ok(Counters {
+                source: "SHOW GLOBAL STATUS".into(),
+                values: numeric(rows),
+            })
+        })())
+    }
+}
+
+impl Site for MysqlDriver {
+    fn reset(&self) -> anyhow::Result<()> {
+        // The loader drops and creates each table; nothing else to clear.
+        Ok(())
+    }
+
+    fn has_data(&self, table: &str) -> bool {
+        // Table names come from relbench's own catalogue (sbtestN, piN),
+        // never from a plan's text.
+        debug_assert!(table.chars().all(|c| c.is_ascii_alphanumeric() || c == '_'));
+        self.wire()
+            .and_then(|mut w| {
+                let r = w.query_text(&format!(
+                    "SELECT COUNT(*) FROM information_schema.tables \
+                     WHERE table_schema = DATABASE() AND table_name = '{table}'"
+                ))?;
+                Ok(r.first().and_then(|r| r[0].clone()).as_deref() == Some("1"))
+            })
+            .unwrap_or(false)
+    }
+
+    fn data_size(&self) -> Option<u64> {
+        self.server.data_size()
+    }
+
+    fn data_dir(&self) -> Option<PathBuf> {
+        self.server.data_dir()
+    }
+
     fn server_pid(&self) -> Option<u32> {
         self.server.pid()
     }
@@ -288,16 +305,6 @@ impl Driver for MysqlDriver {
             Address::Tcp { host, .. } => super::is_loopback(host),
             Address::Socket(_) => true,
         }
-    }
-
-    fn counters(&self) -> Option<anyhow::Result<Counters>> {
-        Some((|| {
-            let rows = self.wire()?.query_text("SHOW GLOBAL STATUS")?;
-            Ok(Counters {
-                source: "SHOW GLOBAL STATUS".into(),
-                values: numeric(rows),
-            })
-        })())
     }
 
     fn health(&self) -> Option<String> {

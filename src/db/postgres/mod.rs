@@ -9,7 +9,9 @@ use anyhow::Context;
 
 use super::protocol::{Outcome, ProtocolConn, Wire};
 use super::server::{postgres as flavor, Handle, ManagedServer, ServerSpec};
-use super::{numeric, Conn, Counters, DbResult, Driver, EngineKind, LoadMode, Param, TargetFacts};
+use super::{
+    numeric, Conn, Counters, DbResult, Driver, EngineKind, LoadMode, Param, Site, TargetFacts,
+};
 use wire::{Address, Opts, WireConn};
 
 /// Settings recorded with the results.
@@ -114,27 +116,6 @@ impl Driver for PgDriver {
         })
     }
 
-    fn reset(&self) -> anyhow::Result<()> {
-        Ok(())
-    }
-
-    fn has_data(&self) -> bool {
-        self.wire()
-            .and_then(|mut w| {
-                let r = w.query_text("SELECT to_regclass('sbtest1') IS NOT NULL")?;
-                Ok(r.first().and_then(|r| r[0].clone()).as_deref() == Some("t"))
-            })
-            .unwrap_or(false)
-    }
-
-    fn data_size(&self) -> Option<u64> {
-        self.server.data_size()
-    }
-
-    fn data_dir(&self) -> Option<PathBuf> {
-        self.server.data_dir()
-    }
-
     fn concurrent_writers(&self) -> bool {
         true
     }
@@ -164,17 +145,6 @@ impl Driver for PgDriver {
         );
         notes.insert("analyzed_tables".into(), tables.len().to_string());
         Ok(notes)
-    }
-
-    fn server_pid(&self) -> Option<u32> {
-        self.server.pid()
-    }
-
-    fn runs_here(&self) -> bool {
-        match &self.opts.address {
-            Address::Tcp { host, .. } => super::is_loopback(host),
-            Address::Socket { .. } => true,
-        }
     }
 
     fn counters(&self) -> Option<anyhow::Result<Counters>> {
@@ -221,6 +191,43 @@ impl Driver for PgDriver {
                 values,
             })
         })())
+    }
+}
+
+impl Site for PgDriver {
+    fn reset(&self) -> anyhow::Result<()> {
+        Ok(())
+    }
+
+    fn has_data(&self, table: &str) -> bool {
+        // Table names come from relbench's own catalogue (sbtestN, piN),
+        // never from a plan's text.
+        debug_assert!(table.chars().all(|c| c.is_ascii_alphanumeric() || c == '_'));
+        self.wire()
+            .and_then(|mut w| {
+                let r = w.query_text(&format!("SELECT to_regclass('{table}') IS NOT NULL"))?;
+                Ok(r.first().and_then(|r| r[0].clone()).as_deref() == Some("t"))
+            })
+            .unwrap_or(false)
+    }
+
+    fn data_size(&self) -> Option<u64> {
+        self.server.data_size()
+    }
+
+    fn data_dir(&self) -> Option<PathBuf> {
+        self.server.data_dir()
+    }
+
+    fn server_pid(&self) -> Option<u32> {
+        self.server.pid()
+    }
+
+    fn runs_here(&self) -> bool {
+        match &self.opts.address {
+            Address::Tcp { host, .. } => super::is_loopback(host),
+            Address::Socket { .. } => true,
+        }
     }
 
     fn health(&self) -> Option<String> {

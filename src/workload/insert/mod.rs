@@ -21,7 +21,9 @@ use rand::Rng as _;
 use serde::{Deserialize, Serialize};
 
 use super::dist::Rng;
-use super::{Client, ClientCtx, DurationClass, Group, Role, Scale, ShownStatement, Workload};
+use super::{
+    Client, ClientCtx, DurationClass, Group, Meta, Role, Scale, ShownStatement, Window, Workload,
+};
 use crate::db::{Conn, DbError, DbResult, Dialect, ErrorKind, Param, Stmt};
 use crate::measure::Recorder;
 
@@ -171,13 +173,22 @@ pub fn find(name: &str) -> Option<&'static dyn Workload> {
 /// target rate.
 pub const SLA: f64 = 0.95;
 
-/// The background insert rate a q-step asks for, rows/s per client, from
-/// its step label (`qr100`, or `qr100.tag`).
-pub fn target_rate(step: &str) -> Option<u32> {
-    match kind_of(step.split('.').next().unwrap_or(step)) {
-        Some(Kind::Query { rate, .. }) => Some(rate),
-        _ => None,
-    }
+/// A q-step's background writes against their target: rows inserted and
+/// deleted over the measured window, from the statements that completed
+/// (each a batch of `rows_per_commit` rows).
+#[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]
+pub struct Sla {
+    /// Rows each background insert or delete statement commits.
+    #[serde(default)]
+    pub rows_per_commit: u32,
+    /// Rows per second asked for, all clients together.
+    pub target_rows_per_sec: f64,
+    /// Rows per second inserted and deleted over the measured window.
+    pub insert_rows_per_sec: f64,
+    pub delete_rows_per_sec: f64,
+    /// Inserted ÷ target, and whether it reached the SLA's share.
+    pub achieved: f64,
+    pub passed: bool,
 }
 
 /// `qr<N>` or `qp<N>`: N in 1..=1,000,000 written plainly (no `qr01`).
@@ -278,16 +289,7 @@ impl Step {
     }
 }
 
-impl Workload for Step {
-    fn name(&self) -> &'static str {
-        self.name
-    }
-    fn group(&self) -> Group {
-        Group::Insert
-    }
-    fn duration_class(&self) -> DurationClass {
-        DurationClass::Read
-    }
+impl Step {
     fn about(&self) -> &'static str {
         match self.kind {
             Kind::Load => "Insert Benchmark: insert rows in key order into one table per client, 100 per commit, no secondary index",
@@ -298,11 +300,26 @@ impl Workload for Step {
             Kind::Query { point: true, .. } => "Insert Benchmark: point queries by primary key (in-list of 10) while an inserter and a deleter run at the step's rate",
         }
     }
-    fn transactional(&self) -> bool {
-        !matches!(self.kind, Kind::Index)
-    }
-    fn classes(&self) -> Vec<&'static str> {
-        CLASSES.to_vec()
+}
+
+impl Workload for Step {
+    fn meta(&self) -> Meta {
+        Meta {
+            name: self.name,
+            group: Group::Insert,
+            duration: DurationClass::Read,
+            about: self.about(),
+            transactional: !matches!(self.kind, Kind::Index),
+            classes: CLASSES.to_vec(),
+            // The loads and the index build do a fixed amount of work and
+            // count all of it.
+            warms_up: matches!(self.kind, Kind::Query { .. }),
+            creates_tables: matches!(self.kind, Kind::Load),
+            // The deleter keeps the table's size: rows are not missing
+            // from the id range it leaves, it moves.
+            removes_rows: false,
+            class_series: true,
+        }
     }
     fn statements(&self, d: Dialect) -> Vec<ShownStatement> {
         let t = "pi1";
@@ -398,14 +415,26 @@ impl Workload for Step {
         };
         Some(per_client * u64::from(clients))
     }
-    fn warms_up(&self) -> bool {
-        matches!(self.kind, Kind::Query { .. })
-    }
-    fn creates_tables(&self) -> bool {
-        self.kind == Kind::Load
-    }
-    fn class_series(&self) -> bool {
-        true
+    fn sla(&self, scale: &Scale, run: &Window) -> Option<Sla> {
+        let Kind::Query { rate, .. } = self.kind else {
+            return None;
+        };
+        let commit = scale.insert.q_commit;
+        let rows = |class: &str| {
+            run.statements.get(class).copied().unwrap_or(0) as f64 * f64::from(commit)
+        };
+        let per_sec = |rows: f64| if run.secs > 0.0 { rows / run.secs } else { 0.0 };
+        let target = f64::from(rate) * f64::from(run.clients);
+        let inserted = per_sec(rows("insert"));
+        let achieved = inserted / target;
+        Some(Sla {
+            rows_per_commit: commit,
+            target_rows_per_sec: target,
+            insert_rows_per_sec: inserted,
+            delete_rows_per_sec: per_sec(rows("delete")),
+            achieved,
+            passed: achieved >= SLA,
+        })
     }
     fn client(
         &self,
@@ -685,14 +714,54 @@ mod tests {
             a as *const dyn Workload as *const u8,
             b as *const dyn Workload as *const u8
         ));
-        assert_eq!(a.name(), "qr2000");
+        assert_eq!(a.meta().name, "qr2000");
         assert!(find("qr").is_none());
         assert!(find("qr0").is_none());
         assert!(find("qr01").is_none());
         assert!(find("qx100").is_none());
-        assert_eq!(target_rate("qp500"), Some(500));
-        assert_eq!(target_rate("qr2000"), Some(2000));
-        assert_eq!(target_rate("l.i1"), None);
+    }
+
+    #[test]
+    fn the_sla_counts_the_batches_that_completed_against_the_rate_asked() {
+        let scale = Scale {
+            tables: 1,
+            rows: 1000,
+            rows_may_be_missing: false,
+            ids: Default::default(),
+            insert: Params::default(),
+        };
+        // 2 clients at 500 rows/s each, 10 rows per batch, over 2 s.
+        let statements = std::collections::BTreeMap::from([
+            ("insert".to_string(), 190),
+            ("delete".to_string(), 200),
+        ]);
+        let window = Window {
+            clients: 2,
+            secs: 2.0,
+            statements: &statements,
+        };
+        let sla = crate::workload::find("qp500")
+            .unwrap()
+            .sla(&scale, &window)
+            .unwrap();
+        assert_eq!(sla.rows_per_commit, 10);
+        assert_eq!(sla.target_rows_per_sec, 1000.0);
+        assert_eq!(sla.insert_rows_per_sec, 950.0);
+        assert_eq!(sla.delete_rows_per_sec, 1000.0);
+        assert!(sla.passed, "95% is the SLA's share");
+        let statements = std::collections::BTreeMap::from([("insert".to_string(), 189)]);
+        let missed = crate::workload::find("qp500").unwrap().sla(
+            &scale,
+            &Window {
+                statements: &statements,
+                ..window
+            },
+        );
+        assert!(!missed.unwrap().passed);
+        assert!(crate::workload::find("l.i1")
+            .unwrap()
+            .sla(&scale, &window)
+            .is_none());
     }
 
     #[test]

@@ -2,6 +2,7 @@
 //! multi-row inserts inside transactions, then creates the secondary index on
 //! `k` (after the rows, as a bulk load would, and timed apart).
 
+use std::collections::BTreeMap;
 use std::io::Write as _;
 use std::sync::atomic::{AtomicBool, AtomicU32, Ordering};
 use std::sync::Mutex;
@@ -11,7 +12,7 @@ use anyhow::{bail, Context};
 use rand::Rng as _;
 
 use super::{fill_digits, sql};
-use crate::db::{Conn, Driver, Param};
+use crate::db::{Conn, Driver, LoadMode, Param};
 use crate::workload::dist;
 use crate::Interrupted;
 
@@ -46,6 +47,28 @@ pub struct LoadOutcome {
     pub index_secs: f64,
     /// The methods the tables were filled with.
     pub methods: Vec<LoadMethod>,
+}
+
+impl LoadOutcome {
+    /// What the load did, for the step's notes.
+    pub fn notes(&self, mode: &LoadMode) -> BTreeMap<String, String> {
+        let mut n = BTreeMap::new();
+        n.insert("loader_threads".into(), self.threads.to_string());
+        n.insert("insert_secs".into(), format!("{:.3}", self.insert_secs));
+        n.insert("index_secs".into(), format!("{:.3}", self.index_secs));
+        n.insert("rows_per_statement".into(), ROWS_PER_STATEMENT.to_string());
+        let methods: Vec<&str> = self.methods.iter().map(|m| m.name()).collect();
+        n.insert("load_method".into(), methods.join(", "));
+        n.insert(
+            "rows_per_commit".into(),
+            mode.rows_per_commit
+                .map_or_else(|| "a whole table".into(), |n| n.to_string()),
+        );
+        if !mode.before.is_empty() {
+            n.insert("load_session".into(), mode.before.join("; "));
+        }
+        n
+    }
 }
 
 pub fn load(

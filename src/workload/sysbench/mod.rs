@@ -12,7 +12,7 @@ pub mod sql;
 use std::time::Instant;
 
 use super::dist::{self, Ids, Rng};
-use super::{Client, ClientCtx, DurationClass, Group, Scale, ShownStatement, Workload};
+use super::{Client, ClientCtx, DurationClass, Group, Meta, Scale, ShownStatement, Workload};
 use crate::db::{Conn, DbResult, Dialect, ErrorKind, Param, Stmt};
 use crate::measure::Recorder;
 use rand::Rng as _;
@@ -282,29 +282,13 @@ impl Micro {
     }
 }
 
-impl Workload for Micro {
-    fn name(&self) -> &'static str {
-        self.name
-    }
-
-    fn group(&self) -> Group {
-        self.group
-    }
-
+impl Micro {
     fn duration_class(&self) -> DurationClass {
         match (self.group, self.ops) {
             (_, [Op::Insert]) => DurationClass::Insert,
             (Group::Write, _) => DurationClass::Write,
             _ => DurationClass::Read,
         }
-    }
-
-    fn about(&self) -> &'static str {
-        self.about
-    }
-
-    fn transactional(&self) -> bool {
-        self.tx != Tx::None
     }
 
     fn classes(&self) -> Vec<&'static str> {
@@ -321,6 +305,23 @@ impl Workload for Micro {
             classes.push("commit");
         }
         classes
+    }
+}
+
+impl Workload for Micro {
+    fn meta(&self) -> Meta {
+        Meta {
+            name: self.name,
+            group: self.group,
+            duration: self.duration_class(),
+            about: self.about,
+            transactional: self.tx != Tx::None,
+            classes: self.classes(),
+            warms_up: true,
+            creates_tables: false,
+            removes_rows: self.ops.contains(&Op::Delete),
+            class_series: false,
+        }
     }
 
     fn statements(&self, d: Dialect) -> Vec<ShownStatement> {

@@ -1,0 +1,184 @@
+//! Opening a target from a plan's spec: where an embedded file goes, how
+//! a managed server is configured (the MyRocks plugin, the OS user
+//! PostgreSQL needs), and how a URL's address and password are read. The
+//! runner calls [`open`] and never names an engine.
+
+use std::path::{Path, PathBuf};
+use std::time::Duration;
+
+use anyhow::{bail, Context};
+
+use super::mysql::{wire, MysqlDriver};
+use super::postgres::{wire as pgwire, PgDriver};
+use super::server::ServerSpec;
+use super::spec::{Access, Managed, TargetSpec};
+use super::sqlite::SqliteDriver;
+use super::url::ServerUrl;
+use super::{EngineKind, Target};
+
+/// Where relative paths in a plan are resolved, and where a run keeps its
+/// results (and the data of targets that name no place of their own).
+pub struct Dirs {
+    pub plan_dir: PathBuf,
+    pub out: PathBuf,
+}
+
+/// Opens a target from its spec: an embedded file, a managed server
+/// (initialised and started here; `say` is told where), or a URL.
+pub fn open(
+    target: &TargetSpec,
+    dirs: &Dirs,
+    say: &mut dyn FnMut(&str),
+) -> anyhow::Result<Box<dyn Target>> {
+    let name = &target.name;
+    match (&target.access, target.engine) {
+        (Access::Embedded { path, pragmas }, EngineKind::Sqlite) => {
+            let kept = path.is_some();
+            let path = match path {
+                Some(p) if p.is_absolute() => p.clone(),
+                Some(p) => dirs.plan_dir.join(p),
+                None => dirs.out.join("data").join(format!("{name}.db")),
+            };
+            if let Some(dir) = path.parent() {
+                std::fs::create_dir_all(dir)
+                    .with_context(|| format!("creating {} for target \"{name}\"", dir.display()))?;
+            }
+            let d = SqliteDriver::new(path, pragmas.clone());
+            Ok(Box::new(if kept { d.keeping() } else { d }))
+        }
+        (Access::Managed(m), EngineKind::Mysql | EngineKind::Mariadb) => {
+            let spec = server_spec(target, m, dirs);
+            say(&format!(
+                "[{name}] starting the server from {} (datadir {})",
+                m.basedir.display(),
+                spec.datadir.display()
+            ));
+            let d = MysqlDriver::managed(
+                target.engine,
+                spec,
+                m.socket,
+                target.storage_engine.clone(),
+                m.datadir.is_none(),
+            )?;
+            Ok(Box::new(d))
+        }
+        (Access::Url { url, password_env }, EngineKind::Mysql | EngineKind::Mariadb) => {
+            let u = ServerUrl::parse(url, target.engine)
+                .map_err(|e| anyhow::anyhow!("target \"{name}\": {e}"))?;
+            let password = password_of(name, password_env)?;
+            let address = match &u.socket {
+                Some(s) => wire::Address::Socket(s.clone()),
+                None => wire::Address::Tcp {
+                    host: u.host.clone(),
+                    port: u.port.unwrap_or(3306),
+                },
+            };
+            let opts = wire::Opts {
+                address,
+                user: u.user.clone(),
+                password,
+                database: Some(u.database.clone().unwrap_or_else(|| "sbtest".into())),
+            };
+            Ok(Box::new(MysqlDriver::remote(
+                target.engine,
+                opts,
+                target.storage_engine.clone(),
+            )))
+        }
+        (Access::Managed(m), EngineKind::Postgres) => {
+            let spec = server_spec(target, m, dirs);
+            say(&format!(
+                "[{name}] starting the server from {} (datadir {}, as user {})",
+                m.basedir.display(),
+                spec.datadir.display(),
+                spec.user.as_deref().unwrap_or("?")
+            ));
+            Ok(Box::new(PgDriver::managed(
+                spec,
+                m.socket,
+                m.datadir.is_none(),
+            )?))
+        }
+        (Access::Url { url, password_env }, EngineKind::Postgres) => {
+            let u = ServerUrl::parse(url, target.engine)
+                .map_err(|e| anyhow::anyhow!("target \"{name}\": {e}"))?;
+            let port = u.port.unwrap_or(5432);
+            let address = match &u.socket {
+                Some(dir) => pgwire::Address::Socket {
+                    dir: dir.clone(),
+                    port,
+                },
+                None => pgwire::Address::Tcp {
+                    host: u.host.clone(),
+                    port,
+                },
+            };
+            Ok(Box::new(PgDriver::remote(pgwire::Opts {
+                address,
+                user: u.user.clone(),
+                password: password_of(name, password_env)?,
+                database: u.database.clone().unwrap_or_else(|| "sbtest".into()),
+            })))
+        }
+        (_, engine) => bail!("target \"{name}\": engine {engine} has no driver in this build"),
+    }
+}
+
+/// The password of a URL target, from the environment variable it names.
+fn password_of(name: &str, password_env: &Option<String>) -> anyhow::Result<Option<String>> {
+    password_env
+        .as_ref()
+        .map(|v| {
+            std::env::var(v).with_context(|| {
+                format!("target \"{name}\": the environment variable {v} (password_env) is not set")
+            })
+        })
+        .transpose()
+}
+
+/// The managed server a target describes, with relbench's defaults filled in.
+pub fn server_spec(target: &TargetSpec, m: &Managed, dirs: &Dirs) -> ServerSpec {
+    let mut plugins = Vec::new();
+    // MyRocks must be loaded when the server starts (loading it later with
+    // INSTALL SONAME crashes MariaDB 10.11), unless the config does it.
+    let rocksdb = target
+        .storage_engine
+        .as_deref()
+        .is_some_and(|e| e.eq_ignore_ascii_case("rocksdb"));
+    let config_loads = m
+        .config
+        .as_ref()
+        .and_then(|c| std::fs::read_to_string(c).ok())
+        .is_some_and(|t| t.contains("ha_rocksdb"));
+    if rocksdb && !config_loads && !m.args.iter().any(|a| a.contains("ha_rocksdb")) {
+        plugins.push("ha_rocksdb".to_string());
+    }
+    ServerSpec {
+        target: target.name.clone(),
+        basedir: m.basedir.clone(),
+        config: m.config.clone(),
+        datadir: m
+            .datadir
+            .clone()
+            .unwrap_or_else(|| absolute(&dirs.out).join("data").join(&target.name)),
+        port: m.port,
+        // PostgreSQL refuses to run as root.
+        user: m.user.clone().or_else(|| {
+            // SAFETY: geteuid has no preconditions.
+            let root = unsafe { libc::geteuid() } == 0;
+            (target.engine == EngineKind::Postgres && root).then(|| "postgres".to_string())
+        }),
+        args: m.args.clone(),
+        malloc: m.malloc.clone(),
+        plugins,
+        start_timeout: Duration::from_secs_f64(m.start_timeout_secs),
+    }
+}
+
+fn absolute(p: &Path) -> PathBuf {
+    if p.is_absolute() {
+        p.to_path_buf()
+    } else {
+        std::env::current_dir().map_or_else(|_| p.to_path_buf(), |d| d.join(p))
+    }
+}

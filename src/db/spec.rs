@@ -1,0 +1,56 @@
+//! What a target is, as a plan describes it: its engine and how relbench
+//! reaches it (an embedded file, a server it manages, or a URL). The plan
+//! parses these; [`super::open`] turns one into a live target.
+
+use std::path::PathBuf;
+
+use serde::{Deserialize, Serialize};
+
+use super::EngineKind;
+
+/// One target of a plan.
+#[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]
+pub struct TargetSpec {
+    pub name: String,
+    pub engine: EngineKind,
+    pub access: Access,
+    /// The storage engine of the tables (MySQL/MariaDB: `ENGINE=`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub storage_engine: Option<String>,
+}
+
+/// How relbench reaches a target.
+#[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]
+#[serde(rename_all = "lowercase")]
+pub enum Access {
+    /// An embedded database file. `path: None` puts it in the results directory.
+    Embedded {
+        path: Option<PathBuf>,
+        pragmas: Vec<(String, String)>,
+    },
+    /// A server relbench initialises, starts and stops.
+    Managed(Managed),
+    /// A server someone else runs. The URL holds no password; the password,
+    /// if any, is read from the environment variable `password_env` at run time.
+    Url {
+        url: String,
+        password_env: Option<String>,
+    },
+}
+
+/// A managed server, as the plan describes it (relative paths are resolved
+/// against the plan's directory).
+#[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]
+pub struct Managed {
+    pub basedir: PathBuf,
+    pub config: Option<PathBuf>,
+    /// `None`: `<results>/data/<target>`, removed when the target is done.
+    pub datadir: Option<PathBuf>,
+    pub port: Option<u16>,
+    pub user: Option<String>,
+    pub args: Vec<String>,
+    pub malloc: Option<PathBuf>,
+    /// Clients connect over the unix socket instead of TCP to 127.0.0.1.
+    pub socket: bool,
+    pub start_timeout_secs: f64,
+}

@@ -1,0 +1,199 @@
+//! Costs per operation: what the sampler saw over a step's measured window,
+//! divided by the work the step did, with a note for every figure that
+//! could not be measured and why. This is the one place a per-op cost is
+//! computed; the report only compares them.
+
+use std::collections::BTreeMap;
+
+use serde::{Deserialize, Serialize};
+
+use super::device::Devices;
+use super::sampler::{DiskFigures, SamplerCost, SecondSample, SystemFigures};
+use super::{Sampled, MIN_CPU_SECS};
+
+/// Measurements of the machine over the step's measured window (warm-up
+/// excluded), from the sampler. A figure that could not be measured is
+/// absent (null), never 0; the step's `notes` say why.
+///
+/// "Per op" is per unit of the step's throughput: per operation, or per
+/// row for steps counted in rows (load, scan).
+#[derive(Debug, Clone, Default, Serialize, Deserialize, PartialEq)]
+#[serde(default)]
+pub struct StepMetrics {
+    /// Busy CPU of the whole machine (vmstat's us + sy, all CPUs) per op, µs.
+    pub cpu_us_per_op: Option<f64>,
+    /// CPU of a managed server's processes per op, µs.
+    pub server_cpu_us_per_op: Option<f64>,
+    /// CPU of relbench (its client threads; with an embedded engine, the
+    /// engine too), less the sampler's own, per op, µs.
+    pub client_cpu_us_per_op: Option<f64>,
+    /// Context switches of the whole machine per op.
+    pub cs_per_op: Option<f64>,
+    /// Read and write requests completed, and KiB moved, by the devices
+    /// under the datadir, per op.
+    pub reads_per_op: Option<f64>,
+    pub read_kb_per_op: Option<f64>,
+    pub writes_per_op: Option<f64>,
+    pub write_kb_per_op: Option<f64>,
+    pub client_cpu_secs: Option<f64>,
+    pub server_cpu_secs: Option<f64>,
+    pub system: Option<SystemFigures>,
+    pub disk: Option<DiskFigures>,
+    pub server_rss_peak_bytes: Option<u64>,
+    pub client_rss_peak_bytes: Option<u64>,
+    pub db_bytes_before: Option<u64>,
+    pub db_bytes_after: Option<u64>,
+    /// The sampler's own CPU over the window.
+    pub sampler: Option<SamplerCost>,
+    /// Unix time the measured window (and the per-second series) began.
+    pub window_start: Option<f64>,
+    /// One row a second over the window.
+    pub per_second: Vec<SecondSample>,
+    /// The engine's counters before and after the step.
+    pub counters: Option<CounterDeltas>,
+}
+
+/// An engine's counters read before and after a step, raw, and what
+/// changed (after − before, the keys whose value moved).
+#[derive(Debug, Clone, Default, Serialize, Deserialize, PartialEq)]
+pub struct CounterDeltas {
+    pub source: String,
+    pub delta: BTreeMap<String, f64>,
+    pub before: BTreeMap<String, f64>,
+    pub after: BTreeMap<String, f64>,
+}
+
+impl CounterDeltas {
+    pub fn new(
+        source: String,
+        before: BTreeMap<String, f64>,
+        after: BTreeMap<String, f64>,
+    ) -> Self {
+        let delta = after
+            .iter()
+            .filter_map(|(k, a)| {
+                let d = a - before.get(k)?;
+                (d != 0.0).then(|| (k.clone(), (d * 1e6).round() / 1e6))
+            })
+            .collect();
+        CounterDeltas {
+            source,
+            delta,
+            before,
+            after,
+        }
+    }
+}
+
+/// Where the step ran, for deciding which figures describe it.
+#[derive(Debug, Clone, Copy)]
+pub struct Scope {
+    /// The database does its work on this machine.
+    pub here: bool,
+    /// The engine runs inside relbench (no server process).
+    pub embedded: bool,
+}
+
+/// The shortest window whose machine CPU (from /proc/stat ticks) is
+/// reported: 25 ticks per CPU, so one tick is at most 4%.
+const MIN_TICK_WINDOW_SECS: f64 = 0.25;
+
+/// Four significant digits: per-row figures of a scan are tiny, and more
+/// digits than the sampler resolves would only look precise.
+fn four_digits(x: f64) -> f64 {
+    if x == 0.0 || !x.is_finite() {
+        return x;
+    }
+    let scale = 10f64.powi(3 - x.abs().log10().floor() as i32);
+    (x * scale).round() / scale
+}
+
+/// The step's machine figures: totals, costs per unit of work (`ops`, or
+/// `None` for a step with no operations to divide by, such as settle),
+/// and the per-second series; for each figure that is missing, a note
+/// (key, why) for the step's results.
+pub fn measure(
+    sampled: &Sampled,
+    ops: Option<f64>,
+    scope: Scope,
+    devices: &Result<Devices, String>,
+) -> (StepMetrics, Vec<(&'static str, String)>) {
+    let w = sampled.window();
+    let per_op = |v: f64| ops.filter(|n| *n > 0.0).map(|n| four_digits(v / n));
+    let ticks_enough = w.secs >= MIN_TICK_WINDOW_SECS;
+    let mut m = StepMetrics {
+        client_cpu_secs: w.client_cpu_secs,
+        server_cpu_secs: w.server_cpu_secs,
+        client_cpu_us_per_op: w.client_cpu_secs.and_then(|c| per_op(c * 1e6)),
+        server_cpu_us_per_op: w.server_cpu_secs.and_then(|c| per_op(c * 1e6)),
+        ..StepMetrics::default()
+    };
+    if scope.here {
+        // /proc/stat counts CPU in 10 ms ticks: a window of a few ticks per
+        // CPU gives 0 or double the truth (a 12 ms l.i0 read 0 µs per row).
+        if ticks_enough {
+            m.cpu_us_per_op = w.system.as_ref().and_then(|s| per_op(s.busy_secs * 1e6));
+        }
+        m.cs_per_op = w
+            .system
+            .as_ref()
+            .and_then(|s| per_op(s.context_switches as f64));
+    }
+    if let Some(d) = &w.disk {
+        m.reads_per_op = per_op(d.reads as f64);
+        m.read_kb_per_op = per_op(d.read_kb);
+        m.writes_per_op = per_op(d.writes as f64);
+        m.write_kb_per_op = per_op(d.write_kb);
+    }
+    let disk_missing = w.disk.is_none();
+    m.system = w.system;
+    m.disk = w.disk;
+    m.sampler = w.sampler;
+    m.window_start = sampled.started_unix.map(|t| (t * 1e3).round() / 1e3);
+    m.server_rss_peak_bytes = sampled.server_rss_peak;
+    m.client_rss_peak_bytes = sampled.client_rss_peak;
+    m.per_second = sampled.series.clone();
+
+    let mut notes = Vec::new();
+    let mut note = |k: &'static str, v: String| notes.push((k, format!("not measured: {v}")));
+    if w.secs == 0.0 {
+        note(
+            "sampler",
+            "the step ended before its measured window began".into(),
+        );
+        return (m, notes);
+    }
+    if w.client_cpu_secs.is_none() {
+        note(
+            "client_cpu",
+            format!("the window used less than {MIN_CPU_SECS} s of CPU"),
+        );
+    }
+    if !scope.embedded && w.server_cpu_secs.is_none() {
+        note(
+            "server_cpu",
+            "the server is not a process relbench started on this machine".into(),
+        );
+    }
+    if !scope.here {
+        note(
+            "machine",
+            "the server runs on another host, so this machine's CPU and context switches do not describe it".into(),
+        );
+    } else if !ticks_enough {
+        note(
+            "machine_cpu",
+            format!(
+                "the window ({:.0} ms) is too short for /proc/stat's 10 ms ticks; it needs {:.0} ms",
+                w.secs * 1e3,
+                MIN_TICK_WINDOW_SECS * 1e3
+            ),
+        );
+    }
+    if let Err(why) = devices {
+        note("disk", why.clone());
+    } else if disk_missing {
+        note("disk", "/proc/diskstats could not be read".into());
+    }
+    (m, notes)
+}

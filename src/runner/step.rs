@@ -1,0 +1,306 @@
+//! One step shape: [`measure_step`] owns what every step has (the result
+//! record, the database size before and after, the engine's counters, the
+//! progress line, the per-op costs of what the sampler saw) and runs one of
+//! three bodies inside it: a bulk load, a settle, or a workload driven by
+//! the engine. A body says how much work it did and hands back the
+//! sampler's window; it never writes a file.
+
+use std::collections::BTreeMap;
+use std::time::{Duration, Instant};
+
+use anyhow::bail;
+
+use super::{interrupted, Progress, INTERRUPT};
+use crate::db::{Driver, Target};
+use crate::engine::{self, StepSpec};
+use crate::measure::units::{fmt_latency, fmt_throughput};
+use crate::metrics::costs::{self, Scope};
+use crate::metrics::{Probe, Sampled, Sampler};
+use crate::plan::{Execution, Plan, StepKind, Stop, TargetSpec};
+use crate::results::{CounterDeltas, StepMetrics, StepResult, Unit, SCHEMA_VERSION};
+use crate::util::unix_now;
+use crate::workload::{self, Scale, Window};
+use crate::Interrupted;
+
+/// What a step runs against.
+pub(super) struct StepCtx<'a> {
+    pub plan: &'a Plan,
+    pub target: &'a TargetSpec,
+    pub db: &'a dyn Target,
+    pub probe: &'a Probe,
+}
+
+/// What a body measured: the sampler's window, and the units of work the
+/// costs are divided by (`None`: a step with no operations, like settle).
+struct Done {
+    sampled: Sampled,
+    ops: Option<f64>,
+}
+
+/// A result with nothing measured yet.
+pub(super) fn blank_result(target: &TargetSpec, e: &Execution) -> StepResult {
+    StepResult {
+        schema_version: SCHEMA_VERSION,
+        target: target.name.clone(),
+        repeat: e.repeat,
+        seq: e.seq,
+        step: e.step.clone(),
+        occurrence: e.occurrence,
+        group: None,
+        clients: e.clients,
+        started: unix_now(),
+        failed: None,
+        warmup_secs: 0.0,
+        secs: 0.0,
+        events: 0,
+        failed_events: 0,
+        unit: Unit::OpsPerSec,
+        rows_per_event: None,
+        throughput: 0.0,
+        statements: BTreeMap::new(),
+        errors: BTreeMap::new(),
+        error_samples: BTreeMap::new(),
+        per_second: Vec::new(),
+        class_seconds: BTreeMap::new(),
+        sla: None,
+        latency: BTreeMap::new(),
+        metrics: StepMetrics::default(),
+        notes: BTreeMap::new(),
+    }
+}
+
+/// Runs one step execution and returns its result (a failure inside the
+/// step is in the result; an error is an interruption or a broken run).
+pub(super) fn measure_step(
+    cx: &StepCtx,
+    e: &Execution,
+    ui: &mut Progress,
+) -> anyhow::Result<StepResult> {
+    let label = format!("[{}] {} c{}", cx.target.name, e.step.label(), e.clients);
+    let mut r = blank_result(cx.target, e);
+    let db_bytes_before = cx.db.data_size();
+    let before = cx.db.counters();
+    let done = match &e.step.kind {
+        StepKind::Load => load(cx, &mut r, ui, &label)?,
+        StepKind::Settle => settle(cx, &mut r, ui, &label)?,
+        StepKind::Workload(_) => run_workload(cx, e, &mut r, ui, &label)?,
+    };
+    let scope = Scope {
+        here: cx.db.runs_here(),
+        embedded: !cx.db.engine().is_server(),
+    };
+    let (metrics, notes) = costs::measure(&done.sampled, done.ops, scope, &cx.probe.devices);
+    r.metrics = metrics;
+    r.notes
+        .extend(notes.into_iter().map(|(k, v)| (k.to_string(), v)));
+    match (before, cx.db.counters()) {
+        (None, _) | (_, None) => {
+            r.notes.insert(
+                "counters".into(),
+                "not measured: this engine keeps no server counters".into(),
+            );
+        }
+        (Some(Ok(b)), Some(Ok(a))) => {
+            r.metrics.counters = Some(CounterDeltas::new(b.source, b.values, a.values));
+        }
+        (Some(Err(err)), _) | (_, Some(Err(err))) => {
+            r.notes
+                .insert("counters".into(), format!("not measured: {err:#}"));
+        }
+    }
+    r.metrics.db_bytes_before = db_bytes_before;
+    r.metrics.db_bytes_after = cx.db.data_size();
+    ui.finish_step(&step_line(&label, &r), r.failed.is_some());
+    Ok(r)
+}
+
+/// Creates and fills the tables (sysbench's `load`).
+fn load(cx: &StepCtx, r: &mut StepResult, ui: &mut Progress, label: &str) -> anyhow::Result<Done> {
+    r.group = Some(workload::Group::Load);
+    r.unit = Unit::RowsPerSec;
+    ui.start_step(label, None);
+    let t0 = Instant::now();
+    let sampler = Sampler::start(cx.probe.clone(), t0);
+    let driver: &dyn Driver = cx.db;
+    match workload::load_tables(
+        driver,
+        cx.plan.tables,
+        cx.plan.rows,
+        cx.plan.seed,
+        &INTERRUPT,
+    ) {
+        Ok(o) => {
+            r.secs = t0.elapsed().as_secs_f64();
+            r.events = o.rows;
+            r.throughput = o.rows as f64 / r.secs.max(1e-9);
+            r.notes = o.notes(&driver.load_mode());
+        }
+        Err(err) if err.is::<Interrupted>() => return Err(err),
+        Err(err) => {
+            r.secs = t0.elapsed().as_secs_f64();
+            r.failed = Some(format!("{err:#}"));
+        }
+    }
+    Ok(Done {
+        sampled: sampler.finish(),
+        ops: Some(r.events as f64),
+    })
+}
+
+/// The engine's settle (analyze, flush, checkpoint), then the plan's sleep.
+fn settle(
+    cx: &StepCtx,
+    r: &mut StepResult,
+    ui: &mut Progress,
+    label: &str,
+) -> anyhow::Result<Done> {
+    let (tables, rows) = cx.plan.tables_for_settle();
+    let sleep = cx.plan.settle.sleep(rows);
+    ui.start_step(label, None);
+    let t0 = Instant::now();
+    // Settle has no operations to divide by, but its per-second series
+    // shows the write-back and compaction it waited for.
+    let sampler = Sampler::start(cx.probe.clone(), t0);
+    match cx.db.settle(&tables) {
+        Ok(notes) => r.notes = notes,
+        Err(err) => r.failed = Some(format!("{err:#}")),
+    }
+    r.notes.insert(
+        "engine_secs".into(),
+        format!("{:.3}", t0.elapsed().as_secs_f64()),
+    );
+    let slept = Instant::now();
+    while slept.elapsed() < sleep {
+        if interrupted() {
+            bail!(Interrupted);
+        }
+        std::thread::sleep(Duration::from_millis(50).min(sleep.saturating_sub(slept.elapsed())));
+    }
+    r.notes
+        .insert("sleep_secs".into(), format!("{:.3}", sleep.as_secs_f64()));
+    r.secs = t0.elapsed().as_secs_f64();
+    Ok(Done {
+        sampled: sampler.finish(),
+        ops: None,
+    })
+}
+
+/// A workload driven by the engine, for a time or a number of events.
+fn run_workload(
+    cx: &StepCtx,
+    e: &Execution,
+    r: &mut StepResult,
+    ui: &mut Progress,
+    label: &str,
+) -> anyhow::Result<Done> {
+    let plan = cx.plan;
+    let w = e.step.workload().expect("validated workload");
+    let meta = w.meta();
+    r.group = Some(meta.group);
+    let scale = Scale {
+        tables: plan.tables,
+        rows: plan.rows,
+        // A step earlier in the sequence that deletes rows leaves holes in
+        // the ids.
+        rows_may_be_missing: plan.steps[..e.seq - 1]
+            .iter()
+            .any(|s| s.workload().is_some_and(|w| w.meta().removes_rows)),
+        ids: plan.distribution,
+        insert: plan.insert_benchmark,
+    };
+    // A step with a fixed amount of work (the Insert Benchmark's loads and
+    // index build) counts all of it: no warm-up, stop when it is done.
+    let stop = match w.events(&scale, e.clients) {
+        Some(n) => Stop::Events(n),
+        None => plan.stop_for(meta.duration).to_stop(),
+    };
+    let warmup_secs = if meta.warms_up { plan.warmup_secs } else { 0.0 };
+    let warmup = Duration::from_secs_f64(warmup_secs);
+    r.warmup_secs = warmup_secs;
+    r.rows_per_event = w.rows_per_event(&scale);
+    if r.rows_per_event.is_some() {
+        r.unit = Unit::RowsPerSec;
+    }
+    ui.start_step(
+        label,
+        match stop {
+            Stop::Time(d) => Some(warmup + d),
+            Stop::Events(_) => None,
+        },
+    );
+    let spec = StepSpec {
+        driver: cx.db,
+        workload: w,
+        scale,
+        clients: e.clients,
+        warmup,
+        stop,
+        // Each step and repeat draws its own ids, reproducibly.
+        seed: plan.seed ^ ((e.seq as u64) << 32) ^ ((e.repeat as u64) << 48) ^ e.clients as u64,
+        interrupt: &INTERRUPT,
+        probe: cx.probe,
+    };
+    let m = engine::run(&spec, &mut |live| ui.update(live));
+    if interrupted() {
+        bail!(Interrupted);
+    }
+    r.secs = m.secs;
+    r.events = m.merged.events;
+    r.failed_events = m.merged.failed_events;
+    let per_event = r.rows_per_event.unwrap_or(1) as f64;
+    r.throughput = if m.secs > 0.0 {
+        m.merged.events as f64 * per_event / m.secs
+    } else {
+        0.0
+    };
+    r.statements = m.merged.statements;
+    r.errors = m.merged.errors;
+    r.error_samples = m.merged.error_samples;
+    r.per_second = m.merged.per_second;
+    r.class_seconds = m.merged.class_seconds;
+    r.latency = m.merged.latency;
+    r.sla = w.sla(
+        &scale,
+        &Window {
+            clients: e.clients,
+            secs: r.secs,
+            statements: &r.statements,
+        },
+    );
+    r.failed = m.aborted.or_else(|| {
+        (r.events == 0).then(|| {
+            let sample = r.error_samples.values().next().cloned().unwrap_or_default();
+            format!("no event completed in the measured window {sample}")
+                .trim()
+                .to_string()
+        })
+    });
+    Ok(Done {
+        sampled: m.sampled,
+        // Per unit of throughput: per operation, or per row.
+        ops: Some(r.events as f64 * per_event),
+    })
+}
+
+/// The one line a finished step leaves on the terminal.
+fn step_line(label: &str, r: &StepResult) -> String {
+    if let Some(f) = &r.failed {
+        return format!("{label}: FAILED: {f}");
+    }
+    if r.step.kind == StepKind::Settle {
+        return format!("{label}: {:.1} s", r.secs);
+    }
+    let mut s = format!(
+        "{label}: {} {}",
+        fmt_throughput(r.throughput),
+        r.unit.name()
+    );
+    if let Some(l) = r.latency.get("event") {
+        s += &format!(", p99 {}", fmt_latency(l.p99_us));
+    }
+    let errors: u64 = r.errors.values().sum();
+    if errors > 0 {
+        s += &format!(", {errors} errors");
+    }
+    s
+}
