@@ -1,5 +1,7 @@
 //! Small helpers shared by several modules.
 
+use std::io::Write;
+use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::{SystemTime, UNIX_EPOCH};
 
 /// The closest of `candidates` to `word`, if it is close enough to be a
@@ -89,6 +91,58 @@ fn civil_from_days(z: i64) -> (i64, u32, u32) {
     let d = (doy - (153 * mp + 2) / 5 + 1) as u32;
     let m = if mp < 10 { mp + 3 } else { mp - 9 } as u32;
     (if m <= 2 { y + 1 } else { y }, m, d)
+}
+
+/// Set once stdout or stderr could not be written (a closed pipe, as in
+/// `relbench list | head -1`, a full disk, a lost terminal): later output
+/// to it is dropped instead of failing, and the work goes on.
+static STDOUT_GONE: AtomicBool = AtomicBool::new(false);
+static STDERR_GONE: AtomicBool = AtomicBool::new(false);
+
+fn emit(mut w: impl Write, gone: &AtomicBool, s: &str) {
+    if gone.load(Ordering::Relaxed) {
+        return;
+    }
+    if w.write_all(s.as_bytes()).and_then(|()| w.flush()).is_err() {
+        gone.store(true, Ordering::Relaxed);
+    }
+}
+
+/// Writes to stdout. A reader that went away ends the output, as ripgrep
+/// does: no panic, no error, exit status as if it had been read.
+pub fn out(s: &str) {
+    emit(std::io::stdout().lock(), &STDOUT_GONE, s);
+}
+
+/// Writes to stderr, with the same tolerance as [`out`].
+pub fn err(s: &str) {
+    emit(std::io::stderr().lock(), &STDERR_GONE, s);
+}
+
+/// `println!` that tolerates a closed stdout ([`out`]).
+#[macro_export]
+macro_rules! outln {
+    () => { $crate::util::out("\n") };
+    ($($t:tt)*) => { $crate::util::out(&format!("{}\n", format_args!($($t)*))) };
+}
+
+/// `print!` that tolerates a closed stdout.
+#[macro_export]
+macro_rules! out {
+    ($($t:tt)*) => { $crate::util::out(&format!($($t)*)) };
+}
+
+/// `eprintln!` that tolerates a closed stderr ([`err`]).
+#[macro_export]
+macro_rules! errln {
+    () => { $crate::util::err("\n") };
+    ($($t:tt)*) => { $crate::util::err(&format!("{}\n", format_args!($($t)*))) };
+}
+
+/// `eprint!` that tolerates a closed stderr.
+#[macro_export]
+macro_rules! err {
+    ($($t:tt)*) => { $crate::util::err(&format!($($t)*)) };
 }
 
 #[cfg(test)]

@@ -228,3 +228,41 @@ fn the_example_plans_are_valid() {
             .stdout(contains("valid"));
     }
 }
+
+/// Runs relbench with its stdout a pipe whose reader is already gone, as
+/// in `relbench list | head -1` once head has its line.
+fn with_stdout_closed(args: &[&str]) -> std::process::Output {
+    let mut child = std::process::Command::new(bin())
+        .args(args)
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .unwrap();
+    drop(child.stdout.take());
+    child.wait_with_output().unwrap()
+}
+
+#[test]
+fn a_closed_stdout_ends_the_output_quietly() {
+    // `relbench list | head -1` panicked with exit 101 (broken pipe).
+    for args in [&["list"][..], &["show", "point-query"]] {
+        let o = with_stdout_closed(args);
+        assert_eq!(o.status.code(), Some(0), "{args:?}: {o:?}");
+        assert!(
+            o.stderr.is_empty(),
+            "{args:?}: {}",
+            String::from_utf8_lossy(&o.stderr)
+        );
+    }
+    // A report still writes its files when nobody reads the list of them.
+    let dir = tempfile::tempdir().unwrap();
+    let out = dir.path().join("r");
+    let o = with_stdout_closed(&[
+        "report",
+        "tests/fixtures/results-tiny",
+        "--out",
+        out.to_str().unwrap(),
+    ]);
+    assert_eq!(o.status.code(), Some(0), "{o:?}");
+    assert!(out.join("report.html").exists() && out.join("report.json").exists());
+}

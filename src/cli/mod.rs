@@ -120,13 +120,13 @@ pub fn main() -> ExitCode {
         Ok(()) => ExitCode::SUCCESS,
         Err(e) => match e.downcast_ref::<Exit>() {
             Some(Exit::BadPlan(p)) => {
-                eprint!("error: {p}");
+                crate::err!("error: {p}");
                 ExitCode::from(2)
             }
             Some(Exit::Interrupted) => ExitCode::from(130),
             Some(Exit::StepsFailed(_)) => ExitCode::from(3),
             None => {
-                eprintln!("error: {e:#}");
+                crate::errln!("error: {e:#}");
                 ExitCode::from(1)
             }
         },
@@ -150,7 +150,7 @@ fn dispatch(cmd: Command) -> anyhow::Result<()> {
             let out = out.unwrap_or_else(|| dirs[0].clone());
             let (_, files) = render::write(&dirs, base.as_deref(), &out, &format)?;
             for f in files {
-                println!("{}", f.display());
+                crate::outln!("{}", f.display());
             }
             Ok(())
         }
@@ -237,13 +237,13 @@ fn install_ctrlc() {
             // No unwinding on this path, so managed servers are asked to
             // stop here rather than by their owners.
             crate::db::server::stop_all_now();
-            eprintln!(
+            crate::errln!(
                 "\nrelbench: stopped at once (managed servers were asked to stop); \
                  the step in flight is lost, finished steps are kept"
             );
             std::process::exit(130);
         }
-        eprintln!(
+        crate::errln!(
             "\nrelbench: stopping after dropping the step in flight (Ctrl-C again to quit at once)"
         );
     });
@@ -257,17 +257,17 @@ fn run(opts: RunOptions, quiet: bool) -> anyhow::Result<()> {
     let (report, files) = render::write(std::slice::from_ref(out), None, out, &Format::ALL)
         .context("writing the report")?;
     let stdout = std::io::stdout();
-    print!(
+    crate::out!(
         "{}",
         render::terminal_relative_table(&report, stdout.is_terminal())
     );
-    eprintln!("\nresults: {}", out.display());
+    crate::errln!("\nresults: {}", out.display());
     for f in &files {
-        eprintln!("report:  {}", f.display());
+        crate::errln!("report:  {}", f.display());
     }
     match end {
         RunEnd::Interrupted => {
-            eprintln!(
+            crate::errln!(
                 "interrupted: finish this run with `relbench run --resume --out {}`",
                 out.display()
             );
@@ -275,7 +275,7 @@ fn run(opts: RunOptions, quiet: bool) -> anyhow::Result<()> {
         }
         RunEnd::Complete { failed_steps: 0 } => Ok(()),
         RunEnd::Complete { failed_steps } => {
-            eprintln!(
+            crate::errln!(
                 "{failed_steps} step(s) failed; the report's \"Errors and failed steps\" says why"
             );
             Err(Exit::StepsFailed(failed_steps).into())
@@ -286,8 +286,8 @@ fn run(opts: RunOptions, quiet: bool) -> anyhow::Result<()> {
 fn check(path: &Path) -> anyhow::Result<()> {
     let (plan, _, _) = read_plan(path)?;
     let execs = plan.executions();
-    println!("{}: valid", path.display());
-    println!(
+    crate::outln!("{}: valid", path.display());
+    crate::outln!(
         "targets: {}",
         plan.targets
             .iter()
@@ -297,24 +297,27 @@ fn check(path: &Path) -> anyhow::Result<()> {
     );
     if plan.runs_insert_benchmark() {
         let p = &plan.insert_benchmark;
-        println!(
+        crate::outln!(
             "scale: one table per client; l.i0 loads {} rows each ({} per commit), l.i1 adds and deletes {} ({} per commit), l.i2 {} ({} per commit); q-steps write {} rows per commit; clients {:?}; repeats {}",
             plan.rows, p.l_i0_commit, p.l_i1_rows, p.l_i1_commit, p.l_i2_rows, p.l_i2_commit, p.q_commit, plan.clients, plan.repeats
         );
     } else {
-        println!(
+        crate::outln!(
             "scale: {} table(s) × {} rows; clients {:?}; repeats {}",
-            plan.tables, plan.rows, plan.clients, plan.repeats
+            plan.tables,
+            plan.rows,
+            plan.clients,
+            plan.repeats
         );
     }
     let steps: Vec<String> = plan.steps.iter().map(|s| s.label()).collect();
-    println!(
+    crate::outln!(
         "steps ({}, suite {}): {}",
         steps.len(),
         plan.suite,
         steps.join(" → ")
     );
-    println!(
+    crate::outln!(
         "{} step runs; at least {:.0} s without loads",
         execs.len(),
         plan.estimated_secs()
@@ -323,20 +326,20 @@ fn check(path: &Path) -> anyhow::Result<()> {
 }
 
 fn list() {
-    println!("Suites:");
-    println!(
+    crate::outln!("Suites:");
+    crate::outln!(
         "  sysbench  the standard sequence ({} steps): {}",
         sysbench::STANDARD_SEQUENCE.len(),
         sysbench::STANDARD_SEQUENCE.join(" → ")
     );
-    println!(
+    crate::outln!(
         "  insert    the Insert Benchmark ({} steps): {}",
         workload::insert::SEQUENCE.len(),
         workload::insert::SEQUENCE.join(" → ")
     );
-    println!("\nWorkloads (name, group, how long it runs, what one event does):");
+    crate::outln!("\nWorkloads (name, group, how long it runs, what one event does):");
     for w in workload::all() {
-        println!(
+        crate::outln!(
             "  {:<22} {:<16} {:<7} {}",
             w.meta().name,
             w.meta().group.name(),
@@ -344,7 +347,7 @@ fn list() {
             w.meta().about
         );
     }
-    println!("\nSteps in a plan: \"load\", \"settle\", or a workload, optionally tagged (\"scan:warm\").");
+    crate::outln!("\nSteps in a plan: \"load\", \"settle\", or a workload, optionally tagged (\"scan:warm\").");
 }
 
 /// The plan duration a workload runs for, or "rows" for a step with a
@@ -370,18 +373,18 @@ fn runs_for(w: &dyn workload::Workload) -> &'static str {
 fn show(name: &str) -> anyhow::Result<()> {
     if name == "load" {
         for d in Dialect::ALL {
-            println!("-- {}", d.name());
-            println!("{};", sysbench::sql::create_table(d, 1));
-            println!(
+            crate::outln!("-- {}", d.name());
+            crate::outln!("{};", sysbench::sql::create_table(d, 1));
+            crate::outln!(
                 "{}; -- {} rows per statement; rows per commit and bulk-load settings depend on the engine",
                 sysbench::sql::insert_rows(d, 1, 2),
                 sysbench::load::ROWS_PER_STATEMENT,
             );
-            println!("{}; -- after the rows", sysbench::sql::create_index(1));
+            crate::outln!("{}; -- after the rows", sysbench::sql::create_index(1));
             if let Some(s) = sysbench::sql::after_load(d, 1) {
-                println!("{s};");
+                crate::outln!("{s};");
             }
-            println!();
+            crate::outln!();
         }
         return Ok(());
     }
@@ -393,7 +396,7 @@ fn show(name: &str) -> anyhow::Result<()> {
         );
         bail!("unknown workload \"{name}\"; {hint}");
     };
-    println!(
+    crate::outln!(
         "{} — group {}, runs {}{}",
         w.meta().name,
         w.meta().group.name(),
@@ -407,13 +410,13 @@ fn show(name: &str) -> anyhow::Result<()> {
             ""
         }
     );
-    println!("{}\n", w.meta().about);
+    crate::outln!("{}\n", w.meta().about);
     for d in Dialect::ALL {
-        println!("-- {}", d.name());
+        crate::outln!("-- {}", d.name());
         for s in w.statements(d) {
-            println!("{:<16} {}", s.class, s.sql);
+            crate::outln!("{:<16} {}", s.class, s.sql);
         }
-        println!();
+        crate::outln!();
     }
     Ok(())
 }
@@ -427,7 +430,7 @@ fn init(file: &Path, force: bool) -> anyhow::Result<()> {
     }
     std::fs::write(file, plan::EXAMPLE_PLAN)
         .with_context(|| format!("writing {}", file.display()))?;
-    println!(
+    crate::outln!(
         "wrote {}; check it with `relbench check {}`",
         file.display(),
         file.display()

@@ -32,7 +32,7 @@ pub fn serve(opts: &RunOptions, name: &str) -> anyhow::Result<()> {
     };
     let spec = server_spec(target, m, &dirs);
     let mut srv = server::ManagedServer::start(spec, server::flavor_for(target.engine)?)?;
-    println!(
+    crate::outln!(
         "ready target={name} port={} socket={} pid={} datadir={} log={}",
         srv.rt.port,
         srv.rt.socket.display(),
@@ -40,8 +40,6 @@ pub fn serve(opts: &RunOptions, name: &str) -> anyhow::Result<()> {
         srv.rt.datadir.display(),
         srv.rt.log.display()
     );
-    use std::io::Write as _;
-    std::io::stdout().flush()?;
     let closed = std::sync::Arc::new(AtomicBool::new(false));
     let c = closed.clone();
     std::thread::spawn(move || {
@@ -55,7 +53,7 @@ pub fn serve(opts: &RunOptions, name: &str) -> anyhow::Result<()> {
         std::thread::sleep(Duration::from_millis(100));
     }
     srv.stop()?;
-    eprintln!(
+    crate::errln!(
         "stopped; the datadir is kept at {}",
         srv.rt.datadir.display()
     );

@@ -30,7 +30,7 @@ impl Progress {
         }
         match &self.bar {
             Some(b) => b.println(msg),
-            None => eprintln!("{msg}"),
+            None => crate::errln!("{msg}"),
         }
     }
 
@@ -38,7 +38,7 @@ impl Progress {
     pub fn warn(&self, msg: &str) {
         match &self.bar {
             Some(b) => b.println(msg),
-            None => eprintln!("{msg}"),
+            None => crate::errln!("{msg}"),
         }
     }
 
@@ -97,7 +97,7 @@ impl Progress {
             b.finish_and_clear();
         }
         if !self.quiet || failed {
-            eprintln!("{line}");
+            crate::errln!("{line}");
         }
     }
 }

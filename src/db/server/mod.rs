@@ -416,7 +416,7 @@ impl ManagedServer {
 impl Drop for ManagedServer {
     fn drop(&mut self) {
         if let Err(e) = self.stop() {
-            eprintln!("relbench: {e:#}");
+            crate::errln!("relbench: {e:#}");
         }
     }
 }
