@@ -1,0 +1,159 @@
+//! One connection's thread: set up (connect, prepare), wait for the shared
+//! start, then run events until the step's stop, recording each in the
+//! thread's own [`Recorder`]. This loop is the client's hot path: it takes
+//! no lock and allocates nothing per event; it touches shared memory only
+//! to publish its event count (relaxed) and to look for a stop.
+
+use std::sync::atomic::Ordering;
+use std::time::{Duration, Instant};
+
+use super::pacer::{Pace, Pacer};
+use super::{Shared, MAX_CONSECUTIVE_FAILURES};
+use crate::db::Conn;
+use crate::measure::Recorder;
+use crate::plan::Stop;
+use crate::workload::{dist, Client, ClientCtx};
+
+/// Thread `i`: client `i / roles`, role `i % roles`. Returns its recorder,
+/// why it stopped early (if it did), and when it left its loop.
+pub(super) fn thread(sh: &Shared, i: usize) -> (Recorder, Option<String>, Instant) {
+    let spec = sh.spec;
+    let n_roles = sh.roles.len();
+    let role = sh.roles[i % n_roles];
+    let ctx = ClientCtx {
+        index: (i / n_roles) as u32,
+        role: i % n_roles,
+        shared: sh.client_state[i / n_roles].clone(),
+        table_options: sh.table_options.clone(),
+    };
+    let rng = dist::rng(spec.seed, i as u64);
+    let dialect = spec.driver.dialect();
+    let setup = spec.driver.connect().and_then(|mut conn| {
+        let client = spec
+            .workload
+            .client(conn.as_mut(), dialect, &spec.scale, rng, &ctx)?;
+        Ok((conn, client))
+    });
+    let setup = match setup {
+        Ok(x) => Some(x),
+        Err(e) => {
+            let mut slot = sh.setup_error.lock().unwrap_or_else(|p| p.into_inner());
+            slot.get_or_insert(format!("client {}: {}", i / n_roles + 1, e.message));
+            sh.abort.store(true, Ordering::Relaxed);
+            None
+        }
+    };
+    sh.ready.wait();
+    sh.go.wait();
+    let mut rec = Recorder::new(sh.classes.len(), sh.expected_secs);
+    if sh.class_series {
+        rec.keep_class_seconds(sh.classes.len());
+    }
+    let mut reason = None;
+    // The connection outlives the loop: it is closed only after the
+    // sampler's last reading (below).
+    let mut held = None;
+    if let (Some((mut conn, mut client)), false) = (setup, sh.abort.load(Ordering::Relaxed)) {
+        reason = events(sh, i, conn.as_mut(), client.as_mut(), &mut rec);
+        held = Some((conn, client));
+    }
+    let finished = Instant::now();
+    if role.measured {
+        sh.measured_left.fetch_sub(1, Ordering::Relaxed);
+    }
+    sh.done.fetch_add(1, Ordering::Relaxed);
+    // A server process that ends (a PostgreSQL backend when its client
+    // disconnects) while the sampler reads the server's process tree can
+    // drop out of both readings' sums; disconnecting after the last
+    // reading keeps the window's server CPU whole.
+    while held.is_some() && !sh.closed.load(Ordering::Acquire) {
+        std::thread::sleep(Duration::from_millis(1));
+    }
+    drop(held);
+    (rec, reason, finished)
+}
+
+/// The event loop. Returns why the connection stopped early, if it did.
+fn events(
+    sh: &Shared,
+    i: usize,
+    conn: &mut dyn Conn,
+    client: &mut dyn Client,
+    rec: &mut Recorder,
+) -> Option<String> {
+    let spec = sh.spec;
+    let n_roles = sh.roles.len();
+    let role = sh.roles[i % n_roles];
+    let t0 = *sh.start.get().expect("start is set before go");
+    let window = t0 + spec.warmup;
+    // A step that stops by event count splits the count among the
+    // measured connections.
+    let mine = sh.measured.iter().take(i).filter(|m| **m).count() as u64;
+    let quota = match spec.stop {
+        Stop::Events(total) if role.measured => {
+            let m = sh.measured_n as u64;
+            total / m + u64::from(mine < total % m)
+        }
+        _ => u64::MAX,
+    };
+    let end = match spec.stop {
+        Stop::Time(d) => window + d,
+        Stop::Events(_) => t0 + Duration::from_secs(365 * 86400),
+    };
+    let mut pacer = role.rate.map(|r| Pacer::new(r, t0));
+    let mut failures = 0u32;
+    loop {
+        if spec.interrupt.load(Ordering::Relaxed) || sh.abort.load(Ordering::Relaxed) {
+            return None;
+        }
+        if !role.measured && sh.measured_left.load(Ordering::Relaxed) == 0 && client.caught_up() {
+            return None;
+        }
+        // A paced event starts when it was due: its response time counts
+        // from then, so a late server's lag is in it.
+        let due = match pacer.as_mut().map(|p| p.next(end)) {
+            None => None,
+            Some(Pace::Wait) => continue,
+            Some(Pace::Done) => return None,
+            Some(Pace::Go { due, lag }) => {
+                rec.lag_ns = lag.as_nanos() as u64;
+                Some(due)
+            }
+        };
+        let now = Instant::now();
+        if now >= end {
+            return None;
+        }
+        if !rec.active && now >= window {
+            rec.activate(window);
+        }
+        if rec.active && rec.events + rec.failed_events >= quota {
+            return None;
+        }
+        let started = due.unwrap_or(now);
+        match client.event(conn, rec) {
+            Ok(()) => {
+                failures = 0;
+                if rec.active {
+                    rec.event(started, Instant::now());
+                    sh.counters[i].0.store(rec.events, Ordering::Relaxed);
+                }
+            }
+            Err(kind) => {
+                failures += 1;
+                if rec.active {
+                    rec.failed_events += 1;
+                }
+                if kind.is_fatal() || failures >= MAX_CONSECUTIVE_FAILURES {
+                    let why = rec.last_sample().unwrap_or(kind.name());
+                    return Some(format!(
+                        "client {} ({}) stopped after {failures} failed events in a row: {why}",
+                        i / n_roles + 1,
+                        role.name
+                    ));
+                }
+            }
+        }
+        rec.lag_ns = 0;
+    }
+}
