@@ -17,7 +17,8 @@ Both tools are measured the same way, from outside:
 
 Usage: python3 bench/client_overhead.py [--engines mariadb,postgres]
        [--rounds 3] [--secs 10] [--rows 100000] [--clients 2]
-       [--relbench PATH]   (a binary built before a change; default: build this tree)
+       [--relbench PATH] [--before PATH]
+       (--before: a build from before a change, measured in the same rounds)
 """
 
 import argparse
@@ -135,6 +136,12 @@ def relbench_events(out_dir):
 
 def bench_engine(name, args, tmp):
     e = ENGINES[name]
+    # The relbench builds measured: this tree's, and the one before a
+    # change (--before), run the same way, in the same rounds.
+    builds = {"relbench": RELBENCH}
+    if args.before:
+        builds["before"] = Path(args.before).resolve()
+    tools = ["sysbench"] + list(builds)
     plan = tmp / f"{name}-server.toml"
     plan.write_text(f'[[target]]\nname = "srv"\nengine = "{name}"\nbasedir = "{e["basedir"]}"\n')
     serve = subprocess.Popen([str(RELBENCH), "serve", str(plan), "--target", "srv",
@@ -154,40 +161,59 @@ def bench_engine(name, args, tmp):
     try:
         # Loading: sysbench prepare against relbench's load, same tables,
         # same parallelism (one thread per table, as both do).
-        loads = {"sysbench": [], "relbench": []}
+        loads = {t: [] for t in tools}
         total_rows = args.tables * args.rows
         for r in range(args.rounds):
             subprocess.run(sb + ["oltp_read_only", "cleanup"], capture_output=True)
             wall, client, server, _ = measure(sb + [f"--threads={args.tables}", "oltp_read_only", "prepare"], pid)
             loads["sysbench"].append((total_rows / wall, client * 1e6 / total_rows, server * 1e6 / total_rows))
-            p = tmp / f"{name}-load-{r}.toml"
-            relbench_plan(p, url, ["load"], args)
-            wall, client, server, _ = measure([str(RELBENCH), "run", "-q", str(p), "--out", str(tmp / f"{name}-load-{r}")], pid)
-            loads["relbench"].append((total_rows / wall, client * 1e6 / total_rows, server * 1e6 / total_rows))
+            for tool, binary in builds.items():
+                p = tmp / f"{name}-load-{tool}-{r}.toml"
+                relbench_plan(p, url, ["load"], args)
+                out = tmp / f"{name}-load-{tool}-{r}"
+                wall, client, server, _ = measure([str(binary), "run", "-q", str(p), "--out", str(out)], pid)
+                loads[tool].append((total_rows / wall, client * 1e6 / total_rows, server * 1e6 / total_rows))
         p = tmp / f"{name}-settle.toml"
         relbench_plan(p, url, ["settle"], args)
         measure([str(RELBENCH), "run", "-q", str(p), "--out", str(tmp / f"{name}-settle")], pid)
 
         for r in range(args.rounds):
             for wl, test, extra in WORKLOADS:
-                order = ["sysbench", "relbench"] if r % 2 == 0 else ["relbench", "sysbench"]
+                # The order rotates, so no tool always goes first.
+                order = tools[r % len(tools):] + tools[:r % len(tools)]
                 for tool in order:
                     if tool == "sysbench":
                         wall, client, server, out = measure(sb + extra + [f"--time={args.secs}", test, "run"], pid)
                         events = int(re.search(r"transactions:\s+(\d+)", out).group(1))
                         secs = float(re.search(r"total time:\s+([\d.]+)s", out).group(1))
                     else:
-                        p = tmp / f"{name}-{wl}-{r}.toml"
-                        o = tmp / f"{name}-{wl}-{r}"
+                        p = tmp / f"{name}-{wl}-{tool}-{r}.toml"
+                        o = tmp / f"{name}-{wl}-{tool}-{r}"
                         relbench_plan(p, url, [wl], args)
-                        wall, client, server, _ = measure([str(RELBENCH), "run", "-q", str(p), "--out", str(o)], pid)
+                        wall, client, server, _ = measure([str(builds[tool]), "run", "-q", str(p), "--out", str(o)], pid)
                         events, secs = relbench_events(o)
                     rows.setdefault((wl, tool), []).append(
                         (events / secs, client * 1e6 / events, server * 1e6 / events))
     finally:
         serve.stdin.close()
         serve.wait(timeout=300)
-    return loads, rows
+    return loads, rows, tools
+
+
+def ratio_lines(label, rows, tools):
+    """Per tool: medians, then each relbench build's ratios to sysbench."""
+    med = statistics.median
+    for tool in tools:
+        v = rows[tool]
+        print(f"  {label:<14} {tool:<9} {med(x[0] for x in v):>9.0f} "
+              f"{med(x[1] for x in v):>13.2f} {med(x[2] for x in v):>13.2f}")
+    s = rows["sysbench"]
+    for tool in tools[1:]:
+        r = rows[tool]
+        name = "ratio" if tool == "relbench" else f"{tool} ratio"
+        print(f"  {label:<14} {name:<9} {med(x[0] for x in r) / med(x[0] for x in s):>9.2f} "
+              f"{med(x[1] for x in r) / med(x[1] for x in s):>13.2f} "
+              f"{med(x[2] for x in r) / med(x[2] for x in s):>13.2f}   ({tool} / sysbench)")
 
 
 def main():
@@ -198,8 +224,9 @@ def main():
     ap.add_argument("--rows", type=int, default=100000)
     ap.add_argument("--tables", type=int, default=2)
     ap.add_argument("--clients", type=int, default=2)
-    ap.add_argument("--relbench", help="a relbench binary to measure instead of building this tree "
-                    "(to compare a change with the build before it)")
+    ap.add_argument("--relbench", help="the relbench binary to measure (default: build this tree)")
+    ap.add_argument("--before", help="a second relbench binary, built before a change, measured in "
+                    "the same rounds: its ratios print beside this tree's")
     args = ap.parse_args()
     global RELBENCH
     if args.relbench:
@@ -213,28 +240,13 @@ def main():
         # PostgreSQL runs as its own user, which must reach the datadir.
         os.chmod(t, 0o755)
         for name in args.engines.split(","):
-            loads, rows = bench_engine(name, args, Path(t))
-            med = statistics.median
+            loads, rows, tools = bench_engine(name, args, Path(t))
             print(f"\n{name}")
             print(f"  {'workload':<14} {'tool':<9} {'ops/s':>9} {'client us/op':>13} {'server us/op':>13}")
             for wl, _, _ in WORKLOADS:
-                for tool in ("sysbench", "relbench"):
-                    v = rows[(wl, tool)]
-                    print(f"  {wl:<14} {tool:<9} {med(x[0] for x in v):>9.0f} "
-                          f"{med(x[1] for x in v):>13.2f} {med(x[2] for x in v):>13.2f}")
-                s, r = rows[(wl, "sysbench")], rows[(wl, "relbench")]
-                print(f"  {wl:<14} {'ratio':<9} {med(x[0] for x in r) / med(x[0] for x in s):>9.2f} "
-                      f"{med(x[1] for x in r) / med(x[1] for x in s):>13.2f} "
-                      f"{med(x[2] for x in r) / med(x[2] for x in s):>13.2f}   (relbench / sysbench)")
+                ratio_lines(wl, {tool: rows[(wl, tool)] for tool in tools}, tools)
             print(f"  {'load':<14} {'tool':<9} {'rows/s':>9} {'client us/row':>13} {'server us/row':>13}")
-            for tool in ("sysbench", "relbench"):
-                v = loads[tool]
-                print(f"  {'load':<14} {tool:<9} {med(x[0] for x in v):>9.0f} "
-                      f"{med(x[1] for x in v):>13.2f} {med(x[2] for x in v):>13.2f}")
-            s, r = loads["sysbench"], loads["relbench"]
-            print(f"  {'load':<14} {'ratio':<9} {med(x[0] for x in r) / med(x[0] for x in s):>9.2f} "
-                  f"{med(x[1] for x in r) / med(x[1] for x in s):>13.2f} "
-                  f"{med(x[2] for x in r) / med(x[2] for x in s):>13.2f}   (relbench / sysbench)")
+            ratio_lines("load", loads, tools)
 
 
 if __name__ == "__main__":

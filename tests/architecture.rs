@@ -299,3 +299,44 @@ fn the_checker_sees_what_it_checks() {
     };
     assert!(circle(&round).is_some());
 }
+
+#[test]
+fn the_runner_names_no_engine_and_no_workload() {
+    // The runner sequences; which engine or workload a step uses is the
+    // plan's and db::open's business, and what a step does is the
+    // workload's answer (`Meta`), never a test of its name.
+    let dir = Path::new(env!("CARGO_MANIFEST_DIR")).join("src/runner");
+    let mut files = Vec::new();
+    rust_files(&dir, &mut files);
+    let mut names: Vec<String> = [
+        "sqlite", "mysql", "mariadb", "postgres", "sysbench", "sbtest", "innodb", "rocksdb",
+    ]
+    .map(String::from)
+    .into();
+    names.extend(relbench::workload::all().map(|w| format!("\"{}\"", w.meta().name)));
+    let mut found = Vec::new();
+    for f in &files {
+        let text = code(&fs::read_to_string(f).unwrap()).to_lowercase();
+        for n in &names {
+            if text.contains(n.as_str()) {
+                found.push(format!("{}: {n}", f.display()));
+            }
+        }
+        for path in crate_paths(&text) {
+            let p = path.join("::");
+            if p.starts_with("workload::sysbench")
+                || p.starts_with("workload::insert")
+                || ["db::mysql", "db::postgres", "db::sqlite", "db::server"]
+                    .iter()
+                    .any(|e| p.starts_with(e))
+            {
+                found.push(format!("{}: crate::{p}", f.display()));
+            }
+        }
+    }
+    assert!(
+        found.is_empty(),
+        "the runner names engines or workloads:\n{}",
+        found.join("\n")
+    );
+}

@@ -217,7 +217,23 @@ impl Plan {
         })
     }
 
-    /// The tables a settle step analyzes and flushes.
+    /// What the data looks like when step `seq` (1-based) starts.
+    pub fn scale_at(&self, seq: usize) -> workload::Scale {
+        workload::Scale {
+            tables: self.tables,
+            rows: self.rows,
+            // A step earlier in the sequence that deletes rows leaves
+            // holes in the ids.
+            rows_may_be_missing: self.steps[..seq.saturating_sub(1)]
+                .iter()
+                .any(|s| s.workload().is_some_and(|w| w.meta().removes_rows)),
+            ids: self.distribution,
+            insert: self.insert_benchmark,
+        }
+    }
+
+    /// The tables a settle step analyzes and flushes (never empty: a plan
+    /// has at least one table, or one client).
     pub fn tables_for_settle(&self) -> (Vec<String>, u64) {
         if self.runs_insert_benchmark() {
             let clients = self.clients.iter().copied().max().unwrap_or(1);

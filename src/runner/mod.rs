@@ -112,11 +112,10 @@ pub fn run(opts: &RunOptions, ui: &mut Progress) -> anyhow::Result<RunEnd> {
                 Err(err) => return Err(err),
             };
             let started = mine.iter().any(|e| done(e));
-            // The first step creates the tables: sysbench's load, or the
-            // Insert Benchmark's l.i0.
+            // Whether the first step creates the tables (the target then
+            // starts afresh), or the plan runs on tables loaded before.
             let loads = plan.steps.first().is_some_and(|s| s.creates_tables());
-            let (tables, _) = plan.tables_for_settle();
-            let first_table = tables.first().map_or("sbtest1", String::as_str);
+            let first_table = &plan.tables_for_settle().0[0];
             if !loads && !driver.has_data(first_table) {
                 bail!(
                     "target \"{}\": the plan has no step that creates the tables (\"load\"), so it runs on \

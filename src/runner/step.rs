@@ -19,7 +19,7 @@ use crate::metrics::{Probe, Sampled, Sampler};
 use crate::plan::{Execution, Plan, StepKind, Stop, TargetSpec};
 use crate::results::{CounterDeltas, StepMetrics, StepResult, Unit, SCHEMA_VERSION};
 use crate::util::unix_now;
-use crate::workload::{self, Scale, Window};
+use crate::workload::{self, Window};
 use crate::Interrupted;
 
 /// What a step runs against.
@@ -114,7 +114,7 @@ pub(super) fn measure_step(
     Ok(r)
 }
 
-/// Creates and fills the tables (sysbench's `load`).
+/// Creates and fills the tables (the `load` step).
 fn load(cx: &StepCtx, r: &mut StepResult, ui: &mut Progress, label: &str) -> anyhow::Result<Done> {
     r.group = Some(workload::Group::Load);
     r.unit = Unit::RowsPerSec;
@@ -197,19 +197,9 @@ fn run_workload(
     let w = e.step.workload().expect("validated workload");
     let meta = w.meta();
     r.group = Some(meta.group);
-    let scale = Scale {
-        tables: plan.tables,
-        rows: plan.rows,
-        // A step earlier in the sequence that deletes rows leaves holes in
-        // the ids.
-        rows_may_be_missing: plan.steps[..e.seq - 1]
-            .iter()
-            .any(|s| s.workload().is_some_and(|w| w.meta().removes_rows)),
-        ids: plan.distribution,
-        insert: plan.insert_benchmark,
-    };
-    // A step with a fixed amount of work (the Insert Benchmark's loads and
-    // index build) counts all of it: no warm-up, stop when it is done.
+    let scale = plan.scale_at(e.seq);
+    // A step with a fixed amount of work (insert N rows, build the
+    // indexes) counts all of it: no warm-up, stop when it is done.
     let stop = match w.events(&scale, e.clients) {
         Some(n) => Stop::Events(n),
         None => plan.stop_for(meta.duration).to_stop(),

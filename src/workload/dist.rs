@@ -13,7 +13,7 @@ pub fn rng(seed: u64, stream: u64) -> Rng {
     Rng::seed_from_u64(seed ^ stream.wrapping_mul(0x9E37_79B9_7F4A_7C15))
 }
 
-/// Which distribution a plan asks for the ids that DESIGN calls "uniform
+/// Which distribution a plan asks for the ids that the catalogue calls "uniform
 /// unless said" (sysbench's `--rand-type`).
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
 #[serde(rename_all = "lowercase")]

@@ -3,7 +3,8 @@
 //! Why not the `mysql` crate: the client shares the machine with the server
 //! it measures, so its CPU per operation must stay below sysbench's (libmysqlclient).
 //! The `mysql` crate was measured on these machines at about 0.96× sysbench
-//! on point queries (DESIGN.md) — it decodes every row into owned values.
+//! on point queries, before this client was written — it decodes every row
+//! into owned values.
 //! A benchmark client only needs to count rows, so this one reads result
 //! packets into one reusable buffer and never decodes a row; statements use
 //! the binary protocol (COM_STMT_EXECUTE), prepared once per connection.

@@ -2,7 +2,8 @@
 //!
 //! Why not the `postgres` crate: it runs tokio inside, and was measured on
 //! these machines at about 1.1× sysbench's client CPU per point query
-//! (DESIGN.md), where relbench must stay below 0.9×. This client keeps one
+//! (before this client was written), where relbench must stay below 0.9×.
+//! This client keeps one
 //! buffered socket, prepares each statement once (Parse), then executes it
 //! with one round trip (Bind + Execute + Sync), parameters in text format so
 //! the server infers their types, and counts DataRow messages without

@@ -1,4 +1,4 @@
-//! The sysbench microbenchmarks (DESIGN.md's catalogue) and their standard
+//! The sysbench microbenchmarks (the catalogue below) and their standard
 //! sequence.
 //!
 //! Each microbenchmark is data: a list of [`Op`]s, optionally inside one
@@ -213,7 +213,8 @@ pub static CATALOGUE: &[Micro] = &[
         "INSERT a new row; the engine picks the next id"),
 ];
 
-/// The standard sequence (DESIGN.md), as plan step strings.
+/// The standard sequence, as plan step strings: loads, reads before and
+/// after writes, writes last (`relbench list` prints it).
 pub const STANDARD_SEQUENCE: &[&str] = &[
     "load",
     "settle",
