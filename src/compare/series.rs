@@ -10,6 +10,7 @@ use serde::Serialize;
 use super::median;
 use crate::measure::{LatencySummary, IB_BOUNDS_US};
 use crate::results::StepResult;
+use crate::workload::insert;
 
 /// A second of a window counts when at least this share of it was
 /// measured: a sliver of a second says more about timer placement than
@@ -163,7 +164,7 @@ fn class_lines(ti: usize, s: &StepResult) -> Vec<ClassLine> {
     s.class_seconds
         .iter()
         .map(|(class, series)| {
-            let per = if class == "insert" || class == "delete" {
+            let per = if insert::WRITES.contains(&class.as_str()) {
                 batch
             } else {
                 1.0
@@ -295,7 +296,7 @@ pub fn response_rows<'a>(
     results: impl Iterator<Item = &'a StepResult>,
 ) -> Vec<ResponseRow> {
     let results: Vec<&StepResult> = results.collect();
-    ["insert", "delete", "query", "index"]
+    insert::CLASSES
         .into_iter()
         .filter_map(|class| {
             let mut counts = vec![0u64; IB_BOUNDS_US.len() + 1];

@@ -12,7 +12,7 @@ use std::fmt::Write;
 use super::escape::escape;
 use crate::compare::{median, ClassLine, Report, Row};
 use crate::measure::units::{fmt_bytes, fmt_latency};
-use crate::workload::Group;
+use crate::workload::{insert, Group};
 
 /// One colour per target, in report order; chosen to be told apart in
 /// print and by most colour-blind readers, and unlike the tables' red and
@@ -571,8 +571,8 @@ fn latency_chart(r: &Report, row: &Row, name: &str) -> Result<Chart, String> {
 /// Dash patterns that tell the statement classes apart on one chart.
 fn dash(class: &str) -> &'static str {
     match class {
-        "insert" => "",
-        "delete" => " stroke-dasharray=\"5 3\"",
+        c if c == insert::CLASSES[insert::INSERT] => "",
+        c if c == insert::CLASSES[insert::DELETE] => " stroke-dasharray=\"5 3\"",
         _ => " stroke-dasharray=\"1 2\"",
     }
 }
@@ -668,7 +668,7 @@ fn class_charts(r: &Report, row: &Row, name: &str) -> Vec<Chart> {
             format!("{name}-classes.svg"),
             false,
             &|l| {
-                if l.class == "insert" || l.class == "delete" {
+                if insert::WRITES.contains(&l.class.as_str()) {
                     &l.rate
                 } else {
                     &[]

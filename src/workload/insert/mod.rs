@@ -59,12 +59,15 @@ impl Default for Params {
     }
 }
 
-/// Statement classes, the same for every step.
-const INSERT: usize = 0;
-const DELETE: usize = 1;
-const QUERY: usize = 2;
-const INDEX: usize = 3;
+/// Statement classes, the same for every step (indexes into [`CLASSES`]):
+/// a batch of rows inserted, a batch deleted, a query, an index build.
+pub const INSERT: usize = 0;
+pub const DELETE: usize = 1;
+pub const QUERY: usize = 2;
+pub const INDEX: usize = 3;
 pub const CLASSES: [&str; 4] = ["insert", "delete", "query", "index"];
+/// The classes whose statements write a batch of rows.
+pub const WRITES: [&str; 2] = [CLASSES[INSERT], CLASSES[DELETE]];
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Kind {
