@@ -41,13 +41,13 @@ ENGINES = {
         "basedir": "/usr",
         "url": "mariadb://relbench@127.0.0.1:{port}/sbtest",
         "sysbench": ["--db-driver=mysql", "--mysql-host=127.0.0.1", "--mysql-port={port}",
-                     "--mysql-user=relbench", "--mysql-db=sbtest"],
+                     "--mysql-user=relbench", "--mysql-password={password}", "--mysql-db=sbtest"],
     },
     "postgres": {
         "basedir": "/usr/lib/postgresql/15",
         "url": "postgres://relbench@127.0.0.1:{port}/sbtest",
         "sysbench": ["--db-driver=pgsql", "--pgsql-host=127.0.0.1", "--pgsql-port={port}",
-                     "--pgsql-user=relbench", "--pgsql-db=sbtest"],
+                     "--pgsql-user=relbench", "--pgsql-password={password}", "--pgsql-db=sbtest"],
     },
 }
 
@@ -122,6 +122,7 @@ max = "0s"
 name = "t"
 engine = "{'postgres' if url.startswith('postgres') else 'mariadb'}"
 url = "{url}"
+password_env = "RELBENCH_BENCH_PASSWORD"
 """.replace("'", '"'))
 
 
@@ -148,13 +149,17 @@ def bench_engine(name, args, tmp):
                               "--out", str(tmp / f"{name}-server")],
                              stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True)
     line = serve.stdout.readline()
-    m = re.search(r"port=(\d+) .* pid=(\d+)", line)
+    m = re.search(r"port=(\d+) .* pid=(\d+) .* password=(\S+)", line)
     if not m:
         serve.kill()
         sys.exit(f"the {name} server did not start: {line}")
+    # The benchmark user's password for this start: serve gives it on its
+    # ready line only; relbench's plans read it from the environment.
+    password = m.group(3)
+    os.environ["RELBENCH_BENCH_PASSWORD"] = password
     port, pid = int(m.group(1)), int(m.group(2))
     url = e["url"].format(port=port)
-    sb = ["sysbench"] + [a.format(port=port) for a in e["sysbench"]] + [
+    sb = ["sysbench"] + [a.format(port=port, password=password) for a in e["sysbench"]] + [
         f"--tables={args.tables}", f"--table-size={args.rows}", f"--threads={args.clients}",
         "--rand-type=uniform", "--report-interval=0"]
     rows = {}

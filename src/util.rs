@@ -1,6 +1,11 @@
 //! Small helpers shared by several modules.
 
+use std::fs;
 use std::io::Write;
+use std::os::unix::fs::OpenOptionsExt;
+use std::path::Path;
+
+use anyhow::{bail, Context};
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::{SystemTime, UNIX_EPOCH};
 
@@ -143,6 +148,53 @@ macro_rules! errln {
 #[macro_export]
 macro_rules! err {
     ($($t:tt)*) => { $crate::util::err(&format!($($t)*)) };
+}
+
+/// Writes `body` to `path` whole or not at all, following no symbolic
+/// link: it goes to a temporary file beside it, created exclusively and
+/// never through a link (`O_EXCL | O_NOFOLLOW`), synced, then renamed over
+/// `path` (a link planted at `path` is replaced, its target untouched).
+pub fn write_file(path: &Path, body: &[u8]) -> anyhow::Result<()> {
+    let dir = path.parent().unwrap_or(Path::new("."));
+    fs::create_dir_all(dir).with_context(|| format!("creating {}", dir.display()))?;
+    let name = path.file_name().and_then(|n| n.to_str()).unwrap_or("out");
+    let tmp = dir.join(format!(".{name}.tmp"));
+    // A temporary left by a killed run, or planted: removed (a link itself,
+    // not what it points to).
+    let _ = fs::remove_file(&tmp);
+    let res = (|| -> std::io::Result<()> {
+        let mut f = fs::OpenOptions::new()
+            .write(true)
+            .create_new(true)
+            .custom_flags(libc::O_NOFOLLOW)
+            .mode(0o644)
+            .open(&tmp)?;
+        f.write_all(body)?;
+        f.sync_all()?;
+        fs::rename(&tmp, path)
+    })();
+    res.map_err(|e| {
+        let _ = fs::remove_file(&tmp);
+        let hint = if e.raw_os_error() == Some(28) {
+            " (the disk is full: free space and run again with --resume; nothing written before is lost)"
+        } else {
+            ""
+        };
+        anyhow::anyhow!("writing {}: {e}{hint}", path.display())
+    })
+}
+
+/// Refuses a directory of results (or one inside it) that is a symbolic
+/// link: files written through it would land wherever it points.
+pub fn refuse_link(path: &Path) -> anyhow::Result<()> {
+    if fs::symlink_metadata(path).is_ok_and(|m| m.file_type().is_symlink()) {
+        bail!(
+            "{} is a symbolic link; relbench writes results only into real directories: \
+             name the directory it points to, or another one",
+            path.display()
+        );
+    }
+    Ok(())
 }
 
 #[cfg(test)]

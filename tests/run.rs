@@ -230,12 +230,13 @@ fn a_target_whose_database_cannot_be_opened_gets_a_clear_error() {
         "name = \"base\"\nengine = \"sqlite\"\npath = \".\"",
     );
     let plan = write_plan(dir.path(), &text);
+    // A path that names something relbench did not make (here a
+    // directory) is refused with the plan, before anything runs.
     run_quiet(&plan, dir.path().join("out"))
         .assert()
-        .code(1)
-        .stderr(predicates::str::contains("target \"base\""))
-        .stderr(predicates::str::contains("names a file"))
-        .stderr(predicates::str::contains("Is a directory"));
+        .code(2)
+        .stderr(predicates::str::contains("plan.toml:25:8"))
+        .stderr(predicates::str::contains("relbench did not create it"));
     // A path in a place no directory can be made.
     let text = TINY.replace(
         "name = \"base\"\nengine = \"sqlite\"",

@@ -41,8 +41,9 @@ fn pg_target(name: &str) -> String {
     format!("\n[[target]]\nname = \"{name}\"\nengine = \"postgres\"\nbasedir = \"{PG_BASEDIR}\"\n")
 }
 
-/// A temporary directory the `postgres` user can reach (PostgreSQL runs as
-/// that user, and temporary directories are root's alone).
+/// A temporary directory the servers' users (`postgres`, `mysql`) can
+/// reach: a server relbench starts as root runs as that user, and temporary
+/// directories are root's alone.
 fn shared_tempdir() -> tempfile::TempDir {
     use std::os::unix::fs::PermissionsExt;
     let d = tempfile::tempdir().unwrap();
@@ -55,9 +56,9 @@ fn alive(pid: u32) -> bool {
         && !std::fs::read_to_string(format!("/proc/{pid}/stat")).is_ok_and(|s| s.contains(") Z "))
 }
 
-/// The pid of the managed server relbench (pid `relbench`) started for `target`.
-fn server_pid(relbench: u32, target: &str) -> Option<u32> {
-    let f = std::env::temp_dir().join(format!("relbench-{relbench}-{target}/server.pid"));
+/// The pid of the managed server a run into `out` started for `target`.
+fn server_pid(out: &Path, target: &str) -> Option<u32> {
+    let f = out.join(format!("data/{target}.server.pid"));
     std::fs::read_to_string(f).ok()?.trim().parse().ok()
 }
 
@@ -270,7 +271,7 @@ max = "1s"
 #[test]
 fn a_postgres_datadir_its_user_cannot_reach_is_a_clear_error() {
     use std::os::unix::fs::PermissionsExt;
-    let dir = tempfile::tempdir().unwrap();
+    let dir = shared_tempdir();
     std::fs::set_permissions(dir.path(), std::fs::Permissions::from_mode(0o700)).unwrap();
     let text = format!(
         "steps = [\"load\", \"point-query\"]\n{SETTINGS}{}",
@@ -294,6 +295,7 @@ fn a_postgres_url_target_runs_against_a_server_someone_else_started() {
             basedir: PathBuf::from(PG_BASEDIR),
             config: None,
             datadir: dir.path().join("pgelsewhere"),
+            log_dir: dir.path().to_path_buf(),
             port: None,
             user: Some("postgres".into()),
             args: vec![],
@@ -305,12 +307,16 @@ fn a_postgres_url_target_runs_against_a_server_someone_else_started() {
     )
     .unwrap();
     let text = format!(
-        "steps = [\"load\", \"settle\", \"point-query\", \"read-only-10\", \"update-inlist\"]\n{SETTINGS}\n[[target]]\nname = \"remote\"\nengine = \"postgres\"\nurl = \"postgres://relbench@127.0.0.1:{}/sbtest\"\n",
+        "steps = [\"load\", \"settle\", \"point-query\", \"read-only-10\", \"update-inlist\"]\n{SETTINGS}\n[[target]]\nname = \"remote\"\nengine = \"postgres\"\nurl = \"postgres://relbench@127.0.0.1:{}/sbtest\"\npassword_env = \"RELBENCH_TEST_PG_PW\"\n",
         server.rt.port
     );
     let plan = write_plan(dir.path(), &text);
     let out = dir.path().join("out");
-    run_quiet(&plan, &out).assert().success();
+    // The benchmark role, with the password this start made.
+    run_quiet(&plan, &out)
+        .env("RELBENCH_TEST_PG_PW", server.rt.password.expose())
+        .assert()
+        .success();
     for f in step_files(&out) {
         let r = read_json(&out.join("steps").join(&f));
         assert!(r["failed"].is_null(), "{f}: {}", r["failed"]);
@@ -321,7 +327,7 @@ fn a_postgres_url_target_runs_against_a_server_someone_else_started() {
 
 #[test]
 fn a_server_killed_mid_step_fails_that_step_and_the_run_goes_on() {
-    let dir = tempfile::tempdir().unwrap();
+    let dir = shared_tempdir();
     let text = format!(
         "steps = [\"load\", \"point-query\", \"update-index\", \"insert\"]\n{}{}{}",
         SETTINGS.replace("read = \"300ms\"", "read = \"4s\""),
@@ -339,7 +345,6 @@ fn a_server_killed_mid_step_fails_that_step_and_the_run_goes_on() {
         .stderr(std::process::Stdio::piped())
         .spawn()
         .unwrap();
-    let me = child.id();
     // Once the load is written, point-query is running: kill the server.
     wait_for("the load", 60, || {
         step_files(&out)
@@ -347,7 +352,7 @@ fn a_server_killed_mid_step_fails_that_step_and_the_run_goes_on() {
             .any(|f| f == "victim/r1-01-load-c1.json")
     });
     std::thread::sleep(Duration::from_millis(800));
-    let pid = server_pid(me, "victim").expect("the server's pid file");
+    let pid = server_pid(&out, "victim").expect("the server's pid file");
     assert!(std::process::Command::new("kill")
         .args(["-9", &pid.to_string()])
         .status()
@@ -381,7 +386,7 @@ fn a_server_killed_mid_step_fails_that_step_and_the_run_goes_on() {
 
 #[test]
 fn a_bad_config_file_shows_the_servers_own_error() {
-    let dir = tempfile::tempdir().unwrap();
+    let dir = shared_tempdir();
     std::fs::write(
         dir.path().join("bad.cnf"),
         "[mysqld]\nno_such_option_at_all = 1\n",
@@ -403,7 +408,7 @@ fn a_bad_config_file_shows_the_servers_own_error() {
 
 #[test]
 fn ctrl_c_stops_the_managed_server() {
-    let dir = tempfile::tempdir().unwrap();
+    let dir = shared_tempdir();
     let text = format!(
         "steps = [\"load\", \"point-query\", \"insert\"]\n{}{}",
         SETTINGS.replace("read = \"300ms\"", "read = \"20s\""),
@@ -422,7 +427,7 @@ fn ctrl_c_stops_the_managed_server() {
         .unwrap();
     let me = child.id();
     wait_for("the load", 60, || !step_files(&out).is_empty());
-    let pid = server_pid(me, "stopme").expect("the server's pid file");
+    let pid = server_pid(&out, "stopme").expect("the server's pid file");
     assert!(alive(pid));
     std::process::Command::new("kill")
         .args(["-INT", &me.to_string()])
@@ -438,15 +443,16 @@ fn a_url_target_reads_its_password_from_the_environment_and_never_writes_it() {
     use relbench::db::mysql::wire::{Address, Opts, WireConn};
     use relbench::db::server::{mariadb::MariaDb, ManagedServer, ServerSpec};
 
-    let dir = tempfile::tempdir().unwrap();
+    let dir = shared_tempdir();
     // A server "someone else runs": started here through the library.
     let spec = ServerSpec {
         target: "elsewhere".into(),
         basedir: PathBuf::from("/usr"),
         config: None,
         datadir: dir.path().join("elsewhere"),
+        log_dir: dir.path().to_path_buf(),
         port: None,
-        user: None,
+        user: Some("mysql".into()),
         args: vec![],
         malloc: None,
         plugins: vec![],

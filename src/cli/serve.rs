@@ -32,13 +32,16 @@ pub fn serve(opts: &RunOptions, name: &str) -> anyhow::Result<()> {
     };
     let spec = server_spec(target, m, &dirs);
     let mut srv = server::ManagedServer::start(spec, server::flavor_for(target.engine)?)?;
+    // The benchmark user's password for this start is made here and given
+    // only to whoever started `serve`, on this line: it is in no file.
     crate::outln!(
-        "ready target={name} port={} socket={} pid={} datadir={} log={}",
+        "ready target={name} port={} socket={} pid={} datadir={} log={} user=relbench password={}",
         srv.rt.port,
         srv.rt.socket.display(),
         srv.pid().unwrap_or(0),
         srv.rt.datadir.display(),
-        srv.rt.log.display()
+        srv.rt.log.display(),
+        srv.rt.password.expose()
     );
     let closed = std::sync::Arc::new(AtomicBool::new(false));
     let c = closed.clone();

@@ -161,12 +161,18 @@ pub fn server_spec(target: &TargetSpec, m: &Managed, dirs: &Dirs) -> ServerSpec 
             .datadir
             .clone()
             .unwrap_or_else(|| absolute(&dirs.out).join("data").join(&target.name)),
+        log_dir: absolute(&dirs.out).join("data"),
         port: m.port,
-        // PostgreSQL refuses to run as root.
+        // A server relbench starts as root runs as the engine's own OS
+        // user: PostgreSQL refuses root, and a MariaDB running as root
+        // would hand root's files to anyone who got in.
         user: m.user.clone().or_else(|| {
             // SAFETY: geteuid has no preconditions.
             let root = unsafe { libc::geteuid() } == 0;
-            (target.engine == EngineKind::Postgres && root).then(|| "postgres".to_string())
+            root.then(|| match target.engine {
+                EngineKind::Postgres => "postgres".to_string(),
+                _ => "mysql".to_string(),
+            })
         }),
         args: m.args.clone(),
         malloc: m.malloc.clone(),

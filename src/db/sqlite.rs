@@ -7,7 +7,7 @@
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 
-use anyhow::Context;
+use anyhow::{bail, Context};
 use rusqlite::fallible_iterator::FallibleIterator;
 use rusqlite::{ffi, Connection, OpenFlags};
 
@@ -72,6 +72,32 @@ const DEFAULT_BUSY_TIMEOUT_MS: i64 = 10_000;
 /// every table of the widest workload at the usual scales.
 const STATEMENT_CACHE: usize = 512;
 
+/// The application id in the header of every database file relbench
+/// creates ("RBNC"): the mark that lets it remove the file later.
+const APPLICATION_ID: i32 = 0x5242_4E43;
+
+/// Why relbench may not remove or replace the file at `path`, if it may
+/// not: it exists and is not a SQLite database relbench created (one with
+/// its application id). A missing file is relbench's to create.
+pub fn foreign(path: &Path) -> Option<String> {
+    let m = std::fs::symlink_metadata(path).ok()?;
+    let mut head = [0u8; 72];
+    let read = m.is_file()
+        && std::fs::File::open(path)
+            .and_then(|mut f| std::io::Read::read_exact(&mut f, &mut head))
+            .is_ok();
+    let ours = read
+        && head.starts_with(b"SQLite format 3\0")
+        && head[68..72] == APPLICATION_ID.to_be_bytes();
+    (!ours).then(|| {
+        format!(
+            "{} exists and relbench did not create it (it is not a SQLite database relbench marked); \
+             relbench never deletes or replaces a file it did not make",
+            path.display()
+        )
+    })
+}
+
 pub struct SqliteDriver {
     path: PathBuf,
     pragmas: Vec<(String, String)>,
@@ -95,7 +121,16 @@ impl SqliteDriver {
         self
     }
 
+    /// Refuses to touch a file relbench did not create.
+    fn refuse_foreign(&self) -> anyhow::Result<()> {
+        if let Some(why) = foreign(&self.path) {
+            bail!("{why}; name a new file in `path`, or remove this one yourself");
+        }
+        Ok(())
+    }
+
     fn remove_files(&self) -> anyhow::Result<()> {
+        self.refuse_foreign()?;
         for p in std::iter::once(self.path.clone()).chain(self.side_files()) {
             match std::fs::remove_file(&p) {
                 Ok(()) => {}
@@ -216,7 +251,12 @@ impl Driver for SqliteDriver {
 
 impl Site for SqliteDriver {
     fn reset(&self) -> anyhow::Result<()> {
-        self.remove_files()
+        self.remove_files()?;
+        // A new database marked as relbench's, so that a later run may
+        // start it afresh, and nothing else ever is.
+        let conn = self.open().map_err(|e| anyhow::anyhow!("{e}"))?;
+        run_to_end(&conn, &format!("PRAGMA application_id = {APPLICATION_ID}"))
+            .map_err(|e| anyhow::anyhow!("marking {}: {e}", self.path.display()))
     }
 
     fn has_data(&self, table: &str) -> bool {
@@ -405,6 +445,7 @@ mod tests {
     fn query_counts_rows_and_exec_counts_changes() {
         let dir = tempfile::tempdir().unwrap();
         let d = SqliteDriver::new(dir.path().join("t.db"), vec![]);
+        d.reset().unwrap();
         let mut c = d.connect().unwrap();
         c.batch("CREATE TABLE t (id INTEGER PRIMARY KEY, c TEXT)")
             .unwrap();
@@ -446,7 +487,33 @@ mod tests {
         assert_eq!(e.unwrap_err().kind, ErrorKind::Constraint);
         assert!(d.data_size().unwrap() > 0);
         assert!(d.has_data("t") && !d.has_data("other"));
+        drop(c);
         d.cleanup(true).unwrap();
         assert!(!d.has_data("t"));
+    }
+
+    #[test]
+    fn a_file_relbench_did_not_create_is_never_removed() {
+        // A `path` naming an existing file once deleted it.
+        let dir = tempfile::tempdir().unwrap();
+        let theirs = dir.path().join("notes.txt");
+        std::fs::write(&theirs, "someone's notes").unwrap();
+        let d = SqliteDriver::new(theirs.clone(), vec![]);
+        let e = d.reset().unwrap_err().to_string();
+        assert!(e.contains("relbench did not create it"), "{e}");
+        assert!(d.cleanup(true).is_err());
+        assert_eq!(std::fs::read_to_string(&theirs).unwrap(), "someone's notes");
+        // Another program's SQLite database is not relbench's either.
+        let db = dir.path().join("app.db");
+        rusqlite::Connection::open(&db)
+            .unwrap()
+            .execute_batch("CREATE TABLE x (a)")
+            .unwrap();
+        assert!(foreign(&db).is_some());
+        // One relbench created is, and a later run starts it afresh.
+        let mine = SqliteDriver::new(dir.path().join("mine.db"), vec![]);
+        mine.reset().unwrap();
+        assert!(foreign(&dir.path().join("mine.db")).is_none());
+        mine.reset().unwrap();
     }
 }

@@ -67,9 +67,16 @@ impl ServerUrl {
         for kv in query.into_iter().flat_map(|q| q.split('&')) {
             match kv.split_once('=') {
                 Some(("socket", p)) => socket = Some(PathBuf::from(p)),
-                _ => {
+                Some(("password", _)) => {
+                    return Err("the URL holds a password; remove it and name an environment variable that holds it \
+                                with password_env = \"VAR\" (passwords never go in a plan)"
+                        .into())
+                }
+                // The option's name only: its value may be a secret.
+                other => {
                     return Err(format!(
-                        "unknown URL option \"{kv}\"; the one option is socket=/path/to/socket"
+                        "unknown URL option \"{}\"; the one option is socket=/path/to/socket",
+                        other.map_or(kv, |(k, _)| k)
                     ))
                 }
             }
@@ -112,6 +119,15 @@ mod tests {
         let e = ServerUrl::parse("mysql://bench:hunter2@db1/sb", EngineKind::Mysql).unwrap_err();
         assert!(e.contains("password_env"), "{e}");
         assert!(!e.contains("hunter2"));
+    }
+
+    #[test]
+    fn a_password_in_the_query_string_is_refused_and_not_echoed() {
+        let e = ServerUrl::parse("mysql://bench@db1/sb?password=hunter2", EngineKind::Mysql)
+            .unwrap_err();
+        assert!(e.contains("password_env") && !e.contains("hunter2"), "{e}");
+        let e = ServerUrl::parse("mysql://bench@db1/sb?pw=hunter2", EngineKind::Mysql).unwrap_err();
+        assert!(e.contains("\"pw\"") && !e.contains("hunter2"), "{e}");
     }
 
     #[test]

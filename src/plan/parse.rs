@@ -733,9 +733,26 @@ fn embedded_access(cx: &mut Ctx<'_>, t: &RawTarget) -> Option<Access> {
     misplaced(cx, &t.start_timeout, "start_timeout", server_keys);
     misplaced(cx, &t.url, "url", server_keys);
     misplaced(cx, &t.password_env, "password_env", server_keys);
-    let mut pragmas = Vec::new();
+    if let Some(p) = &t.path {
+        if let Some(why) = sqlite::foreign(&cx.dir.join(p.get_ref())) {
+            cx.err(
+                p.span(),
+                why,
+                Some("name a new file, or one an earlier relbench run created".into()),
+            );
+        }
+    }
+    let mut pragmas: Vec<(String, String)> = Vec::new();
     for (k, v) in t.pragmas.iter().flat_map(|p| p.get_ref()) {
         if let Some(p) = pragma(cx, k, v) {
+            if pragmas.iter().any(|(n, _)| *n == p.0) {
+                cx.err(
+                    k.span(),
+                    format!("pragma {} is set twice (names are not case-sensitive)", p.0),
+                    Some("keep one".into()),
+                );
+                continue;
+            }
             pragmas.push(p);
         }
     }

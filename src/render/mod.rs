@@ -20,6 +20,7 @@ use std::path::{Path, PathBuf};
 use anyhow::Context;
 
 use crate::compare::{self, Report};
+use crate::results;
 
 /// The report formats, by the name `--format` takes.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -75,22 +76,22 @@ pub fn write(
         .map(|d| crate::results::load_run(d))
         .collect::<anyhow::Result<Vec<_>>>()?;
     let report = compare::build(&runs, base)?;
+    results::refuse_link(out)?;
     std::fs::create_dir_all(out).with_context(|| format!("creating {}", out.display()))?;
     let mut written = Vec::new();
     if formats.contains(&Format::Markdown) {
         // The Markdown links its charts as files beside it.
         let dir = out.join(markdown::CHARTS_DIR);
+        results::refuse_link(&dir)?;
         std::fs::create_dir_all(&dir).with_context(|| format!("creating {}", dir.display()))?;
         for c in svg::all(&report) {
-            let path = dir.join(&c.file);
-            std::fs::write(&path, &c.svg).with_context(|| format!("writing {}", path.display()))?;
+            results::write_file(&dir.join(&c.file), c.svg.as_bytes())?;
         }
         written.push(dir);
     }
     for f in formats {
         let path = out.join(f.file_name());
-        std::fs::write(&path, f.render(&report))
-            .with_context(|| format!("writing {}", path.display()))?;
+        results::write_file(&path, f.render(&report).as_bytes())?;
         written.push(path);
     }
     Ok((report, written))

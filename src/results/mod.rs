@@ -6,6 +6,7 @@
 use std::collections::BTreeMap;
 use std::fs;
 use std::io::Write;
+use std::os::unix::fs::OpenOptionsExt;
 use std::path::{Path, PathBuf};
 
 use anyhow::{bail, Context};
@@ -17,6 +18,7 @@ pub use crate::metrics::costs::{CounterDeltas, StepMetrics};
 use crate::metrics::device::Devices;
 use crate::metrics::host::{Filesystem, HostFacts};
 use crate::plan::Step;
+pub use crate::util::{refuse_link, write_file};
 pub use crate::workload::insert::Sla;
 use crate::workload::Group;
 
@@ -162,31 +164,62 @@ pub fn step_file(target: &str, repeat: u32, seq: usize, label: &str, clients: u3
 /// Writes `value` as pretty JSON to `path` through a temporary file in the
 /// same directory and a rename, so a reader sees the old file or the new one,
 /// never half of one.
+/// Writes a value as JSON to `path` through [`write_file`].
 pub fn write_atomic<T: Serialize>(path: &Path, value: &T) -> anyhow::Result<()> {
-    let dir = path.parent().unwrap_or(Path::new("."));
-    fs::create_dir_all(dir).with_context(|| format!("creating {}", dir.display()))?;
-    let name = path.file_name().and_then(|n| n.to_str()).unwrap_or("out");
-    let tmp = dir.join(format!(".{name}.tmp"));
-    let body = serde_json::to_vec_pretty(value)?;
-    let res = (|| -> std::io::Result<()> {
-        let mut f = fs::File::create(&tmp)?;
-        f.write_all(&body)?;
-        f.write_all(b"\n")?;
-        f.sync_all()?;
-        fs::rename(&tmp, path)
-    })();
-    res.map_err(|e| {
-        let _ = fs::remove_file(&tmp);
-        let hint = if e.raw_os_error() == Some(28) {
-            " (the disk is full: free space and run again with --resume; nothing written before is lost)"
-        } else {
-            ""
-        };
-        anyhow::anyhow!("writing {}: {e}{hint}", path.display())
-    })
+    let mut body = serde_json::to_vec_pretty(value)?;
+    body.push(b'\n');
+    write_file(path, &body)
 }
 
-/// One results directory, read back.
+/// Writes a step's result into its file under `out/steps/<target>/`,
+/// refusing a linked `steps` or target directory.
+pub fn write_step(out: &Path, r: &StepResult) -> anyhow::Result<()> {
+    let path = out.join(r.file_name());
+    refuse_link(&out.join("steps"))?;
+    if let Some(dir) = path.parent() {
+        refuse_link(dir)?;
+    }
+    write_atomic(&path, r)
+}
+
+/// The exclusive hold of a run on its results directory, for as long as
+/// it lives: a second relbench writing into the same directory (a second
+/// `--resume`, two runs started at once) is refused instead of racing it
+/// for the same datadir and files.
+pub struct RunLock {
+    _file: fs::File,
+}
+
+/// Takes the results directory `out` (created if need be) for this run.
+pub fn lock_run(out: &Path) -> anyhow::Result<RunLock> {
+    use std::os::unix::io::AsRawFd;
+    refuse_link(out)?;
+    fs::create_dir_all(out).with_context(|| format!("creating {}", out.display()))?;
+    let path = out.join(".lock");
+    let mut file = fs::OpenOptions::new()
+        .read(true)
+        .write(true)
+        .create(true)
+        .truncate(false)
+        .custom_flags(libc::O_NOFOLLOW)
+        .mode(0o644)
+        .open(&path)
+        .with_context(|| format!("opening {}", path.display()))?;
+    // SAFETY: flock on a descriptor this function owns.
+    if unsafe { libc::flock(file.as_raw_fd(), libc::LOCK_EX | libc::LOCK_NB) } != 0 {
+        let mut holder = String::new();
+        let _ = std::io::Read::read_to_string(&mut file, &mut holder);
+        bail!(
+            "another relbench (pid {}) is writing into {}; wait until it ends, or pick another directory with --out",
+            holder.trim().parse::<u32>().map_or("?".into(), |p| p.to_string()),
+            out.display()
+        );
+    }
+    file.set_len(0)?;
+    writeln!(file, "{}", std::process::id())?;
+    Ok(RunLock { _file: file })
+}
+
 #[derive(Debug, Clone)]
 pub struct LoadedRun {
     pub dir: PathBuf,

@@ -52,6 +52,8 @@ pub(crate) fn interrupted() -> bool {
 
 pub fn run(opts: &RunOptions, ui: &mut Progress) -> anyhow::Result<RunEnd> {
     let out = &opts.out;
+    // Held until the run returns: no other relbench writes here meanwhile.
+    let _lock = results::lock_run(out)?;
     let mut info = prepare_out_dir(opts)?;
     let plan = &opts.plan;
     let execs = plan.executions();
@@ -105,7 +107,7 @@ pub fn run(opts: &RunOptions, ui: &mut Progress) -> anyhow::Result<RunEnd> {
                     let mut r = blank_result(target, e);
                     r.failed = Some(format!("{err:#}"));
                     ui.warn(&format!("[{}] FAILED to start: {err:#}", target.name));
-                    results::write_atomic(&out.join(r.file_name()), &r)?;
+                    results::write_step(out, &r)?;
                     failed_steps += 1;
                     continue;
                 }
@@ -185,7 +187,7 @@ pub fn run(opts: &RunOptions, ui: &mut Progress) -> anyhow::Result<RunEnd> {
                         gone = Some("the step that creates the tables failed".into());
                     }
                 }
-                results::write_atomic(&out.join(result.file_name()), &result)?;
+                results::write_step(out, &result)?;
             }
             // The next load starts from nothing, so the data is not needed;
             // a managed server is stopped here.

@@ -47,6 +47,10 @@ const SETTLE_WAIT: Duration = Duration::from_secs(120);
 pub struct MysqlDriver {
     engine: EngineKind,
     opts: Opts,
+    /// Root over a managed server's private socket, for what the benchmark
+    /// user may not do (settle's `SET GLOBAL`); a URL target's own user
+    /// otherwise.
+    admin: Opts,
     storage_engine: Option<String>,
     server: Handle,
 }
@@ -74,8 +78,12 @@ impl MysqlDriver {
             opts: Opts {
                 address,
                 user: mariadb::USER.into(),
-                password: None,
+                password: Some(srv.rt.password.expose().to_string()),
                 database: Some(mariadb::DATABASE.into()),
+            },
+            admin: Opts {
+                database: Some(mariadb::DATABASE.into()),
+                ..mariadb::MariaDb::admin(&srv.rt)
             },
             storage_engine,
             server: Handle::managed(srv, remove_datadir),
@@ -86,6 +94,7 @@ impl MysqlDriver {
     pub fn remote(engine: EngineKind, opts: Opts, storage_engine: Option<String>) -> Self {
         MysqlDriver {
             engine,
+            admin: opts.clone(),
             opts,
             storage_engine,
             server: Handle::none(),
@@ -94,6 +103,10 @@ impl MysqlDriver {
 
     fn wire(&self) -> anyhow::Result<WireConn> {
         WireConn::connect(&self.opts).map_err(anyhow::Error::from)
+    }
+
+    fn admin(&self) -> anyhow::Result<WireConn> {
+        WireConn::connect(&self.admin).map_err(anyhow::Error::from)
     }
 
     fn is_rocksdb(&self) -> bool {
@@ -121,7 +134,7 @@ impl Driver for MysqlDriver {
     }
 
     fn facts(&self) -> anyhow::Result<TargetFacts> {
-        let mut w = self.wire()?;
+        let mut w = self.admin()?;
         let version = w
             .query_text("SELECT VERSION()")?
             .first()
@@ -192,7 +205,7 @@ impl Driver for MysqlDriver {
     }
 
     fn settle(&self, tables: &[String]) -> anyhow::Result<BTreeMap<String, String>> {
-        let mut w = self.wire()?;
+        let mut w = self.admin()?;
         let mut notes = BTreeMap::new();
         for t in tables {
             w.execute_text(&format!("ANALYZE TABLE {t}"))
@@ -258,7 +271,7 @@ impl Driver for MysqlDriver {
 
     fn counters(&self) -> Option<anyhow::Result<Counters>> {
         Some((|| {
-            let rows = self.wire()?.query_text("SHOW GLOBAL STATUS")?;
+            let rows = self.admin()?.query_text("SHOW GLOBAL STATUS")?;
             Ok(Counters {
                 source: "SHOW GLOBAL STATUS".into(),
                 values: numeric(rows),

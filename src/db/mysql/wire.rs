@@ -58,12 +58,24 @@ pub enum Address {
     Socket(PathBuf),
 }
 
-#[derive(Debug, Clone)]
+#[derive(Clone)]
 pub struct Opts {
     pub address: Address,
     pub user: String,
     pub password: Option<String>,
     pub database: Option<String>,
+}
+
+/// Prints everything but the password.
+impl std::fmt::Debug for Opts {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Opts")
+            .field("address", &self.address)
+            .field("user", &self.user)
+            .field("password", &self.password.as_ref().map(|_| "…"))
+            .field("database", &self.database)
+            .finish()
+    }
 }
 
 struct Prepared {

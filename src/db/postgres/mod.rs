@@ -36,6 +36,10 @@ const RECORDED: &[&str] = &[
 
 pub struct PgDriver {
     opts: Opts,
+    /// The superuser over a managed server's private socket, for settle's
+    /// CHECKPOINT, the settings and the counters; a URL target's own user
+    /// otherwise.
+    admin: Opts,
     server: Handle,
 }
 
@@ -57,15 +61,17 @@ impl PgDriver {
             opts: Opts {
                 address,
                 user: flavor::USER.into(),
-                password: None,
+                password: Some(srv.rt.password.expose().to_string()),
                 database: flavor::DATABASE.into(),
             },
+            admin: flavor::Postgres::admin(&srv.rt, flavor::DATABASE),
             server: Handle::managed(srv, remove_datadir),
         })
     }
 
     pub fn remote(opts: Opts) -> Self {
         PgDriver {
+            admin: opts.clone(),
             opts,
             server: Handle::none(),
         }
@@ -73,6 +79,10 @@ impl PgDriver {
 
     fn wire(&self) -> anyhow::Result<WireConn> {
         WireConn::connect(&self.opts).map_err(anyhow::Error::from)
+    }
+
+    fn admin(&self) -> anyhow::Result<WireConn> {
+        WireConn::connect(&self.admin).map_err(anyhow::Error::from)
     }
 }
 
@@ -86,7 +96,7 @@ impl Driver for PgDriver {
     }
 
     fn facts(&self) -> anyhow::Result<TargetFacts> {
-        let mut w = self.wire()?;
+        let mut w = self.admin()?;
         let version = w
             .query_text("SELECT version()")?
             .first()
@@ -129,7 +139,7 @@ impl Driver for PgDriver {
     }
 
     fn settle(&self, tables: &[String]) -> anyhow::Result<BTreeMap<String, String>> {
-        let mut w = self.wire()?;
+        let mut w = self.admin()?;
         let t0 = std::time::Instant::now();
         for t in tables {
             w.execute_text(&format!("VACUUM ANALYZE {t}"))
@@ -149,7 +159,7 @@ impl Driver for PgDriver {
 
     fn counters(&self) -> Option<anyhow::Result<Counters>> {
         Some((|| {
-            let mut w = self.wire()?;
+            let mut w = self.admin()?;
             let version: u32 = w
                 .query_text("SHOW server_version_num")?
                 .first()

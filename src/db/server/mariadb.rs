@@ -1,18 +1,81 @@
 //! Managed MariaDB and MySQL servers.
+//!
+//! Who can get in: root only through the unix socket in the private run
+//! directory (MariaDB: the `unix_socket` plugin, as the OS user running
+//! relbench; MySQL: no TCP root account), and the benchmark user `relbench`
+//! only from loopback, with this start's random password (sent as its hash)
+//! and no rights beyond its database: `ALL ON sbtest.*` covers what every
+//! workload does (create, load, index, query, change and drop its tables).
+//! No FILE, no SUPER: settle's `SET GLOBAL` goes through root on the socket.
 
 use std::path::{Path, PathBuf};
 use std::process::Command;
 
-use anyhow::Context;
+use anyhow::{bail, Context};
+use sha1::{Digest, Sha1};
 
-use super::{find_binary, Flavor, Runtime, ServerSpec};
+use super::{find_binary, Flavor, Runtime, Secret, ServerSpec};
 use crate::db::mysql::wire::{Address, Opts, WireConn};
 
 /// The database and user relbench creates and connects as.
 pub const DATABASE: &str = "sbtest";
 pub const USER: &str = "relbench";
+/// The administrator, reachable only through the private socket.
+pub const ADMIN: &str = "root";
+/// Where the benchmark user may connect from.
+const USER_HOSTS: [&str; 3] = ["127.0.0.1", "::1", "localhost"];
 
 pub struct MariaDb;
+
+/// The OS user running relbench, which the socket's root account maps to.
+fn os_user() -> String {
+    // SAFETY: getpwuid returns static storage or null; the name is copied
+    // out at once.
+    unsafe {
+        let pw = libc::getpwuid(libc::geteuid());
+        if pw.is_null() {
+            return "root".into();
+        }
+        std::ffi::CStr::from_ptr((*pw).pw_name)
+            .to_string_lossy()
+            .into_owned()
+    }
+}
+
+/// `--bind_address=X` → (`bind-address`, Some("X")).
+fn option(arg: &str) -> Option<(String, Option<&str>)> {
+    let body = arg.strip_prefix("--")?;
+    let (k, v) = match body.split_once('=') {
+        Some((k, v)) => (k, Some(v)),
+        None => (body, None),
+    };
+    Some((k.replace('_', "-").to_ascii_lowercase(), v))
+}
+
+fn loopback(v: &str) -> bool {
+    matches!(v, "127.0.0.1" | "localhost" | "::1")
+}
+
+/// The `mysql_native_password` hash of a password: what the server stores,
+/// so the password itself never reaches the server (nor its logs).
+fn native_hash(password: &Secret) -> String {
+    let once = Sha1::digest(password.expose().as_bytes());
+    let twice = Sha1::digest(once);
+    let hex: String = twice.iter().map(|b| format!("{b:02X}")).collect();
+    format!("*{hex}")
+}
+
+impl MariaDb {
+    /// Root over the private socket.
+    pub fn admin(rt: &Runtime) -> Opts {
+        Opts {
+            address: Address::Socket(rt.socket.clone()),
+            user: ADMIN.into(),
+            password: None,
+            database: None,
+        }
+    }
+}
 
 impl Flavor for MariaDb {
     fn socket(&self, run_dir: &Path) -> PathBuf {
@@ -31,19 +94,45 @@ impl Flavor for MariaDb {
             c.arg("--no-defaults")
                 .arg(format!("--basedir={}", spec.basedir.display()))
                 .arg(format!("--datadir={datadir}"))
-                .arg(format!("--user={}", spec.user.as_deref().unwrap_or("root")))
-                .arg("--auth-root-authentication-method=normal")
+                .arg("--auth-root-authentication-method=socket")
+                .arg(format!("--auth-root-socket-user={}", os_user()))
                 .arg("--skip-test-db");
+            if let Some(u) = &spec.user {
+                c.arg(format!("--user={u}"));
+            }
             return Ok(c);
         }
-        // MySQL 5.7 and later initialise with the server itself.
+        // MySQL 5.7 and later initialise with the server itself: root has
+        // no password, but only on the socket (localhost), which is in the
+        // private directory.
         let mut c = Command::new(self.server_binary(&spec.basedir)?);
         c.arg("--no-defaults")
             .arg("--initialize-insecure")
             .arg(format!("--basedir={}", spec.basedir.display()))
-            .arg(format!("--datadir={datadir}"))
-            .arg(format!("--user={}", spec.user.as_deref().unwrap_or("root")));
+            .arg(format!("--datadir={datadir}"));
+        if let Some(u) = &spec.user {
+            c.arg(format!("--user={u}"));
+        }
         Ok(c)
+    }
+
+    fn check_args(&self, args: &[String]) -> anyhow::Result<()> {
+        for a in args {
+            let Some((key, value)) = option(a) else {
+                continue;
+            };
+            let why = match key.as_str() {
+                "bind-address" if value.is_some_and(loopback) => continue,
+                "bind-address" => "a managed server listens on 127.0.0.1 only",
+                "skip-grant-tables" => "it would let anyone in without a password",
+                "socket" | "pid-file" | "secure-file-priv" | "user" => {
+                    "relbench sets it so that only it can reach the server's files"
+                }
+                _ => continue,
+            };
+            bail!("`args` has \"{a}\": {why}; remove it from `args`");
+        }
+        Ok(())
     }
 
     fn start_command(
@@ -52,6 +141,22 @@ impl Flavor for MariaDb {
         bin: &Path,
         rt: &Runtime,
     ) -> anyhow::Result<Command> {
+        if let Some(text) = &rt
+            .config
+            .as_ref()
+            .and_then(|c| std::fs::read_to_string(c).ok())
+        {
+            let grants_off = text.lines().any(|l| {
+                let l = l.trim().replace('_', "-").to_ascii_lowercase();
+                l == "skip-grant-tables" || l.starts_with("skip-grant-tables=")
+            });
+            if grants_off {
+                bail!(
+                    "target \"{}\": its config file has skip-grant-tables, which would let anyone in without a password; remove it",
+                    spec.target
+                );
+            }
+        }
         let mut c = Command::new(bin);
         // --defaults-file must come first; without a config, --no-defaults
         // keeps /etc/mysql out of the measurement.
@@ -61,43 +166,101 @@ impl Flavor for MariaDb {
         };
         c.arg(format!("--basedir={}", spec.basedir.display()))
             .arg(format!("--datadir={}", rt.datadir.display()))
-            .arg(format!("--socket={}", rt.socket.display()))
             .arg(format!("--port={}", rt.port))
-            .arg("--bind-address=127.0.0.1")
-            .arg(format!("--user={}", spec.user.as_deref().unwrap_or("root")))
-            .arg(format!(
-                "--pid-file={}",
-                rt.run_dir.join("server.pid").display()
-            ))
             .arg(format!("--log-error={}", rt.log.display()))
             .arg("--skip-name-resolve");
         for p in &spec.plugins {
             c.arg(format!("--plugin-load-add={p}"));
         }
         c.args(&spec.args);
+        // Last, so that neither the config file nor `args` can move them:
+        // loopback only, the socket and pid file in the private directory,
+        // no file reads or writes outside it.
+        c.arg("--bind-address=127.0.0.1")
+            .arg(format!("--socket={}", rt.socket.display()))
+            .arg(format!(
+                "--pid-file={}",
+                rt.run_dir.join("server.pid").display()
+            ))
+            .arg(format!("--secure-file-priv={}", rt.run_dir.display()));
+        if let Some(u) = &spec.user {
+            c.arg(format!("--user={u}"));
+        }
         Ok(c)
     }
 
     fn ready(&self, rt: &Runtime) -> anyhow::Result<()> {
-        let mut conn = WireConn::connect(&Opts {
-            address: Address::Socket(rt.socket.clone()),
-            user: "root".into(),
-            password: None,
-            database: None,
-        })?;
-        conn.execute_text(&format!(
-            "CREATE DATABASE IF NOT EXISTS {DATABASE}; \
-             CREATE USER IF NOT EXISTS '{USER}'@'%'; \
-             CREATE USER IF NOT EXISTS '{USER}'@'localhost'; \
-             GRANT ALL ON *.* TO '{USER}'@'%'; \
-             GRANT ALL ON *.* TO '{USER}'@'localhost'"
-        ))
-        .context("creating the sbtest database and the relbench user")?;
+        let mut conn = WireConn::connect(&Self::admin(rt))?;
+        let mariadb = conn
+            .query_text("SELECT VERSION()")?
+            .first()
+            .and_then(|r| r[0].clone())
+            .is_some_and(|v| v.contains("MariaDB"));
+        // No other way in: anonymous accounts, root anywhere but the socket,
+        // the benchmark user from anywhere but loopback (an older relbench
+        // made relbench@'%').
+        let others = conn.query_text(&format!(
+            "SELECT user, host FROM mysql.user WHERE user = '' OR (user = '{ADMIN}' AND host <> 'localhost') \
+             OR (user = '{USER}' AND host NOT IN ('127.0.0.1', '::1', 'localhost'))"
+        ))?;
+        for row in others {
+            let (u, h) = (
+                row[0].clone().unwrap_or_default(),
+                row[1].clone().unwrap_or_default(),
+            );
+            conn.execute_text(&format!("DROP USER '{u}'@'{h}'"))
+                .with_context(|| format!("removing the account '{u}'@'{h}'"))?;
+        }
+        conn.execute_text(&format!("CREATE DATABASE IF NOT EXISTS {DATABASE}"))
+            .context("creating the sbtest database")?;
+        for host in USER_HOSTS {
+            let identified = if mariadb {
+                format!("IDENTIFIED BY PASSWORD '{}'", native_hash(&rt.password))
+            } else {
+                // MySQL keeps a password out of its logs itself.
+                format!("IDENTIFIED BY '{}'", rt.password.expose())
+            };
+            conn.execute_text(&format!(
+                "CREATE USER IF NOT EXISTS '{USER}'@'{host}' {identified}; \
+                 ALTER USER '{USER}'@'{host}' {identified}; \
+                 GRANT ALL ON {DATABASE}.* TO '{USER}'@'{host}'"
+            ))
+            .context("creating the relbench user")?;
+        }
         Ok(())
     }
 
     fn stop_signal(&self) -> i32 {
         // mysqld shuts down cleanly on SIGTERM.
         libc::SIGTERM
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn args_that_open_the_server_are_refused() {
+        let check = |a: &str| MariaDb.check_args(&[a.to_string()]);
+        assert!(check("--bind-address=0.0.0.0").is_err());
+        assert!(check("--bind_address=::").is_err());
+        assert!(check("--skip-grant-tables").is_err());
+        assert!(check("--socket=/tmp/open.sock").is_err());
+        assert!(check("--bind-address=127.0.0.1").is_ok());
+        assert!(check("--innodb-buffer-pool-size=1G").is_ok());
+        let e = check("--bind-address=0.0.0.0").unwrap_err().to_string();
+        assert!(
+            e.contains("127.0.0.1 only") && e.contains("remove it"),
+            "{e}"
+        );
+    }
+
+    #[test]
+    fn the_password_hash_is_mysql_native_passwords() {
+        // '*' and SHA1(SHA1(password)) in upper-case hex, as SELECT
+        // PASSWORD('relbench') gives.
+        let s = Secret::from("relbench");
+        assert_eq!(native_hash(&s), "*106484F2C8BEB2C76002940D2B4159BD218AA20A");
     }
 }

@@ -2,6 +2,16 @@
 //! loopback with the target's config file, waits until it answers, and stops
 //! it cleanly at the end, on error and on Ctrl-C, checking that it is gone.
 //!
+//! A managed server is for relbench alone, on a host others share: it runs
+//! as an unprivileged OS user, listens on loopback only, whatever the plan's
+//! `args` or config say (options that would widen it are refused); its
+//! administrator is reachable only through a unix socket in a private
+//! directory (mode 0700, random name); and the benchmark user has a random
+//! password made for this start, kept in memory, never written. It dies
+//! with relbench (the parent-death signal), and a later run stops a stale
+//! one it finds by its pid file. relbench never takes over a datadir it did
+//! not create: it marks the ones it initialises.
+//!
 //! The process handling is shared; what differs per engine (binaries, init,
 //! start arguments, readiness, how to stop) lives in one file per engine
 //! behind [`Flavor`].
@@ -10,8 +20,9 @@ pub mod mariadb;
 pub mod postgres;
 
 use std::fs;
-use std::io::{Read, Seek, SeekFrom};
-use std::os::unix::fs::PermissionsExt;
+use std::io::{Read, Seek, SeekFrom, Write};
+use std::os::unix::ffi::OsStringExt;
+use std::os::unix::fs::OpenOptionsExt;
 use std::os::unix::process::CommandExt;
 use std::path::{Path, PathBuf};
 use std::process::{Child, Command, ExitStatus, Stdio};
@@ -30,10 +41,55 @@ pub fn flavor_for(engine: crate::db::EngineKind) -> anyhow::Result<Box<dyn Flavo
     }
 }
 
+/// A password made for one start of a server: in memory only, and never
+/// printed (its `Debug` hides it).
+#[derive(Clone, PartialEq)]
+pub struct Secret(String);
+
+impl Secret {
+    /// 24 random characters from the OS's generator.
+    pub fn random() -> anyhow::Result<Secret> {
+        let mut bytes = [0u8; 24];
+        fs::File::open("/dev/urandom")
+            .and_then(|mut f| f.read_exact(&mut bytes))
+            .context("reading /dev/urandom for the benchmark user's password")?;
+        const ALPHABET: &[u8] = b"ABCDEFGHJKLMNPQRSTUVWXYZabcdefghijkmnopqrstuvwxyz23456789";
+        Ok(Secret(
+            bytes
+                .iter()
+                .map(|b| ALPHABET[*b as usize % ALPHABET.len()] as char)
+                .collect(),
+        ))
+    }
+
+    pub fn expose(&self) -> &str {
+        &self.0
+    }
+}
+
+impl From<&str> for Secret {
+    fn from(s: &str) -> Self {
+        Secret(s.to_string())
+    }
+}
+
+impl std::fmt::Debug for Secret {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str("Secret(…)")
+    }
+}
+
+/// The file a datadir relbench initialised holds, so that it never takes
+/// over (chowns, initialises, removes) a directory it did not create.
+pub const DATADIR_MARKER: &str = ".relbench-datadir";
+
 /// What a plan says about a managed server.
 #[derive(Debug, Clone, PartialEq)]
 pub struct ServerSpec {
     pub target: String,
+    /// Where the server's log, its copied config file and its pid file go:
+    /// the run's own directory, never beside a datadir the plan names.
+    pub log_dir: PathBuf,
     /// Holds bin/, sbin/, libexec/ or scripts/.
     pub basedir: PathBuf,
     /// my.cnf or postgresql.conf, copied beside the datadir and recorded.
@@ -62,8 +118,13 @@ pub trait Flavor: Send + Sync {
     /// The command that starts the server.
     fn start_command(&self, spec: &ServerSpec, bin: &Path, rt: &Runtime)
         -> anyhow::Result<Command>;
-    /// Connects and prepares the server for relbench (database, user);
-    /// an error means "not ready yet".
+    /// Refuses `args` that would open the server to others (listen beyond
+    /// loopback, skip authentication, move the authentication file).
+    fn check_args(&self, args: &[String]) -> anyhow::Result<()>;
+    /// Connects as the administrator over the private socket and prepares
+    /// the server for relbench: the database, the benchmark user with this
+    /// start's password and only the rights it needs, no other way in. An
+    /// error means "not ready yet".
     fn ready(&self, rt: &Runtime) -> anyhow::Result<()>;
     /// The signal for a clean, prompt shutdown.
     fn stop_signal(&self) -> i32;
@@ -81,6 +142,8 @@ pub struct Runtime {
     /// The config file as copied for this run.
     pub config: Option<PathBuf>,
     pub datadir: PathBuf,
+    /// The benchmark user's password for this start.
+    pub password: Secret,
 }
 
 /// PIDs of running managed servers, so that an abrupt exit (a second
@@ -148,15 +211,100 @@ pub fn lookup_user(name: &str) -> anyhow::Result<(u32, u32)> {
     Ok(unsafe { ((*pw).pw_uid, (*pw).pw_gid) })
 }
 
+/// Gives a tree relbench made to the server's user. Symbolic links are
+/// changed themselves, never followed: a link planted in a datadir cannot
+/// hand anything outside it to the server.
 fn chown_tree(path: &Path, uid: u32, gid: u32) -> anyhow::Result<()> {
-    std::os::unix::fs::chown(path, Some(uid), Some(gid))
+    std::os::unix::fs::lchown(path, Some(uid), Some(gid))
         .with_context(|| format!("giving {} to uid {uid}", path.display()))?;
-    if path.is_dir() {
+    if fs::symlink_metadata(path)?.is_dir() {
         for e in fs::read_dir(path)? {
             chown_tree(&e?.path(), uid, gid)?;
         }
     }
     Ok(())
+}
+
+/// A new private directory with a random name (`mkdtemp`, mode 0700): no
+/// one can have made it first, or point it somewhere else.
+fn private_dir(prefix: &str) -> anyhow::Result<PathBuf> {
+    let template = std::env::temp_dir().join(format!("{prefix}XXXXXX"));
+    let mut bytes =
+        std::ffi::CString::new(template.as_os_str().as_encoded_bytes())?.into_bytes_with_nul();
+    // SAFETY: mkdtemp rewrites the trailing XXXXXX of the NUL-terminated
+    // buffer in place and returns it, or null.
+    let p = unsafe { libc::mkdtemp(bytes.as_mut_ptr().cast()) };
+    if p.is_null() {
+        return Err(std::io::Error::last_os_error())
+            .with_context(|| format!("creating a private directory {}", template.display()));
+    }
+    bytes.pop();
+    Ok(PathBuf::from(std::ffi::OsString::from_vec(bytes)))
+}
+
+/// What relbench may do with a datadir: initialise it (it is new or
+/// empty), or start it (relbench initialised it before). Anything else is
+/// someone else's and is refused, untouched.
+fn datadir_state(datadir: &Path, target: &str) -> anyhow::Result<bool> {
+    match fs::symlink_metadata(datadir) {
+        Err(_) => Ok(true),
+        Ok(m) if m.file_type().is_symlink() => bail!(
+            "target \"{target}\": datadir {} is a symbolic link; relbench does not follow it into a directory \
+             it did not create: name the real directory",
+            datadir.display()
+        ),
+        Ok(m) if !m.is_dir() => bail!(
+            "target \"{target}\": datadir {} is a file, not a directory; name a new or empty directory",
+            datadir.display()
+        ),
+        Ok(_) => {
+            let mut entries = fs::read_dir(datadir)
+                .with_context(|| format!("reading datadir {}", datadir.display()))?;
+            if entries.next().is_none() {
+                return Ok(true);
+            }
+            if datadir.join(DATADIR_MARKER).is_file() {
+                return Ok(false);
+            }
+            bail!(
+                "target \"{target}\": datadir {} is not empty and relbench did not create it (it has no {DATADIR_MARKER}); \
+                 relbench takes over nothing it did not make: point `datadir` at a new or empty directory",
+                datadir.display()
+            )
+        }
+    }
+}
+
+/// The pid file of a target's server in its run's log directory.
+fn pid_file(spec: &ServerSpec) -> PathBuf {
+    spec.log_dir.join(format!("{}.server.pid", spec.target))
+}
+
+/// A server an earlier relbench started for this target and did not stop
+/// (it was killed): stopped now, before its datadir is used again. Only a
+/// process whose command line names this datadir is touched.
+fn stop_stale(spec: &ServerSpec) -> Option<String> {
+    let text = fs::read_to_string(pid_file(spec)).ok()?;
+    let pid: i32 = text.trim().parse().ok()?;
+    let cmdline = fs::read(format!("/proc/{pid}/cmdline")).ok()?;
+    let datadir = spec.datadir.as_os_str().as_encoded_bytes();
+    if !cmdline.windows(datadir.len()).any(|w| w == datadir) {
+        return None;
+    }
+    // SAFETY: a signal to the server an earlier relbench started on this
+    // datadir, checked above by its command line.
+    unsafe {
+        libc::kill(pid, libc::SIGTERM);
+    }
+    let t0 = Instant::now();
+    while Path::new(&format!("/proc/{pid}")).exists() && t0.elapsed() < Duration::from_secs(60) {
+        std::thread::sleep(Duration::from_millis(50));
+    }
+    Some(format!(
+        "target \"{}\": stopped server {pid}, which an earlier relbench started on {} and did not stop",
+        spec.target,
+        spec.datadir.display()
+    ))
 }
 
 /// Checks that every directory above `path` lets `user` through, since the
@@ -200,10 +348,12 @@ pub fn tail(path: &Path, lines: usize) -> String {
 }
 
 impl ManagedServer {
-    /// Initialises the datadir if it is empty, starts the server and waits
-    /// until it is ready.
+    /// Initialises the datadir if it is new or empty, starts the server and
+    /// waits until it is ready. A failure removes what this start created
+    /// (the private directory, a datadir it initialised).
     pub fn start(spec: ServerSpec, flavor: Box<dyn Flavor>) -> anyhow::Result<Self> {
         let t = &spec.target;
+        flavor.check_args(&spec.args)?;
         let bin = flavor.server_binary(&spec.basedir)?;
         let owner = spec.user.as_deref().map(lookup_user).transpose()?;
         if let Some(m) = &spec.malloc {
@@ -221,27 +371,69 @@ impl ManagedServer {
             Some(p) => p,
             None => free_port()?,
         };
+        fs::create_dir_all(&spec.log_dir)
+            .with_context(|| format!("creating {}", spec.log_dir.display()))?;
+        if let Some(said) = stop_stale(&spec) {
+            crate::errln!("relbench: {said}");
+        }
+        let fresh = datadir_state(&spec.datadir, t)?;
+        let existed = spec.datadir.exists();
         // Socket paths are limited to ~107 bytes, so they live in a short
         // private directory rather than beside a possibly long datadir.
-        let run_dir = std::env::temp_dir().join(format!("relbench-{}-{}", std::process::id(), t));
-        fs::create_dir_all(&run_dir).with_context(|| format!("creating {}", run_dir.display()))?;
-        fs::set_permissions(&run_dir, fs::Permissions::from_mode(0o700))?;
+        let run_dir = private_dir("relbench-")?;
+        let started = Self::start_in(&spec, flavor.as_ref(), &bin, owner, port, fresh, &run_dir);
+        match started {
+            Ok((child, rt, config_text)) => {
+                let mut server = ManagedServer {
+                    spec,
+                    flavor,
+                    child: Some(child),
+                    rt,
+                    config_text,
+                };
+                server.wait_ready()?;
+                Ok(server)
+            }
+            Err(e) => {
+                let _ = fs::remove_dir_all(&run_dir);
+                if fresh {
+                    // A partial datadir would only be refused next time.
+                    let _ = fs::remove_dir_all(&spec.datadir);
+                    if existed {
+                        let _ = fs::create_dir(&spec.datadir);
+                    }
+                }
+                Err(e)
+            }
+        }
+    }
 
-        let parent = spec.datadir.parent().unwrap_or(Path::new("/"));
-        fs::create_dir_all(parent).with_context(|| format!("creating {}", parent.display()))?;
-        let log = parent.join(format!("{t}.server.log"));
+    /// Everything up to the started process: the log, the config copy, the
+    /// datadir (initialised when `fresh`), ownership, the spawn.
+    fn start_in(
+        spec: &ServerSpec,
+        flavor: &dyn Flavor,
+        bin: &Path,
+        owner: Option<(u32, u32)>,
+        port: u16,
+        fresh: bool,
+        run_dir: &Path,
+    ) -> anyhow::Result<(Child, Runtime, Option<String>)> {
+        let t = &spec.target;
+        let log = spec.log_dir.join(format!("{t}.server.log"));
         let config = match &spec.config {
             Some(c) => {
-                let copy = parent.join(format!(
+                let copy = spec.log_dir.join(format!(
                     "{t}.{}",
                     c.file_name().and_then(|n| n.to_str()).unwrap_or("conf")
                 ));
-                fs::copy(c, &copy).with_context(|| {
+                let text = fs::read(c).with_context(|| {
                     format!(
                         "target \"{t}\": reading its config file {}; fix `config`",
                         c.display()
                     )
                 })?;
+                crate::util::write_file(&copy, &text)?;
                 Some(copy)
             }
             None => None,
@@ -249,16 +441,28 @@ impl ManagedServer {
         let config_text = config
             .as_ref()
             .map(|c| fs::read_to_string(c).unwrap_or_default());
-        fs::write(&log, b"").with_context(|| format!("creating {}", log.display()))?;
+        // Each start's log is kept: appended after a line that says when.
+        let mut logf = fs::OpenOptions::new()
+            .create(true)
+            .append(true)
+            .custom_flags(libc::O_NOFOLLOW)
+            .open(&log)
+            .with_context(|| format!("opening {}", log.display()))?;
+        writeln!(
+            logf,
+            "----- relbench (pid {}) starts the server of target \"{t}\" at {} -----",
+            std::process::id(),
+            crate::util::utc_iso(crate::util::unix_now())
+        )?;
 
-        let empty = fs::read_dir(&spec.datadir).map_or(true, |mut d| d.next().is_none());
         if let (Some((uid, gid)), Some(user)) = (owner, &spec.user) {
             reachable_by(&spec.datadir, uid, gid, user, t)?;
         }
+        fs::create_dir_all(&spec.datadir)
+            .with_context(|| format!("creating {}", spec.datadir.display()))?;
         if let Some((uid, gid)) = owner {
-            fs::create_dir_all(&spec.datadir)?;
             chown_tree(&spec.datadir, uid, gid)?;
-            chown_tree(&run_dir, uid, gid)?;
+            chown_tree(run_dir, uid, gid)?;
             chown_tree(&log, uid, gid)?;
             if let Some(c) = &config {
                 chown_tree(c, uid, gid)?;
@@ -266,14 +470,15 @@ impl ManagedServer {
         }
         let rt = Runtime {
             port,
-            socket: flavor.socket(&run_dir),
-            run_dir,
+            socket: flavor.socket(run_dir),
+            run_dir: run_dir.to_path_buf(),
             log,
             config,
             datadir: spec.datadir.clone(),
+            password: Secret::random()?,
         };
-        if empty {
-            let mut cmd = flavor.init_command(&spec)?;
+        if fresh {
+            let mut cmd = flavor.init_command(spec)?;
             if let Some((uid, gid)) = owner {
                 cmd.uid(uid).gid(gid);
             }
@@ -289,22 +494,45 @@ impl ManagedServer {
                     String::from_utf8_lossy(&out.stderr)
                 );
             }
+            let marker = spec.datadir.join(DATADIR_MARKER);
+            fs::write(
+                &marker,
+                format!("initialised by relbench for target \"{t}\"\n"),
+            )
+            .with_context(|| format!("writing {}", marker.display()))?;
         }
 
-        let mut cmd = flavor.start_command(&spec, &bin, &rt)?;
+        let mut cmd = flavor.start_command(spec, bin, &rt)?;
         if let Some(m) = &spec.malloc {
             cmd.env("LD_PRELOAD", m);
         }
         if let Some((uid, gid)) = owner {
             cmd.uid(uid).gid(gid);
         }
-        let logf = fs::OpenOptions::new().append(true).open(&rt.log)?;
         cmd.stdin(Stdio::null())
             .stdout(logf.try_clone()?)
             .stderr(logf);
         // Its own process group: a Ctrl-C in the terminal reaches relbench,
         // which stops the server in order, instead of killing it mid-write.
         cmd.process_group(0);
+        // The server dies with relbench, however relbench ends (SIGKILL
+        // too): the kernel sends it the stop signal when its parent goes.
+        let stop = flavor.stop_signal();
+        let parent = std::process::id() as libc::pid_t;
+        // SAFETY: between fork and exec only async-signal-safe calls
+        // (prctl, getppid, _exit); this runs after the uid change, which
+        // would otherwise clear the setting.
+        unsafe {
+            cmd.pre_exec(move || {
+                if libc::prctl(libc::PR_SET_PDEATHSIG, stop as libc::c_ulong) != 0 {
+                    return Err(std::io::Error::last_os_error());
+                }
+                if libc::getppid() != parent {
+                    libc::_exit(1);
+                }
+                Ok(())
+            });
+        }
         let child = cmd
             .spawn()
             .with_context(|| format!("target \"{t}\": starting {}", bin.display()))?;
@@ -312,15 +540,8 @@ impl ManagedServer {
             .lock()
             .unwrap_or_else(|p| p.into_inner())
             .push(child.id() as i32);
-        let mut server = ManagedServer {
-            spec,
-            flavor,
-            child: Some(child),
-            rt,
-            config_text,
-        };
-        server.wait_ready()?;
-        Ok(server)
+        let _ = fs::write(pid_file(spec), format!("{}\n", child.id()));
+        Ok((child, rt, config_text))
     }
 
     fn wait_ready(&mut self) -> anyhow::Result<()> {
@@ -409,6 +630,7 @@ impl ManagedServer {
             .unwrap_or_else(|p| p.into_inner())
             .retain(|p| *p != pid);
         let _ = fs::remove_dir_all(&self.rt.run_dir);
+        let _ = fs::remove_file(pid_file(&self.spec));
         result
     }
 }
