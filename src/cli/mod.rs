@@ -148,7 +148,10 @@ fn dispatch(cmd: Command) -> anyhow::Result<()> {
             format,
         } => {
             let out = out.unwrap_or_else(|| dirs[0].clone());
-            let (_, files) = render::write(&dirs, base.as_deref(), &out, &format)?;
+            let (report, files) = render::write(&dirs, base.as_deref(), &out, &format)?;
+            for why in report.runs.iter().flat_map(|r| &r.skipped_files) {
+                crate::errln!("relbench: left out of the report: {why}");
+            }
             for f in files {
                 crate::outln!("{}", f.display());
             }

@@ -123,6 +123,8 @@ pub struct RunMeta {
     pub sampler_us_per_reading: Option<f64>,
     /// The same in words.
     pub sampler_cost: String,
+    /// Result files left out of the report, and why (damaged, copies).
+    pub skipped_files: Vec<String>,
 }
 
 #[derive(Debug, Clone, Serialize)]
@@ -492,6 +494,7 @@ pub fn build(runs: &[LoadedRun], base: Option<&str>) -> anyhow::Result<Report> {
                 .map(|c| c.cpu_secs * 1e6 / f64::from(c.samples))
                 .reduce(f64::max),
             sampler_cost: String::new(),
+            skipped_files: r.skipped.clone(),
             host: r.info.host.clone(),
         })
         .map(|mut m: RunMeta| {

@@ -313,6 +313,15 @@ impl Plan {
 }
 
 /// Parses a duration: `"30s"`, `"500ms"`, `"2m"`, `"1h"` or a number of seconds.
+/// Seconds as a plan would write them: `100ms`, `30s`.
+pub fn human_duration(secs: f64) -> String {
+    if secs < 1.0 {
+        format!("{:.0}ms", secs * 1e3)
+    } else {
+        format!("{secs}s")
+    }
+}
+
 pub fn parse_duration(s: &str) -> Option<f64> {
     let s = s.trim();
     let (num, mult) = if let Some(n) = s.strip_suffix("ms") {

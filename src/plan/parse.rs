@@ -130,7 +130,7 @@ struct RawTarget {
     datadir: Option<Spanned<String>>,
     port: Option<Spanned<i64>>,
     user: Option<Spanned<String>>,
-    args: Option<Vec<String>>,
+    args: Option<Spanned<Vec<String>>>,
     malloc: Option<Spanned<String>>,
     transport: Option<Spanned<String>>,
     start_timeout: Option<Spanned<toml::Value>>,
@@ -144,7 +144,11 @@ struct RawTarget {
 const DEFAULT_ROWS: i64 = 100_000;
 const DEFAULT_SECS: f64 = 30.0;
 const DEFAULT_WARMUP: f64 = 5.0;
-const MAX_CLIENTS: i64 = 4096;
+const MAX_CLIENTS: i64 = 1024;
+/// The longest duration a plan may give anything: a week.
+const MAX_SECS: f64 = 7.0 * 86400.0;
+/// The shortest measured window of a step.
+const MIN_STEP_SECS: f64 = 0.1;
 /// Below the prime the zipfian scatter multiplies by (workload::dist).
 const MAX_ROWS: i64 = 2_000_000_000;
 
@@ -182,27 +186,36 @@ impl Ctx<'_> {
         }
     }
 
+    /// A duration in seconds, from `min` to [`MAX_SECS`].
     fn duration(
         &mut self,
         v: &Option<Spanned<toml::Value>>,
         what: &str,
         default: f64,
-        zero_ok: bool,
+        min: f64,
     ) -> f64 {
         let Some(v) = v else { return default };
         let secs = match v.get_ref() {
             toml::Value::String(s) => super::parse_duration(s),
             toml::Value::Integer(i) if *i >= 0 => Some(*i as f64),
-            toml::Value::Float(f) if *f >= 0.0 => Some(*f),
+            toml::Value::Float(f) if *f >= 0.0 && f.is_finite() => Some(*f),
             _ => None,
         };
         match secs {
-            Some(s) if s > 0.0 || zero_ok => s,
+            Some(s) if s > MAX_SECS => {
+                self.err(
+                    v.span(),
+                    format!("{what} must be at most 7 days, not {}", v.get_ref()),
+                    Some("a longer study is several runs, or repeats".into()),
+                );
+                default
+            }
+            Some(s) if s >= min => s,
             Some(_) => {
                 self.err(
                     v.span(),
-                    format!("{what} must be longer than 0"),
-                    Some("for example \"30s\"".into()),
+                    format!("{what} must be at least {}", super::human_duration(min)),
+                    Some("a shorter window measures timer placement, not the server; for example \"30s\"".into()),
                 );
                 default
             }
@@ -364,7 +377,7 @@ fn validate(cx: &mut Ctx<'_>, raw: RawPlan) -> Plan {
         &d.and_then(|d| d.warmup.clone()),
         "warmup",
         DEFAULT_WARMUP,
-        true,
+        0.0,
     );
     let mut stops = [
         ("read", DEFAULT_SECS),
@@ -377,7 +390,7 @@ fn validate(cx: &mut Ctx<'_>, raw: RawPlan) -> Plan {
             "write" => d.write.clone(),
             _ => d.insert.clone(),
         });
-        StopSpec::Secs(cx.duration(&v, what, default, false))
+        StopSpec::Secs(cx.duration(&v, what, default, MIN_STEP_SECS))
     });
     if let Some(ev) = d.and_then(|d| d.events.as_ref()) {
         if let Some(n) = cx.positive(ev, "events", i64::MAX) {
@@ -388,14 +401,14 @@ fn validate(cx: &mut Ctx<'_>, raw: RawPlan) -> Plan {
 
     let s = raw.settle.as_ref();
     let settle = Settle {
-        base_secs: cx.duration(&s.and_then(|s| s.base.clone()), "settle base", 5.0, true),
+        base_secs: cx.duration(&s.and_then(|s| s.base.clone()), "settle base", 5.0, 0.0),
         per_million_rows_secs: cx.duration(
             &s.and_then(|s| s.per_million_rows.clone()),
             "per_million_rows",
             1.0,
-            true,
+            0.0,
         ),
-        max_secs: cx.duration(&s.and_then(|s| s.max.clone()), "settle max", 60.0, true),
+        max_secs: cx.duration(&s.and_then(|s| s.max.clone()), "settle max", 60.0, 0.0),
     };
 
     let insert_benchmark = insert_params(cx, &raw);
@@ -574,6 +587,24 @@ fn steps(cx: &mut Ctx<'_>, raw: &RawPlan) -> (String, Vec<Step>) {
                     Some("start with \"load\", then the workloads to run".into()),
                 );
             }
+            // One suite per sequence: the Insert Benchmark's tables are not
+            // sysbench's, so its steps and sysbench's cannot share data.
+            let insert = |s: &Step| {
+                s.workload()
+                    .is_some_and(|w| w.meta().group == workload::Group::Insert)
+            };
+            let other = |s: &Step| {
+                s.workload()
+                    .is_some_and(|w| w.meta().group != workload::Group::Insert)
+                    || s.kind == StepKind::Load
+            };
+            if out.iter().any(insert) && out.iter().any(other) {
+                cx.err(
+                    list.span(),
+                    "the steps mix the Insert Benchmark's with sysbench's, which run on different tables",
+                    Some("run each suite in its own plan".into()),
+                );
+            }
             ("custom".into(), out)
         }
     }
@@ -587,12 +618,13 @@ fn parse_step(s: &str) -> Result<Step, String> {
     };
     if let Some(t) = tag {
         if t.is_empty()
+            || t.len() > 32
             || !t
                 .chars()
                 .all(|c| c.is_ascii_alphanumeric() || c == '-' || c == '_')
         {
             return Err(format!(
-                "the tag after ':' takes letters, digits, '-' and '_', as in \"{name}:warm\""
+                "the tag after ':' takes 1 to 32 letters, digits, '-' and '_', as in \"{name}:warm\""
             ));
         }
     }
@@ -639,13 +671,16 @@ fn targets(cx: &mut Ctx<'_>, raw: &RawPlan) -> Vec<TargetSpec> {
     for t in list.get_ref() {
         let t = t.get_ref();
         let name = t.name.get_ref();
+        // It names directories and files: "." or ".." would put results
+        // outside the run's steps/ directory.
         if name.is_empty()
             || name.len() > 64
+            || name.starts_with('.')
             || !name
                 .chars()
                 .all(|c| c.is_ascii_alphanumeric() || matches!(c, '.' | '_' | '-'))
         {
-            cx.err(t.name.span(), format!("target name \"{name}\" is not allowed"), Some("use 1 to 64 letters, digits, '.', '_' or '-' (it names files), e.g. \"ma1011.innodb\"".into()));
+            cx.err(t.name.span(), format!("target name \"{name}\" is not allowed"), Some("use 1 to 64 letters, digits, '.', '_' or '-', not starting with '.' (it names files), e.g. \"ma1011.innodb\"".into()));
         }
         if out.iter().any(|o| o.name == *name) {
             cx.err(
@@ -892,14 +927,24 @@ fn server_access(cx: &mut Ctx<'_>, t: &RawTarget, engine: EngineKind) -> Option<
                 }
             };
             let start_timeout_secs =
-                cx.duration(&t.start_timeout.clone(), "start_timeout", 120.0, false);
+                cx.duration(&t.start_timeout.clone(), "start_timeout", 120.0, 1.0);
+            let args = t
+                .args
+                .as_ref()
+                .map(|a| a.get_ref().clone())
+                .unwrap_or_default();
+            if let (Some(a), Ok(flavor)) = (&t.args, crate::db::server::flavor_for(engine)) {
+                if let Err(e) = flavor.check_args(&args) {
+                    cx.err(a.span(), e.to_string(), None);
+                }
+            }
             Some(Access::Managed(Managed {
                 basedir: basedir?,
                 config,
                 datadir: t.datadir.as_ref().map(|d| cx.dir.join(d.get_ref())),
                 port,
                 user,
-                args: t.args.clone().unwrap_or_default(),
+                args,
                 malloc,
                 socket,
                 start_timeout_secs,

@@ -716,6 +716,9 @@ pub fn document(r: &Report) -> Vec<Block> {
                 run.dir, run.status
             )));
         }
+        for why in &run.skipped_files {
+            doc.push(Block::Note(format!("Left out of this report: {why}.")));
+        }
     }
     if !r.summary_lines.is_empty() {
         doc.push(Block::Heading(2, "Summary".into()));

@@ -225,9 +225,17 @@ pub struct LoadedRun {
     pub dir: PathBuf,
     pub info: RunInfo,
     pub steps: Vec<StepResult>,
+    /// Files under `steps/` that were left out, and why: damaged, not a
+    /// regular file, or a second copy of a step's result.
+    pub skipped: Vec<String>,
 }
 
 fn read_json<T: for<'de> Deserialize<'de>>(path: &Path) -> anyhow::Result<T> {
+    // A FIFO or a device named like a result would block or never end.
+    let m = fs::symlink_metadata(path).with_context(|| format!("reading {}", path.display()))?;
+    if !m.is_file() {
+        bail!("{} is not a regular file", path.display());
+    }
     let text = fs::read_to_string(path).with_context(|| format!("reading {}", path.display()))?;
     let v: serde_json::Value = serde_json::from_str(&text)
         .with_context(|| format!("{} is not valid JSON", path.display()))?;
@@ -276,6 +284,11 @@ fn upgrade(v: &mut serde_json::Value) {
     obj.insert("occurrence".into(), 0.into());
 }
 
+/// One step result file.
+pub fn read_step(path: &Path) -> anyhow::Result<StepResult> {
+    read_json(path)
+}
+
 pub fn read_run_info(dir: &Path) -> anyhow::Result<RunInfo> {
     let path = dir.join("run.json");
     if !path.exists() {
@@ -291,25 +304,62 @@ pub fn read_run_info(dir: &Path) -> anyhow::Result<RunInfo> {
 /// (temporary files of a step that was in flight are ignored).
 pub fn load_run(dir: &Path) -> anyhow::Result<LoadedRun> {
     let info = read_run_info(dir)?;
-    let mut steps = Vec::new();
+    let mut steps: Vec<StepResult> = Vec::new();
+    let mut skipped = Vec::new();
+    // Where each of `steps` was read from.
+    let mut sources: Vec<PathBuf> = Vec::new();
     let steps_dir = dir.join("steps");
     if steps_dir.exists() {
         for target in
             fs::read_dir(&steps_dir).with_context(|| format!("reading {}", steps_dir.display()))?
         {
             let target = target?.path();
-            if !target.is_dir() {
+            if !fs::symlink_metadata(&target).is_ok_and(|m| m.is_dir()) {
                 continue;
             }
-            for f in fs::read_dir(&target)? {
-                let p = f?.path();
+            let mut files: Vec<PathBuf> = fs::read_dir(&target)?
+                .map(|f| f.map(|f| f.path()))
+                .collect::<Result<_, _>>()?;
+            files.sort();
+            for p in files {
                 let is_result = p.extension().is_some_and(|e| e == "json")
                     && !p
                         .file_name()
                         .and_then(|n| n.to_str())
                         .is_some_and(|n| n.starts_with('.'));
-                if is_result {
-                    steps.push(read_json::<StepResult>(&p)?);
+                if !is_result {
+                    continue;
+                }
+                // One damaged file costs its own step, not the report.
+                let r = match read_json::<StepResult>(&p) {
+                    Ok(r) => r,
+                    Err(e) => {
+                        skipped.push(format!("{e:#}"));
+                        continue;
+                    }
+                };
+                // A step's result lives in the file named after it; another
+                // copy (a backup, a file copied by hand) is not a repeat.
+                let twin = steps.iter().position(|x| x.file_name() == r.file_name());
+                let named_right = dir.join(r.file_name()) == p;
+                let copy = |of: &Path, copy: &Path| {
+                    format!(
+                        "{} is a copy of the step in {}; left out (a step counts once)",
+                        copy.display(),
+                        of.display()
+                    )
+                };
+                match twin {
+                    Some(i) if named_right => {
+                        skipped.push(copy(&p, &sources[i]));
+                        steps[i] = r;
+                        sources[i] = p;
+                    }
+                    Some(i) => skipped.push(copy(&sources[i], &p)),
+                    None => {
+                        steps.push(r);
+                        sources.push(p);
+                    }
                 }
             }
         }
@@ -340,6 +390,7 @@ pub fn load_run(dir: &Path) -> anyhow::Result<LoadedRun> {
         dir: dir.to_path_buf(),
         info,
         steps,
+        skipped,
     })
 }
 

@@ -13,6 +13,7 @@ pub use progress::Progress;
 
 use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicBool, Ordering};
+use std::time::{Duration, Instant};
 
 use anyhow::{bail, Context};
 
@@ -57,15 +58,17 @@ pub fn run(opts: &RunOptions, ui: &mut Progress) -> anyhow::Result<RunEnd> {
     let mut info = prepare_out_dir(opts)?;
     let plan = &opts.plan;
     let execs = plan.executions();
+    // A step is done when it has a successful result: a failed one, one
+    // that never ran, or a damaged file runs (again) on --resume, once.
     let done = |e: &Execution| {
-        out.join(results::step_file(
+        let file = out.join(results::step_file(
             &plan.targets[e.target].name,
             e.repeat,
             e.seq,
             &e.step.label(),
             e.clients,
-        ))
-        .exists()
+        ));
+        file.exists() && results::read_step(&file).is_ok_and(|r| r.failed.is_none())
     };
     let remaining = execs.iter().filter(|e| !done(e)).count();
     ui.line(&format!(
@@ -118,27 +121,31 @@ pub fn run(opts: &RunOptions, ui: &mut Progress) -> anyhow::Result<RunEnd> {
             // starts afresh), or the plan runs on tables loaded before.
             let loads = plan.steps.first().is_some_and(|s| s.creates_tables());
             let first_table = &plan.tables_for_settle().0[0];
-            if !loads && !driver.has_data(first_table) {
+            let has_data = driver.has_data(first_table);
+            if !loads && !has_data {
                 bail!(
                     "target \"{}\": the plan has no step that creates the tables (\"load\"), so it runs on \
                      tables that exist already, but {first_table} is not there; put \"load\" first in `steps`",
                     target.name
                 );
             }
-            if !started && loads {
+            // A resumed target whose data is gone (its server died, or its
+            // start failed and was cleaned up) is made again: the step that
+            // creates the tables runs again, and its result says why.
+            let reload = loads && started && !has_data;
+            if reload {
+                ui.warn(&format!(
+                    "[{}] the data the earlier steps ran on is gone: creating it again before the steps left",
+                    target.name
+                ));
+            }
+            if loads && (!started || reload) {
                 driver.reset().with_context(|| {
                     format!(
-                        "target \"{}\": removing the data of an earlier run; check that its `path` names a file relbench may replace",
+                        "target \"{}\": removing the data of an earlier run",
                         target.name
                     )
                 })?;
-            } else if !driver.has_data(first_table) {
-                bail!(
-                    "cannot resume target \"{}\": its data ({}) is gone, and the steps left depend on it; \
-                     start a new run (without --resume, or with another --out)",
-                    target.name,
-                    driver.data_dir().map_or("?".into(), |d| d.display().to_string())
-                );
             }
             let probe = probe_of(driver.as_ref());
             record_target(&mut info, target, driver.as_ref(), &probe)?;
@@ -152,7 +159,8 @@ pub fn run(opts: &RunOptions, ui: &mut Progress) -> anyhow::Result<RunEnd> {
 
             let mut gone: Option<String> = None;
             for e in mine {
-                if done(e) {
+                let again = reload && e.step.creates_tables();
+                if done(e) && !again {
                     continue;
                 }
                 if let Some(why) = &gone {
@@ -163,7 +171,18 @@ pub fn run(opts: &RunOptions, ui: &mut Progress) -> anyhow::Result<RunEnd> {
                     ));
                     continue;
                 }
-                let result = match measure_step(&cx, e, ui) {
+                if target.engine.is_server() {
+                    wait_serving(driver.as_ref(), ui, &target.name);
+                }
+                let result = match measure_step(&cx, e, ui).map(|mut r| {
+                    if again {
+                        r.notes.insert(
+                            "reloaded".into(),
+                            "ran again on --resume: the data the earlier load made was gone".into(),
+                        );
+                    }
+                    r
+                }) {
                     Ok(r) => r,
                     Err(err) if err.is::<Interrupted>() || interrupted() => {
                         return finish_interrupted(&mut info, out, ui);
@@ -200,6 +219,30 @@ pub fn run(opts: &RunOptions, ui: &mut Progress) -> anyhow::Result<RunEnd> {
     info.finished = Some(utc_iso(unix_now()));
     results::write_atomic(&out.join("run.json"), &info)?;
     Ok(RunEnd::Complete { failed_steps })
+}
+
+/// How long a step waits for its server to accept work again (a crashed
+/// PostgreSQL backend takes the server through a short recovery).
+const SERVING_WAIT: Duration = Duration::from_secs(60);
+
+/// Waits, up to [`SERVING_WAIT`], until the server takes a connection: a
+/// step that starts during a recovery would fail for nothing. A server
+/// that is gone is not waited for: the step fails and says why.
+fn wait_serving(db: &dyn Target, ui: &Progress, name: &str) {
+    let t0 = Instant::now();
+    let mut said = false;
+    while db.health().is_none() && t0.elapsed() < SERVING_WAIT && !interrupted() {
+        if db.connect().is_ok() {
+            return;
+        }
+        if !said {
+            ui.line(&format!(
+                "[{name}] waiting for the server to accept connections again"
+            ));
+            said = true;
+        }
+        std::thread::sleep(Duration::from_millis(250));
+    }
 }
 
 fn finish_interrupted(info: &mut RunInfo, out: &Path, ui: &mut Progress) -> anyhow::Result<RunEnd> {
