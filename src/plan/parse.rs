@@ -1217,7 +1217,7 @@ mod tests {
         assert_eq!(e.len(), 2);
         assert!(e[0].message.contains("read is not a duration"));
         assert!(e[0].help.as_deref().unwrap().contains("\"30s\""));
-        assert_eq!(e[1].message, "write must be longer than 0");
+        assert_eq!(e[1].message, "write must be at least 100ms");
     }
 
     #[test]
