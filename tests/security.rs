@@ -1,0 +1,438 @@
+//! Managed servers on a shared host: nobody but relbench gets in, options
+//! cannot open them up, a datadir relbench did not make is never taken
+//! over, no server outlives relbench, and a run whose server was killed
+//! finishes with --resume. Real servers (Debian's MariaDB and PostgreSQL
+//! 15), started on private ports and datadirs; the intruder is `nobody`,
+//! using the Debian clients.
+
+mod common;
+
+use std::io::BufRead;
+use std::path::{Path, PathBuf};
+use std::process::{Child, Command, Stdio};
+use std::time::{Duration, Instant};
+
+use common::*;
+use predicates::str::contains;
+
+const PG_BIN: &str = "/usr/lib/postgresql/15/bin";
+
+/// A temporary directory the servers' OS users can reach.
+fn shared_tempdir() -> tempfile::TempDir {
+    use std::os::unix::fs::PermissionsExt;
+    let d = tempfile::tempdir().unwrap();
+    std::fs::set_permissions(d.path(), std::fs::Permissions::from_mode(0o755)).unwrap();
+    d
+}
+
+fn mariadb_target(name: &str, extra: &str) -> String {
+    format!("\n[[target]]\nname = \"{name}\"\nengine = \"mariadb\"\nbasedir = \"/usr\"\n{extra}\n")
+}
+
+fn pg_target(name: &str, extra: &str) -> String {
+    format!("\n[[target]]\nname = \"{name}\"\nengine = \"postgres\"\nbasedir = \"/usr/lib/postgresql/15\"\n{extra}\n")
+}
+
+const SETTINGS: &str = "clients = [2]\n[scale]\ntables = 1\nrows = 5000\n[duration]\nwarmup = \"100ms\"\nread = \"300ms\"\nwrite = \"300ms\"\ninsert = \"300ms\"\n[settle]\nbase = \"0s\"\nper_million_rows = \"0s\"\nmax = \"1s\"\n";
+
+/// A server started by `relbench serve`, with what its ready line says.
+struct Served {
+    child: Child,
+    port: String,
+    socket: String,
+    password: String,
+}
+
+impl Drop for Served {
+    fn drop(&mut self) {
+        drop(self.child.stdin.take());
+        let _ = self.child.wait();
+    }
+}
+
+fn serve(dir: &Path, target: &str) -> Served {
+    let plan = write_plan(dir, target);
+    let mut child = Command::new(bin())
+        .arg("serve")
+        .arg(&plan)
+        .args(["--target", "srv", "--out"])
+        .arg(dir.join("out"))
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::inherit())
+        .spawn()
+        .unwrap();
+    let mut line = String::new();
+    std::io::BufReader::new(child.stdout.take().unwrap())
+        .read_line(&mut line)
+        .unwrap();
+    let field = |k: &str| {
+        line.split_whitespace()
+            .find_map(|w| w.strip_prefix(&format!("{k}=")).map(String::from))
+            .unwrap_or_else(|| panic!("no {k} in {line:?}"))
+    };
+    Served {
+        port: field("port"),
+        socket: field("socket"),
+        password: field("password"),
+        child,
+    }
+}
+
+/// Runs a client, as `nobody` when `intruder`; whether it got in, and
+/// what it said.
+fn client(intruder: bool, program: &str, args: &[&str], env: &[(&str, &str)]) -> (bool, String) {
+    let mut c = if intruder {
+        let mut c = Command::new("runuser");
+        c.args(["-u", "nobody", "--", program]);
+        c
+    } else {
+        Command::new(program)
+    };
+    let out = c
+        .args(args)
+        .envs(env.iter().copied())
+        .env("HOME", "/nonexistent")
+        .stdin(Stdio::null())
+        .output()
+        .unwrap();
+    (
+        out.status.success(),
+        format!(
+            "{}{}",
+            String::from_utf8_lossy(&out.stdout),
+            String::from_utf8_lossy(&out.stderr)
+        ),
+    )
+}
+
+#[test]
+fn a_local_user_cannot_get_into_a_managed_mariadb() {
+    // As nobody: root over TCP once connected with no password, and
+    // SELECT … INTO OUTFILE wrote a root-owned file.
+    let dir = shared_tempdir();
+    let s = serve(dir.path(), &mariadb_target("srv", ""));
+    let tcp = |user: &str| -> Vec<String> {
+        [
+            "--no-defaults",
+            "--protocol=tcp",
+            "-h",
+            "127.0.0.1",
+            "-P",
+            &s.port,
+            "-u",
+            user,
+        ]
+        .map(String::from)
+        .to_vec()
+    };
+    let sql = ["-e", "SELECT 1"];
+    for (how, mut args) in [
+        ("root over TCP", tcp("root")),
+        ("relbench over TCP without its password", tcp("relbench")),
+        ("anonymous over TCP", tcp("")),
+        (
+            "root over the socket",
+            ["--no-defaults", "-S", &s.socket, "-u", "root"]
+                .map(String::from)
+                .to_vec(),
+        ),
+    ] {
+        args.extend(sql.map(String::from));
+        let args: Vec<&str> = args.iter().map(String::as_str).collect();
+        let (ok, said) = client(true, "mariadb", &args, &[]);
+        assert!(!ok, "nobody got in as {how}: {said}");
+    }
+    // The benchmark user with this start's password gets in, and can do
+    // what workloads do, not more.
+    let pw = format!("-p{}", s.password);
+    let mut args = tcp("relbench");
+    args.push(pw);
+    let args: Vec<&str> = args.iter().map(String::as_str).collect();
+    let run = |sql: &str| {
+        client(
+            false,
+            "mariadb",
+            &[&args[..], &["sbtest", "-e", sql]].concat(),
+            &[],
+        )
+    };
+    let (ok, said) = run("CREATE TABLE t (a INT); INSERT INTO t VALUES (1); DROP TABLE t");
+    assert!(ok, "{said}");
+    let (ok, said) = run("SELECT 1 INTO OUTFILE '/tmp/relbench-outfile-test'");
+    assert!(!ok && said.contains("Access denied"), "{said}");
+    assert!(!Path::new("/tmp/relbench-outfile-test").exists());
+    let (ok, said) = run("SET GLOBAL max_connections = 10");
+    assert!(!ok, "{said}");
+    // The server does not run as root.
+    let (_, ps) = client(false, "ps", &["-o", "user=", "-C", "mariadbd"], &[]);
+    assert!(!ps.lines().any(|u| u.trim() == "root"), "{ps}");
+}
+
+#[test]
+fn a_local_user_cannot_get_into_a_managed_postgres() {
+    // As nobody: trust on 127.0.0.1 let `COPY … TO PROGRAM` run a shell
+    // command as postgres.
+    let dir = shared_tempdir();
+    let s = serve(dir.path(), &pg_target("srv", ""));
+    let psql = format!("{PG_BIN}/psql");
+    for (how, host, user) in [
+        (
+            "relbench over TCP without its password",
+            "127.0.0.1",
+            "relbench",
+        ),
+        ("the superuser over TCP", "127.0.0.1", "relbench_admin"),
+        (
+            "the superuser over the socket",
+            s.socket.as_str(),
+            "relbench_admin",
+        ),
+        ("relbench over the socket", s.socket.as_str(), "relbench"),
+    ] {
+        let (ok, said) = client(
+            true,
+            &psql,
+            &[
+                "-h", host, "-p", &s.port, "-U", user, "-d", "sbtest", "-w", "-c", "SELECT 1",
+            ],
+            &[],
+        );
+        assert!(!ok, "nobody got in as {how}: {said}");
+    }
+    let run = |sql: &str| {
+        client(
+            false,
+            &psql,
+            &[
+                "-h",
+                "127.0.0.1",
+                "-p",
+                &s.port,
+                "-U",
+                "relbench",
+                "-d",
+                "sbtest",
+                "-w",
+                "-v",
+                "ON_ERROR_STOP=1",
+                "-c",
+                sql,
+            ],
+            &[("PGPASSWORD", &s.password)],
+        )
+    };
+    let (ok, said) = run("CREATE TABLE t (a int); INSERT INTO t VALUES (1); DROP TABLE t");
+    assert!(ok, "{said}");
+    let (ok, said) = run("COPY (SELECT 1) TO PROGRAM 'id > /tmp/relbench-program-test'");
+    assert!(!ok, "{said}");
+    assert!(!Path::new("/tmp/relbench-program-test").exists());
+}
+
+#[test]
+fn args_that_widen_the_listen_address_are_refused() {
+    let dir = tempfile::tempdir().unwrap();
+    for (target, position, message) in [
+        (
+            mariadb_target("m", "args = [\"--bind-address=0.0.0.0\"]"),
+            "20:8",
+            "a managed server listens on 127.0.0.1 only",
+        ),
+        (
+            pg_target("p", "args = [\"-c\", \"listen_addresses=*\"]"),
+            "20:8",
+            "a managed server listens on 127.0.0.1 only",
+        ),
+        (
+            mariadb_target("m", "args = [\"--skip-grant-tables\"]"),
+            "20:8",
+            "without a password",
+        ),
+    ] {
+        let plan = write_plan(
+            dir.path(),
+            &format!("steps = [\"load\"]\n{SETTINGS}{target}"),
+        );
+        relbench()
+            .arg("check")
+            .arg(&plan)
+            .assert()
+            .code(2)
+            .stderr(contains(format!("plan.toml:{position}")))
+            .stderr(contains(message));
+    }
+}
+
+#[test]
+fn a_datadir_relbench_did_not_create_is_refused_and_untouched() {
+    // An existing directory named as datadir was taken over: chowned to
+    // postgres, following links, with a log written into its parent.
+    use std::os::unix::fs::MetadataExt;
+    let dir = shared_tempdir();
+    let theirs = dir.path().join("theirs");
+    std::fs::create_dir(&theirs).unwrap();
+    std::fs::write(theirs.join("important.txt"), "data").unwrap();
+    let before = std::fs::metadata(&theirs).unwrap();
+    for target in [
+        pg_target("p", "datadir = \"theirs\""),
+        mariadb_target("m", "datadir = \"theirs\""),
+    ] {
+        let plan = write_plan(
+            dir.path(),
+            &format!("steps = [\"load\"]\n{SETTINGS}{target}"),
+        );
+        run_quiet(&plan, dir.path().join(format!("out-{}", target.len())))
+            .assert()
+            .code(3)
+            .stderr(contains("is not empty and relbench did not create it"));
+        let after = std::fs::metadata(&theirs).unwrap();
+        assert_eq!((after.uid(), after.mode()), (before.uid(), before.mode()));
+        assert_eq!(
+            std::fs::read_to_string(theirs.join("important.txt")).unwrap(),
+            "data"
+        );
+        assert_eq!(std::fs::read_dir(&theirs).unwrap().count(), 1);
+        let file = std::fs::metadata(theirs.join("important.txt")).unwrap();
+        assert_eq!(file.uid(), 0);
+    }
+    // Nothing was written beside it either.
+    let beside: Vec<_> = std::fs::read_dir(dir.path())
+        .unwrap()
+        .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
+        .filter(|n| n.contains("server.log"))
+        .collect();
+    assert!(beside.is_empty(), "{beside:?}");
+}
+
+fn pid_of(out: &Path, target: &str) -> Option<u32> {
+    std::fs::read_to_string(out.join(format!("data/{target}.server.pid")))
+        .ok()?
+        .trim()
+        .parse()
+        .ok()
+}
+
+fn alive(pid: u32) -> bool {
+    std::fs::read_to_string(format!("/proc/{pid}/stat")).is_ok_and(|s| !s.contains(") Z "))
+}
+
+fn wait_for(what: &str, secs: u64, mut f: impl FnMut() -> bool) {
+    let t0 = Instant::now();
+    while !f() {
+        assert!(
+            t0.elapsed() < Duration::from_secs(secs),
+            "timed out waiting for {what}"
+        );
+        std::thread::sleep(Duration::from_millis(50));
+    }
+}
+
+fn start_run(plan: &Path, out: &Path, resume: bool) -> Child {
+    let mut c = Command::new(bin());
+    c.args(["run", "-q"]);
+    if resume {
+        c.arg("--resume");
+    } else {
+        c.arg(plan);
+    }
+    c.arg("--out")
+        .arg(out)
+        .stdout(Stdio::null())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap()
+}
+
+fn kill9(pid: u32) {
+    assert!(Command::new("kill")
+        .args(["-9", &pid.to_string()])
+        .status()
+        .unwrap()
+        .success());
+}
+
+#[test]
+fn a_killed_relbench_leaves_no_server_and_its_run_resumes() {
+    // SIGKILL of relbench left the managed server running and listening;
+    // the resume then failed on the orphan's locked datadir.
+    let dir = shared_tempdir();
+    for (name, target) in [("p", pg_target("p", "")), ("m", mariadb_target("m", ""))] {
+        let text = format!(
+            "steps = [\"load\", \"point-query\", \"update-index\"]\n{}{target}",
+            SETTINGS.replace("read = \"300ms\"", "read = \"8s\"")
+        );
+        let plan = write_plan(dir.path(), &text);
+        let out = dir.path().join(format!("out-{name}"));
+        let mut child = start_run(&plan, &out, false);
+        wait_for("the load", 120, || {
+            step_files(&out).iter().any(|f| f.ends_with("load-c1.json"))
+        });
+        let server = pid_of(&out, name).expect("the server's pid file");
+        assert!(alive(server));
+        kill9(child.id());
+        let _ = child.wait();
+        wait_for("the server to stop after relbench was killed", 10, || {
+            !alive(server)
+        });
+        // The run finishes with --resume: the step in flight runs now.
+        let resumed = start_run(&plan, &out, true).wait_with_output().unwrap();
+        let said = String::from_utf8_lossy(&resumed.stderr);
+        assert!(resumed.status.success(), "{said}");
+        for f in step_files(&out) {
+            let r = read_json(&out.join("steps").join(&f));
+            assert!(r["failed"].is_null(), "{f}: {}", r["failed"]);
+        }
+        assert_eq!(step_files(&out).len(), 3);
+        assert_eq!(read_json(&out.join("run.json"))["status"], "complete");
+    }
+}
+
+#[test]
+fn a_run_whose_server_was_killed_finishes_with_resume() {
+    // --resume after the server died could never finish ("its data is
+    // gone"), and each try left a fresh datadir.
+    let dir = shared_tempdir();
+    let text = format!(
+        "steps = [\"load\", \"point-query\", \"update-index\", \"insert\"]\n{}{}",
+        SETTINGS.replace("read = \"300ms\"", "read = \"3s\""),
+        mariadb_target("victim", "")
+    );
+    let plan = write_plan(dir.path(), &text);
+    let out = dir.path().join("out");
+    let child = start_run(&plan, &out, false);
+    wait_for("the load", 120, || {
+        step_files(&out).iter().any(|f| f.ends_with("load-c1.json"))
+    });
+    std::thread::sleep(Duration::from_millis(800));
+    kill9(pid_of(&out, "victim").expect("the server's pid file"));
+    let first = child.wait_with_output().unwrap();
+    assert_eq!(
+        first.status.code(),
+        Some(3),
+        "{}",
+        String::from_utf8_lossy(&first.stderr)
+    );
+    let failed = read_json(&out.join("steps/victim/r1-02-point-query-c2.json"));
+    assert!(failed["failed"].as_str().unwrap().contains("exited"));
+
+    let resumed = start_run(&plan, &out, true).wait_with_output().unwrap();
+    let said = String::from_utf8_lossy(&resumed.stderr);
+    assert!(resumed.status.success(), "{said}");
+    let files = step_files(&out);
+    assert_eq!(files.len(), 4, "{files:?}");
+    for f in &files {
+        let r = read_json(&out.join("steps").join(f));
+        assert!(r["failed"].is_null(), "{f}: {}", r["failed"]);
+        assert!(r["events"].as_u64().unwrap() > 0, "{f}");
+    }
+    assert_eq!(read_json(&out.join("run.json"))["status"], "complete");
+    // One datadir, the run's own, and no private directory left behind.
+    let data: Vec<PathBuf> = std::fs::read_dir(out.join("data"))
+        .map(|d| {
+            d.map(|e| e.unwrap().path())
+                .filter(|p| p.is_dir())
+                .collect()
+        })
+        .unwrap_or_default();
+    assert!(data.len() <= 1, "{data:?}");
+}
