@@ -312,3 +312,39 @@ fn a_damaged_fifo_or_copied_step_file_costs_only_itself() {
         }
     }
 }
+
+#[test]
+fn a_signal_during_a_sqlite_load_stops_it_promptly() {
+    // Ctrl-C did nothing during a SQLite load (still loading 300 s later).
+    let dir = tempfile::tempdir().unwrap();
+    let text = tiny_with("rows = 2000", "rows = 20000000").replace("tables = 2", "tables = 1");
+    let plan = write_plan(dir.path(), &text);
+    let out = dir.path().join("out");
+    for signal in ["-INT", "-TERM"] {
+        let _ = std::fs::remove_dir_all(&out);
+        let mut child = std::process::Command::new(bin())
+            .args(["run", "-q"])
+            .arg(&plan)
+            .arg("--out")
+            .arg(&out)
+            .stdout(std::process::Stdio::null())
+            .stderr(std::process::Stdio::null())
+            .spawn()
+            .unwrap();
+        // Well into the load (which takes a minute or more).
+        std::thread::sleep(Duration::from_millis(1500));
+        let sent = std::time::Instant::now();
+        std::process::Command::new("kill")
+            .args([signal, &child.id().to_string()])
+            .status()
+            .unwrap();
+        let status = child.wait().unwrap();
+        assert!(
+            sent.elapsed() < Duration::from_secs(5),
+            "{signal}: {:?}",
+            sent.elapsed()
+        );
+        assert_eq!(status.code(), Some(130), "{signal}");
+        assert_eq!(read_json(&out.join("run.json"))["status"], "interrupted");
+    }
+}

@@ -436,3 +436,18 @@ fn a_run_whose_server_was_killed_finishes_with_resume() {
         .unwrap_or_default();
     assert!(data.len() <= 1, "{data:?}");
 }
+
+#[test]
+fn a_space_in_the_results_path_does_not_break_a_managed_server() {
+    // mariadb-install-db's unquoted chown broke on "out dir".
+    let dir = shared_tempdir();
+    let text = format!(
+        "steps = [\"load\", \"point-query\"]\n{SETTINGS}{}{}",
+        mariadb_target("m", ""),
+        pg_target("p", "")
+    );
+    let plan = write_plan(dir.path(), &text);
+    let out = dir.path().join("out dir");
+    run_quiet(&plan, &out).assert().success();
+    assert_eq!(step_files(&out).len(), 4);
+}

@@ -97,9 +97,9 @@ impl Flavor for MariaDb {
                 .arg("--auth-root-authentication-method=socket")
                 .arg(format!("--auth-root-socket-user={}", os_user()))
                 .arg("--skip-test-db");
-            if let Some(u) = &spec.user {
-                c.arg(format!("--user={u}"));
-            }
+            // No --user: the script runs as that user already (relbench
+            // gives the datadir to it first), and with --user it runs an
+            // unquoted `chown -R` that breaks on a space in the path.
             return Ok(c);
         }
         // MySQL 5.7 and later initialise with the server itself: root has

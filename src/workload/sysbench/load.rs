@@ -229,6 +229,12 @@ fn fill_table(
             .with_context(|| format!("loading {table}"))?;
         let commit_at = next_id.saturating_add(per_commit);
         while next_id <= rows && next_id < commit_at {
+            // A whole table can be one transaction (SQLite's, InnoDB's):
+            // Ctrl-C is looked for every statement, not every commit.
+            if stop.load(Ordering::Relaxed) {
+                let _ = conn.rollback();
+                bail!(Interrupted);
+            }
             let batch = ((rows - next_id + 1) as usize).min(ROWS_PER_STATEMENT);
             let stmt = if batch == ROWS_PER_STATEMENT {
                 full
