@@ -266,3 +266,33 @@ fn a_closed_stdout_ends_the_output_quietly() {
     assert_eq!(o.status.code(), Some(0), "{o:?}");
     assert!(out.join("report.html").exists() && out.join("report.json").exists());
 }
+
+#[test]
+fn a_full_stdout_loses_no_result() {
+    // `run > /dev/full` panicked after a complete run.
+    let dir = tempfile::tempdir().unwrap();
+    let plan = write_plan(
+        dir.path(),
+        &TINY.replace(
+            "\"scan\", \"read-only-100\", \"update-index\", \"delete\", \"insert\"",
+            "\"scan\"",
+        ),
+    );
+    let out = dir.path().join("out");
+    let full = std::fs::OpenOptions::new()
+        .write(true)
+        .open("/dev/full")
+        .unwrap();
+    let status = std::process::Command::new(bin())
+        .args(["run"])
+        .arg(&plan)
+        .arg("--out")
+        .arg(&out)
+        .stdout(full)
+        .stderr(std::process::Stdio::null())
+        .status()
+        .unwrap();
+    assert_eq!(status.code(), Some(0));
+    assert_eq!(read_json(&out.join("run.json"))["status"], "complete");
+    assert!(out.join("report.html").exists());
+}

@@ -167,6 +167,28 @@ fn a_local_user_cannot_get_into_a_managed_mariadb() {
     // The server does not run as root.
     let (_, ps) = client(false, "ps", &["-o", "user=", "-C", "mariadbd"], &[]);
     assert!(!ps.lines().any(|u| u.trim() == "root"), "{ps}");
+    // A run against it by URL, as the benchmark user: settle cannot force
+    // a flush without SUPER, and says so instead of failing.
+    let plan = write_plan(
+        dir.path(),
+        &format!(
+            "steps = [\"load\", \"settle\", \"point-query\"]\n{SETTINGS}\n[[target]]\nname = \"u\"\nengine = \"mariadb\"\nurl = \"mariadb://relbench@127.0.0.1:{}/sbtest\"\npassword_env = \"RELBENCH_TEST_PW\"\n",
+            s.port
+        ),
+    );
+    let out = dir.path().join("by-url");
+    run_quiet(&plan, &out)
+        .env("RELBENCH_TEST_PW", &s.password)
+        .assert()
+        .success();
+    let settle = read_json(&out.join("steps/u/r1-02-settle-c1.json"));
+    assert!(
+        settle["notes"]["flush"]
+            .as_str()
+            .unwrap()
+            .starts_with("not forced"),
+        "{settle}"
+    );
 }
 
 #[test]
@@ -426,6 +448,12 @@ fn a_run_whose_server_was_killed_finishes_with_resume() {
         assert!(r["events"].as_u64().unwrap() > 0, "{f}");
     }
     assert_eq!(read_json(&out.join("run.json"))["status"], "complete");
+    // The log of the start that crashed is kept: each start appends.
+    let log = std::fs::read_to_string(out.join("data/victim.server.log")).unwrap();
+    assert!(
+        log.matches("starts the server of target").count() >= 2,
+        "{log}"
+    );
     // One datadir, the run's own, and no private directory left behind.
     let data: Vec<PathBuf> = std::fs::read_dir(out.join("data"))
         .map(|d| {

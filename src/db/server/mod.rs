@@ -729,3 +729,31 @@ pub fn dir_size(dir: &Path) -> Option<u64> {
     fs::metadata(dir).ok()?;
     Some(walk(dir))
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use std::os::unix::fs::MetadataExt;
+
+    #[test]
+    fn private_directories_are_new_random_and_ours_alone() {
+        // /tmp/relbench-<pid>-<target> could be made first by anyone.
+        let a = private_dir("relbench-test-").unwrap();
+        let b = private_dir("relbench-test-").unwrap();
+        assert_ne!(a, b);
+        for d in [&a, &b] {
+            let m = fs::symlink_metadata(d).unwrap();
+            assert!(m.is_dir());
+            assert_eq!(m.mode() & 0o777, 0o700);
+            fs::remove_dir(d).unwrap();
+        }
+    }
+
+    #[test]
+    fn a_password_never_prints() {
+        let s = Secret::random().unwrap();
+        assert_eq!(s.expose().len(), 24);
+        assert!(!format!("{s:?}").contains(s.expose()));
+        assert_ne!(Secret::random().unwrap(), s);
+    }
+}
