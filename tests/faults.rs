@@ -233,16 +233,20 @@ fn two_runs_into_one_directory_are_refused() {
     let plan = write_plan(
         dir.path(),
         &tiny_with("read = \"300ms\"", "read = \"3s\"")
-            .replace("clients = [1, 2]", "clients = [1]"),
+            .replace("clients = [1, 2]", "clients = [1]")
+            .replace(
+                "\"scan\", \"read-only-100\", \"update-index\", \"delete\", \"insert\"",
+                "\"scan\"",
+            ),
     );
     let out = dir.path().join("out");
-    let mut first = std::process::Command::new(bin())
+    let first = std::process::Command::new(bin())
         .args(["run", "-q"])
         .arg(&plan)
         .arg("--out")
         .arg(&out)
         .stdout(std::process::Stdio::null())
-        .stderr(std::process::Stdio::null())
+        .stderr(std::process::Stdio::piped())
         .spawn()
         .unwrap();
     let t0 = std::time::Instant::now();
@@ -263,7 +267,12 @@ fn two_runs_into_one_directory_are_refused() {
                 first.id()
             )));
     }
-    assert!(first.wait().unwrap().success());
+    let first = first.wait_with_output().unwrap();
+    assert!(
+        first.status.success(),
+        "{}",
+        String::from_utf8_lossy(&first.stderr)
+    );
 }
 
 #[test]

@@ -276,19 +276,29 @@ pub trait Driver: Send + Sync {
 /// The site half of a target: where its data lives, the process that
 /// serves it, and its lifecycle. The runner and the sampler see this.
 pub trait Site: Send + Sync {
+    /// The hold on a server relbench manages (or none, for a URL target),
+    /// which the lifecycle methods below go through unless a target
+    /// overrides them.
+    fn server(&self) -> Option<&server::Handle> {
+        None
+    }
     /// Removes any data from an earlier run so a load starts empty.
     fn reset(&self) -> anyhow::Result<()>;
     /// Whether `table`, which the plan's first step creates, is there (for
     /// `--resume`, and for a plan that runs on tables loaded before).
     fn has_data(&self, table: &str) -> bool;
     /// Bytes the database occupies on disk, when that can be known.
-    fn data_size(&self) -> Option<u64>;
+    fn data_size(&self) -> Option<u64> {
+        self.server()?.data_size()
+    }
     /// Directory that holds the data (for the filesystem and device facts).
-    fn data_dir(&self) -> Option<PathBuf>;
+    fn data_dir(&self) -> Option<PathBuf> {
+        self.server()?.data_dir()
+    }
     /// The root process of the server, when relbench started it on this
     /// machine; the sampler reads its CPU and memory (and its children's).
     fn server_pid(&self) -> Option<u32> {
-        None
+        self.server()?.pid()
     }
     /// Whether the database does its work on this machine (embedded, a
     /// managed server, or a URL on loopback or a socket), so that the
@@ -299,11 +309,13 @@ pub trait Site: Send + Sync {
     /// `None` while the target can serve; why it cannot otherwise (a managed
     /// server that died, with the end of its log).
     fn health(&self) -> Option<String> {
-        None
+        self.server()?.health()
     }
     /// The target's sequence is complete: stop a managed server and, when
     /// `remove_data` (relbench loaded it), remove the data it created.
-    fn cleanup(&self, remove_data: bool) -> anyhow::Result<()>;
+    fn cleanup(&self, remove_data: bool) -> anyhow::Result<()> {
+        self.server().map_or(Ok(()), |s| s.cleanup(remove_data))
+    }
 }
 
 /// One target under test, both halves: what [`open`] returns.

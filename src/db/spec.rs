@@ -1,6 +1,6 @@
 //! What a target is, as a plan describes it: its engine and how relbench
 //! reaches it (an embedded file, a server it manages, or a URL). The plan
-//! parses these; [`super::open`] turns one into a live target.
+//! parses these; `db::open` turns one into a live target.
 
 use std::path::PathBuf;
 

@@ -4,7 +4,6 @@
 pub mod wire;
 
 use std::collections::BTreeMap;
-use std::path::PathBuf;
 use std::time::{Duration, Instant};
 
 use anyhow::Context;
@@ -313,6 +312,10 @@ impl Site for MysqlDriver {
         Ok(())
     }
 
+    fn server(&self) -> Option<&Handle> {
+        Some(&self.server)
+    }
+
     fn has_data(&self, table: &str) -> bool {
         // Table names come from relbench's own catalogue (sbtestN, piN),
         // never from a plan's text.
@@ -328,31 +331,11 @@ impl Site for MysqlDriver {
             .unwrap_or(false)
     }
 
-    fn data_size(&self) -> Option<u64> {
-        self.server.data_size()
-    }
-
-    fn data_dir(&self) -> Option<PathBuf> {
-        self.server.data_dir()
-    }
-
-    fn server_pid(&self) -> Option<u32> {
-        self.server.pid()
-    }
-
     fn runs_here(&self) -> bool {
         match &self.opts.address {
             Address::Tcp { host, .. } => super::is_loopback(host),
             Address::Socket(_) => true,
         }
-    }
-
-    fn health(&self) -> Option<String> {
-        self.server.health()
-    }
-
-    fn cleanup(&self, remove_data: bool) -> anyhow::Result<()> {
-        self.server.cleanup(remove_data)
     }
 }
 

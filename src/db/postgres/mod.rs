@@ -3,7 +3,6 @@
 pub mod wire;
 
 use std::collections::BTreeMap;
-use std::path::PathBuf;
 
 use anyhow::Context;
 
@@ -209,6 +208,10 @@ impl Site for PgDriver {
         Ok(())
     }
 
+    fn server(&self) -> Option<&Handle> {
+        Some(&self.server)
+    }
+
     fn has_data(&self, table: &str) -> bool {
         // Table names come from relbench's own catalogue (sbtestN, piN),
         // never from a plan's text.
@@ -221,31 +224,11 @@ impl Site for PgDriver {
             .unwrap_or(false)
     }
 
-    fn data_size(&self) -> Option<u64> {
-        self.server.data_size()
-    }
-
-    fn data_dir(&self) -> Option<PathBuf> {
-        self.server.data_dir()
-    }
-
-    fn server_pid(&self) -> Option<u32> {
-        self.server.pid()
-    }
-
     fn runs_here(&self) -> bool {
         match &self.opts.address {
             Address::Tcp { host, .. } => super::is_loopback(host),
             Address::Socket { .. } => true,
         }
-    }
-
-    fn health(&self) -> Option<String> {
-        self.server.health()
-    }
-
-    fn cleanup(&self, remove_data: bool) -> anyhow::Result<()> {
-        self.server.cleanup(remove_data)
     }
 }
 

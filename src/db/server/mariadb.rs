@@ -86,7 +86,7 @@ impl Flavor for MariaDb {
         find_binary(basedir, &["mariadbd", "mysqld"])
     }
 
-    fn init_command(&self, spec: &ServerSpec) -> anyhow::Result<Command> {
+    fn init_command(&self, spec: &ServerSpec, rt: &Runtime) -> anyhow::Result<Command> {
         let datadir = spec.datadir.display();
         if let Ok(script) = find_binary(&spec.basedir, &["mariadb-install-db", "mysql_install_db"])
         {
@@ -94,6 +94,10 @@ impl Flavor for MariaDb {
             c.arg("--no-defaults")
                 .arg(format!("--basedir={}", spec.basedir.display()))
                 .arg(format!("--datadir={datadir}"))
+                // Temporary tables in the private directory, not the
+                // shared /tmp (parallel bootstraps there lost each
+                // other's files).
+                .arg(format!("--tmpdir={}", rt.run_dir.display()))
                 .arg("--auth-root-authentication-method=socket")
                 .arg(format!("--auth-root-socket-user={}", os_user()))
                 .arg("--skip-test-db");
@@ -108,6 +112,7 @@ impl Flavor for MariaDb {
         let mut c = Command::new(self.server_binary(&spec.basedir)?);
         c.arg("--no-defaults")
             .arg("--initialize-insecure")
+            .arg(format!("--tmpdir={}", rt.run_dir.display()))
             .arg(format!("--basedir={}", spec.basedir.display()))
             .arg(format!("--datadir={datadir}"));
         if let Some(u) = &spec.user {
@@ -182,7 +187,8 @@ impl Flavor for MariaDb {
                 "--pid-file={}",
                 rt.run_dir.join("server.pid").display()
             ))
-            .arg(format!("--secure-file-priv={}", rt.run_dir.display()));
+            .arg(format!("--secure-file-priv={}", rt.run_dir.display()))
+            .arg(format!("--tmpdir={}", rt.run_dir.display()));
         if let Some(u) = &spec.user {
             c.arg(format!("--user={u}"));
         }

@@ -113,8 +113,9 @@ pub trait Flavor: Send + Sync {
     fn socket(&self, run_dir: &Path) -> PathBuf;
     /// The server binary under `basedir`.
     fn server_binary(&self, basedir: &Path) -> anyhow::Result<PathBuf>;
-    /// The command that initialises an empty datadir.
-    fn init_command(&self, spec: &ServerSpec) -> anyhow::Result<Command>;
+    /// The command that initialises an empty datadir (`rt`: where this
+    /// start keeps its private files).
+    fn init_command(&self, spec: &ServerSpec, rt: &Runtime) -> anyhow::Result<Command>;
     /// The command that starts the server.
     fn start_command(&self, spec: &ServerSpec, bin: &Path, rt: &Runtime)
         -> anyhow::Result<Command>;
@@ -478,7 +479,7 @@ impl ManagedServer {
             password: Secret::random()?,
         };
         if fresh {
-            let mut cmd = flavor.init_command(spec)?;
+            let mut cmd = flavor.init_command(spec, &rt)?;
             if let Some((uid, gid)) = owner {
                 cmd.uid(uid).gid(gid);
             }

@@ -106,7 +106,7 @@ impl Flavor for Postgres {
         find_binary(basedir, &["postgres"])
     }
 
-    fn init_command(&self, spec: &ServerSpec) -> anyhow::Result<Command> {
+    fn init_command(&self, spec: &ServerSpec, _rt: &Runtime) -> anyhow::Result<Command> {
         let mut c = Command::new(find_binary(&spec.basedir, &["initdb"])?);
         c.arg("-D")
             .arg(&spec.datadir)
