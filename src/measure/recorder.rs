@@ -185,9 +185,11 @@ impl LatencySummary {
             ranges,
             count: h.len(),
             mean_us: h.mean() / 1000.0,
-            p50_us: us(h.value_at_quantile(0.50)),
-            p95_us: us(h.value_at_quantile(0.95)),
-            p99_us: us(h.value_at_quantile(0.99)),
+            // A percentile is its bucket's highest equivalent value, which
+            // can lie above the slowest event actually seen: clamp it.
+            p50_us: us(h.value_at_quantile(0.50).min(max_ns)),
+            p95_us: us(h.value_at_quantile(0.95).min(max_ns)),
+            p99_us: us(h.value_at_quantile(0.99).min(max_ns)),
             max_us: us(max_ns),
             buckets,
         }
@@ -298,6 +300,24 @@ pub fn merge(classes: &[&str], recs: &[Recorder], measured: &[bool]) -> Merged {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn percentiles_never_exceed_the_maximum() {
+        // 24 of 1,535 histograms of a run had a p99 above their max: HDR
+        // reports a bucket's upper bound.
+        let t0 = Instant::now();
+        let mut r = Recorder::new(1, 1);
+        r.activate(t0);
+        for us in [1_234_567u64, 1_234_567, 1_234_568] {
+            r.statement(0, Duration::from_micros(us));
+        }
+        let m = merge(&["q"], &[r], &[true]);
+        let l = &m.latency["q"];
+        assert_eq!(l.max_us, 1_234_568.0);
+        for p in [l.p50_us, l.p95_us, l.p99_us] {
+            assert!(p <= l.max_us, "{l:?}");
+        }
+    }
 
     #[test]
     fn merge_adds_counts_and_keeps_the_slowest() {
