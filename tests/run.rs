@@ -58,7 +58,7 @@ fn a_tiny_plan_runs_end_to_end_and_the_report_rebuilds_identically() {
     for f in &files {
         let r = read_json(&out.join("steps").join(f));
         assert!(r["failed"].is_null(), "{f}: {}", r["failed"]);
-        if r["kind"] == "workload" {
+        if r["kind"]["kind"] == "workload" {
             assert!(r["events"].as_u64().unwrap() > 0, "{f}");
             assert_eq!(r["errors"], serde_json::json!({}), "{f}");
             assert!(
@@ -113,7 +113,7 @@ fn steps_can_stop_by_event_count() {
     run_quiet(&plan, &out).assert().success();
     for f in step_files(&out) {
         let r = read_json(&out.join("steps").join(&f));
-        if r["kind"] == "workload" {
+        if r["kind"]["kind"] == "workload" {
             // Split over the clients, 150 in all.
             assert_eq!(r["events"], 150, "{f}");
             assert!(r["secs"].as_f64().unwrap() > 0.0, "{f}");

@@ -252,9 +252,13 @@ pub trait Driver: Send + Sync {
     /// uses one writer, since parallel writers would only queue on a lock.
     fn concurrent_writers(&self) -> bool;
     /// The engine's settle step: ANALYZE the tables, then flush, checkpoint or
-    /// wait for compaction, each wait bounded. Returns notes on what it did,
-    /// for the results.
-    fn settle(&self, tables: &[String]) -> anyhow::Result<BTreeMap<String, String>>;
+    /// wait for compaction, waiting at most `wait` (the plan's settle
+    /// `max`). Returns notes on what it did, for the results.
+    fn settle(
+        &self,
+        tables: &[String],
+        wait: std::time::Duration,
+    ) -> anyhow::Result<BTreeMap<String, String>>;
     /// How the loader should talk to this engine: statements that put a
     /// loader connection in the engine's bulk-load mode and take it out
     /// again, and how many rows go in one transaction.

@@ -232,7 +232,11 @@ impl Driver for SqliteDriver {
         }
     }
 
-    fn settle(&self, tables: &[String]) -> anyhow::Result<BTreeMap<String, String>> {
+    fn settle(
+        &self,
+        tables: &[String],
+        _wait: std::time::Duration,
+    ) -> anyhow::Result<BTreeMap<String, String>> {
         let mut conn = self.connect()?;
         let mut notes = BTreeMap::new();
         for t in tables {

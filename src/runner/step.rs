@@ -161,7 +161,8 @@ fn settle(
     // Settle has no operations to divide by, but its per-second series
     // shows the write-back and compaction it waited for.
     let sampler = Sampler::start(cx.probe.clone(), t0);
-    match cx.db.settle(&tables) {
+    let max = Duration::from_secs_f64(cx.plan.settle.max_secs);
+    match cx.db.settle(&tables, max) {
         Ok(notes) => r.notes = notes,
         Err(err) => r.failed = Some(format!("{err:#}")),
     }
@@ -169,6 +170,9 @@ fn settle(
         "engine_secs".into(),
         format!("{:.3}", t0.elapsed().as_secs_f64()),
     );
+    // The whole step stays within the plan's max: the sleep gets what the
+    // engine's own wait left of it.
+    let sleep = sleep.min(max.saturating_sub(t0.elapsed()));
     let slept = Instant::now();
     while slept.elapsed() < sleep {
         if interrupted() {

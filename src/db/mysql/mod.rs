@@ -207,7 +207,14 @@ impl Driver for MysqlDriver {
         }
     }
 
-    fn settle(&self, tables: &[String]) -> anyhow::Result<BTreeMap<String, String>> {
+    fn settle(
+        &self,
+        tables: &[String],
+        wait: Duration,
+    ) -> anyhow::Result<BTreeMap<String, String>> {
+        // The plan's settle max bounds the waits too (a settle once ran
+        // 32 s against max = "10s").
+        let limit = SETTLE_WAIT.min(wait);
         let mut w = self.admin()?;
         let mut notes = BTreeMap::new();
         for t in tables {
@@ -235,7 +242,7 @@ impl Driver for MysqlDriver {
             }
             let mut last = status(&mut w, "rocksdb_compact_write_bytes")?;
             let mut still_since = Instant::now();
-            while t0.elapsed() < SETTLE_WAIT && still_since.elapsed() < Duration::from_secs(2) {
+            while t0.elapsed() < limit && still_since.elapsed() < Duration::from_secs(2) {
                 std::thread::sleep(Duration::from_millis(250));
                 let now = status(&mut w, "rocksdb_compact_write_bytes")?;
                 if now != last {
@@ -244,10 +251,7 @@ impl Driver for MysqlDriver {
                 }
             }
             notes.insert("memtable_flushed".into(), "yes".into());
-            notes.insert(
-                "compaction_idle".into(),
-                (t0.elapsed() < SETTLE_WAIT).to_string(),
-            );
+            notes.insert("compaction_idle".into(), (t0.elapsed() < limit).to_string());
         } else if status(&mut w, "innodb_buffer_pool_pages_dirty")?.is_some() {
             // Make the page cleaner write everything dirty, then put the
             // server's own settings back.
@@ -277,7 +281,7 @@ impl Driver for MysqlDriver {
             }
             let few = (total / 1000).max(50);
             let mut dirty = before;
-            while dirty > few && t0.elapsed() < SETTLE_WAIT {
+            while dirty > few && t0.elapsed() < limit {
                 std::thread::sleep(Duration::from_millis(200));
                 dirty = status(&mut w, "innodb_buffer_pool_pages_dirty")?.unwrap_or(0);
             }

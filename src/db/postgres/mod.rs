@@ -137,7 +137,11 @@ impl Driver for PgDriver {
         }
     }
 
-    fn settle(&self, tables: &[String]) -> anyhow::Result<BTreeMap<String, String>> {
+    fn settle(
+        &self,
+        tables: &[String],
+        _wait: std::time::Duration,
+    ) -> anyhow::Result<BTreeMap<String, String>> {
         let mut w = self.admin()?;
         let t0 = std::time::Instant::now();
         for t in tables {
