@@ -164,8 +164,11 @@ def main():
             m = s["metrics"]
             if m.get("sampler"):
                 sampler.append(m["sampler"]["pct_of_core"])
-            if s["kind"] != "workload" or s["failed"] or not m.get("window_start"):
+            # Schema 3: the step is the plan's (kind, workload, tag).
+            kind = s["kind"]["kind"]
+            if kind != "workload" or s["failed"] or not m.get("window_start"):
                 continue
+            s["step"] = s["kind"]["workload"] + (f".{s['tag']}" if s.get("tag") else "")
             w0 = m["window_start"]
             w1 = w0 + s["secs"]
             ops = s["throughput"]  # per second; the same divisor for both
