@@ -479,3 +479,46 @@ fn a_space_in_the_results_path_does_not_break_a_managed_server() {
     run_quiet(&plan, &out).assert().success();
     assert_eq!(step_files(&out).len(), 4);
 }
+
+#[test]
+fn a_stale_server_on_the_runs_datadir_is_stopped_and_said() {
+    // A server an earlier relbench left running on a datadir (here started
+    // through the library and forgotten) is stopped by the next run that
+    // uses that datadir, which says so, instead of failing on its lock.
+    use relbench::db::server::{mariadb::MariaDb, ManagedServer, ServerSpec};
+    let dir = shared_tempdir();
+    let out = dir.path().join("out");
+    let datadir = dir.path().join("kept");
+    let stale = ManagedServer::start(
+        ServerSpec {
+            target: "m".into(),
+            basedir: PathBuf::from("/usr"),
+            config: None,
+            datadir: datadir.clone(),
+            log_dir: out.join("data"),
+            port: None,
+            user: Some("mysql".into()),
+            args: vec![],
+            malloc: None,
+            plugins: vec![],
+            start_timeout: Duration::from_secs(60),
+        },
+        Box::new(MariaDb),
+    )
+    .unwrap();
+    let pid = stale.pid().unwrap();
+    std::mem::forget(stale);
+    assert!(alive(pid));
+    let text = format!(
+        "steps = [\"load\", \"point-query\"]\n{SETTINGS}{}",
+        mariadb_target("m", "datadir = \"kept\"")
+    );
+    let plan = write_plan(dir.path(), &text);
+    run_quiet(&plan, &out)
+        .assert()
+        .success()
+        .stderr(contains(format!(
+            "stopped server {pid}, which an earlier relbench started"
+        )));
+    assert!(!alive(pid));
+}

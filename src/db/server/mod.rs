@@ -297,8 +297,16 @@ fn stop_stale(spec: &ServerSpec) -> Option<String> {
     unsafe {
         libc::kill(pid, libc::SIGTERM);
     }
+    // Gone once it has exited: a zombie (not reaped by its parent yet)
+    // holds nothing any more.
+    let running = || {
+        fs::read_to_string(format!("/proc/{pid}/stat")).is_ok_and(|st| {
+            st.rsplit_once(") ")
+                .is_some_and(|(_, rest)| !rest.starts_with('Z'))
+        })
+    };
     let t0 = Instant::now();
-    while Path::new(&format!("/proc/{pid}")).exists() && t0.elapsed() < Duration::from_secs(60) {
+    while running() && t0.elapsed() < Duration::from_secs(60) {
         std::thread::sleep(Duration::from_millis(50));
     }
     Some(format!(
