@@ -60,15 +60,25 @@ pub fn run(opts: &RunOptions, ui: &mut Progress) -> anyhow::Result<RunEnd> {
     let execs = plan.executions();
     // A step is done when it has a successful result: a failed one, one
     // that never ran, or a damaged file runs (again) on --resume, once.
+    // Each file is read once, here: what this run writes is not asked again.
+    let succeeded: Vec<bool> = execs
+        .iter()
+        .map(|e| {
+            let file = out.join(results::step_file(
+                &plan.targets[e.target].name,
+                e.repeat,
+                e.seq,
+                &e.step.label(),
+                e.clients,
+            ));
+            file.exists() && results::read_step(&file).is_ok_and(|r| r.failed.is_none())
+        })
+        .collect();
     let done = |e: &Execution| {
-        let file = out.join(results::step_file(
-            &plan.targets[e.target].name,
-            e.repeat,
-            e.seq,
-            &e.step.label(),
-            e.clients,
-        ));
-        file.exists() && results::read_step(&file).is_ok_and(|r| r.failed.is_none())
+        execs
+            .iter()
+            .position(|x| std::ptr::eq(x, e))
+            .is_some_and(|i| succeeded[i])
     };
     let remaining = execs.iter().filter(|e| !done(e)).count();
     ui.line(&format!(
