@@ -10,20 +10,12 @@ mod common;
 use std::io::BufRead;
 use std::path::{Path, PathBuf};
 use std::process::{Child, Command, Stdio};
-use std::time::{Duration, Instant};
+use std::time::Duration;
 
 use common::*;
 use predicates::str::contains;
 
 const PG_BIN: &str = "/usr/lib/postgresql/15/bin";
-
-/// A temporary directory the servers' OS users can reach.
-fn shared_tempdir() -> tempfile::TempDir {
-    use std::os::unix::fs::PermissionsExt;
-    let d = tempfile::tempdir().unwrap();
-    std::fs::set_permissions(d.path(), std::fs::Permissions::from_mode(0o755)).unwrap();
-    d
-}
 
 fn mariadb_target(name: &str, extra: &str) -> String {
     format!("\n[[target]]\nname = \"{name}\"\nengine = \"mariadb\"\nbasedir = \"/usr\"\n{extra}\n")
@@ -326,29 +318,6 @@ fn a_datadir_relbench_did_not_create_is_refused_and_untouched() {
     assert!(beside.is_empty(), "{beside:?}");
 }
 
-fn pid_of(out: &Path, target: &str) -> Option<u32> {
-    std::fs::read_to_string(out.join(format!("data/{target}.server.pid")))
-        .ok()?
-        .trim()
-        .parse()
-        .ok()
-}
-
-fn alive(pid: u32) -> bool {
-    std::fs::read_to_string(format!("/proc/{pid}/stat")).is_ok_and(|s| !s.contains(") Z "))
-}
-
-fn wait_for(what: &str, secs: u64, mut f: impl FnMut() -> bool) {
-    let t0 = Instant::now();
-    while !f() {
-        assert!(
-            t0.elapsed() < Duration::from_secs(secs),
-            "timed out waiting for {what}"
-        );
-        std::thread::sleep(Duration::from_millis(50));
-    }
-}
-
 fn start_run(plan: &Path, out: &Path, resume: bool) -> Child {
     let mut c = Command::new(bin());
     c.args(["run", "-q"]);
@@ -389,7 +358,7 @@ fn a_killed_relbench_leaves_no_server_and_its_run_resumes() {
         wait_for("the load", 120, || {
             step_files(&out).iter().any(|f| f.ends_with("load-c1.json"))
         });
-        let server = pid_of(&out, name).expect("the server's pid file");
+        let server = server_pid(&out, name).expect("the server's pid file");
         assert!(alive(server));
         kill9(child.id());
         let _ = child.wait();
@@ -426,7 +395,7 @@ fn a_run_whose_server_was_killed_finishes_with_resume() {
         step_files(&out).iter().any(|f| f.ends_with("load-c1.json"))
     });
     std::thread::sleep(Duration::from_millis(800));
-    kill9(pid_of(&out, "victim").expect("the server's pid file"));
+    kill9(server_pid(&out, "victim").expect("the server's pid file"));
     let first = child.wait_with_output().unwrap();
     assert_eq!(
         first.status.code(),

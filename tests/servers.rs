@@ -6,7 +6,7 @@
 mod common;
 
 use std::path::{Path, PathBuf};
-use std::time::{Duration, Instant};
+use std::time::Duration;
 
 use common::*;
 use predicates::str::contains;
@@ -39,38 +39,6 @@ const PG_BASEDIR: &str = "/usr/lib/postgresql/15";
 
 fn pg_target(name: &str) -> String {
     format!("\n[[target]]\nname = \"{name}\"\nengine = \"postgres\"\nbasedir = \"{PG_BASEDIR}\"\n")
-}
-
-/// A temporary directory the servers' users (`postgres`, `mysql`) can
-/// reach: a server relbench starts as root runs as that user, and temporary
-/// directories are root's alone.
-fn shared_tempdir() -> tempfile::TempDir {
-    use std::os::unix::fs::PermissionsExt;
-    let d = tempfile::tempdir().unwrap();
-    std::fs::set_permissions(d.path(), std::fs::Permissions::from_mode(0o755)).unwrap();
-    d
-}
-
-fn alive(pid: u32) -> bool {
-    Path::new(&format!("/proc/{pid}")).exists()
-        && !std::fs::read_to_string(format!("/proc/{pid}/stat")).is_ok_and(|s| s.contains(") Z "))
-}
-
-/// The pid of the managed server a run into `out` started for `target`.
-fn server_pid(out: &Path, target: &str) -> Option<u32> {
-    let f = out.join(format!("data/{target}.server.pid"));
-    std::fs::read_to_string(f).ok()?.trim().parse().ok()
-}
-
-fn wait_for(what: &str, secs: u64, mut f: impl FnMut() -> bool) {
-    let t0 = Instant::now();
-    while !f() {
-        assert!(
-            t0.elapsed() < Duration::from_secs(secs),
-            "timed out waiting for {what}"
-        );
-        std::thread::sleep(Duration::from_millis(50));
-    }
 }
 
 #[test]

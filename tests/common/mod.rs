@@ -52,3 +52,38 @@ pub fn step_files(out: &Path) -> Vec<String> {
 pub fn read_json(p: &Path) -> serde_json::Value {
     serde_json::from_str(&std::fs::read_to_string(p).unwrap()).unwrap()
 }
+
+/// A temporary directory the servers' OS users (`postgres`, `mysql`) can
+/// reach: a server relbench starts as root runs as that user, and
+/// temporary directories are root's alone.
+pub fn shared_tempdir() -> tempfile::TempDir {
+    use std::os::unix::fs::PermissionsExt;
+    let d = tempfile::tempdir().unwrap();
+    std::fs::set_permissions(d.path(), std::fs::Permissions::from_mode(0o755)).unwrap();
+    d
+}
+
+/// Whether a process runs (an exited one not yet reaped does not).
+pub fn alive(pid: u32) -> bool {
+    std::fs::read_to_string(format!("/proc/{pid}/stat")).is_ok_and(|s| !s.contains(") Z "))
+}
+
+/// The pid of the managed server a run into `out` started for `target`.
+pub fn server_pid(out: &Path, target: &str) -> Option<u32> {
+    std::fs::read_to_string(out.join(format!("data/{target}.server.pid")))
+        .ok()?
+        .trim()
+        .parse()
+        .ok()
+}
+
+pub fn wait_for(what: &str, secs: u64, mut f: impl FnMut() -> bool) {
+    let t0 = std::time::Instant::now();
+    while !f() {
+        assert!(
+            t0.elapsed() < std::time::Duration::from_secs(secs),
+            "timed out waiting for {what}"
+        );
+        std::thread::sleep(std::time::Duration::from_millis(50));
+    }
+}
