@@ -321,7 +321,7 @@ fn check(path: &Path) -> anyhow::Result<()> {
         steps.join(" → ")
     );
     crate::outln!(
-        "{} step runs; at least {:.0} s without loads",
+        "{} step runs; {:.0} s of warm-ups, timed windows and settles, plus loads, steps that run until their work is done, and server starts",
         execs.len(),
         plan.estimated_secs()
     );

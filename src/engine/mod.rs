@@ -151,9 +151,14 @@ pub fn run(spec: &StepSpec<'_>, live: &mut dyn FnMut(&Live)) -> Measured {
                 last_finish = last_finish.max(finished);
             }
         }
+        // The window runs until the last measured event ends: an event
+        // that starts before the step's end counts in full, so the time it
+        // took counts too (a 21 s scan started at 4.9 s of a 5 s step
+        // would otherwise be credited to 5 s).
+        let ran = last_finish.saturating_duration_since(window).as_secs_f64();
         let secs = match spec.stop {
-            Stop::Time(d) => d.as_secs_f64(),
-            Stop::Events(_) => last_finish.saturating_duration_since(window).as_secs_f64(),
+            Stop::Time(d) => d.as_secs_f64().max(ran),
+            Stop::Events(_) => ran,
         };
         (recs, reasons, secs, sampled)
     });
@@ -190,21 +195,24 @@ fn coordinate(sh: &Shared, n: usize, live: &mut dyn FnMut(&Live)) -> metrics::Sa
     };
     let mut sampler = Some(metrics::Sampler::start(spec.probe.clone(), window));
     let mut sampled = None;
-    // A step that stops by event count ends when its clients do; a short
-    // tick lets the sampler's last snapshot follow them closely.
-    let tick = match spec.stop {
-        Stop::Time(_) => Duration::from_millis(200),
-        Stop::Events(_) => Duration::from_millis(20),
-    };
     while sh.done.load(Ordering::Relaxed) < n {
         let now = Instant::now();
-        if let Some(tot) = total {
-            if now >= t0 + tot {
-                if let Some(s) = sampler.take() {
-                    sampled = Some(s.finish());
-                }
+        // The measured window ends when the last measured event does (an
+        // event in flight at the step's end finishes and counts): the
+        // sampler's last snapshot follows it, so the costs cover the same
+        // window as the throughput.
+        if sh.measured_left.load(Ordering::Relaxed) == 0 {
+            if let Some(s) = sampler.take() {
+                sampled = Some(s.finish());
             }
         }
+        // Once the clients may be finishing (past the step's end, or a
+        // step that stops by event count), a short tick lets the last
+        // snapshot follow the last event closely.
+        let tick = match total {
+            Some(tot) if now < t0 + tot => Duration::from_millis(200),
+            _ => Duration::from_millis(20),
+        };
         let events = sh
             .counters
             .iter()
@@ -236,4 +244,99 @@ fn coordinate(sh: &Shared, n: usize, live: &mut dyn FnMut(&Live)) -> metrics::Sa
     }
     sh.closed.store(true, Ordering::Release);
     sampled.unwrap_or_default()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::db::{Conn, DbResult, Dialect, ErrorKind};
+    use crate::measure::Recorder;
+    use crate::workload::{dist, insert, Client, ClientCtx, Group, Meta, ShownStatement};
+
+    /// A workload whose event sleeps for a fixed time: the clock is all
+    /// it measures.
+    struct Sleeper(Duration);
+
+    struct SleepClient(Duration);
+
+    impl Client for SleepClient {
+        fn event(&mut self, _: &mut dyn Conn, _: &mut Recorder) -> Result<(), ErrorKind> {
+            std::thread::sleep(self.0);
+            Ok(())
+        }
+    }
+
+    impl Workload for Sleeper {
+        fn meta(&self) -> Meta {
+            Meta {
+                name: "sleep",
+                group: Group::Range,
+                duration: crate::workload::DurationClass::Read,
+                about: "sleeps",
+                transactional: false,
+                classes: vec!["sleep"],
+                warms_up: false,
+                creates_tables: false,
+                removes_rows: false,
+                class_series: false,
+            }
+        }
+        fn statements(&self, _: Dialect) -> Vec<ShownStatement> {
+            Vec::new()
+        }
+        fn rows_per_event(&self, _: &Scale) -> Option<u64> {
+            None
+        }
+        fn client(
+            &self,
+            _: &mut dyn Conn,
+            _: Dialect,
+            _: &Scale,
+            _: dist::Rng,
+            _: &ClientCtx,
+        ) -> DbResult<Box<dyn Client>> {
+            Ok(Box::new(SleepClient(self.0)))
+        }
+    }
+
+    /// Regression: an event in flight at the step's end counted in full
+    /// while the window stayed at the step's duration (14 scans credited to
+    /// a 5 s window that really lasted 26 s).
+    #[test]
+    fn an_event_in_flight_at_the_end_extends_the_window() {
+        let dir = tempfile::tempdir().unwrap();
+        let driver = crate::db::sqlite::SqliteDriver::new(dir.path().join("t.db"), vec![]);
+        let interrupt = AtomicBool::new(false);
+        let probe = metrics::Probe {
+            devices: Err("test".into()),
+            server_pid: None,
+        };
+        // Events of 700 ms in a 1 s step: the second starts at 0.7 s and
+        // ends at 1.4 s.
+        let w = Sleeper(Duration::from_millis(700));
+        let spec = StepSpec {
+            driver: &driver,
+            workload: &w,
+            scale: Scale {
+                tables: 1,
+                rows: 1,
+                rows_may_be_missing: false,
+                ids: dist::Kind::Uniform,
+                insert: insert::Params::default(),
+            },
+            clients: 1,
+            warmup: Duration::ZERO,
+            stop: Stop::Time(Duration::from_secs(1)),
+            seed: 1,
+            interrupt: &interrupt,
+            probe: &probe,
+        };
+        let m = run(&spec, &mut |_| {});
+        assert_eq!(m.merged.events, 2);
+        assert!(m.secs >= 1.39, "window {} s for events ending at 1.4 s", m.secs);
+        // The sampler covers the same window (its readings follow the last
+        // event within a tick).
+        let sampled = m.sampled.window().secs;
+        assert!(sampled >= 1.35, "sampler window {sampled} s");
+    }
 }

@@ -288,8 +288,10 @@ impl Plan {
         out
     }
 
-    /// A lower bound on how long the run takes: warm-ups, durations and
-    /// settle sleeps (loads and event-count steps are not included).
+    /// The run's timed part: warm-ups, timed windows and settle sleeps.
+    /// Loads, steps that stop when their work is done, server starts and
+    /// a window stretched by an event in flight at its end add to it; a
+    /// step that fails early takes less.
     pub fn estimated_secs(&self) -> f64 {
         self.executions()
             .iter()
@@ -297,12 +299,19 @@ impl Plan {
                 StepKind::Settle => self.settle.sleep(self.tables_for_settle().1).as_secs_f64(),
                 StepKind::Load => 0.0,
                 StepKind::Workload(_) => {
-                    let class = e
-                        .step
-                        .workload()
-                        .map_or(DurationClass::Read, |w| w.meta().duration);
-                    self.warmup_secs
-                        + match self.stop_for(class) {
+                    let Some(w) = e.step.workload() else {
+                        return 0.0;
+                    };
+                    let meta = w.meta();
+                    // A step with a fixed amount of work (the Insert
+                    // Benchmark's l.i1) runs until it is done, however long
+                    // the plan's duration for its class is: no time known.
+                    if w.events(&self.scale_at(e.seq), e.clients).is_some() {
+                        return 0.0;
+                    }
+                    let warmup = if meta.warms_up { self.warmup_secs } else { 0.0 };
+                    warmup
+                        + match self.stop_for(meta.duration) {
                             StopSpec::Secs(s) => s,
                             StopSpec::Events(_) => 0.0,
                         }
@@ -405,6 +414,36 @@ mod tests {
             ]
         );
         assert_eq!(e.len(), 2 * 2 * 4);
+    }
+
+    /// Regression: `relbench check` said "at least 331 s" of a run that
+    /// took 280 s: steps that do a fixed amount of work (the Insert
+    /// Benchmark's l.i0 to l.i2) were counted at the plan's duration and
+    /// with a warm-up they do not have.
+    #[test]
+    fn the_estimate_counts_no_time_for_steps_that_stop_when_their_work_is_done() {
+        let text = include_str!("../../tests/fixtures/insert-tiny.toml");
+        let p = parse(text, "insert-tiny.toml", std::path::Path::new(".")).unwrap();
+        let q_steps = p
+            .executions()
+            .iter()
+            .filter(|e| matches!(&e.step.kind, StepKind::Workload(w) if w.starts_with('q')))
+            .count() as f64;
+        let settles = p
+            .executions()
+            .iter()
+            .filter(|e| e.step.kind == StepKind::Settle)
+            .count() as f64;
+        let StopSpec::Secs(q) = p.stop_for(DurationClass::Read) else {
+            panic!("the fixture's q-steps run by time")
+        };
+        let settle = p.settle.sleep(p.tables_for_settle().1).as_secs_f64();
+        let want = q_steps * (p.warmup_secs + q) + settles * settle;
+        assert!(
+            (p.estimated_secs() - want).abs() < 1e-9,
+            "{} != {want}",
+            p.estimated_secs()
+        );
     }
 
     #[test]

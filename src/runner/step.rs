@@ -239,6 +239,19 @@ fn run_workload(
         bail!(Interrupted);
     }
     r.secs = m.secs;
+    if let Stop::Time(d) = stop {
+        let past = m.secs - d.as_secs_f64();
+        if past > 0.05 * d.as_secs_f64() + 0.05 {
+            r.notes.insert(
+                "window".into(),
+                format!(
+                    "the window ran {past:.1} s past the step's {:.1} s to finish the events in flight; throughput and costs are over all {:.1} s",
+                    d.as_secs_f64(),
+                    m.secs
+                ),
+            );
+        }
+    }
     r.events = m.merged.events;
     r.failed_events = m.merged.failed_events;
     let per_event = r.rows_per_event.unwrap_or(1) as f64;
