@@ -310,6 +310,7 @@ mod tests {
         let probe = metrics::Probe {
             devices: Err("test".into()),
             server_pid: None,
+            server_elsewhere_here: false,
         };
         // Events of 700 ms in a 1 s step: the second starts at 0.7 s and
         // ends at 1.4 s.

@@ -6,12 +6,15 @@
 //!   per-second rows and the Insert Benchmark's response-time ranges;
 //! - [`outcome`]: how a failed statement ended;
 //! - [`stats`]: medians, intervals and the rank-sum test over repeats;
+//! - [`within`]: the test of one window's per-second throughput against
+//!   another's, for targets that ran a step once;
 //! - [`units`]: how figures are printed.
 
 pub mod outcome;
 pub mod recorder;
 pub mod stats;
 pub mod units;
+pub mod within;
 
 pub use outcome::ErrorKind;
 pub use recorder::{merge, ClassSecond, LatencySummary, Merged, Recorder, IB_BOUNDS_US};

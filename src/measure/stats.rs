@@ -276,6 +276,11 @@ pub fn repeats_needed(target: &[f64], base: &[f64]) -> Option<u32> {
 
 /// Φ(z), by the Abramowitz–Stegun 7.1.26 approximation of erf (error
 /// below 1.5e-7, far finer than any p-value is read).
+/// P(|Z| ≥ z) for a standard normal Z.
+pub fn normal_two_sided_p(z: f64) -> f64 {
+    (2.0 * (1.0 - normal_cdf(z.abs()))).clamp(0.0, 1.0)
+}
+
 fn normal_cdf(z: f64) -> f64 {
     let x = z.abs() / std::f64::consts::SQRT_2;
     let t = 1.0 / (1.0 + 0.327_591_1 * x);

@@ -8,6 +8,7 @@ use std::collections::BTreeMap;
 use serde::{Deserialize, Serialize};
 
 use super::device::Devices;
+use super::interference::Interference;
 use super::sampler::{DiskFigures, SamplerCost, SecondSample, SystemFigures};
 use super::{Sampled, MIN_CPU_SECS};
 
@@ -27,6 +28,11 @@ pub struct StepMetrics {
     /// CPU of relbench (its client threads; with an embedded engine, the
     /// engine too), less the sampler's own, per op, µs.
     pub client_cpu_us_per_op: Option<f64>,
+    /// CPU the benchmark itself used per op, µs: server plus client, as
+    /// their processes account it (with an embedded engine, relbench's),
+    /// so another program on the machine does not count. `None` when the
+    /// server's processes are not measured.
+    pub own_cpu_us_per_op: Option<f64>,
     /// Context switches of the whole machine per op.
     pub cs_per_op: Option<f64>,
     /// Read and write requests completed, and KiB moved, by the devices
@@ -51,6 +57,9 @@ pub struct StepMetrics {
     pub per_second: Vec<SecondSample>,
     /// The engine's counters before and after the step.
     pub counters: Option<CounterDeltas>,
+    /// What else used the machine over the window, and how steady the
+    /// throughput was.
+    pub interference: Option<Interference>,
 }
 
 /// An engine's counters read before and after a step, raw, and what
@@ -121,11 +130,17 @@ pub fn measure(
     let w = sampled.window();
     let per_op = |v: f64| ops.filter(|n| *n > 0.0).map(|n| four_digits(v / n));
     let ticks_enough = w.secs >= MIN_TICK_WINDOW_SECS;
+    let own_cpu = if scope.embedded {
+        w.client_cpu_secs
+    } else {
+        w.server_cpu_secs.zip(w.client_cpu_secs).map(|(s, c)| s + c)
+    };
     let mut m = StepMetrics {
         client_cpu_secs: w.client_cpu_secs,
         server_cpu_secs: w.server_cpu_secs,
         client_cpu_us_per_op: w.client_cpu_secs.and_then(|c| per_op(c * 1e6)),
         server_cpu_us_per_op: w.server_cpu_secs.and_then(|c| per_op(c * 1e6)),
+        own_cpu_us_per_op: own_cpu.and_then(|c| per_op(c * 1e6)),
         ..StepMetrics::default()
     };
     if scope.here {

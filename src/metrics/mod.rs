@@ -5,6 +5,7 @@
 pub mod costs;
 pub mod device;
 pub mod host;
+pub mod interference;
 pub mod procfs;
 pub mod sampler;
 

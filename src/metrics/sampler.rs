@@ -24,6 +24,10 @@ pub struct Probe {
     pub devices: Result<Devices, String>,
     /// The server's root process, when relbench started it.
     pub server_pid: Option<u32>,
+    /// A server runs on this machine but relbench does not know its
+    /// processes (a server by URL on this host): CPU other than
+    /// relbench's cannot be told apart from the server's.
+    pub server_elsewhere_here: bool,
 }
 
 /// One reading of everything the probe names.
@@ -39,6 +43,9 @@ pub struct Snapshot {
     pub process_rss: Option<u64>,
     /// The sampler thread's own CPU seconds.
     pub sampler_cpu: f64,
+    /// The server's CPU belongs in `server` (it runs here but is not a
+    /// process relbench knows when this is set and `server` is `None`).
+    pub server_expected: bool,
 }
 
 fn snapshot(probe: &Probe, devices: Option<&[String]>, t0: Instant) -> Snapshot {
@@ -50,6 +57,7 @@ fn snapshot(probe: &Probe, devices: Option<&[String]>, t0: Instant) -> Snapshot 
         process_cpu: super::process_cpu_secs(),
         process_rss: procfs::self_rss_bytes(),
         sampler_cpu: procfs::thread_cpu_secs(),
+        server_expected: probe.server_elsewhere_here,
     }
 }
 
@@ -137,6 +145,15 @@ pub struct SecondSample {
     /// CPU of relbench less the sampler, in % of one core.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub client_cpu_pct: Option<f64>,
+    /// CPU that neither the server nor relbench used (the machine's busy
+    /// time less interrupts, the server's processes and all of relbench),
+    /// in % of one core: other programs and kernel threads.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub other_cpu_pct: Option<f64>,
+    /// Steal: time the hypervisor gave this machine's CPUs to someone
+    /// else, in % of one core.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub steal_pct: Option<f64>,
     #[serde(skip_serializing_if = "Option::is_none")]
     pub server_rss_bytes: Option<u64>,
 }
@@ -262,7 +279,11 @@ pub fn second_between(a: &Snapshot, b: &Snapshot, devices: Option<&Devices>) -> 
         }
         _ => None,
     };
+    let other_cpu = other_cpu_secs(a, b, sys.as_ref())
+        .map(|o| r3(100.0 * o / secs));
     SecondSample {
+        other_cpu_pct: other_cpu,
+        steal_pct: sys.as_ref().map(|s| r3(100.0 * s.cpu_secs.steal / secs)),
         t: r3(b.secs),
         secs: r3(secs),
         cpu_util_pct: sys.as_ref().map(|s| s.cpu_util_pct),
@@ -278,6 +299,25 @@ pub fn second_between(a: &Snapshot, b: &Snapshot, devices: Option<&Devices>) -> 
     }
 }
 
+/// CPU seconds between two snapshots used by neither the server nor
+/// relbench (all of it: clients, sampler, an embedded engine): the
+/// machine's busy time less interrupt time (loopback networking is
+/// accounted there, on the benchmark's behalf), the server's processes and
+/// relbench's. `None` when the server runs here but its processes are not
+/// known (a server by URL on this host), since its CPU would count as
+/// another program's.
+pub fn other_cpu_secs(a: &Snapshot, b: &Snapshot, sys: Option<&SystemFigures>) -> Option<f64> {
+    let sys = sys?;
+    let server = match (&a.server, &b.server, a.server_expected) {
+        (Some(x), Some(y), _) => (y.cpu_secs - x.cpu_secs).max(0.0),
+        (_, _, true) => return None,
+        _ => 0.0,
+    };
+    let relbench = (b.process_cpu? - a.process_cpu?).max(0.0);
+    let c = &sys.cpu_secs;
+    Some((c.busy() - c.irq - c.softirq - server - relbench).max(0.0))
+}
+
 /// What the sampler saw over a window.
 #[derive(Debug, Clone, Default)]
 pub struct Sampled {
@@ -291,6 +331,12 @@ pub struct Sampled {
     /// Unix time of the first snapshot, to line the series up with other
     /// tools' logs (vmstat, iostat, the server's own).
     pub started_unix: Option<f64>,
+    /// Every process's CPU at the first and the last snapshot, to name
+    /// what else used the machine.
+    pub procs_first: Vec<procfs::ProcCpu>,
+    pub procs_last: Vec<procfs::ProcCpu>,
+    /// The server's root process, to tell its processes from others.
+    pub server_pid: Option<u32>,
 }
 
 /// Totals over the window, from its first and last snapshot.
@@ -384,6 +430,8 @@ fn sample(probe: &Probe, start: Instant, stop: &mpsc::Receiver<()>) -> Sampled {
     let mut prev = snapshot(probe, devices, start);
     out.started_unix = Some(crate::util::unix_now());
     out.first = Some(prev);
+    out.server_pid = probe.server_pid;
+    out.procs_first = procfs::scan_processes();
     let keep = |out: &mut Sampled, s: &Snapshot| {
         out.samples += 1;
         if let Some(t) = s.server {
@@ -412,6 +460,7 @@ fn sample(probe: &Probe, start: Instant, stop: &mpsc::Receiver<()>) -> Sampled {
         out.last = Some(now);
         prev = now;
         if stopped {
+            out.procs_last = procfs::scan_processes();
             return out;
         }
         k += 1;
@@ -427,6 +476,7 @@ mod tests {
         Probe {
             devices: Err("test".into()),
             server_pid: None,
+            server_elsewhere_here: false,
         }
     }
 
@@ -541,6 +591,7 @@ mod tests {
         let probe = Probe {
             devices: Ok(devices),
             server_pid: None,
+            server_elsewhere_here: false,
         };
         let s = Sampler::start(probe, Instant::now());
         let mb = 32usize;

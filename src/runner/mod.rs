@@ -17,7 +17,7 @@ use std::time::{Duration, Instant};
 
 use anyhow::{bail, Context};
 
-use crate::db::{self, Dirs, Site, Target};
+use crate::db::{self, Dirs, Target};
 use crate::metrics::{self, host, Probe};
 use crate::plan::{Execution, Plan, TargetSpec};
 use crate::results::{self, RunInfo, RunStatus, TargetRecord, SCHEMA_VERSION};
@@ -314,7 +314,7 @@ fn prepare_out_dir(opts: &RunOptions) -> anyhow::Result<RunInfo> {
 
 /// What the sampler reads for a target: the devices under its data and its
 /// server's processes.
-fn probe_of(driver: &dyn Site) -> Probe {
+fn probe_of(driver: &dyn Target) -> Probe {
     let devices = if !driver.runs_here() {
         Err("the server runs on another host".to_string())
     } else {
@@ -328,6 +328,9 @@ fn probe_of(driver: &dyn Site) -> Probe {
     Probe {
         devices,
         server_pid: driver.server_pid(),
+        server_elsewhere_here: driver.runs_here()
+            && driver.engine().is_server()
+            && driver.server_pid().is_none(),
     }
 }
 

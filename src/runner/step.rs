@@ -15,6 +15,7 @@ use crate::db::{Driver, Target};
 use crate::engine::{self, StepSpec};
 use crate::measure::units::{fmt_latency, fmt_throughput};
 use crate::metrics::costs::{self, Scope};
+use crate::metrics::interference;
 use crate::metrics::{Probe, Sampled, Sampler};
 use crate::plan::{Execution, Plan, StepKind, Stop, TargetSpec};
 use crate::results::{CounterDeltas, StepMetrics, StepResult, Unit, SCHEMA_VERSION};
@@ -91,6 +92,11 @@ pub(super) fn measure_step(
     };
     let (metrics, notes) = costs::measure(&done.sampled, done.ops, scope, &cx.probe.devices);
     r.metrics = metrics;
+    r.metrics.interference = Some(interference::assess(
+        &done.sampled,
+        &r.per_second,
+        r.secs,
+    ));
     r.notes
         .extend(notes.into_iter().map(|(k, v)| (k.to_string(), v)));
     match (before, cx.db.counters()) {

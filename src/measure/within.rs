@@ -1,0 +1,293 @@
+//! Significance within one run: when each target ran a step once, its
+//! per-second throughput is the only sample of its noise, so the ratio of
+//! two windows is tested on those seconds.
+//!
+//! Seconds of one window are not independent (a checkpoint or a cache
+//! warming spans several), so a plain t-test would be far too confident.
+//! The test here is Welch's unequal-variance t-test (Welch, Biometrika
+//! 1947) with each side's sample size replaced by its *effective* size
+//! under a first-order autoregressive model, n·(1 − r₁)/(1 + r₁), where r₁
+//! is the lag-1 autocorrelation of its seconds (Bayley & Hammersley, JRSS
+//! 1946; the correction latte applies to its own per-sample means). A
+//! negative r₁ is taken as 0: the correction only ever makes the test less
+//! confident. The interval of the ratio of the two means comes from the
+//! same statistic by Fieller's theorem (Fieller, JRSS 1954), so a ratio
+//! whose interval holds 1 is exactly one the test does not reject.
+//!
+//! The reference figures in the tests were computed with SciPy 1.17.1
+//! (`scipy.stats.t`) from the same inputs; `bench/within_run_reference.py`
+//! prints them.
+
+use serde::Serialize;
+
+use super::stats::{Interval, ALPHA, LEVEL};
+
+/// Fewest whole seconds per window for the test: below it the variance
+/// and the autocorrelation are guesses.
+pub const MIN_SECONDS: usize = 5;
+
+/// What the test says of `target ÷ base`.
+#[derive(Debug, Clone, Copy, PartialEq, Serialize)]
+pub struct WithinRun {
+    pub p_value: f64,
+    /// Fieller's interval of the ratio of the means; `None` when the
+    /// base's mean is not itself distinguishable from 0.
+    pub interval: Option<Interval>,
+    /// Welch–Satterthwaite degrees of freedom.
+    pub df: f64,
+    /// Effective sample sizes (target, base).
+    pub n_eff: (f64, f64),
+}
+
+/// Mean, sample variance and effective size of one window's seconds.
+fn describe(x: &[f64]) -> (f64, f64, f64) {
+    let n = x.len() as f64;
+    let mean = x.iter().sum::<f64>() / n;
+    let ss: f64 = x.iter().map(|v| (v - mean).powi(2)).sum();
+    let var = ss / (n - 1.0);
+    let lag: f64 = x.windows(2).map(|w| (w[0] - mean) * (w[1] - mean)).sum();
+    let r1 = if ss > 0.0 { (lag / ss).clamp(0.0, 0.99) } else { 0.0 };
+    // At least two, so the degrees of freedom stay positive.
+    let n_eff = (n * (1.0 - r1) / (1.0 + r1)).max(2.0);
+    (mean, var, n_eff)
+}
+
+/// The test of `target`'s seconds against `base`'s; `None` with fewer than
+/// [`MIN_SECONDS`] on either side or a base that did nothing.
+pub fn within_run(target: &[f64], base: &[f64]) -> Option<WithinRun> {
+    if target.len() < MIN_SECONDS || base.len() < MIN_SECONDS {
+        return None;
+    }
+    let (ma, va, na) = describe(target);
+    let (mb, vb, nb) = describe(base);
+    if mb <= 0.0 {
+        return None;
+    }
+    let (sa, sb) = (va / na, vb / nb);
+    let se2 = sa + sb;
+    if se2 <= 0.0 {
+        // Two constant series: equal, or as different as can be.
+        let p = if ma == mb { 1.0 } else { 0.0 };
+        let r = ma / mb;
+        return Some(WithinRun {
+            p_value: p,
+            interval: Some(Interval {
+                lo: r,
+                hi: r,
+                level: LEVEL,
+            }),
+            df: f64::INFINITY,
+            n_eff: (na, nb),
+        });
+    }
+    let df = se2 * se2 / (sa * sa / (na - 1.0) + sb * sb / (nb - 1.0));
+    let t = (ma - mb) / se2.sqrt();
+    let p_value = t_two_sided_p(t.abs(), df);
+    let q = t_quantile_two_sided(1.0 - LEVEL, df);
+    // Fieller: ρ with (ma − ρ·mb)² ≤ q²·(sa + ρ²·sb).
+    let a = mb * mb - q * q * sb;
+    let b = -2.0 * ma * mb;
+    let c = ma * ma - q * q * sa;
+    let disc = b * b - 4.0 * a * c;
+    let interval = (a > 0.0 && disc >= 0.0).then(|| Interval {
+        lo: (-b - disc.sqrt()) / (2.0 * a),
+        hi: (-b + disc.sqrt()) / (2.0 * a),
+        level: LEVEL,
+    });
+    Some(WithinRun {
+        p_value,
+        interval,
+        df,
+        n_eff: (na, nb),
+    })
+}
+
+/// Whether the test calls the change significant.
+pub fn significant(w: &WithinRun) -> bool {
+    w.p_value < ALPHA
+}
+
+/// ln Γ(x) for x > 0 (Lanczos, g = 7, nine terms: about 15 digits).
+fn ln_gamma(x: f64) -> f64 {
+    const G: f64 = 7.0;
+    const C: [f64; 9] = [
+        0.999_999_999_999_809_9,
+        676.520_368_121_885_1,
+        -1_259.139_216_722_402_8,
+        771.323_428_777_653_1,
+        -176.615_029_162_140_6,
+        12.507_343_278_686_905,
+        -0.138_571_095_265_720_12,
+        9.984_369_578_019_572e-6,
+        1.505_632_735_149_311_6e-7,
+    ];
+    if x < 0.5 {
+        // Reflection: Γ(x)Γ(1 − x) = π / sin(πx).
+        let pi = std::f64::consts::PI;
+        return (pi / (pi * x).sin()).ln() - ln_gamma(1.0 - x);
+    }
+    let x = x - 1.0;
+    let mut sum = C[0];
+    for (i, c) in C.iter().enumerate().skip(1) {
+        sum += c / (x + i as f64);
+    }
+    let t = x + G + 0.5;
+    0.5 * (2.0 * std::f64::consts::PI).ln() + (x + 0.5) * t.ln() - t + sum.ln()
+}
+
+/// The continued fraction of the incomplete beta function, by the modified
+/// Lentz method.
+fn beta_fraction(a: f64, b: f64, x: f64) -> f64 {
+    const TINY: f64 = 1e-300;
+    let (qab, qap, qam) = (a + b, a + 1.0, a - 1.0);
+    let mut c = 1.0;
+    let mut d = 1.0 - qab * x / qap;
+    if d.abs() < TINY {
+        d = TINY;
+    }
+    d = 1.0 / d;
+    let mut h = d;
+    for m in 1..=300 {
+        let m = m as f64;
+        let m2 = 2.0 * m;
+        // Even step.
+        let aa = m * (b - m) * x / ((qam + m2) * (a + m2));
+        d = 1.0 + aa * d;
+        d = if d.abs() < TINY { TINY } else { d };
+        c = 1.0 + aa / c;
+        c = if c.abs() < TINY { TINY } else { c };
+        d = 1.0 / d;
+        h *= d * c;
+        // Odd step.
+        let aa = -(a + m) * (qab + m) * x / ((a + m2) * (qap + m2));
+        d = 1.0 + aa * d;
+        d = if d.abs() < TINY { TINY } else { d };
+        c = 1.0 + aa / c;
+        c = if c.abs() < TINY { TINY } else { c };
+        d = 1.0 / d;
+        let del = d * c;
+        h *= del;
+        if (del - 1.0).abs() < 1e-15 {
+            break;
+        }
+    }
+    h
+}
+
+/// The regularised incomplete beta function I_x(a, b).
+fn inc_beta(a: f64, b: f64, x: f64) -> f64 {
+    if x <= 0.0 {
+        return 0.0;
+    }
+    if x >= 1.0 {
+        return 1.0;
+    }
+    let front = (ln_gamma(a + b) - ln_gamma(a) - ln_gamma(b) + a * x.ln() + b * (1.0 - x).ln()).exp();
+    // The fraction converges fast on this side of the mean; use the
+    // symmetry I_x(a, b) = 1 − I_{1−x}(b, a) on the other.
+    if x < (a + 1.0) / (a + b + 2.0) {
+        front * beta_fraction(a, b, x) / a
+    } else {
+        1.0 - front * beta_fraction(b, a, 1.0 - x) / b
+    }
+}
+
+/// P(|T| ≥ t) for Student's t with `df` degrees of freedom.
+pub fn t_two_sided_p(t: f64, df: f64) -> f64 {
+    if !df.is_finite() {
+        return super::stats::normal_two_sided_p(t);
+    }
+    inc_beta(df / 2.0, 0.5, df / (df + t * t)).clamp(0.0, 1.0)
+}
+
+/// The t with P(|T| ≥ t) = `p`, by bisection (60 halvings of [0, 10⁶]).
+pub fn t_quantile_two_sided(p: f64, df: f64) -> f64 {
+    let (mut lo, mut hi) = (0.0f64, 1e6f64);
+    for _ in 0..200 {
+        let mid = 0.5 * (lo + hi);
+        if t_two_sided_p(mid, df) > p {
+            lo = mid;
+        } else {
+            hi = mid;
+        }
+        if hi - lo < 1e-12 * hi.max(1.0) {
+            break;
+        }
+    }
+    0.5 * (lo + hi)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// Equal to `digits` significant digits.
+    fn close(a: f64, b: f64, digits: i32) -> bool {
+        (a - b).abs() <= 0.5 * 10f64.powi(1 - digits) * b.abs()
+    }
+
+    #[test]
+    fn student_t_matches_scipy() {
+        // scipy.stats.t.sf(2.0, 7) * 2, t.sf(1.3, 3.7) * 2, t.ppf(0.975, 7).
+        assert!((t_two_sided_p(2.0, 7.0) - 0.085_619_328_562_976_05).abs() < 1e-12);
+        assert!((t_two_sided_p(1.3, 3.7) - 0.268_666_724_172_627_5).abs() < 1e-9);
+        assert!((t_quantile_two_sided(0.05, 7.0) - 2.364_624_251_592_784).abs() < 1e-9);
+        assert!(close(t_two_sided_p(12.0, 30.0), 5.580_185_415_199_261e-13, 3));
+    }
+
+    /// Fixed per-second samples: the test's p-value and interval against
+    /// the reference (bench/within_run_reference.py, SciPy 1.17.1).
+    #[test]
+    fn the_within_run_test_matches_the_reference_to_three_digits() {
+        let base = [
+            1000.0, 1012.0, 995.0, 1003.0, 990.0, 1008.0, 1001.0, 997.0, 1010.0, 989.0,
+        ];
+        let target = [
+            1050.0, 1040.0, 1061.0, 1035.0, 1058.0, 1047.0, 1052.0, 1039.0, 1066.0, 1044.0,
+        ];
+        let w = within_run(&target, &base).unwrap();
+        let i = w.interval.unwrap();
+        let want = REFERENCE_1;
+        assert!(close(w.p_value, want.0, 3), "p {} vs {}", w.p_value, want.0);
+        assert!(close(i.lo, want.1, 3), "lo {} vs {}", i.lo, want.1);
+        assert!(close(i.hi, want.2, 3), "hi {} vs {}", i.hi, want.2);
+        assert!(close(w.df, want.3, 3), "df {} vs {}", w.df, want.3);
+
+        // A drifting series (a cache warming): strongly autocorrelated,
+        // so its effective size is far below its 12 seconds.
+        let drift = [
+            900.0, 920.0, 935.0, 950.0, 962.0, 975.0, 985.0, 993.0, 1000.0, 1006.0, 1010.0, 1013.0,
+        ];
+        let w = within_run(&drift, &base).unwrap();
+        let want = REFERENCE_2;
+        assert!(close(w.p_value, want.0, 3), "p {} vs {}", w.p_value, want.0);
+        assert!(close(w.n_eff.0, want.4, 3), "n_eff {} vs {}", w.n_eff.0, want.4);
+        let i = w.interval.unwrap();
+        assert!(close(i.lo, want.1, 3), "lo {} vs {}", i.lo, want.1);
+        assert!(close(i.hi, want.2, 3), "hi {} vs {}", i.hi, want.2);
+    }
+
+    /// (p, lo, hi, df, n_eff of the target) from the reference script.
+    const REFERENCE_1: (f64, f64, f64, f64, f64) = (
+        1.083_726_705_134_701_2e-9,
+        1.039_935_001_080_144_5,
+        1.057_475_432_645_420_3,
+        17.024_420_372_442_81,
+        10.0,
+    );
+    const REFERENCE_2: (f64, f64, f64, f64, f64) = (
+        0.462_679_019_179_605_8,
+        0.646_304_252_721_324_2,
+        1.296_051_958_125_228,
+        1.018_058_746_247_857_9,
+        2.0,
+    );
+
+    #[test]
+    fn too_few_seconds_give_no_test() {
+        assert!(within_run(&[1.0; 4], &[1.0; 10]).is_none());
+        assert!(within_run(&[1.0; 10], &[0.0; 10]).is_none());
+        let same = within_run(&[5.0; 6], &[5.0; 6]).unwrap();
+        assert_eq!(same.p_value, 1.0);
+    }
+}

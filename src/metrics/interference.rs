@@ -1,0 +1,266 @@
+//! Interference: what else used the machine while a step ran, and how
+//! steady the step's throughput was. From the sampler's readings: the CPU
+//! that neither the server nor relbench used, split into kernel threads
+//! (mostly IO write-back on the benchmark's behalf) and other programs,
+//! named; steal; and the per-second throughput's dispersion. A step is
+//! *disturbed* when other programs or the hypervisor took a share of the
+//! machine large enough to move its throughput past the report's
+//! thresholds; the report then does not judge it.
+
+use std::collections::{BTreeMap, BTreeSet};
+
+use serde::{Deserialize, Serialize};
+
+use super::procfs::ProcCpu;
+use super::sampler::other_cpu_secs;
+use super::Sampled;
+
+/// Other programs' share of the machine (all CPUs over the window) at or
+/// above which a step is disturbed, in %. The report calls a step slower
+/// or faster at ±5%; a CPU-bound step that loses 5% of the machine to
+/// another program can move by about that much, so at this share a
+/// change of that size can no longer be told from the interference.
+pub const DISTURBED_SHARE_PCT: f64 = 5.0;
+
+/// Steal at or above which a step is disturbed, in % of the machine: the
+/// same reasoning, for CPU the hypervisor gave to other guests.
+pub const DISTURBED_STEAL_PCT: f64 = 5.0;
+
+/// The shortest window judged. CPU time is counted in 10 ms ticks per CPU
+/// and the window's edges are read a few milliseconds apart, so below two
+/// seconds the attribution's error alone is a few % of the machine.
+pub const MIN_JUDGED_SECS: f64 = 2.0;
+
+/// A process other than the server and relbench, and its CPU over the
+/// window.
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+pub struct OtherProcess {
+    pub pid: u32,
+    pub name: String,
+    /// In % of one core, over the window.
+    pub cpu_pct: f64,
+}
+
+/// What else used the machine over a step's measured window.
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+#[serde(default)]
+pub struct Interference {
+    /// CPU used by neither the server nor relbench (nor interrupts), in %
+    /// of one core: other programs plus kernel threads.
+    pub other_cpu_pct: Option<f64>,
+    /// Of that, kernel threads' (write-back, journal, reclaim), in % of
+    /// one core: work mostly done for the benchmark's own IO.
+    pub kernel_threads_cpu_pct: Option<f64>,
+    /// Other programs' share of the machine (CPUs × window), in %: the
+    /// figure the disturbed test uses.
+    pub others_share_pct: Option<f64>,
+    /// Steal, in % of the machine.
+    pub steal_pct: Option<f64>,
+    /// The programs that used most CPU, largest first (at least 1% of a
+    /// core each).
+    pub top: Vec<OtherProcess>,
+    /// Per-second throughput over the window's whole seconds: coefficient
+    /// of variation, the slowest second ÷ the median second, and seconds
+    /// with no event completed.
+    pub throughput_cv: Option<f64>,
+    pub worst_second_vs_median: Option<f64>,
+    pub stalls: u32,
+    /// Why the step is disturbed, when it is.
+    pub disturbed: Option<String>,
+    /// Why it could not be judged, when it could not.
+    pub not_judged: Option<String>,
+}
+
+fn r2(v: f64) -> f64 {
+    (v * 100.0).round() / 100.0
+}
+
+/// The processes other than `exclude_roots` and their descendants, with
+/// the CPU each used between the two scans; kernel threads (children of
+/// kthreadd, pid 2) summed apart.
+fn others(first: &[ProcCpu], last: &[ProcCpu], exclude_roots: &[u32]) -> (f64, Vec<(u32, String, f64)>) {
+    let parent: BTreeMap<u32, u32> = first
+        .iter()
+        .chain(last)
+        .map(|p| (p.pid, p.ppid))
+        .collect();
+    let excluded = |mut pid: u32| {
+        let mut seen = BTreeSet::new();
+        while pid > 1 && seen.insert(pid) {
+            if exclude_roots.contains(&pid) {
+                return true;
+            }
+            pid = parent.get(&pid).copied().unwrap_or(0);
+        }
+        false
+    };
+    let before: BTreeMap<u32, f64> = first.iter().map(|p| (p.pid, p.cpu_secs)).collect();
+    let mut kernel = 0.0;
+    let mut list = Vec::new();
+    for p in last {
+        // A process born during the window used all its CPU in it.
+        let used = (p.cpu_secs - before.get(&p.pid).copied().unwrap_or(0.0)).max(0.0);
+        if used <= 0.0 || excluded(p.pid) {
+            continue;
+        }
+        if p.pid == 2 || p.ppid == 2 {
+            kernel += used;
+        } else {
+            list.push((p.pid, p.name.clone(), used));
+        }
+    }
+    list.sort_by(|a, b| b.2.total_cmp(&a.2));
+    (kernel, list)
+}
+
+/// Per-second throughput dispersion over whole seconds: (CV, slowest ÷
+/// median, seconds with nothing done).
+fn dispersion(per_second: &[u64], secs: f64) -> Option<(f64, f64, u32)> {
+    let whole = (secs.floor() as usize).min(per_second.len());
+    let v: Vec<f64> = per_second[..whole].iter().map(|&n| n as f64).collect();
+    if v.len() < 3 {
+        return None;
+    }
+    let n = v.len() as f64;
+    let mean = v.iter().sum::<f64>() / n;
+    if mean <= 0.0 {
+        return None;
+    }
+    let var = v.iter().map(|x| (x - mean).powi(2)).sum::<f64>() / (n - 1.0);
+    let mut sorted = v.clone();
+    sorted.sort_by(|a, b| a.total_cmp(b));
+    let median = if v.len() % 2 == 1 {
+        sorted[v.len() / 2]
+    } else {
+        (sorted[v.len() / 2 - 1] + sorted[v.len() / 2]) / 2.0
+    };
+    let worst = if median > 0.0 { sorted[0] / median } else { 0.0 };
+    let stalls = v.iter().filter(|x| **x == 0.0).count() as u32;
+    Some((var.sqrt() / mean, worst, stalls))
+}
+
+/// What else used the machine over the window `sampled` covers, and the
+/// dispersion of the step's per-second event counts `per_second` over a
+/// window of `secs`.
+pub fn assess(sampled: &Sampled, per_second: &[u64], secs: f64) -> Interference {
+    let mut out = Interference::default();
+    if let Some((cv, worst, stalls)) = dispersion(per_second, secs) {
+        out.throughput_cv = Some((cv * 1e4).round() / 1e4);
+        out.worst_second_vs_median = Some((worst * 1e4).round() / 1e4);
+        out.stalls = stalls;
+    }
+    let w = sampled.window();
+    let (Some(a), Some(b), Some(sys)) = (&sampled.first, &sampled.last, w.system.as_ref()) else {
+        out.not_judged = Some("the sampler has no reading of the machine for this window".into());
+        return out;
+    };
+    let cores = sys.cpu_secs.all() / w.secs.max(1e-9);
+    let capacity = sys.cpu_secs.all().max(1e-9);
+    out.steal_pct = Some(r2(100.0 * sys.cpu_secs.steal / capacity));
+    let Some(other) = other_cpu_secs(a, b, Some(sys)) else {
+        out.not_judged = Some(
+            "the server runs on this machine but relbench does not know its processes, so its CPU cannot be told from other programs'"
+                .into(),
+        );
+        return out;
+    };
+    let mut roots = vec![std::process::id()];
+    roots.extend(sampled.server_pid);
+    let (kernel, list) = others(&sampled.procs_first, &sampled.procs_last, &roots);
+    // The scan misses processes that ended inside the window; the
+    // aggregate does not, so programs get the aggregate less the kernel
+    // threads.
+    let kernel = kernel.min(other);
+    let programs = other - kernel;
+    out.other_cpu_pct = Some(r2(100.0 * other / w.secs));
+    out.kernel_threads_cpu_pct = Some(r2(100.0 * kernel / w.secs));
+    let share = 100.0 * programs / capacity;
+    out.others_share_pct = Some(r2(share));
+    out.top = list
+        .into_iter()
+        .map(|(pid, name, used)| OtherProcess {
+            pid,
+            name,
+            cpu_pct: r2(100.0 * used / w.secs),
+        })
+        .filter(|p| p.cpu_pct >= 1.0)
+        .take(3)
+        .collect();
+    if w.secs < MIN_JUDGED_SECS {
+        out.not_judged = Some(format!(
+            "the window ({:.1} s) is shorter than the {MIN_JUDGED_SECS:.0} s needed to attribute CPU to a few % of the machine",
+            w.secs
+        ));
+        return out;
+    }
+    let steal = out.steal_pct.unwrap_or(0.0);
+    let mut why = Vec::new();
+    if share >= DISTURBED_SHARE_PCT {
+        let named: Vec<String> = out
+            .top
+            .iter()
+            .map(|p| format!("{} (pid {}) {:.0}% of a core", p.name, p.pid, p.cpu_pct))
+            .collect();
+        why.push(format!(
+            "other programs used {share:.0}% of the machine ({:.2} of its {cores:.0} cores){}",
+            programs / w.secs,
+            if named.is_empty() {
+                String::new()
+            } else {
+                format!(": {}", named.join(", "))
+            }
+        ));
+    }
+    if steal >= DISTURBED_STEAL_PCT {
+        why.push(format!("the hypervisor stole {steal:.0}% of the machine"));
+    }
+    if !why.is_empty() {
+        out.disturbed = Some(why.join("; "));
+    }
+    out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn p(pid: u32, ppid: u32, name: &str, cpu: f64) -> ProcCpu {
+        ProcCpu {
+            pid,
+            ppid,
+            name: name.into(),
+            cpu_secs: cpu,
+        }
+    }
+
+    #[test]
+    fn the_server_relbench_and_their_children_are_not_others() {
+        let first = [
+            p(10, 1, "relbench", 5.0),
+            p(11, 10, "mariadbd", 20.0),
+            p(12, 1, "burner", 1.0),
+            p(13, 2, "kworker/0:1", 0.1),
+        ];
+        let last = [
+            p(10, 1, "relbench", 6.0),
+            p(11, 10, "mariadbd", 25.0),
+            p(12, 1, "burner", 4.0),
+            p(13, 2, "kworker/0:1", 0.3),
+            p(14, 12, "child", 0.5),
+        ];
+        let (kernel, list) = others(&first, &last, &[10]);
+        assert!((kernel - 0.2).abs() < 1e-9);
+        let names: Vec<(&str, f64)> = list.iter().map(|(_, n, c)| (n.as_str(), *c)).collect();
+        assert_eq!(names, vec![("burner", 3.0), ("child", 0.5)]);
+    }
+
+    #[test]
+    fn dispersion_uses_whole_seconds_and_counts_stalls() {
+        let (cv, worst, stalls) = dispersion(&[100, 100, 0, 100, 7], 4.3).unwrap();
+        assert_eq!(stalls, 1);
+        assert_eq!(worst, 0.0);
+        // Mean 75, sample standard deviation 50.
+        assert!((cv - 50.0 / 75.0).abs() < 1e-9, "{cv}");
+        assert!(dispersion(&[1, 2], 2.0).is_none(), "too few seconds");
+    }
+}
