@@ -19,6 +19,9 @@ pub enum Cost {
     CpuUs,
     /// Context switches of the whole machine.
     Cs,
+    /// CPU of the server's processes and relbench's together: what the
+    /// benchmark itself used, whatever else ran on the machine.
+    OwnCpuUs,
     ReadKb,
     Reads,
     /// CPU of a managed server's processes.
@@ -29,7 +32,8 @@ pub enum Cost {
 
 impl Cost {
     /// The costs, in the order of the efficiency tables.
-    pub const ALL: [Cost; 8] = [
+    pub const ALL: [Cost; 9] = [
+        Cost::OwnCpuUs,
         Cost::CpuUs,
         Cost::ServerCpuUs,
         Cost::ClientCpuUs,
@@ -40,14 +44,23 @@ impl Cost {
         Cost::WriteKb,
     ];
 
-    /// The machine-wide costs that explain a change (server and client CPU
-    /// are parts of `cpu_us`; request counts go with their KiB).
-    pub const EXPLAINING: [Cost; 4] = [Cost::CpuUs, Cost::Cs, Cost::ReadKb, Cost::WriteKb];
+    /// The costs that explain a change: the benchmark's own CPU where its
+    /// processes are measured, the machine's otherwise (`explain` keeps
+    /// one of the two); server and client CPU are parts of the own CPU;
+    /// request counts go with their KiB.
+    pub const EXPLAINING: [Cost; 5] = [
+        Cost::OwnCpuUs,
+        Cost::CpuUs,
+        Cost::Cs,
+        Cost::ReadKb,
+        Cost::WriteKb,
+    ];
 
     /// Name in JSON and CSV.
     pub fn key(self) -> &'static str {
         match self {
             Cost::CpuUs => "cpu_us",
+            Cost::OwnCpuUs => "own_cpu_us",
             Cost::ServerCpuUs => "server_cpu_us",
             Cost::ClientCpuUs => "client_cpu_us",
             Cost::Cs => "cs",
@@ -61,7 +74,8 @@ impl Cost {
     /// Column heading.
     pub fn title(self) -> &'static str {
         match self {
-            Cost::CpuUs => "CPU µs",
+            Cost::CpuUs => "machine CPU µs",
+            Cost::OwnCpuUs => "CPU µs",
             Cost::ServerCpuUs => "server µs",
             Cost::ClientCpuUs => "client µs",
             Cost::Cs => "cs",
@@ -75,7 +89,8 @@ impl Cost {
     /// How the summary names it.
     pub fn short(self) -> &'static str {
         match self {
-            Cost::CpuUs => "CPU/op",
+            Cost::OwnCpuUs => "CPU/op",
+            Cost::CpuUs => "machine CPU/op",
             Cost::Cs => "cs/op",
             Cost::ReadKb => "read KiB/op",
             Cost::WriteKb => "write KiB/op",
@@ -88,7 +103,7 @@ impl Cost {
     /// figures (0.02 against 0.01 KiB read per query) is noise.
     pub fn floor(self) -> f64 {
         match self {
-            Cost::CpuUs | Cost::ServerCpuUs | Cost::ClientCpuUs => 0.5,
+            Cost::CpuUs | Cost::OwnCpuUs | Cost::ServerCpuUs | Cost::ClientCpuUs => 0.5,
             Cost::Cs | Cost::ReadKb | Cost::WriteKb => 0.1,
             Cost::Reads | Cost::Writes => 0.01,
         }
@@ -98,6 +113,7 @@ impl Cost {
     pub fn of(self, m: &StepMetrics) -> Option<f64> {
         match self {
             Cost::CpuUs => m.cpu_us_per_op,
+            Cost::OwnCpuUs => m.own_cpu_us_per_op,
             Cost::ServerCpuUs => m.server_cpu_us_per_op,
             Cost::ClientCpuUs => m.client_cpu_us_per_op,
             Cost::Cs => m.cs_per_op,

@@ -15,7 +15,8 @@ mod summary;
 
 pub use cost::Cost;
 pub use series::{
-    ClassLine, DbSizeStep, Percentiles, ProblemRow, RateLine, ResponseRow, RowSeries, SlaRow,
+    ClassLine, DbSizeStep, InterferenceRow, Percentiles, ProblemRow, RateLine, ResponseRow,
+    RowSeries, SlaRow,
 };
 pub use summary::SummaryLine;
 
@@ -26,8 +27,8 @@ use serde::Serialize;
 
 use std::path::Path;
 
-use crate::measure::stats;
 use crate::measure::units::fmt_ratio;
+use crate::measure::{stats, within};
 use crate::metrics::host::HostFacts;
 use crate::plan::{Step, StepKind};
 use crate::results::{LoadedRun, RunStatus, StepResult, Unit};
@@ -47,6 +48,11 @@ pub enum Verdict {
     Better,
     /// Past a threshold, but the repeats cannot tell it from noise.
     Unsure,
+    /// Not judged: other programs or the hypervisor took enough of the
+    /// machine, in this target's window or its base's, to explain it.
+    Disturbed,
+    /// Within the spread of identical runs (the plan's A/A copies).
+    Noise,
 }
 
 /// Classifies a throughput ratio (higher is better).
@@ -144,12 +150,40 @@ pub struct TargetMeta {
     pub filesystem: Option<String>,
     /// Index into [`Report::runs`].
     pub run: usize,
+    /// An A/A copy of this target (index into `targets`): the same
+    /// configuration run again, interleaved, to measure the noise.
+    pub copy_of: Option<usize>,
 }
 
-/// What the repeats say about a target's change against its base.
+/// Which test produced a p-value and interval.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum Method {
+    /// Mann–Whitney rank-sum over the repeats' throughputs ([`stats`]).
+    RankSum,
+    /// Welch's t on the per-second throughput of one window each, sizes
+    /// corrected for autocorrelation, Fieller's interval ([`within`]).
+    PerSecond,
+}
+
+impl Method {
+    pub fn describe(self) -> &'static str {
+        match self {
+            Method::RankSum => "Mann–Whitney rank-sum test over the repeats, inverted for the interval",
+            Method::PerSecond => {
+                "Welch's t-test on the two windows' per-second throughput with sample sizes corrected for \
+                 autocorrelation, Fieller's interval of the ratio"
+            }
+        }
+    }
+}
+
+/// What the repeats (or, with one repeat each, the seconds of the two
+/// windows) say about a target's change against its base.
 #[derive(Debug, Clone, Serialize)]
 pub struct Significance {
-    /// Two-sided p-value of the rank-sum test ([`stats`]).
+    pub method: Method,
+    /// Two-sided p-value.
     pub p_value: f64,
     /// The interval of target ÷ base, from the same test.
     pub interval: Option<stats::Interval>,
@@ -195,6 +229,21 @@ pub struct Cell {
     pub sla_missed: Option<f64>,
     /// The base missed the SLA on this step: the comparison is not fair.
     pub base_sla_missed: bool,
+    /// Why this target's figure is disturbed (half or more of its repeats
+    /// ran while other programs or steal took ≥ 5% of the machine).
+    pub disturbed: Option<String>,
+    /// The base's figure on this step is disturbed.
+    pub base_disturbed: bool,
+    /// Other programs' share of the machine over the window, in %
+    /// (median over repeats).
+    pub others_share_pct: Option<f64>,
+    /// The row's A/A noise floor (see [`Row::noise_floor`]), copied here
+    /// so a cell can judge itself.
+    pub noise_floor: Option<f64>,
+    /// Per-second throughput of a target's single repeat (whole seconds),
+    /// for the within-run test.
+    #[serde(skip)]
+    pub second_rates: Vec<f64>,
 }
 
 impl Cell {
@@ -206,10 +255,17 @@ impl Cell {
         if self.sla_missed.is_some() || self.base_sla_missed {
             return Some(Verdict::Unsure);
         }
-        Some(judged(
-            verdict(rel),
-            self.significance.as_ref().map(|s| s.p_value),
-        ))
+        if self.disturbed.is_some() || self.base_disturbed {
+            return Some(Verdict::Disturbed);
+        }
+        let v = verdict(rel);
+        if let Some(floor) = self.noise_floor {
+            // Symmetric: 0.97 is as far from 1 as 1/0.97.
+            if matches!(v, Verdict::Worse | Verdict::Better) && rel.max(1.0 / rel) - 1.0 <= floor {
+                return Some(Verdict::Noise);
+            }
+        }
+        Some(judged(v, self.significance.as_ref().map(|s| s.p_value)))
     }
 }
 
@@ -234,6 +290,22 @@ pub struct Row {
     pub cells: Vec<Cell>,
     /// Per-second throughput, latency percentiles and per-class series.
     pub series: RowSeries,
+    /// The spread of identical runs on this step: for each target run
+    /// more than once as A/A copies, the largest ÷ the smallest of the
+    /// copies' throughputs, less 1; the largest such spread. A change
+    /// within it is not coloured.
+    pub noise_floor: Option<f64>,
+}
+
+/// A step left out of the summary's counts because another program or
+/// the hypervisor took enough of the machine while it ran.
+#[derive(Debug, Clone, Serialize)]
+pub struct Disturbed {
+    pub step: String,
+    pub clients: u32,
+    pub relative: f64,
+    /// Whose window and what took the machine.
+    pub why: String,
 }
 
 /// A change of one step against the base, for the summary.
@@ -249,6 +321,8 @@ pub struct Change {
 #[derive(Debug, Clone, Serialize)]
 pub struct TargetSummary {
     pub target: String,
+    /// The A/A copy of this target, when it is one.
+    pub copy_of: Option<String>,
     /// The target it is compared with.
     pub base: String,
     pub compared: usize,
@@ -259,6 +333,10 @@ pub struct TargetSummary {
     pub unsure: usize,
     /// Not judged: the target or its base missed the Insert Benchmark's SLA.
     pub unjudged: usize,
+    /// Past a threshold but within the A/A noise floor.
+    pub noise: usize,
+    /// Not judged: the target's or its base's window was disturbed.
+    pub disturbed: Vec<Disturbed>,
     pub worst: Option<Change>,
     pub best: Option<Change>,
     /// Regressions, worst first.
@@ -295,6 +373,8 @@ pub struct Report {
     pub response_times: Vec<ResponseRow>,
     /// Failed steps and errors, with the first message of each kind.
     pub problems: Vec<ProblemRow>,
+    /// What else used the machine during each step window.
+    pub interference: Vec<InterferenceRow>,
     /// Every step result, by target index: the per-repeat measurements the
     /// CSV lists one per line (JSON has their figures in the cells).
     #[serde(skip)]
@@ -433,6 +513,10 @@ pub fn build(runs: &[LoadedRun], base: Option<&str>) -> anyhow::Result<Report> {
         for (ti, c) in cells.iter_mut().enumerate() {
             compare(c, &plain[base_of[ti]], ti == base_of[ti]);
         }
+        let noise_floor = noise_floor(&targets, &cells);
+        for c in &mut cells {
+            c.noise_floor = noise_floor;
+        }
         let series = series::row_series(&cols, ok_of);
         let mut response = Vec::new();
         if group == Group::Insert {
@@ -451,6 +535,7 @@ pub fn build(runs: &[LoadedRun], base: Option<&str>) -> anyhow::Result<Report> {
             unit,
             cells,
             series,
+            noise_floor,
         };
         rows.push(row);
     }
@@ -468,6 +553,7 @@ pub fn build(runs: &[LoadedRun], base: Option<&str>) -> anyhow::Result<Report> {
         .map(|ti| {
             summary::summarise(
                 &targets[ti].name,
+                targets[ti].copy_of.map(|o| targets[o].name.as_str()),
                 &targets[base_of[ti]].name,
                 ti,
                 base_of[ti],
@@ -510,6 +596,7 @@ pub fn build(runs: &[LoadedRun], base: Option<&str>) -> anyhow::Result<Report> {
         sla: series::sla_rows(&steps),
         response_times,
         problems: series::problems(&steps),
+        interference: series::interference(&steps),
         targets,
         base_of,
         hosts,
@@ -518,6 +605,26 @@ pub fn build(runs: &[LoadedRun], base: Option<&str>) -> anyhow::Result<Report> {
         steps,
         step_rows,
     })
+}
+
+/// The largest spread between A/A copies of one target on a row: the
+/// largest ÷ the smallest throughput, less 1.
+fn noise_floor(targets: &[TargetMeta], cells: &[Cell]) -> Option<f64> {
+    (0..targets.len())
+        .filter_map(|ti| {
+            let same: Vec<f64> = (0..targets.len())
+                .filter(|&j| j == ti || targets[j].copy_of == Some(ti))
+                .filter_map(|j| cells[j].throughput)
+                .collect();
+            if same.len() < 2 {
+                return None;
+            }
+            let (lo, hi) = same
+                .iter()
+                .fold((f64::MAX, f64::MIN), |(l, h), &v| (l.min(v), h.max(v)));
+            (lo > 0.0).then(|| hi / lo - 1.0)
+        })
+        .reduce(f64::max)
 }
 
 /// The report's target list. A plan name used by two runs is qualified by
@@ -574,7 +681,23 @@ fn name_targets(runs: &[LoadedRun]) -> Vec<TargetMeta> {
                     .and_then(|r| r.filesystem.as_ref())
                     .map(|f| format!("{} on {} ({})", f.fstype, f.device, f.mount_point)),
                 run: ri,
+                copy_of: None,
             });
+        }
+    }
+    // A/A copies point at their original, in the same run.
+    for i in 0..targets.len() {
+        let ri = targets[i].run;
+        let spec = runs[ri]
+            .info
+            .plan
+            .targets
+            .iter()
+            .find(|t| t.name == targets[i].plan_name);
+        if let Some(of) = spec.and_then(|t| t.copy_of.as_deref()) {
+            targets[i].copy_of = targets
+                .iter()
+                .position(|t| t.run == ri && t.plan_name == of);
         }
     }
     targets
@@ -697,7 +820,47 @@ fn cell<'a>(results: impl Iterator<Item = &'a StepResult>) -> Cell {
             .map(|s| s.achieved)
             .reduce(f64::min),
         base_sla_missed: false,
+        disturbed: disturbed_of(&ok),
+        base_disturbed: false,
+        others_share_pct: median(
+            &mut ok
+                .iter()
+                .filter_map(|s| s.metrics.interference.as_ref()?.others_share_pct)
+                .collect::<Vec<f64>>(),
+        ),
+        noise_floor: None,
+        second_rates: match ok.as_slice() {
+            [one] => second_rates(one),
+            _ => Vec::new(),
+        },
     }
+}
+
+/// Why a cell's figure is disturbed: when half or more of its repeats
+/// were (the median then rests on a disturbed window).
+fn disturbed_of(ok: &[&&StepResult]) -> Option<String> {
+    let why: Vec<&str> = ok
+        .iter()
+        .filter_map(|s| s.metrics.interference.as_ref()?.disturbed.as_deref())
+        .collect();
+    if why.is_empty() || 2 * why.len() < ok.len() {
+        return None;
+    }
+    Some(match ok.len() {
+        1 => why[0].to_string(),
+        n => format!("{} of {n} repeats; {}", why.len(), why[0]),
+    })
+}
+
+/// The throughput of each whole second of a step's window (a last,
+/// partial second would read as a slow one).
+fn second_rates(s: &StepResult) -> Vec<f64> {
+    let whole = (s.secs.floor() as usize).min(s.per_second.len());
+    let per_event = s.rows_per_event.unwrap_or(1) as f64;
+    s.per_second[..whole]
+        .iter()
+        .map(|&n| n as f64 * per_event)
+        .collect()
 }
 
 /// Fills a cell's ratios against its base and, when both have repeats,
@@ -705,6 +868,7 @@ fn cell<'a>(results: impl Iterator<Item = &'a StepResult>) -> Cell {
 fn compare(c: &mut Cell, base: &Cell, is_base: bool) {
     c.relative = ratio(c.throughput, base.throughput);
     c.base_sla_missed = !is_base && base.sla_missed.is_some();
+    c.base_disturbed = !is_base && base.disturbed.is_some();
     c.costs_relative = Cost::ALL
         .iter()
         .filter_map(|k| {
@@ -715,11 +879,25 @@ fn compare(c: &mut Cell, base: &Cell, is_base: bool) {
         })
         .collect();
     let repeated = |a: &[f64], b: &[f64]| a.len() >= 2 && b.len() >= 2;
-    if is_base || !repeated(&c.throughputs, &base.throughputs) {
+    if is_base {
+        return;
+    }
+    if !repeated(&c.throughputs, &base.throughputs) {
+        // One repeat on a side: the seconds of the two windows are the
+        // only sample of the noise there is.
+        if let Some(w) = within::within_run(&c.second_rates, &base.second_rates) {
+            c.significance = Some(Significance {
+                method: Method::PerSecond,
+                p_value: w.p_value,
+                interval: w.interval,
+                repeats_needed: None,
+            });
+        }
         return;
     }
     let p = stats::rank_sum_p(&c.throughputs, &base.throughputs).expect("two samples");
     c.significance = Some(Significance {
+        method: Method::RankSum,
         p_value: p,
         interval: stats::ratio_interval(&c.throughputs, &base.throughputs),
         repeats_needed: (p >= stats::ALPHA)
@@ -741,8 +919,12 @@ fn compare(c: &mut Cell, base: &Cell, is_base: bool) {
 /// for a regression the costs that grew past the threshold, for a win the
 /// ones that shrank, largest change first.
 fn explain(relative: f64, c: &Cell, base: &Cell) -> String {
+    // The benchmark's own CPU where its processes are measured: the
+    // machine's includes whatever else ran beside the step.
+    let own = c.costs_relative.contains_key(&Cost::OwnCpuUs);
     let measured: Vec<(Cost, f64)> = Cost::EXPLAINING
         .iter()
+        .filter(|k| !(own && **k == Cost::CpuUs))
         .filter_map(|k| Some((*k, *c.costs_relative.get(k)?)))
         .collect();
     if measured.is_empty() {
@@ -773,13 +955,15 @@ fn explain(relative: f64, c: &Cell, base: &Cell) -> String {
             .collect::<Vec<_>>()
             .join(", ")
     };
-    let cpu = |m: &[(Cost, f64)]| m.iter().any(|(k, _)| *k == Cost::CpuUs);
+    let is_cpu = |k: Cost| matches!(k, Cost::CpuUs | Cost::OwnCpuUs);
+    let cpu = |m: &[(Cost, f64)]| m.iter().any(|(k, _)| is_cpu(*k));
     match v {
         Verdict::Worse if moved.is_empty() => {
-            let cpu = measured.iter().find(|(k, _)| *k == Cost::CpuUs);
+            let cpu = measured.iter().find(|(k, _)| is_cpu(*k));
             match cpu {
-                Some((_, r)) => format!(
-                    "CPU/op ×{r:.2}, and no cost per operation grew: more time spent waiting"
+                Some((k, r)) => format!(
+                    "{} ×{r:.2}, and no cost per operation grew: more time spent waiting",
+                    k.short()
                 ),
                 None => "no measured cost per operation grew: more time spent waiting".into(),
             }
@@ -860,21 +1044,21 @@ mod tests {
     #[test]
     fn regressions_are_explained_by_the_cost_that_grew() {
         let (c, b) = cell_with(
-            &[(Cost::CpuUs, 137.0), (Cost::Cs, 2.0)],
-            &[(Cost::CpuUs, 100.0), (Cost::Cs, 2.0)],
+            &[(Cost::OwnCpuUs, 137.0), (Cost::Cs, 2.0)],
+            &[(Cost::OwnCpuUs, 100.0), (Cost::Cs, 2.0)],
         );
         assert_eq!(explain(0.77, &c, &b), "CPU/op ×1.37: new CPU overhead");
         let (c, b) = cell_with(
-            &[(Cost::CpuUs, 100.0), (Cost::Cs, 2.0)],
-            &[(Cost::CpuUs, 100.0), (Cost::Cs, 2.0)],
+            &[(Cost::OwnCpuUs, 100.0), (Cost::Cs, 2.0)],
+            &[(Cost::OwnCpuUs, 100.0), (Cost::Cs, 2.0)],
         );
         assert_eq!(
             explain(0.5, &c, &b),
             "CPU/op ×1.00, and no cost per operation grew: more time spent waiting"
         );
         let (c, b) = cell_with(
-            &[(Cost::ReadKb, 32.0), (Cost::CpuUs, 101.0)],
-            &[(Cost::ReadKb, 16.0), (Cost::CpuUs, 100.0)],
+            &[(Cost::ReadKb, 32.0), (Cost::OwnCpuUs, 101.0)],
+            &[(Cost::ReadKb, 16.0), (Cost::OwnCpuUs, 100.0)],
         );
         assert_eq!(
             explain(0.6, &c, &b),
@@ -889,8 +1073,12 @@ mod tests {
     #[test]
     fn wins_name_the_costs_that_shrank_largest_first() {
         let (c, b) = cell_with(
-            &[(Cost::CpuUs, 99.0), (Cost::Cs, 6.0), (Cost::ReadKb, 7.0)],
-            &[(Cost::CpuUs, 100.0), (Cost::Cs, 10.0), (Cost::ReadKb, 10.0)],
+            &[(Cost::OwnCpuUs, 99.0), (Cost::Cs, 6.0), (Cost::ReadKb, 7.0)],
+            &[
+                (Cost::OwnCpuUs, 100.0),
+                (Cost::Cs, 10.0),
+                (Cost::ReadKb, 10.0),
+            ],
         );
         assert_eq!(
             explain(1.5, &c, &b),
@@ -898,12 +1086,55 @@ mod tests {
         );
     }
 
+    /// Regression: a step that ran beside another program was explained
+    /// as "CPU/op ×0.70: less cost per operation" from the machine's CPU,
+    /// which included that program's.
+    #[test]
+    fn the_benchmarks_own_cpu_explains_a_change_when_it_is_measured() {
+        // The base ran beside a burner: machine CPU/op ×0.70, own ×1.00.
+        let (c, b) = cell_with(
+            &[(Cost::OwnCpuUs, 100.0), (Cost::CpuUs, 100.0)],
+            &[(Cost::OwnCpuUs, 100.0), (Cost::CpuUs, 143.0)],
+        );
+        assert_eq!(
+            explain(1.43, &c, &b),
+            "less waiting, not less cost per operation"
+        );
+        // Without the server's processes, the machine's, named as such.
+        let (c, b) = cell_with(&[(Cost::CpuUs, 137.0)], &[(Cost::CpuUs, 100.0)]);
+        assert_eq!(
+            explain(0.77, &c, &b),
+            "machine CPU/op ×1.37: new CPU overhead"
+        );
+    }
+
+    #[test]
+    fn a_disturbed_cell_is_not_judged_and_an_aa_spread_is_not_coloured() {
+        let mut c = Cell {
+            relative: Some(0.6),
+            ..Cell::default()
+        };
+        assert_eq!(c.verdict(), Some(Verdict::Worse));
+        c.base_disturbed = true;
+        assert_eq!(c.verdict(), Some(Verdict::Disturbed));
+        let mut c = Cell {
+            relative: Some(0.94),
+            noise_floor: Some(0.07),
+            ..Cell::default()
+        };
+        assert_eq!(c.verdict(), Some(Verdict::Noise));
+        c.relative = Some(1.0 / 0.94);
+        assert_eq!(c.verdict(), Some(Verdict::Noise));
+        c.relative = Some(0.9);
+        assert_eq!(c.verdict(), Some(Verdict::Worse));
+    }
+
     #[test]
     fn tiny_costs_do_not_explain_anything() {
         // 0.02 against 0.01 KiB per query doubles, but is noise.
         let (c, b) = cell_with(
-            &[(Cost::CpuUs, 50.0), (Cost::ReadKb, 0.02)],
-            &[(Cost::CpuUs, 50.0), (Cost::ReadKb, 0.01)],
+            &[(Cost::OwnCpuUs, 50.0), (Cost::ReadKb, 0.02)],
+            &[(Cost::OwnCpuUs, 50.0), (Cost::ReadKb, 0.01)],
         );
         assert_eq!(
             explain(0.8, &c, &b),

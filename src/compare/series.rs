@@ -320,6 +320,60 @@ pub fn response_rows<'a>(
         .collect()
 }
 
+/// What else used the machine during one step window.
+#[derive(Debug, Clone, Serialize)]
+pub struct InterferenceRow {
+    pub target: usize,
+    pub step: String,
+    pub clients: u32,
+    pub repeat: u32,
+    pub secs: f64,
+    /// Other programs' share of the machine, %.
+    pub others_share_pct: Option<f64>,
+    /// Kernel threads, % of one core.
+    pub kernel_threads_cpu_pct: Option<f64>,
+    /// Steal, % of the machine.
+    pub steal_pct: Option<f64>,
+    /// The programs that used most, as `name (pid) N% of a core`.
+    pub top: Vec<String>,
+    pub throughput_cv: Option<f64>,
+    pub worst_second_vs_median: Option<f64>,
+    pub stalls: u32,
+    pub disturbed: Option<String>,
+    pub not_judged: Option<String>,
+}
+
+/// Every measured window's interference, in run order.
+pub fn interference(steps: &[(usize, StepResult)]) -> Vec<InterferenceRow> {
+    steps
+        .iter()
+        .filter(|(_, s)| s.failed.is_none())
+        .filter_map(|(ti, s)| {
+            let i = s.metrics.interference.as_ref()?;
+            Some(InterferenceRow {
+                target: *ti,
+                step: s.step.title(),
+                clients: s.clients,
+                repeat: s.repeat,
+                secs: s.secs,
+                others_share_pct: i.others_share_pct,
+                kernel_threads_cpu_pct: i.kernel_threads_cpu_pct,
+                steal_pct: i.steal_pct,
+                top: i
+                    .top
+                    .iter()
+                    .map(|p| format!("{} ({}) {:.0}% of a core", p.name, p.pid, p.cpu_pct))
+                    .collect(),
+                throughput_cv: i.throughput_cv,
+                worst_second_vs_median: i.worst_second_vs_median,
+                stalls: i.stalls,
+                disturbed: i.disturbed.clone(),
+                not_judged: i.not_judged.clone(),
+            })
+        })
+        .collect()
+}
+
 /// Steps with errors or failures, with the first message of each kind.
 pub fn problems(steps: &[(usize, StepResult)]) -> Vec<ProblemRow> {
     let mut rows = Vec::new();

@@ -5,7 +5,7 @@
 
 use serde::Serialize;
 
-use super::{explain, Change, Row, TargetSummary, Verdict};
+use super::{explain, Change, Disturbed, Row, TargetSummary, Verdict};
 use crate::results::StepResult;
 
 /// One sentence on a target, and the lines under it.
@@ -15,8 +15,10 @@ pub struct SummaryLine {
     pub details: Vec<String>,
 }
 
+#[allow(clippy::too_many_arguments)]
 pub(super) fn summarise(
     name: &str,
+    copy_of: Option<&str>,
     base_name: &str,
     ti: usize,
     base: usize,
@@ -30,6 +32,7 @@ pub(super) fn summarise(
             c.relative.is_some() && (c.sla_missed.is_some() || c.base_sla_missed)
         })
         .count();
+    let mut disturbed = Vec::new();
     let mut changes: Vec<(Verdict, Change)> = rows
         .iter()
         .filter_map(|r| {
@@ -39,6 +42,24 @@ pub(super) fn summarise(
             }
             let rel = c.relative?;
             let v = c.verdict()?;
+            if v == Verdict::Disturbed {
+                // Its CPU per operation includes the other program's
+                // work, or its throughput lost the CPU it took: neither
+                // says anything about the target.
+                let why = match (&c.disturbed, &r.cells[base].disturbed) {
+                    (Some(w), Some(b)) => format!("this target's window: {w}; the base's: {b}"),
+                    (Some(w), None) => format!("this target's window: {w}"),
+                    (None, Some(b)) => format!("the base's window: {b}"),
+                    (None, None) => "disturbed".into(),
+                };
+                disturbed.push(Disturbed {
+                    step: r.title(),
+                    clients: r.clients,
+                    relative: rel,
+                    why,
+                });
+                return None;
+            }
             Some((
                 v,
                 Change {
@@ -51,11 +72,12 @@ pub(super) fn summarise(
         })
         .collect();
     let count = |v: Verdict| changes.iter().filter(|c| c.0 == v).count();
-    let (slower, faster, same, unsure) = (
+    let (slower, faster, same, unsure, noise) = (
         count(Verdict::Worse),
         count(Verdict::Better),
         count(Verdict::Same),
         count(Verdict::Unsure),
+        count(Verdict::Noise),
     );
     changes.sort_by(|a, b| a.1.relative.total_cmp(&b.1.relative));
     let of = |v: Verdict| -> Vec<Change> {
@@ -85,6 +107,9 @@ pub(super) fn summarise(
         .collect();
     TargetSummary {
         target: name.to_string(),
+        copy_of: copy_of.map(str::to_string),
+        noise,
+        disturbed,
         base: base_name.to_string(),
         compared: changes.len(),
         slower,
@@ -120,10 +145,18 @@ pub fn lines(summary: &[TargetSummary]) -> Vec<SummaryLine> {
                     details: failed.into_iter().collect(),
                 };
             }
+            let copy = s
+                .copy_of
+                .as_ref()
+                .map(|o| format!(" (an A/A copy of {o}: every difference is noise)"))
+                .unwrap_or_default();
             let mut head = format!(
-                "{} against {}: {} of {} steps slower, {} faster, {} within 5%",
+                "{}{copy} against {}: {} of {} steps slower, {} faster, {} within 5%",
                 s.target, s.base, s.slower, s.compared, s.faster, s.same
             );
+            if s.noise > 0 {
+                head += &format!(", {} within the A/A noise floor", s.noise);
+            }
             if s.unsure > 0 {
                 head += &format!(
                     ", {} past 5% but not significant over the repeats",
@@ -132,6 +165,12 @@ pub fn lines(summary: &[TargetSummary]) -> Vec<SummaryLine> {
             }
             if s.unjudged > 0 {
                 head += &format!(", {} not judged (a missed SLA)", s.unjudged);
+            }
+            if !s.disturbed.is_empty() {
+                head += &format!(
+                    ", {} not judged (disturbed: other programs or steal took 5% of the machine or more)",
+                    s.disturbed.len()
+                );
             }
             head.push('.');
             if let (Some(w), Some(b)) = (&s.worst, &s.best) {
@@ -164,6 +203,21 @@ pub fn lines(summary: &[TargetSummary]) -> Vec<SummaryLine> {
                         kind.trim_end_matches(':')
                     ));
                 }
+            }
+            details.extend(s.disturbed.iter().take(SHOWN).map(|d| {
+                format!(
+                    "disturbed: {} ({}) {:.2}, not judged: {}",
+                    d.step,
+                    clients(d.clients),
+                    d.relative,
+                    d.why
+                )
+            }));
+            if s.disturbed.len() > SHOWN {
+                details.push(format!(
+                    "and {} more disturbed steps (see the interference table)",
+                    s.disturbed.len() - SHOWN
+                ));
             }
             if !s.failed.is_empty() {
                 details.push(format!("failed steps: {}", s.failed.join(", ")));

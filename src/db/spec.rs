@@ -17,6 +17,11 @@ pub struct TargetSpec {
     /// The storage engine of the tables (MySQL/MariaDB: `ENGINE=`).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub storage_engine: Option<String>,
+    /// This target is an A/A copy of the named one: the same spec, run
+    /// again (after every other target, in each repeat) to measure how
+    /// much identical runs differ.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub copy_of: Option<String>,
 }
 
 /// How relbench reaches a target.

@@ -334,7 +334,11 @@ mod tests {
         };
         let m = run(&spec, &mut |_| {});
         assert_eq!(m.merged.events, 2);
-        assert!(m.secs >= 1.39, "window {} s for events ending at 1.4 s", m.secs);
+        assert!(
+            m.secs >= 1.39,
+            "window {} s for events ending at 1.4 s",
+            m.secs
+        );
         // The sampler covers the same window (its readings follow the last
         // event within a tick).
         let sampled = m.sampled.window().secs;

@@ -46,7 +46,11 @@ fn describe(x: &[f64]) -> (f64, f64, f64) {
     let ss: f64 = x.iter().map(|v| (v - mean).powi(2)).sum();
     let var = ss / (n - 1.0);
     let lag: f64 = x.windows(2).map(|w| (w[0] - mean) * (w[1] - mean)).sum();
-    let r1 = if ss > 0.0 { (lag / ss).clamp(0.0, 0.99) } else { 0.0 };
+    let r1 = if ss > 0.0 {
+        (lag / ss).clamp(0.0, 0.99)
+    } else {
+        0.0
+    };
     // At least two, so the degrees of freedom stay positive.
     let n_eff = (n * (1.0 - r1) / (1.0 + r1)).max(2.0);
     (mean, var, n_eff)
@@ -182,7 +186,8 @@ fn inc_beta(a: f64, b: f64, x: f64) -> f64 {
     if x >= 1.0 {
         return 1.0;
     }
-    let front = (ln_gamma(a + b) - ln_gamma(a) - ln_gamma(b) + a * x.ln() + b * (1.0 - x).ln()).exp();
+    let front =
+        (ln_gamma(a + b) - ln_gamma(a) - ln_gamma(b) + a * x.ln() + b * (1.0 - x).ln()).exp();
     // The fraction converges fast on this side of the mean; use the
     // symmetry I_x(a, b) = 1 − I_{1−x}(b, a) on the other.
     if x < (a + 1.0) / (a + b + 2.0) {
@@ -232,7 +237,11 @@ mod tests {
         assert!((t_two_sided_p(2.0, 7.0) - 0.085_619_328_562_976_05).abs() < 1e-12);
         assert!((t_two_sided_p(1.3, 3.7) - 0.268_666_724_172_627_5).abs() < 1e-9);
         assert!((t_quantile_two_sided(0.05, 7.0) - 2.364_624_251_592_784).abs() < 1e-9);
-        assert!(close(t_two_sided_p(12.0, 30.0), 5.580_185_415_199_261e-13, 3));
+        assert!(close(
+            t_two_sided_p(12.0, 30.0),
+            5.580_185_415_199_261e-13,
+            3
+        ));
     }
 
     /// Fixed per-second samples: the test's p-value and interval against
@@ -261,7 +270,12 @@ mod tests {
         let w = within_run(&drift, &base).unwrap();
         let want = REFERENCE_2;
         assert!(close(w.p_value, want.0, 3), "p {} vs {}", w.p_value, want.0);
-        assert!(close(w.n_eff.0, want.4, 3), "n_eff {} vs {}", w.n_eff.0, want.4);
+        assert!(
+            close(w.n_eff.0, want.4, 3),
+            "n_eff {} vs {}",
+            w.n_eff.0,
+            want.4
+        );
         let i = w.interval.unwrap();
         assert!(close(i.lo, want.1, 3), "lo {} vs {}", i.lo, want.1);
         assert!(close(i.hi, want.2, 3), "hi {} vs {}", i.hi, want.2);

@@ -117,6 +117,19 @@ fn four_digits(x: f64) -> f64 {
     (x * scale).round() / scale
 }
 
+/// The benchmark's own CPU per op from its parts, for results recorded
+/// before it was: the server's plus the client's (with an embedded
+/// engine, the client's alone).
+pub fn own_cpu_per_op(m: &StepMetrics, embedded: bool) -> Option<f64> {
+    if embedded {
+        m.client_cpu_us_per_op
+    } else {
+        m.server_cpu_us_per_op
+            .zip(m.client_cpu_us_per_op)
+            .map(|(s, c)| four_digits(s + c))
+    }
+}
+
 /// The step's machine figures: totals, costs per unit of work (`ops`, or
 /// `None` for a step with no operations to divide by, such as settle),
 /// and the per-second series; for each figure that is missing, a note

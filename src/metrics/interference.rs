@@ -78,12 +78,12 @@ fn r2(v: f64) -> f64 {
 /// The processes other than `exclude_roots` and their descendants, with
 /// the CPU each used between the two scans; kernel threads (children of
 /// kthreadd, pid 2) summed apart.
-fn others(first: &[ProcCpu], last: &[ProcCpu], exclude_roots: &[u32]) -> (f64, Vec<(u32, String, f64)>) {
-    let parent: BTreeMap<u32, u32> = first
-        .iter()
-        .chain(last)
-        .map(|p| (p.pid, p.ppid))
-        .collect();
+fn others(
+    first: &[ProcCpu],
+    last: &[ProcCpu],
+    exclude_roots: &[u32],
+) -> (f64, Vec<(u32, String, f64)>) {
+    let parent: BTreeMap<u32, u32> = first.iter().chain(last).map(|p| (p.pid, p.ppid)).collect();
     let excluded = |mut pid: u32| {
         let mut seen = BTreeSet::new();
         while pid > 1 && seen.insert(pid) {
@@ -134,7 +134,11 @@ fn dispersion(per_second: &[u64], secs: f64) -> Option<(f64, f64, u32)> {
     } else {
         (sorted[v.len() / 2 - 1] + sorted[v.len() / 2]) / 2.0
     };
-    let worst = if median > 0.0 { sorted[0] / median } else { 0.0 };
+    let worst = if median > 0.0 {
+        sorted[0] / median
+    } else {
+        0.0
+    };
     let stalls = v.iter().filter(|x| **x == 0.0).count() as u32;
     Some((var.sqrt() / mean, worst, stalls))
 }

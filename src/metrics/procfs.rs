@@ -318,7 +318,8 @@ mod tests {
     fn a_process_stat_line_gives_name_parent_and_own_cpu() {
         // A name with spaces and parentheses; utime 300, stime 100 ticks,
         // children's 7 and 9 not counted.
-        let line = "4242 (my (odd) name) R 17 4242 17 0 -1 4194304 1 0 0 0 300 100 7 9 20 0 1 0 5 1 1";
+        let line =
+            "4242 (my (odd) name) R 17 4242 17 0 -1 4194304 1 0 0 0 300 100 7 9 20 0 1 0 5 1 1";
         let p = parse_proc_stat(4242, line, 100.0).unwrap();
         assert_eq!((p.pid, p.ppid), (4242, 17));
         assert_eq!(p.name, "my (odd) name");

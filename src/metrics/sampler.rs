@@ -279,8 +279,7 @@ pub fn second_between(a: &Snapshot, b: &Snapshot, devices: Option<&Devices>) -> 
         }
         _ => None,
     };
-    let other_cpu = other_cpu_secs(a, b, sys.as_ref())
-        .map(|o| r3(100.0 * o / secs));
+    let other_cpu = other_cpu_secs(a, b, sys.as_ref()).map(|o| r3(100.0 * o / secs));
     SecondSample {
         other_cpu_pct: other_cpu,
         steal_pct: sys.as_ref().map(|s| r3(100.0 * s.cpu_secs.steal / secs)),

@@ -139,7 +139,12 @@ struct RawTarget {
     password_env: Option<Spanned<String>>,
     // MySQL and MariaDB
     storage_engine: Option<Spanned<String>>,
+    // Any target: run it this many times as A/A copies.
+    copies: Option<Spanned<i64>>,
 }
+
+/// The most A/A copies of one target.
+const MAX_COPIES: i64 = 5;
 
 const DEFAULT_ROWS: i64 = 100_000;
 const DEFAULT_SECS: f64 = 30.0;
@@ -668,6 +673,7 @@ fn targets(cx: &mut Ctx<'_>, raw: &RawPlan) -> Vec<TargetSpec> {
         );
     }
     let mut out: Vec<TargetSpec> = Vec::new();
+    let mut copied = Vec::new();
     for t in list.get_ref() {
         let t = t.get_ref();
         let name = t.name.get_ref();
@@ -733,13 +739,56 @@ fn targets(cx: &mut Ctx<'_>, raw: &RawPlan) -> Vec<TargetSpec> {
             Some(e) => Some(e.get_ref().clone()),
             None => None,
         };
+        let copies = t
+            .copies
+            .as_ref()
+            .and_then(|c| cx.positive(c, "copies", MAX_COPIES))
+            .unwrap_or(1);
+        if copies > 1 {
+            let own = match &access {
+                Some(Access::Embedded { path: Some(_), .. }) => Some("path"),
+                Some(Access::Managed(m)) if m.datadir.is_some() => Some("datadir"),
+                _ => None,
+            };
+            if let (Some(key), Some(c)) = (own, &t.copies) {
+                cx.err(
+                    c.span(),
+                    format!("A/A copies need data of their own, but this target names its `{key}`"),
+                    Some(format!("remove `{key}` (each copy then keeps its data in the results directory), or `copies`")),
+                );
+            }
+        }
         if let Some(access) = access {
             out.push(TargetSpec {
                 name: name.clone(),
                 engine,
                 access,
                 storage_engine,
+                copy_of: None,
             });
+            if copies > 1 {
+                copied.push((out.len() - 1, copies, t.name.span()));
+            }
+        }
+    }
+    // A/A copies run after every other target in each repeat, so the time
+    // between two identical runs is as long as the plan makes it.
+    for (i, n, span) in copied {
+        for k in 2..=n {
+            let mut copy = out[i].clone();
+            copy.name = format!("{}-aa{k}", out[i].name);
+            copy.copy_of = Some(out[i].name.clone());
+            if out.iter().any(|o| o.name == copy.name) {
+                cx.err(
+                    span.clone(),
+                    format!(
+                        "the A/A copy \"{}\" has the name of another target",
+                        copy.name
+                    ),
+                    Some("rename that target".into()),
+                );
+            }
+            out.push(copy);
         }
     }
     out

@@ -65,6 +65,7 @@ pub fn render(r: &Report) -> String {
             cols.push((format!("{}_per_op_relative", c.key()), f4(rel)));
         }
         let sys = m.system.as_ref();
+        let inter = m.interference.as_ref();
         let disk = m.disk.as_ref();
         cols.extend([
             ("client_cpu_secs".into(), f3(m.client_cpu_secs)),
@@ -92,6 +93,48 @@ pub fn render(r: &Report) -> String {
             (
                 "sampler_pct_of_core".into(),
                 f4(m.sampler.as_ref().map(|c| c.pct_of_core)),
+            ),
+            (
+                "others_share_pct".into(),
+                f3(inter.and_then(|i| i.others_share_pct)),
+            ),
+            (
+                "kernel_threads_cpu_pct".into(),
+                f3(inter.and_then(|i| i.kernel_threads_cpu_pct)),
+            ),
+            ("steal_pct".into(), f3(inter.and_then(|i| i.steal_pct))),
+            (
+                "throughput_cv".into(),
+                f4(inter.and_then(|i| i.throughput_cv)),
+            ),
+            (
+                "worst_second_vs_median".into(),
+                f4(inter.and_then(|i| i.worst_second_vs_median)),
+            ),
+            ("stalled_secs".into(), opt(inter.map(|i| i.stalls))),
+            (
+                "disturbed".into(),
+                inter.and_then(|i| i.disturbed.clone()).unwrap_or_default(),
+            ),
+            (
+                "noise_floor".into(),
+                f4(r.step_rows[i].and_then(|row| r.rows[row].noise_floor)),
+            ),
+            (
+                "p_value".into(),
+                f4(cell
+                    .and_then(|c| c.significance.as_ref())
+                    .map(|x| x.p_value)),
+            ),
+            (
+                "test".into(),
+                cell.and_then(|c| c.significance.as_ref())
+                    .map(|x| match x.method {
+                        crate::compare::Method::RankSum => "rank-sum",
+                        crate::compare::Method::PerSecond => "per-second",
+                    })
+                    .unwrap_or_default()
+                    .to_string(),
             ),
             (
                 "p50_us".into(),

@@ -6,7 +6,8 @@
 
 use super::svg::{self, Chart};
 use crate::compare::{
-    cost_verdict, judged, verdict, Cell, Cost, Report, RunMeta, SummaryLine, TargetMeta, Verdict,
+    cost_verdict, judged, verdict, Cell, Cost, Method, Report, RunMeta, SummaryLine, TargetMeta,
+    Verdict,
 };
 use crate::measure::stats::{self, Interval};
 use crate::measure::units::{fmt_bytes, fmt_latency, fmt_throughput};
@@ -88,6 +89,22 @@ fn relative_cell(c: &Cell) -> Text {
             tone: Some(Verdict::Unsure),
         };
     }
+    if v == Verdict::Disturbed {
+        return Text {
+            text: format!(
+                "{rel:.2} (disturbed: {})",
+                if c.disturbed.is_some() {
+                    "here"
+                } else {
+                    "base"
+                }
+            ),
+            tone: Some(Verdict::Disturbed),
+        };
+    }
+    if v == Verdict::Noise {
+        return Text::plain(format!("{rel:.2} (≤ A/A)"));
+    }
     let Some(sig) = &c.significance else {
         return tone_only_past_threshold(rel_text(Some(rel), false, c));
     };
@@ -117,7 +134,10 @@ fn interval_levels<'a>(cells: impl Iterator<Item = &'a Cell>, ratio: bool) -> Op
     let mut levels: Vec<(f64, usize)> = Vec::new();
     for c in cells {
         let i = if ratio {
-            c.significance.as_ref().and_then(|s| s.interval)
+            c.significance
+                .as_ref()
+                .filter(|s| s.method == Method::RankSum)
+                .and_then(|s| s.interval)
         } else {
             c.throughput_interval
         };
@@ -201,12 +221,19 @@ pub fn relative(r: &Report) -> Section {
         "Target ÷ base ({}): above 1 is faster. Red at ≤ 0.95, green at ≥ 1.05.",
         r.base
     );
-    let single = others
-        .iter()
-        .all(|&i| r.rows.iter().all(|row| row.cells[i].repeats <= 1));
-    if single && !others.is_empty() {
-        intro += " One repeat per target: the ratios are not tested for significance (a rank test needs \
-                   repeats = 4 or more to reach p < 0.05).";
+    let cells = || {
+        r.rows
+            .iter()
+            .flat_map(|row| others.iter().map(move |&i| &row.cells[i]))
+    };
+    let uses = |m: Method| cells().any(|c| c.significance.as_ref().is_some_and(|s| s.method == m));
+    if uses(Method::PerSecond) {
+        intro += &format!(
+            " With one repeat on a side: the interval (95%) and p-value come from the two windows' \
+             seconds ({}); a cell is coloured only when p < {}, otherwise it shows ~ and the p-value.",
+            Method::PerSecond.describe(),
+            stats::ALPHA
+        );
     }
     if let Some(levels) = levels {
         intro += &format!(
@@ -217,6 +244,27 @@ pub fn relative(r: &Report) -> Section {
             stats::ALPHA
         );
     }
+    if uses(Method::PerSecond) && uses(Method::RankSum) {
+        intro +=
+            " Cells marked ˢ use the per-second test (a target or its base has one repeat there).";
+    }
+    if cells().any(|c| c.relative.is_some() && c.significance.is_none()) {
+        intro += " Ratios with neither repeats nor five whole seconds a side are not tested.";
+    }
+    if r.rows.iter().any(|row| row.noise_floor.is_some()) {
+        intro +=
+            " A/A: the spread between identical runs of one target (its `copies`) on each step; \
+                   a change within it is not coloured and is marked ≤ A/A.";
+    }
+    if cells().any(|c| c.disturbed.is_some() || c.base_disturbed) {
+        intro += &format!(
+            " Disturbed: other programs or steal took {:.0}% of the machine or more while the step ran \
+             here or on the base; the ratio is shown but not judged (see Interference).",
+            crate::metrics::interference::DISTURBED_SHARE_PCT
+        );
+    }
+    let mixed = uses(Method::PerSecond) && uses(Method::RankSum);
+    let noise = r.rows.iter().any(|row| row.noise_floor.is_some());
     Section {
         title: "Relative throughput".into(),
         intro,
@@ -228,11 +276,33 @@ pub fn relative(r: &Report) -> Section {
                         Text::plain(row.title()),
                         Text::plain(row.clients.to_string()),
                     ];
-                    cells.extend(others.iter().map(|&i| relative_cell(&row.cells[i])));
+                    if noise {
+                        cells.push(Text::plain(
+                            row.noise_floor
+                                .map_or_else(|| "—".into(), |f| format!("±{:.1}%", f * 100.0)),
+                        ));
+                    }
+                    cells.extend(others.iter().map(|&i| {
+                        let c = &row.cells[i];
+                        let mut t = relative_cell(c);
+                        let per_second = c
+                            .significance
+                            .as_ref()
+                            .is_some_and(|s| s.method == Method::PerSecond);
+                        if mixed && per_second {
+                            t.text.push_str(" ˢ");
+                        }
+                        t
+                    }));
                     cells
                 })
                 .collect();
-            let (head, groups) = target_head(r, &["step", "clients"], &others);
+            let labels: &[&str] = if noise {
+                &["step", "clients", "A/A noise"]
+            } else {
+                &["step", "clients"]
+            };
+            let (head, groups) = target_head(r, labels, &others);
             (!rows.is_empty()).then_some(Table {
                 head,
                 groups,
@@ -318,7 +388,10 @@ fn efficiency_head() -> Vec<String> {
 }
 
 const EFFICIENCY_INTRO: &str = "Per operation, or per row for steps counted in rows (per inserted row for \
-    load). CPU µs: busy CPU of the whole machine (vmstat's us + sy); server µs: the managed server's \
+    load). CPU µs: what the benchmark itself used, the server's processes and relbench's together (another \
+    program on the machine is not in it, nor kernel threads' write-back for it; not measured for a server relbench did \
+    not start); machine CPU µs: \
+    busy CPU of the whole machine (vmstat's us + sy), whatever ran; server µs: the managed server's \
     processes; client µs: relbench (with an embedded engine, the engine too). cs: context switches of the \
     machine. Reads, writes and KiB: the devices under the target's data (iostat's r/s, w/s, rkB/s, wkB/s). \
     Medians over repeats; \"not measured\" where the figure could not be taken (the step's notes in the \
@@ -696,6 +769,97 @@ fn target_details(t: &TargetMeta) -> Block {
 }
 
 /// The whole report, in order.
+/// Which step windows other programs or the hypervisor disturbed, and
+/// every window where something else was seen at all.
+fn interference(doc: &mut Vec<Block>, r: &Report) {
+    use crate::metrics::interference::{DISTURBED_SHARE_PCT, DISTURBED_STEAL_PCT, MIN_JUDGED_SECS};
+    if r.interference.is_empty() {
+        return;
+    }
+    doc.push(Block::Heading(2, "Interference".into()));
+    let disturbed = r
+        .interference
+        .iter()
+        .filter(|x| x.disturbed.is_some())
+        .count();
+    let judged = r
+        .interference
+        .iter()
+        .filter(|x| x.not_judged.is_none())
+        .count();
+    doc.push(Block::Paragraph(format!(
+        "What else used the machine while each step ran: other programs' CPU (the machine's busy time less \
+         interrupts, the server's processes, relbench and kernel threads) as a share of all its CPUs, steal, \
+         and how steady the step's throughput was second to second (coefficient of variation, the slowest \
+         whole second ÷ the median one, seconds with nothing done). A window is disturbed at {DISTURBED_SHARE_PCT:.0}% \
+         of the machine to other programs or {DISTURBED_STEAL_PCT:.0}% to steal: a CPU-bound step can lose about \
+         that much throughput, as much as the report's 5% threshold. Windows under {MIN_JUDGED_SECS:.0} s are not \
+         judged (CPU is counted in 10 ms ticks). {disturbed} of {judged} judged windows were disturbed. Listed: \
+         windows where other programs or steal reached 1%, or a second with nothing done."
+    )));
+    let pct =
+        |v: Option<f64>| Text::plain(v.map_or_else(|| NOT_MEASURED.into(), |v| format!("{v:.1}%")));
+    let rows: Vec<Vec<Text>> = r
+        .interference
+        .iter()
+        .filter(|x| {
+            x.disturbed.is_some()
+                || x.others_share_pct.unwrap_or(0.0) >= 1.0
+                || x.steal_pct.unwrap_or(0.0) >= 1.0
+                || x.stalls > 0
+        })
+        .map(|x| {
+            vec![
+                Text::plain(x.step.clone()),
+                Text::plain(x.clients.to_string()),
+                Text::plain(r.targets[x.target].name.clone()),
+                Text::plain(x.repeat.to_string()),
+                pct(x.others_share_pct),
+                pct(x.steal_pct),
+                Text::plain(
+                    x.throughput_cv
+                        .map_or_else(|| "—".into(), |v| format!("{v:.3}")),
+                ),
+                Text::plain(
+                    x.worst_second_vs_median
+                        .map_or_else(|| "—".into(), |v| format!("{v:.2}")),
+                ),
+                Text::plain(x.stalls.to_string()),
+                match &x.disturbed {
+                    Some(why) => Text {
+                        text: why.clone(),
+                        tone: Some(Verdict::Disturbed),
+                    },
+                    None => Text::plain(x.top.join(", ")),
+                },
+            ]
+        })
+        .collect();
+    if rows.is_empty() {
+        return;
+    }
+    doc.push(Block::Table(Table {
+        head: [
+            "step",
+            "clients",
+            "target",
+            "repeat",
+            "other programs",
+            "steal",
+            "throughput CV",
+            "worst s ÷ median",
+            "stalled s",
+            "disturbed by / seen",
+        ]
+        .into_iter()
+        .map(String::from)
+        .collect(),
+        groups: Vec::new(),
+        text_columns: 4,
+        rows,
+    }));
+}
+
 pub fn document(r: &Report) -> Vec<Block> {
     let mut doc = vec![Block::Heading(1, "relbench report".into())];
     let names: Vec<&str> = r.targets.iter().map(|t| t.name.as_str()).collect();
@@ -767,6 +931,7 @@ pub fn document(r: &Report) -> Vec<Block> {
     }
     section(&mut doc, efficiency_relative(r));
     section(&mut doc, latency(r));
+    interference(&mut doc, r);
 
     doc.push(Block::Heading(2, "Per step".into()));
     doc.push(Block::Paragraph(PER_STEP_INTRO.into()));

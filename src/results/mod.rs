@@ -386,6 +386,21 @@ pub fn load_run(dir: &Path) -> anyhow::Result<LoadedRun> {
             steps[i].occurrence = earlier.len() as u32 + 1;
         }
     }
+    // Results written before the benchmark's own CPU per op was recorded
+    // have its parts: server plus client (an embedded engine's is the
+    // client's).
+    for s in &mut steps {
+        if s.metrics.own_cpu_us_per_op.is_none() {
+            let embedded = info
+                .plan
+                .targets
+                .iter()
+                .find(|t| t.name == s.target)
+                .is_some_and(|t| !t.engine.is_server());
+            s.metrics.own_cpu_us_per_op =
+                crate::metrics::costs::own_cpu_per_op(&s.metrics, embedded);
+        }
+    }
     Ok(LoadedRun {
         dir: dir.to_path_buf(),
         info,

@@ -92,11 +92,7 @@ pub(super) fn measure_step(
     };
     let (metrics, notes) = costs::measure(&done.sampled, done.ops, scope, &cx.probe.devices);
     r.metrics = metrics;
-    r.metrics.interference = Some(interference::assess(
-        &done.sampled,
-        &r.per_second,
-        r.secs,
-    ));
+    r.metrics.interference = Some(interference::assess(&done.sampled, &r.per_second, r.secs));
     r.notes
         .extend(notes.into_iter().map(|(k, v)| (k.to_string(), v)));
     match (before, cx.db.counters()) {
