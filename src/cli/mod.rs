@@ -56,6 +56,11 @@ enum Command {
         /// Print only the final report and errors.
         #[arg(long, short)]
         quiet: bool,
+        /// Add repeats to the run in DIR for the steps its report could not
+        /// judge (disturbed, or past 5% but not significant), the targets
+        /// interleaved, until each has enough for a rank test (4).
+        #[arg(long, value_name = "DIR", conflicts_with_all = ["plan", "out", "resume"])]
+        confirm: Option<PathBuf>,
     },
     /// Compare results directories and write report.md, .csv, .json and .html.
     Report {
@@ -84,7 +89,13 @@ enum Command {
         out: Option<PathBuf>,
     },
     /// Validate a plan and show what it would run, without running it.
-    Check { plan: PathBuf },
+    Check {
+        plan: PathBuf,
+        /// A earlier run whose per-second noise says how long steps must
+        /// be [default: the newest run under results/].
+        #[arg(long, value_name = "DIR")]
+        last: Option<PathBuf>,
+    },
     /// List the suites and workloads.
     List,
     /// Show the SQL of a workload (or of `load`) for every engine.
@@ -136,10 +147,16 @@ pub fn main() -> ExitCode {
 fn dispatch(cmd: Command) -> anyhow::Result<()> {
     match cmd {
         Command::Run {
+            confirm: Some(dir),
+            quiet,
+            ..
+        } => confirm(&dir, quiet),
+        Command::Run {
             plan,
             out,
             resume,
             quiet,
+            confirm: None,
         } => run(resolve_run(plan, out, resume)?, quiet),
         Command::Report {
             dirs,
@@ -161,7 +178,7 @@ fn dispatch(cmd: Command) -> anyhow::Result<()> {
             install_ctrlc();
             serve::serve(&resolve_run(Some(plan), out, false)?, &target)
         }
-        Command::Check { plan } => check(&plan),
+        Command::Check { plan, last } => check(&plan, last.as_deref()),
         Command::List => {
             list();
             Ok(())
@@ -252,11 +269,84 @@ fn install_ctrlc() {
     });
 }
 
+/// Repeats a rank test needs on each side to call a change significant
+/// (at 4 against 4 the smallest two-sided p is 0.029).
+fn repeats_for_significance() -> usize {
+    (2..20)
+        .find(|&n| crate::measure::stats::smallest_p(n, n) < crate::measure::stats::ALPHA)
+        .unwrap_or(4)
+}
+
+fn confirm(dir: &Path, quiet: bool) -> anyhow::Result<()> {
+    install_ctrlc();
+    let run = crate::results::load_run(dir)?;
+    if run.info.status != crate::results::RunStatus::Complete {
+        bail!(
+            "the run in {} is not complete; finish it first with `relbench run --resume --out {}`",
+            dir.display(),
+            dir.display()
+        );
+    }
+    let report = crate::compare::build(std::slice::from_ref(&run), None)?;
+    let unsettled = report.unsettled();
+    if unsettled.is_empty() {
+        crate::outln!(
+            "nothing to confirm in {}: no step was disturbed, and every change past 5% is significant",
+            dir.display()
+        );
+        return Ok(());
+    }
+    let want = repeats_for_significance();
+    let plan_targets = &run.info.plan.targets;
+    let needs: Vec<runner::Need> = unsettled
+        .iter()
+        .filter_map(|u| {
+            Some(runner::Need {
+                target: plan_targets
+                    .iter()
+                    .position(|t| t.name == report.targets[u.target].plan_name)?,
+                seq: u.seq,
+                clients: u.clients,
+                rounds: want.saturating_sub(u.repeats).max(1) as u32,
+            })
+        })
+        .collect();
+    crate::errln!(
+        "relbench: confirming {} step result{} of {}: {}",
+        needs.len(),
+        if needs.len() == 1 { "" } else { "s" },
+        dir.display(),
+        unsettled
+            .iter()
+            .map(|u| u.why.as_str())
+            .collect::<Vec<_>>()
+            .join(", ")
+    );
+    let opts = runner::ConfirmOptions {
+        out: dir.to_path_buf(),
+        needs,
+        first_repeat: run.steps.iter().map(|s| s.repeat).max().unwrap_or(0) + 1,
+    };
+    let mut ui = Progress::new(quiet);
+    let (end, added) = runner::confirm(&opts, &mut ui)?;
+    crate::errln!(
+        "relbench: added {added} step result(s) to {}",
+        dir.display()
+    );
+    report_and_exit(dir, end)
+}
+
 fn run(opts: RunOptions, quiet: bool) -> anyhow::Result<()> {
     install_ctrlc();
     let mut ui = Progress::new(quiet);
     let end = runner::run(&opts, &mut ui)?;
-    let out = &opts.out;
+    report_and_exit(&opts.out, end)
+}
+
+/// Writes the report of the run in `out`, prints its relative table, and
+/// turns how the run ended into the exit code.
+fn report_and_exit(out: &Path, end: RunEnd) -> anyhow::Result<()> {
+    let out = &out.to_path_buf();
     let (report, files) = render::write(std::slice::from_ref(out), None, out, &Format::ALL)
         .context("writing the report")?;
     let stdout = std::io::stdout();
@@ -286,7 +376,7 @@ fn run(opts: RunOptions, quiet: bool) -> anyhow::Result<()> {
     }
 }
 
-fn check(path: &Path) -> anyhow::Result<()> {
+fn check(path: &Path, last: Option<&Path>) -> anyhow::Result<()> {
     let (plan, _, _) = read_plan(path)?;
     let execs = plan.executions();
     crate::outln!("{}: valid", path.display());
@@ -325,6 +415,77 @@ fn check(path: &Path) -> anyhow::Result<()> {
         execs.len(),
         plan.estimated_secs()
     );
+    noise_advice(&plan, last)
+}
+
+/// The newest results directory under `results/`, by its name (a UTC time).
+fn newest_run() -> Option<PathBuf> {
+    let mut dirs: Vec<PathBuf> = std::fs::read_dir("results")
+        .ok()?
+        .flatten()
+        .map(|e| e.path())
+        .filter(|p| p.join("run.json").is_file())
+        .collect();
+    dirs.sort();
+    dirs.pop()
+}
+
+/// How long steps must be for the noise an earlier run showed, and a
+/// warning when the plan's timed steps are shorter.
+fn noise_advice(plan: &Plan, last: Option<&Path>) -> anyhow::Result<()> {
+    let dir = match last {
+        Some(d) => d.to_path_buf(),
+        None => match newest_run() {
+            Some(d) => d,
+            None => return Ok(()),
+        },
+    };
+    let run = crate::results::load_run(&dir)
+        .with_context(|| format!("--last {}: reading its results", dir.display()))?;
+    let mut needs: Vec<(f64, String)> = run
+        .steps
+        .iter()
+        .filter(|s| s.failed.is_none() && s.step.workload().is_some())
+        .filter_map(|s| {
+            let n = crate::measure::within::seconds_for(0.05, &s.second_rates())?;
+            Some((
+                n,
+                format!("{} c{} on {}", s.step.label(), s.clients, s.target),
+            ))
+        })
+        .collect();
+    if needs.is_empty() {
+        crate::outln!(
+            "noise: {} has no step of 5 whole seconds or more to judge this machine's noise by",
+            dir.display()
+        );
+        return Ok(());
+    }
+    needs.sort_by(|a, b| a.0.total_cmp(&b.0));
+    let median = needs[needs.len() / 2].0;
+    let worst = needs.last().expect("not empty");
+    crate::outln!(
+        "noise: in {}, a 5% change needed windows of about {median:.0} s to be significant within one run \
+         (the median over {} steps; the noisiest, {}, needed {:.0} s)",
+        dir.display(),
+        needs.len(),
+        worst.1,
+        worst.0
+    );
+    for (class, name) in [
+        (workload::DurationClass::Read, "read"),
+        (workload::DurationClass::Write, "write"),
+    ] {
+        if let plan::StopSpec::Secs(secs) = plan.stop_for(class) {
+            if secs < median && plan.repeats < 4 {
+                crate::outln!(
+                    "warning: the plan's {name} steps run {secs:.0} s, shorter than the {median:.0} s the noise \
+                     last time called for: with one repeat, changes of 5% will read as not significant; lengthen \
+                     [duration] {name}, or set repeats = 4 or more"
+                );
+            }
+        }
+    }
     Ok(())
 }
 

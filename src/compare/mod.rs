@@ -385,7 +385,61 @@ pub struct Report {
     pub step_rows: Vec<Option<usize>>,
 }
 
+/// A step of a target the report could not judge, for `run --confirm`.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Unsettled {
+    /// Index into [`Report::targets`].
+    pub target: usize,
+    pub seq: usize,
+    pub clients: u32,
+    /// Repeats measured so far.
+    pub repeats: usize,
+    /// Why, in words.
+    pub why: String,
+}
+
 impl Report {
+    /// The steps whose verdict more repeats could settle, for each target
+    /// and its base: a disturbed window, or a change past the thresholds
+    /// that the repeats (or the seconds of one window) cannot tell from
+    /// noise.
+    pub fn unsettled(&self) -> Vec<Unsettled> {
+        let mut out: Vec<Unsettled> = Vec::new();
+        for row in &self.rows {
+            for (ti, c) in row.cells.iter().enumerate() {
+                let why = match c.verdict() {
+                    Some(Verdict::Disturbed) => "disturbed",
+                    // A missed SLA is the target's result, not noise.
+                    Some(Verdict::Unsure) if c.sla_missed.is_none() && !c.base_sla_missed => {
+                        "not significant"
+                    }
+                    _ => continue,
+                };
+                for t in [ti, self.base_of[ti]] {
+                    let cell = &row.cells[t];
+                    if !out
+                        .iter()
+                        .any(|u| u.target == t && u.seq == row.seq && u.clients == row.clients)
+                    {
+                        out.push(Unsettled {
+                            target: t,
+                            seq: row.seq,
+                            clients: row.clients,
+                            repeats: cell.repeats,
+                            why: format!(
+                                "{} ({} c{}: {why})",
+                                self.targets[t].name,
+                                row.title(),
+                                row.clients
+                            ),
+                        });
+                    }
+                }
+            }
+        }
+        out
+    }
+
     pub fn is_base(&self, ti: usize) -> bool {
         self.base_of[ti] == ti
     }
@@ -830,7 +884,7 @@ fn cell<'a>(results: impl Iterator<Item = &'a StepResult>) -> Cell {
         ),
         noise_floor: None,
         second_rates: match ok.as_slice() {
-            [one] => second_rates(one),
+            [one] => one.second_rates(),
             _ => Vec::new(),
         },
     }
@@ -850,17 +904,6 @@ fn disturbed_of(ok: &[&&StepResult]) -> Option<String> {
         1 => why[0].to_string(),
         n => format!("{} of {n} repeats; {}", why.len(), why[0]),
     })
-}
-
-/// The throughput of each whole second of a step's window (a last,
-/// partial second would read as a slow one).
-fn second_rates(s: &StepResult) -> Vec<f64> {
-    let whole = (s.secs.floor() as usize).min(s.per_second.len());
-    let per_event = s.rows_per_event.unwrap_or(1) as f64;
-    s.per_second[..whole]
-        .iter()
-        .map(|&n| n as f64 * per_event)
-        .collect()
 }
 
 /// Fills a cell's ratios against its base and, when both have repeats,

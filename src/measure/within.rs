@@ -106,6 +106,24 @@ pub fn within_run(target: &[f64], base: &[f64]) -> Option<WithinRun> {
     })
 }
 
+/// How long two windows like `seconds` must be, in seconds each, for the
+/// test to call a change of `change` (0.05: 5%) significant: with a
+/// per-second coefficient of variation c and an effective share f of the
+/// seconds, the ratio's standard error is about c·√(2 / (f·n)), so n ≥
+/// 2·(1.96·c / change)² / f. `None` with too few seconds to say.
+pub fn seconds_for(change: f64, seconds: &[f64]) -> Option<f64> {
+    if seconds.len() < MIN_SECONDS {
+        return None;
+    }
+    let (mean, var, n_eff) = describe(seconds);
+    if mean <= 0.0 {
+        return None;
+    }
+    let cv = var.sqrt() / mean;
+    let f = n_eff / seconds.len() as f64;
+    Some((2.0 * (1.96 * cv / change).powi(2) / f).max(MIN_SECONDS as f64))
+}
+
 /// Whether the test calls the change significant.
 pub fn significant(w: &WithinRun) -> bool {
     w.p_value < ALPHA
@@ -296,6 +314,19 @@ mod tests {
         1.018_058_746_247_857_9,
         2.0,
     );
+
+    #[test]
+    fn noisier_seconds_need_longer_windows() {
+        // CV 2%, no autocorrelation: 2·(1.96·0.02/0.05)² ≈ 1.2 s, so the
+        // floor of five seconds.
+        let quiet = [98.0, 102.0, 100.0, 97.0, 103.0, 100.0, 99.0, 101.0];
+        assert_eq!(seconds_for(0.05, &quiet), Some(MIN_SECONDS as f64));
+        // A stall every other second: CV near 0.5, so tens of seconds.
+        let noisy = [100.0, 10.0, 100.0, 20.0, 100.0, 0.0, 100.0, 30.0];
+        let n = seconds_for(0.05, &noisy).unwrap();
+        assert!(n > 300.0, "{n}");
+        assert_eq!(seconds_for(0.05, &quiet[..4]), None);
+    }
 
     #[test]
     fn too_few_seconds_give_no_test() {

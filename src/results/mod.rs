@@ -143,6 +143,17 @@ pub struct StepResult {
 }
 
 impl StepResult {
+    /// The throughput of each whole second of the window (a last, partial
+    /// second would read as a slow one).
+    pub fn second_rates(&self) -> Vec<f64> {
+        let whole = (self.secs.floor() as usize).min(self.per_second.len());
+        let per_event = self.rows_per_event.unwrap_or(1) as f64;
+        self.per_second[..whole]
+            .iter()
+            .map(|&n| n as f64 * per_event)
+            .collect()
+    }
+
     /// The file this result lives in, relative to the run directory.
     pub fn file_name(&self) -> PathBuf {
         step_file(

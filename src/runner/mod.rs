@@ -6,9 +6,11 @@
 //! and stopping cleanly on Ctrl-C: the step in flight is dropped, everything
 //! written before it stays). It names no engine and no workload.
 
+mod confirm;
 mod progress;
 mod step;
 
+pub use confirm::{confirm, ConfirmOptions, Need};
 pub use progress::Progress;
 
 use std::path::{Path, PathBuf};

@@ -166,6 +166,15 @@ pub struct Meta {
     pub class_series: bool,
 }
 
+impl Meta {
+    /// Whether the step leaves the data other than it found it (a load,
+    /// writes, the Insert Benchmark's steps with their background
+    /// inserts): a later step's data depends on it having run.
+    pub fn changes_data(&self) -> bool {
+        matches!(self.group, Group::Load | Group::Write | Group::Insert)
+    }
+}
+
 pub trait Workload: Sync {
     fn meta(&self) -> Meta;
     /// The SQL of one event on table `sbtest1`, for `relbench show`.

@@ -1,0 +1,194 @@
+//! `relbench run --confirm DIR`: more repeats of the steps a report could
+//! not judge (disturbed windows, or changes past the thresholds that are
+//! not significant), added to the same results so the report tightens.
+//!
+//! A step runs on the data the sequence left before it, so each target
+//! starts afresh and replays the steps before the last one to confirm
+//! that change the data (loads, writes, settles); read-only steps that are
+//! not asked for are skipped, since they leave the data as they found it.
+//! Replayed steps are not recorded. Targets are interleaved round by
+//! round, as a run interleaves repeats. Which steps need it is the
+//! comparison's answer (the command line asks `compare`); this file only
+//! sequences.
+
+use anyhow::Context;
+
+use super::step::{measure_step, StepCtx};
+use super::{finish_interrupted, interrupted, probe_of, wait_serving, Progress, RunEnd};
+use crate::db::{self, Dirs};
+use crate::plan::{Execution, StepKind};
+use crate::results;
+use crate::Interrupted;
+
+/// One step of one target to repeat.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Need {
+    /// Index into the plan's targets.
+    pub target: usize,
+    /// Position in the sequence.
+    pub seq: usize,
+    pub clients: u32,
+    /// How many more repeats it needs.
+    pub rounds: u32,
+}
+
+pub struct ConfirmOptions {
+    pub out: std::path::PathBuf,
+    pub needs: Vec<Need>,
+    /// The first repeat number the new results take (one past the run's
+    /// highest).
+    pub first_repeat: u32,
+}
+
+/// Runs the confirmation rounds; returns how many results it added.
+pub fn confirm(opts: &ConfirmOptions, ui: &mut Progress) -> anyhow::Result<(RunEnd, usize)> {
+    let out = &opts.out;
+    let _lock = results::lock_run(out)?;
+    let mut info = results::read_run_info(out)?;
+    let plan_dir = std::path::PathBuf::from(&info.plan_dir);
+    let plan = crate::plan::parse(&info.plan_text, &info.plan_source, &plan_dir)
+        .map_err(|e| anyhow::anyhow!("{e}"))
+        .context("reading the run's own plan")?;
+    info.status = results::RunStatus::Running;
+    info.finished = None;
+    results::write_atomic(&out.join("run.json"), &info)?;
+    let rounds = opts.needs.iter().map(|n| n.rounds).max().unwrap_or(0);
+    let sequence: Vec<Execution> = plan
+        .executions()
+        .into_iter()
+        .filter(|e| e.repeat == 1)
+        .collect();
+    let mut added = 0;
+    let mut failed_steps = 0;
+    for round in 0..rounds {
+        let repeat = opts.first_repeat + round;
+        for (ti, target) in plan.targets.iter().enumerate() {
+            let wanted = |e: &Execution| {
+                opts.needs.iter().any(|n| {
+                    n.target == ti && n.seq == e.seq && n.clients == e.clients && round < n.rounds
+                })
+            };
+            let Some(last) = sequence
+                .iter()
+                .filter(|e| e.target == ti && wanted(e))
+                .map(|e| e.seq)
+                .max()
+            else {
+                continue;
+            };
+            let chosen: Vec<(&Execution, bool)> = sequence
+                .iter()
+                .filter(|e| e.target == ti && e.seq <= last)
+                .filter_map(|e| {
+                    if wanted(e) {
+                        return Some((e, true));
+                    }
+                    let changes = match &e.step.kind {
+                        StepKind::Load | StepKind::Settle => true,
+                        StepKind::Workload(_) => {
+                            e.step.workload().is_some_and(|w| w.meta().changes_data())
+                        }
+                    };
+                    changes.then_some((e, false))
+                })
+                .collect();
+            ui.line(&format!(
+                "[{}] confirming (repeat {repeat}): {}",
+                target.name,
+                chosen
+                    .iter()
+                    .map(|(e, keep)| {
+                        let s = format!("{} c{}", e.step.label(), e.clients);
+                        if *keep {
+                            s
+                        } else {
+                            format!("({s}, replayed)")
+                        }
+                    })
+                    .collect::<Vec<_>>()
+                    .join(" → ")
+            ));
+            let dirs = Dirs {
+                plan_dir: plan_dir.clone(),
+                out: out.clone(),
+            };
+            let driver = match db::open(target, &dirs, &mut |line| ui.line(line)) {
+                Ok(d) => d,
+                Err(err) => {
+                    ui.warn(&format!(
+                        "[{}] could not start, nothing confirmed for it this round: {err:#}",
+                        target.name
+                    ));
+                    continue;
+                }
+            };
+            let loads = plan.steps.first().is_some_and(|s| s.creates_tables());
+            if loads {
+                driver.reset().with_context(|| {
+                    format!(
+                        "target \"{}\": removing the data of an earlier run",
+                        target.name
+                    )
+                })?;
+            }
+            let probe = probe_of(driver.as_ref());
+            let cx = StepCtx {
+                plan: &plan,
+                target,
+                db: driver.as_ref(),
+                probe: &probe,
+            };
+            for (e, keep) in chosen {
+                if target.engine.is_server() {
+                    wait_serving(driver.as_ref(), ui, &target.name);
+                }
+                let mut e = e.clone();
+                e.repeat = repeat;
+                let mut r = match measure_step(&cx, &e, ui) {
+                    Ok(r) => r,
+                    Err(err) if err.is::<Interrupted>() || interrupted() => {
+                        let _ = driver.cleanup(loads);
+                        return Ok((finish_interrupted(&mut info, out, ui)?, added));
+                    }
+                    Err(err) => return Err(err),
+                };
+                if interrupted() {
+                    let _ = driver.cleanup(loads);
+                    return Ok((finish_interrupted(&mut info, out, ui)?, added));
+                }
+                if r.failed.is_some() {
+                    failed_steps += usize::from(keep);
+                    if !keep || e.step.creates_tables() {
+                        ui.warn(&format!(
+                            "[{}] {} failed, so the steps after it are not confirmed this round",
+                            target.name,
+                            e.step.label()
+                        ));
+                        if keep {
+                            results::write_step(out, &r)?;
+                            added += 1;
+                        }
+                        break;
+                    }
+                }
+                if keep {
+                    r.notes.insert(
+                        "confirm".into(),
+                        "a confirmation repeat (relbench run --confirm): the target started afresh and replayed \
+                         the steps before this one that change the data"
+                            .into(),
+                    );
+                    results::write_step(out, &r)?;
+                    added += 1;
+                }
+            }
+            driver.cleanup(loads)?;
+        }
+    }
+    // Embedded targets kept their files here; remove the folder once empty.
+    let _ = std::fs::remove_dir(out.join("data"));
+    info.status = results::RunStatus::Complete;
+    info.finished = Some(crate::util::utc_iso(crate::util::unix_now()));
+    results::write_atomic(&out.join("run.json"), &info)?;
+    Ok((RunEnd::Complete { failed_steps }, added))
+}
