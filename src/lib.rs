@@ -3,8 +3,9 @@
 //! target, measures beside every step, and reports throughput relative to a
 //! base target together with the cost per operation behind it.
 //!
-//! Data flows one way: `plan` → `runner` (using `target`, `workload`,
-//! `engine`, `metrics`) → `results` on disk → `report`.
+//! Data flows one way: `plan` → `runner` (using `db`, `workload`,
+//! `engine`, `metrics`) → `results` on disk → `compare` (the model) →
+//! `render`. `docs/architecture.md` maps the layers.
 
 pub mod cli;
 pub mod compare;

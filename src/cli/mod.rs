@@ -479,9 +479,10 @@ fn noise_advice(plan: &Plan, last: Option<&Path>) -> anyhow::Result<()> {
         if let plan::StopSpec::Secs(secs) = plan.stop_for(class) {
             if secs < median && plan.repeats < 4 {
                 crate::outln!(
-                    "warning: the plan's {name} steps run {secs:.0} s, shorter than the {median:.0} s the noise \
+                    "warning: the plan's {name} steps run {}, shorter than the {median:.0} s the noise \
                      last time called for: with one repeat, changes of 5% will read as not significant; lengthen \
-                     [duration] {name}, or set repeats = 4 or more"
+                     [duration] {name}, or set repeats = 4 or more",
+                    plan::human_duration(secs)
                 );
             }
         }

@@ -261,7 +261,10 @@ impl Cell {
         let v = verdict(rel);
         if let Some(floor) = self.noise_floor {
             // Symmetric: 0.97 is as far from 1 as 1/0.97.
-            if matches!(v, Verdict::Worse | Verdict::Better) && rel.max(1.0 / rel) - 1.0 <= floor {
+            // (With a tolerance: the copy's own ratio is the floor.)
+            if matches!(v, Verdict::Worse | Verdict::Better)
+                && rel.max(1.0 / rel) - 1.0 <= floor + 1e-9
+            {
                 return Some(Verdict::Noise);
             }
         }

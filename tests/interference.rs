@@ -1,0 +1,343 @@
+//! Numbers on a busy machine, end to end on embedded SQLite: a CPU burner
+//! beside a step marks it disturbed and keeps it out of the verdicts; an
+//! A/A run of the quick plan's base shows its noise floor and colours none
+//! of its own ratios; `run --confirm` adds repeats only where the report
+//! could not judge; `check --last` warns when steps are too short for the
+//! noise a run showed.
+//!
+//! The tests here run one at a time: the burner's CPU must be the only
+//! other program the sampler sees.
+
+mod common;
+
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::{Arc, Mutex};
+use std::time::{Duration, Instant};
+
+use common::*;
+
+/// One test at a time in this binary: another test's relbench would be
+/// "another program" to the burner test.
+static SERIAL: Mutex<()> = Mutex::new(());
+
+fn serial() -> std::sync::MutexGuard<'static, ()> {
+    SERIAL.lock().unwrap_or_else(|p| p.into_inner())
+}
+
+/// A thread of this test process spinning on one core until stopped or
+/// for at most `limit`: a program that is neither the server nor relbench.
+struct Burner {
+    stop: Arc<AtomicBool>,
+    handle: Option<std::thread::JoinHandle<(f64, f64)>>,
+}
+
+impl Burner {
+    fn start(limit: Duration) -> Burner {
+        let stop = Arc::new(AtomicBool::new(false));
+        let s = stop.clone();
+        let handle = std::thread::spawn(move || {
+            let t0 = Instant::now();
+            let cpu0 = thread_cpu();
+            let mut x = 0u64;
+            while !s.load(Ordering::Relaxed) && t0.elapsed() < limit {
+                for _ in 0..10_000 {
+                    x = x.wrapping_mul(6364136223846793005).wrapping_add(1);
+                }
+            }
+            std::hint::black_box(x);
+            (thread_cpu() - cpu0, t0.elapsed().as_secs_f64())
+        });
+        Burner {
+            stop,
+            handle: Some(handle),
+        }
+    }
+
+    /// Stops it; returns its CPU in % of one core over its life.
+    fn finish(mut self) -> f64 {
+        self.stop.store(true, Ordering::Relaxed);
+        let (cpu, wall) = self.handle.take().unwrap().join().unwrap();
+        100.0 * cpu / wall
+    }
+}
+
+impl Drop for Burner {
+    fn drop(&mut self) {
+        self.stop.store(true, Ordering::Relaxed);
+    }
+}
+
+fn thread_cpu() -> f64 {
+    let mut ts: libc::timespec = unsafe { std::mem::zeroed() };
+    // SAFETY: clock_gettime writes only into the struct passed.
+    unsafe { libc::clock_gettime(libc::CLOCK_THREAD_CPUTIME_ID, &mut ts) };
+    ts.tv_sec as f64 + ts.tv_nsec as f64 / 1e9
+}
+
+const ONE_STEP: &str = r#"
+steps = ["load", "point-query"]
+clients = [1]
+[scale]
+tables = 1
+rows = 5000
+[duration]
+warmup = "200ms"
+read = "4s"
+[settle]
+base = "0s"
+per_million_rows = "0s"
+max = "1s"
+"#;
+
+fn one_step_plan(dir: &std::path::Path, name: &str) -> std::path::PathBuf {
+    let p = dir.join(format!("{name}.toml"));
+    std::fs::write(
+        &p,
+        format!("{ONE_STEP}\n[[target]]\nname = \"{name}\"\nengine = \"sqlite\"\n"),
+    )
+    .unwrap();
+    p
+}
+
+#[test]
+fn a_cpu_burner_beside_a_step_marks_it_disturbed_and_not_cpu_overhead() {
+    let _one = serial();
+    let dir = tempfile::tempdir().unwrap();
+    run_quiet(
+        &one_step_plan(dir.path(), "quiet"),
+        dir.path().join("quiet"),
+    )
+    .assert()
+    .success();
+    let burner = Burner::start(Duration::from_secs(120));
+    let busy = dir.path().join("busy");
+    run_quiet(&one_step_plan(dir.path(), "busy"), &busy)
+        .assert()
+        .success();
+    let burnt = burner.finish();
+
+    let r = read_json(&busy.join("steps/busy/r1-02-point-query-c1.json"));
+    let i = &r["metrics"]["interference"];
+    assert!(i["disturbed"].is_string(), "not disturbed: {i}");
+    let cpus = std::thread::available_parallelism().unwrap().get() as f64;
+    // Other programs' share of the machine, in % of one core.
+    let seen = i["others_share_pct"].as_f64().unwrap() * cpus;
+    assert!(
+        (seen - burnt).abs() <= 10.0,
+        "the step saw other programs use {seen:.1}% of a core; the burner used {burnt:.1}%"
+    );
+    let me = std::env::current_exe().unwrap();
+    let me = me.file_name().unwrap().to_string_lossy();
+    let named = i["top"][0]["name"].as_str().unwrap_or("");
+    assert!(
+        me.starts_with(named),
+        "top other program {named:?}, not {me}"
+    );
+
+    // The report compares it with the quiet run and does not judge it.
+    relbench()
+        .args(["report", "--format", "md,json", "--base", "quiet"])
+        .arg(dir.path().join("quiet"))
+        .arg(&busy)
+        .arg("--out")
+        .arg(dir.path())
+        .assert()
+        .success();
+    let md = std::fs::read_to_string(dir.path().join("report.md")).unwrap();
+    let summary: Vec<&str> = md
+        .lines()
+        .skip_while(|l| !l.starts_with("## Summary"))
+        .take_while(|l| !l.starts_with("## Throughput"))
+        .collect();
+    let summary = summary.join("\n");
+    assert!(
+        summary.contains("not judged (disturbed"),
+        "summary: {summary}"
+    );
+    assert!(
+        summary.contains("disturbed: point-query (1 client)"),
+        "summary: {summary}"
+    );
+    assert!(
+        !summary
+            .lines()
+            .any(|l| l.contains("point-query") && l.contains("CPU overhead")),
+        "a disturbed step explained as CPU overhead: {summary}"
+    );
+    assert!(md.contains("## Interference"), "no interference section");
+    let json = read_json(&dir.path().join("report.json"));
+    let row = json["rows"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|r| r["step"]["kind"]["workload"] == "point-query")
+        .unwrap();
+    assert!(row["cells"][1]["disturbed"].is_string(), "{row}");
+}
+
+#[test]
+fn an_aa_run_of_the_quick_plans_base_shows_its_noise_floor_and_colours_none_of_its_ratios() {
+    let _one = serial();
+    let dir = tempfile::tempdir().unwrap();
+    // The quick plan, its base only, run twice as A/A copies.
+    let text = include_str!("../src/plan/quick.toml");
+    let base_only = text
+        .split("[[target]]")
+        .take(2)
+        .collect::<Vec<_>>()
+        .join("[[target]]")
+        .replacen("engine = \"sqlite\"", "engine = \"sqlite\"\ncopies = 2", 1);
+    let plan = write_plan(dir.path(), &base_only);
+    let out = dir.path().join("out");
+    run_quiet(&plan, &out).assert().success();
+    let files = step_files(&out);
+    assert!(files.iter().any(|f| f.starts_with("default/")), "{files:?}");
+    assert!(
+        files.iter().any(|f| f.starts_with("default-aa2/")),
+        "{files:?}"
+    );
+
+    let json = read_json(&out.join("report.json"));
+    let rows = json["rows"].as_array().unwrap();
+    assert!(!rows.is_empty());
+    for r in rows {
+        assert!(
+            r["noise_floor"].as_f64().is_some(),
+            "no noise floor on {}",
+            r["step"]
+        );
+    }
+    let md = std::fs::read_to_string(out.join("report.md")).unwrap();
+    let relative: Vec<&str> = md
+        .lines()
+        .filter(|l| l.starts_with('|'))
+        .filter(|l| l.contains('±'))
+        .collect();
+    assert!(
+        relative.len() >= rows.len(),
+        "the relative tables do not show the floor on every row:\n{md}"
+    );
+    for l in &relative {
+        assert!(
+            !l.contains('🔴') && !l.contains('🟢'),
+            "an A/A ratio is coloured: {l}"
+        );
+    }
+    assert!(md.contains("A/A noise"), "{md}");
+    assert!(md.contains("an A/A copy of default"), "{md}");
+}
+
+#[test]
+fn confirm_adds_repeats_only_for_the_steps_that_need_them() {
+    let _one = serial();
+    let dir = tempfile::tempdir().unwrap();
+    // Windows of 1 s: too short for the within-run test, so only a
+    // disturbed step needs confirming.
+    let plan = write_plan(
+        dir.path(),
+        r#"
+steps = ["load", "point-query", "update-index", "point-query:after"]
+clients = [1]
+[scale]
+tables = 1
+rows = 2000
+[duration]
+warmup = "100ms"
+read = "1s"
+write = "1s"
+[[target]]
+name = "a"
+engine = "sqlite"
+[[target]]
+name = "b"
+engine = "sqlite"
+[target.pragmas]
+journal_mode = "wal"
+"#,
+    );
+    let out = dir.path().join("out");
+    run_quiet(&plan, &out).assert().success();
+    relbench()
+        .args(["run", "-q", "--confirm"])
+        .arg(&out)
+        .assert()
+        .success()
+        .stdout(predicates::str::contains("nothing to confirm"));
+    let before = step_files(&out);
+    assert_eq!(before.len(), 8, "{before:?}");
+
+    // b's update-index ran beside another program (as a burner would have
+    // marked it).
+    let f = out.join("steps/b/r1-03-update-index-c1.json");
+    let mut r = read_json(&f);
+    r["metrics"]["interference"]["disturbed"] = "other programs used 48% of the machine".into();
+    std::fs::write(&f, serde_json::to_vec_pretty(&r).unwrap()).unwrap();
+
+    relbench()
+        .args(["run", "-q", "--confirm"])
+        .arg(&out)
+        .assert()
+        .success();
+    let after = step_files(&out);
+    let new: Vec<&String> = after.iter().filter(|f| !before.contains(f)).collect();
+    // Three more repeats (four a side, enough for a rank test) of that
+    // step, for b and its base, and nothing else.
+    let want: Vec<String> = ["a", "b"]
+        .iter()
+        .flat_map(|t| (2..=4).map(move |r| format!("{t}/r{r}-03-update-index-c1.json")))
+        .collect();
+    let mut new_sorted: Vec<String> = new.into_iter().cloned().collect();
+    new_sorted.sort();
+    assert_eq!(new_sorted, want);
+    let confirmed = read_json(&out.join("steps/b/r2-03-update-index-c1.json"));
+    assert!(confirmed["notes"]["confirm"].is_string(), "{confirmed}");
+    let json = read_json(&out.join("report.json"));
+    let row = json["rows"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|r| r["step"]["kind"]["workload"] == "update-index")
+        .unwrap();
+    assert_eq!(row["cells"][1]["repeats"], 4, "{row}");
+    assert!(
+        row["cells"][1]["disturbed"].is_null(),
+        "1 of 4 disturbed: {row}"
+    );
+}
+
+#[test]
+fn check_warns_when_steps_are_shorter_than_the_last_runs_noise_calls_for() {
+    let _one = serial();
+    let dir = tempfile::tempdir().unwrap();
+    let plan = write_plan(
+        dir.path(),
+        &format!(
+            "{}\n[[target]]\nname = \"t\"\nengine = \"sqlite\"\n",
+            ONE_STEP.replace("read = \"4s\"", "read = \"6s\"")
+        ),
+    );
+    let out = dir.path().join("out");
+    run_quiet(&plan, &out).assert().success();
+    // A plan whose reads run a tenth of a second.
+    let short = dir.path().join("short.toml");
+    std::fs::write(
+        &short,
+        std::fs::read_to_string(&plan)
+            .unwrap()
+            .replace("read = \"6s\"", "read = \"100ms\""),
+    )
+    .unwrap();
+    relbench()
+        .args(["check"])
+        .arg(&short)
+        .arg("--last")
+        .arg(&out)
+        .assert()
+        .success()
+        .stdout(predicates::str::contains(
+            "a 5% change needed windows of about",
+        ))
+        .stdout(predicates::str::contains(
+            "warning: the plan's read steps run 100ms, shorter than",
+        ));
+}
