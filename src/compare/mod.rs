@@ -896,15 +896,15 @@ fn cell<'a>(results: impl Iterator<Item = &'a StepResult>) -> Cell {
 /// Why a cell's figure is disturbed: when half or more of its repeats
 /// were (the median then rests on a disturbed window).
 fn disturbed_of(ok: &[&&StepResult]) -> Option<String> {
-    let why: Vec<&str> = ok
+    let why: Vec<String> = ok
         .iter()
-        .filter_map(|s| s.metrics.interference.as_ref()?.disturbed.as_deref())
+        .filter_map(|s| s.metrics.interference.as_ref()?.judge().0)
         .collect();
     if why.is_empty() || 2 * why.len() < ok.len() {
         return None;
     }
     Some(match ok.len() {
-        1 => why[0].to_string(),
+        1 => why[0].clone(),
         n => format!("{} of {n} repeats; {}", why.len(), why[0]),
     })
 }

@@ -350,6 +350,7 @@ pub fn interference(steps: &[(usize, StepResult)]) -> Vec<InterferenceRow> {
         .filter(|(_, s)| s.failed.is_none())
         .filter_map(|(ti, s)| {
             let i = s.metrics.interference.as_ref()?;
+            let (disturbed, not_judged) = i.judge();
             Some(InterferenceRow {
                 target: *ti,
                 step: s.step.title(),
@@ -367,8 +368,8 @@ pub fn interference(steps: &[(usize, StepResult)]) -> Vec<InterferenceRow> {
                 throughput_cv: i.throughput_cv,
                 worst_second_vs_median: i.worst_second_vs_median,
                 stalls: i.stalls,
-                disturbed: i.disturbed.clone(),
-                not_judged: i.not_judged.clone(),
+                disturbed,
+                not_judged,
             })
         })
         .collect()

@@ -22,14 +22,25 @@ use super::Sampled;
 /// change of that size can no longer be told from the interference.
 pub const DISTURBED_SHARE_PCT: f64 = 5.0;
 
-/// Steal at or above which a step is disturbed, in % of the machine: the
-/// same reasoning, for CPU the hypervisor gave to other guests.
-pub const DISTURBED_STEAL_PCT: f64 = 5.0;
+/// Steal at or above which a step is disturbed, in % of the machine.
+/// Higher than for other programs because on a VM the hypervisor's work
+/// for the guest's own IO shows as steal: on this project's Firecracker
+/// VMs, with nothing else running, PostgreSQL's write steps saw 3.1–5.4%
+/// steal and its read steps 0.1–0.2%. At 10% the steal is more than the
+/// benchmark's own IO explains there.
+pub const DISTURBED_STEAL_PCT: f64 = 10.0;
 
-/// The shortest window judged. CPU time is counted in 10 ms ticks per CPU
-/// and the window's edges are read a few milliseconds apart, so below two
-/// seconds the attribution's error alone is a few % of the machine.
-pub const MIN_JUDGED_SECS: f64 = 2.0;
+/// The shortest window judged: 25 ticks per CPU.
+pub const MIN_JUDGED_SECS: f64 = 0.25;
+
+/// How far the attribution can be off, in % of the machine, for a window
+/// of `secs`: CPU time is counted in 10 ms ticks, and each of the busy
+/// total and the processes' sums can be a tick per CPU off at each edge.
+/// A window is disturbed only past the threshold plus this (2% of the
+/// machine for one second, 0.2% for ten).
+pub fn tick_allowance_pct(secs: f64) -> f64 {
+    2.0 * 0.01 / secs * 100.0
+}
 
 /// A process other than the server and relbench, and its CPU over the
 /// window.
@@ -65,7 +76,12 @@ pub struct Interference {
     pub throughput_cv: Option<f64>,
     pub worst_second_vs_median: Option<f64>,
     pub stalls: u32,
-    /// Why the step is disturbed, when it is.
+    /// The machine's CPUs and the window's length, for judging again.
+    pub cores: Option<f64>,
+    pub window_secs: Option<f64>,
+    /// Why the step is disturbed, when it is (by the thresholds of the
+    /// relbench that measured it; a report judges again by its own,
+    /// [`Interference::judge`]).
     pub disturbed: Option<String>,
     /// Why it could not be judged, when it could not.
     pub not_judged: Option<String>,
@@ -161,11 +177,15 @@ pub fn assess(sampled: &Sampled, per_second: &[u64], secs: f64) -> Interference 
     let cores = sys.cpu_secs.all() / w.secs.max(1e-9);
     let capacity = sys.cpu_secs.all().max(1e-9);
     out.steal_pct = Some(r2(100.0 * sys.cpu_secs.steal / capacity));
+    out.cores = Some(r2(cores));
+    out.window_secs = Some((w.secs * 1e3).round() / 1e3);
     let Some(other) = other_cpu_secs(a, b, Some(sys)) else {
         out.not_judged = Some(
             "the server runs on this machine but relbench does not know its processes, so its CPU cannot be told from other programs'"
                 .into(),
         );
+        // Steal is still the machine's to judge.
+        out.disturbed = out.judge().0;
         return out;
     };
     let mut roots = vec![std::process::id()];
@@ -175,7 +195,14 @@ pub fn assess(sampled: &Sampled, per_second: &[u64], secs: f64) -> Interference 
     // aggregate does not, so programs get the aggregate less the kernel
     // threads.
     let kernel = kernel.min(other);
-    let programs = other - kernel;
+    // The aggregate subtracts interrupt time, which some kernels also
+    // charge to the process that was running (without
+    // IRQ_TIME_ACCOUNTING): with loopback networking it then reads low
+    // (a burner at 40% of a core read as 14% beside PostgreSQL). The
+    // programs the scans name are a floor that does not depend on it.
+    let named: f64 = list.iter().map(|x| x.2).sum();
+    let programs = (other - kernel).max(named);
+    let other = other.max(programs + kernel);
     out.other_cpu_pct = Some(r2(100.0 * other / w.secs));
     out.kernel_threads_cpu_pct = Some(r2(100.0 * kernel / w.secs));
     let share = 100.0 * programs / capacity;
@@ -190,38 +217,60 @@ pub fn assess(sampled: &Sampled, per_second: &[u64], secs: f64) -> Interference 
         .filter(|p| p.cpu_pct >= 1.0)
         .take(3)
         .collect();
-    if w.secs < MIN_JUDGED_SECS {
-        out.not_judged = Some(format!(
-            "the window ({:.1} s) is shorter than the {MIN_JUDGED_SECS:.0} s needed to attribute CPU to a few % of the machine",
-            w.secs
-        ));
-        return out;
-    }
-    let steal = out.steal_pct.unwrap_or(0.0);
-    let mut why = Vec::new();
-    if share >= DISTURBED_SHARE_PCT {
-        let named: Vec<String> = out
-            .top
-            .iter()
-            .map(|p| format!("{} (pid {}) {:.0}% of a core", p.name, p.pid, p.cpu_pct))
-            .collect();
-        why.push(format!(
-            "other programs used {share:.0}% of the machine ({:.2} of its {cores:.0} cores){}",
-            programs / w.secs,
-            if named.is_empty() {
-                String::new()
-            } else {
-                format!(": {}", named.join(", "))
-            }
-        ));
-    }
-    if steal >= DISTURBED_STEAL_PCT {
-        why.push(format!("the hypervisor stole {steal:.0}% of the machine"));
-    }
-    if !why.is_empty() {
-        out.disturbed = Some(why.join("; "));
-    }
+    let (disturbed, not_judged) = out.judge();
+    out.disturbed = disturbed;
+    out.not_judged = not_judged;
     out
+}
+
+impl Interference {
+    /// Why the window is disturbed by the thresholds above, or why it
+    /// could not be judged; (`None`, `None`) for a quiet window. Reports
+    /// call this rather than trusting the stored verdict, so results
+    /// measured under other thresholds are judged alike.
+    pub fn judge(&self) -> (Option<String>, Option<String>) {
+        let (Some(secs), Some(cores)) = (self.window_secs, self.cores) else {
+            return (self.disturbed.clone(), self.not_judged.clone());
+        };
+        if secs < MIN_JUDGED_SECS {
+            return (
+                None,
+                Some(format!(
+                    "the window ({:.0} ms) is too short for the 10 ms ticks CPU is counted in",
+                    secs * 1e3
+                )),
+            );
+        }
+        let slack = tick_allowance_pct(secs);
+        let steal = self.steal_pct.unwrap_or(0.0);
+        let mut why = Vec::new();
+        let share = self.others_share_pct.unwrap_or(0.0);
+        if share >= DISTURBED_SHARE_PCT + slack {
+            let named: Vec<String> = self
+                .top
+                .iter()
+                .map(|p| format!("{} (pid {}) {:.0}% of a core", p.name, p.pid, p.cpu_pct))
+                .collect();
+            why.push(format!(
+                "other programs used {share:.0}% of the machine ({:.2} of its {cores:.0} cores){}",
+                share / 100.0 * cores,
+                if named.is_empty() {
+                    String::new()
+                } else {
+                    format!(": {}", named.join(", "))
+                }
+            ));
+        }
+        if steal >= DISTURBED_STEAL_PCT + slack {
+            why.push(format!("the hypervisor stole {steal:.0}% of the machine"));
+        }
+        let unknown = self
+            .others_share_pct
+            .is_none()
+            .then(|| self.not_judged.clone())
+            .flatten();
+        ((!why.is_empty()).then(|| why.join("; ")), unknown)
+    }
 }
 
 #[cfg(test)]
@@ -256,6 +305,56 @@ mod tests {
         assert!((kernel - 0.2).abs() < 1e-9);
         let names: Vec<(&str, f64)> = list.iter().map(|(_, n, c)| (n.as_str(), *c)).collect();
         assert_eq!(names, vec![("burner", 3.0), ("child", 0.5)]);
+    }
+
+    /// Regression: on a quiet VM, PostgreSQL's write steps saw 3–5.4%
+    /// steal from the hypervisor's own IO work and were called disturbed.
+    #[test]
+    fn steal_from_the_guests_own_io_does_not_disturb_a_step() {
+        let quiet_writes = Interference {
+            others_share_pct: Some(0.0),
+            steal_pct: Some(5.37),
+            cores: Some(2.0),
+            window_secs: Some(8.0),
+            ..Interference::default()
+        };
+        assert_eq!(quiet_writes.judge(), (None, None));
+        let stolen = Interference {
+            steal_pct: Some(12.0),
+            ..quiet_writes.clone()
+        };
+        assert!(stolen.judge().0.unwrap().contains("stole 12%"));
+        let busy = Interference {
+            others_share_pct: Some(5.0),
+            top: vec![OtherProcess {
+                pid: 7,
+                name: "yes".into(),
+                cpu_pct: 10.0,
+            }],
+            ..quiet_writes.clone()
+        };
+        // 5% at 8 s is past 5% + 0.25%? No: it takes 5.25%.
+        assert_eq!(busy.judge().0, None);
+        let busy = Interference {
+            others_share_pct: Some(5.3),
+            ..busy
+        };
+        let why = busy.judge().0.unwrap();
+        assert!(
+            why.contains("5% of the machine (0.11 of its 2 cores): yes (pid 7)"),
+            "{why}"
+        );
+        // One second: 5% is within the ticks' 2% of the threshold.
+        let short = Interference {
+            window_secs: Some(1.0),
+            ..busy.clone()
+        };
+        assert_eq!(short.judge(), (None, None));
+        let shorter = Interference {
+            window_secs: Some(0.1),
+            ..busy
+        };
+        assert!(shorter.judge().1.unwrap().contains("too short"));
     }
 
     #[test]

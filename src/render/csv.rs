@@ -114,7 +114,7 @@ pub fn render(r: &Report) -> String {
             ("stalled_secs".into(), opt(inter.map(|i| i.stalls))),
             (
                 "disturbed".into(),
-                inter.and_then(|i| i.disturbed.clone()).unwrap_or_default(),
+                inter.and_then(|i| i.judge().0).unwrap_or_default(),
             ),
             (
                 "noise_floor".into(),

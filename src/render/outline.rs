@@ -772,7 +772,7 @@ fn target_details(t: &TargetMeta) -> Block {
 /// Which step windows other programs or the hypervisor disturbed, and
 /// every window where something else was seen at all.
 fn interference(doc: &mut Vec<Block>, r: &Report) {
-    use crate::metrics::interference::{DISTURBED_SHARE_PCT, DISTURBED_STEAL_PCT, MIN_JUDGED_SECS};
+    use crate::metrics::interference::{DISTURBED_SHARE_PCT, DISTURBED_STEAL_PCT};
     if r.interference.is_empty() {
         return;
     }
@@ -793,8 +793,9 @@ fn interference(doc: &mut Vec<Block>, r: &Report) {
          and how steady the step's throughput was second to second (coefficient of variation, the slowest \
          whole second ÷ the median one, seconds with nothing done). A window is disturbed at {DISTURBED_SHARE_PCT:.0}% \
          of the machine to other programs or {DISTURBED_STEAL_PCT:.0}% to steal: a CPU-bound step can lose about \
-         that much throughput, as much as the report's 5% threshold. Windows under {MIN_JUDGED_SECS:.0} s are not \
-         judged (CPU is counted in 10 ms ticks). {disturbed} of {judged} judged windows were disturbed. Listed: \
+         that much throughput, as much as the report's 5% threshold; steal's threshold is higher because a VM's \
+         own IO shows as steal. CPU is counted in 10 ms ticks, so a short window must pass the threshold by \
+         2% ÷ its length in seconds. {disturbed} of {judged} judged windows were disturbed. Listed: \
          windows where other programs or steal reached 1%, or a second with nothing done."
     )));
     let pct =
