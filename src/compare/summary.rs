@@ -133,7 +133,7 @@ pub fn lines(summary: &[TargetSummary]) -> Vec<SummaryLine> {
     summary
         .iter()
         .map(|s| {
-            if s.compared == 0 {
+            if s.compared == 0 && s.disturbed.is_empty() {
                 let head = format!(
                     "{}: no step to compare with {} yet (each needs figures from both targets).",
                     s.target, s.base
@@ -150,10 +150,14 @@ pub fn lines(summary: &[TargetSummary]) -> Vec<SummaryLine> {
                 .as_ref()
                 .map(|o| format!(" (an A/A copy of {o}: every difference is noise)"))
                 .unwrap_or_default();
-            let mut head = format!(
-                "{}{copy} against {}: {} of {} steps slower, {} faster, {} within 5%",
-                s.target, s.base, s.slower, s.compared, s.faster, s.same
-            );
+            let mut head = if s.compared == 0 {
+                format!("{}{copy} against {}: no step could be judged", s.target, s.base)
+            } else {
+                format!(
+                    "{}{copy} against {}: {} of {} steps slower, {} faster, {} within 5%",
+                    s.target, s.base, s.slower, s.compared, s.faster, s.same
+                )
+            };
             if s.noise > 0 {
                 head += &format!(", {} within the A/A noise floor", s.noise);
             }
