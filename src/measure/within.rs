@@ -8,9 +8,11 @@
 //! 1947) with each side's sample size replaced by its *effective* size
 //! under a first-order autoregressive model, n·(1 − r₁)/(1 + r₁), where r₁
 //! is the lag-1 autocorrelation of its seconds (Bayley & Hammersley, JRSS
-//! 1946; the correction latte applies to its own per-sample means). A
-//! negative r₁ is taken as 0: the correction only ever makes the test less
-//! confident. The interval of the ratio of the two means comes from the
+//! 1946). latte corrects its Welch test the same way in spirit but
+//! estimates the effective size by batch means, which needs many more
+//! samples than the 5–60 seconds of a step; the first-order formula works
+//! with a handful. A negative r₁ is taken as 0: the correction only ever
+//! makes the test less confident. The interval of the ratio of the two means comes from the
 //! same statistic by Fieller's theorem (Fieller, JRSS 1954), so a ratio
 //! whose interval holds 1 is exactly one the test does not reject.
 //!
