@@ -299,11 +299,8 @@ mod tests {
         }
     }
 
-    /// Regression: an event in flight at the step's end counted in full
-    /// while the window stayed at the step's duration (14 scans credited to
-    /// a 5 s window that really lasted 26 s).
-    #[test]
-    fn an_event_in_flight_at_the_end_extends_the_window() {
+    /// One client running events of `event` for a step of one second.
+    fn one_second_of(event: Duration) -> Measured {
         let dir = tempfile::tempdir().unwrap();
         let driver = crate::db::sqlite::SqliteDriver::new(dir.path().join("t.db"), vec![]);
         let interrupt = AtomicBool::new(false);
@@ -312,9 +309,7 @@ mod tests {
             server_pid: None,
             server_elsewhere_here: false,
         };
-        // Events of 700 ms in a 1 s step: the second starts at 0.7 s and
-        // ends at 1.4 s.
-        let w = Sleeper(Duration::from_millis(700));
+        let w = Sleeper(event);
         let spec = StepSpec {
             driver: &driver,
             workload: &w,
@@ -332,7 +327,16 @@ mod tests {
             interrupt: &interrupt,
             probe: &probe,
         };
-        let m = run(&spec, &mut |_| {});
+        run(&spec, &mut |_| {})
+    }
+
+    /// Regression: an event in flight at the step's end counted in full
+    /// while the window stayed at the step's duration (14 scans credited to
+    /// a 5 s window that really lasted 26 s).
+    #[test]
+    fn an_event_in_flight_at_the_end_extends_the_window() {
+        // Events of 700 ms: the second starts at 0.7 s and ends at 1.4 s.
+        let m = one_second_of(Duration::from_millis(700));
         assert_eq!(m.merged.events, 2);
         assert!(
             m.secs >= 1.39,
@@ -343,5 +347,19 @@ mod tests {
         // event within a tick).
         let sampled = m.sampled.window().secs;
         assert!(sampled >= 1.35, "sampler window {sampled} s");
+    }
+
+    /// Regression: scan throughput moved in steps of one table's rows per
+    /// window (4 scans against 24 read as ×0.17): whole events over the
+    /// nominal window. Over the window they really took, the rate is the
+    /// events' own.
+    #[test]
+    fn scan_throughput_is_not_quantised_to_whole_scans_per_window() {
+        // Scans of 400 ms: three start in the second (0, 0.4, 0.8 s) and
+        // the last ends at 1.2 s, so 2.5 a second, not 3.
+        let m = one_second_of(Duration::from_millis(400));
+        assert_eq!(m.merged.events, 3);
+        let rate = m.merged.events as f64 / m.secs;
+        assert!((rate - 2.5).abs() < 0.1, "{rate} scans/s");
     }
 }
