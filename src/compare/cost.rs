@@ -98,17 +98,6 @@ impl Cost {
         }
     }
 
-    /// The smallest difference between two targets that counts as a
-    /// change when the summary explains one: below it, a ratio of two tiny
-    /// figures (0.02 against 0.01 KiB read per query) is noise.
-    pub fn floor(self) -> f64 {
-        match self {
-            Cost::CpuUs | Cost::OwnCpuUs | Cost::ServerCpuUs | Cost::ClientCpuUs => 0.5,
-            Cost::Cs | Cost::ReadKb | Cost::WriteKb => 0.1,
-            Cost::Reads | Cost::Writes => 0.01,
-        }
-    }
-
     /// The figure in a step's results, when it was measured.
     pub fn of(self, m: &StepMetrics) -> Option<f64> {
         match self {

@@ -5,7 +5,8 @@
 
 use serde::Serialize;
 
-use super::{explain, Change, Disturbed, Row, TargetSummary, Verdict};
+use super::explain::explain;
+use super::{Change, NotJudged, Row, TargetSummary, Verdict, SHORT_WINDOW_SECS};
 use crate::results::StepResult;
 
 /// One sentence on a target, and the lines under it.
@@ -33,6 +34,7 @@ pub(super) fn summarise(
         })
         .count();
     let mut disturbed = Vec::new();
+    let mut too_short = Vec::new();
     let mut changes: Vec<(Verdict, Change)> = rows
         .iter()
         .filter_map(|r| {
@@ -42,6 +44,27 @@ pub(super) fn summarise(
             }
             let rel = c.relative?;
             let v = c.verdict()?;
+            let short = [(c, "this target's"), (&r.cells[base], "the base's")]
+                .into_iter()
+                .find_map(|(x, whose)| {
+                    let w = x.window_secs?;
+                    (w < SHORT_WINDOW_SECS).then(|| {
+                        format!(
+                            "{whose} window was {:.0} ms, under the {:.0} ms a change can be judged in",
+                            w * 1e3,
+                            SHORT_WINDOW_SECS * 1e3
+                        )
+                    })
+                });
+            if let Some(why) = short {
+                too_short.push(NotJudged {
+                    step: r.title(),
+                    clients: r.clients,
+                    relative: rel,
+                    why,
+                });
+                return None;
+            }
             if v == Verdict::Disturbed {
                 // Its CPU per operation includes the other program's
                 // work, or its throughput lost the CPU it took: neither
@@ -52,7 +75,7 @@ pub(super) fn summarise(
                     (None, Some(b)) => format!("the base's window: {b}"),
                     (None, None) => "disturbed".into(),
                 };
-                disturbed.push(Disturbed {
+                disturbed.push(NotJudged {
                     step: r.title(),
                     clients: r.clients,
                     relative: rel,
@@ -110,6 +133,7 @@ pub(super) fn summarise(
         copy_of: copy_of.map(str::to_string),
         noise,
         disturbed,
+        too_short,
         base: base_name.to_string(),
         compared: changes.len(),
         slower,
@@ -133,7 +157,7 @@ pub fn lines(summary: &[TargetSummary]) -> Vec<SummaryLine> {
     summary
         .iter()
         .map(|s| {
-            if s.compared == 0 && s.disturbed.is_empty() {
+            if s.compared == 0 && s.disturbed.is_empty() && s.too_short.is_empty() {
                 let head = format!(
                     "{}: no step to compare with {} yet (each needs figures from both targets).",
                     s.target, s.base
@@ -169,6 +193,12 @@ pub fn lines(summary: &[TargetSummary]) -> Vec<SummaryLine> {
             }
             if s.unjudged > 0 {
                 head += &format!(", {} not judged (a missed SLA)", s.unjudged);
+            }
+            if !s.too_short.is_empty() {
+                head += &format!(
+                    ", {} not judged (a window too short to measure)",
+                    s.too_short.len()
+                );
             }
             if !s.disturbed.is_empty() {
                 head += &format!(
@@ -223,6 +253,15 @@ pub fn lines(summary: &[TargetSummary]) -> Vec<SummaryLine> {
                     s.disturbed.len() - SHOWN
                 ));
             }
+            details.extend(s.too_short.iter().map(|d| {
+                format!(
+                    "too short to judge: {} ({}) {:.2}: {}",
+                    d.step,
+                    clients(d.clients),
+                    d.relative,
+                    d.why
+                )
+            }));
             if !s.failed.is_empty() {
                 details.push(format!("failed steps: {}", s.failed.join(", ")));
             }

@@ -6,8 +6,8 @@
 
 use super::svg::{self, Chart};
 use crate::compare::{
-    cost_verdict, judged, verdict, Cell, Cost, Method, Report, RunMeta, SummaryLine, TargetMeta,
-    Verdict,
+    cost_matters, cost_verdict, judged, verdict, Cell, Cost, Method, Report, RunMeta, SummaryLine,
+    TargetMeta, Verdict,
 };
 use crate::measure::stats::{self, Interval};
 use crate::measure::units::{fmt_bytes, fmt_latency, fmt_throughput};
@@ -447,14 +447,14 @@ pub fn efficiency(r: &Report) -> Section {
     }
 }
 
-/// One cost of a target against the base's. A ratio whose two figures
-/// differ by less than the cost's floor is shown uncoloured: 0.02 against
-/// 0.07 KiB written per point query is background noise, not a win.
+/// One cost of a target against the base's. A cost too small at the
+/// step's rate to matter is shown uncoloured: 0.02 against 0.07 KiB
+/// written per point query is background noise, not a win.
 fn cost_relative(k: Cost, c: &Cell, base: &Cell) -> Text {
     let (v, b) = (c.costs.get(&k), base.costs.get(&k));
     match (c.costs_relative.get(&k), v, b) {
-        (Some(&rel), Some(v), Some(b)) => {
-            if (v - b).abs() < k.floor() {
+        (Some(&rel), Some(_), Some(_)) => {
+            if !cost_matters(k, c, base) {
                 return Text::plain(format!("{rel:.2}"));
             }
             let p = c.costs_p.get(&k).copied();
@@ -482,7 +482,8 @@ pub fn efficiency_relative(r: &Report) -> Section {
         title: "Hardware efficiency, relative".into(),
         intro: format!(
             "Target ÷ base ({}) for each cost per operation: above 1 is more cost. Red at ≥ 1.05, green at ≤ 0.95; \
-             uncoloured when the two figures differ by less than the cost's floor (0.5 µs, 0.1 cs, 0.1 KiB, 0.01 requests). \
+             uncoloured when the cost is too small at the step's rate to matter on either side (under 2% of a core, 1,000 cs/s, \
+             50 requests/s or 1 MiB/s). \
              With repeats, ~ and the rank test's p-value where the change is not significant.",
             r.base
         ),

@@ -1,0 +1,384 @@
+//! Why a step changed, in one sentence with its numbers: first what bounded
+//! the step in the target's window (the machine's CPU saturated, the
+//! device busy, or neither), then the per-operation costs that moved, and
+//! the cause they point to: new CPU overhead, more IO, waiting on fsync,
+//! or waiting on something else (locks, the network).
+//!
+//! A cost counts only when it moved past the thresholds and it matters at
+//! the step's rate: 0.02 against 0.00001 KiB written per query is a ratio
+//! of 2,000 of nothing. So each cost has a floor as a rate (cost per
+//! operation × operations per second), which scales with the figure: a
+//! scan's 0.2 µs per row is judged at its millions of rows a second.
+
+use super::{cost_verdict, judged, verdict, Cell, Cost, Verdict};
+use crate::measure::units::fmt_ratio;
+
+/// Machine CPU (vmstat's us + sy) at or above which a step is CPU-bound:
+/// the clients and the server had no more CPU to use.
+pub const CPU_BOUND_PCT: f64 = 90.0;
+
+/// Device utilisation (iostat's %util) at or above which a step is
+/// IO-bound.
+pub const IO_BOUND_PCT: f64 = 80.0;
+
+/// The smallest rate at which a cost can explain anything: 2% of a core
+/// of CPU, 1,000 context switches, 50 requests or 1 MiB a second.
+fn matters(k: Cost, per_op: f64, ops_per_sec: f64) -> bool {
+    let rate = per_op * ops_per_sec;
+    match k {
+        Cost::CpuUs | Cost::OwnCpuUs | Cost::ServerCpuUs | Cost::ClientCpuUs => rate >= 20_000.0,
+        Cost::Cs => rate >= 1_000.0,
+        Cost::Reads | Cost::Writes => rate >= 50.0,
+        Cost::ReadKb | Cost::WriteKb => rate >= 1_024.0,
+    }
+}
+
+/// Whether a cost's change between `base` and `c` is large enough, on
+/// either side, to explain anything.
+pub fn cost_matters(k: Cost, c: &Cell, base: &Cell) -> bool {
+    let side = |x: &Cell| match (x.costs.get(&k), x.throughput) {
+        (Some(&v), Some(t)) => matters(k, v, t),
+        _ => false,
+    };
+    side(c) || side(base)
+}
+
+/// What bounded a step in a window.
+#[derive(Debug, Clone, Copy, PartialEq)]
+enum Bound {
+    Cpu(f64),
+    Io(f64),
+    /// Neither was saturated (the machine's CPU, in %).
+    Neither(f64),
+    Unknown,
+}
+
+fn bound(c: &Cell) -> Bound {
+    match (c.cpu_util_pct, c.disk_util_pct) {
+        (Some(cpu), _) if cpu >= CPU_BOUND_PCT => Bound::Cpu(cpu),
+        (_, Some(io)) if io >= IO_BOUND_PCT => Bound::Io(io),
+        (Some(cpu), _) => Bound::Neither(cpu),
+        _ => Bound::Unknown,
+    }
+}
+
+/// Names the cause of a change of `relative` from what was measured.
+pub fn explain(relative: f64, c: &Cell, base: &Cell) -> String {
+    // The benchmark's own CPU where its processes are measured: the
+    // machine's includes whatever else ran beside the step.
+    let own = c.costs_relative.contains_key(&Cost::OwnCpuUs);
+    let measured: Vec<(Cost, f64)> = [
+        Cost::OwnCpuUs,
+        Cost::CpuUs,
+        Cost::Cs,
+        Cost::ReadKb,
+        Cost::WriteKb,
+        Cost::Writes,
+    ]
+    .iter()
+    .filter(|k| !(own && **k == Cost::CpuUs))
+    .filter_map(|k| Some((*k, *c.costs_relative.get(k)?)))
+    .collect();
+    if measured.is_empty() {
+        return "cost per operation not measured".into();
+    }
+    let v = verdict(relative);
+    let mut moved: Vec<(Cost, f64)> = measured
+        .iter()
+        .copied()
+        .filter(|(k, r)| {
+            let cv = judged(cost_verdict(*r), c.costs_p.get(k).copied());
+            cost_matters(*k, c, base)
+                && match v {
+                    Verdict::Worse => cv == Verdict::Worse,
+                    Verdict::Better => cv == Verdict::Better,
+                    _ => cv == Verdict::Worse || cv == Verdict::Better,
+                }
+        })
+        .collect();
+    moved.sort_by(|a, b| b.1.ln().abs().total_cmp(&a.1.ln().abs()));
+    let list = |m: &[(Cost, f64)]| {
+        m.iter()
+            .filter(|(k, _)| *k != Cost::Writes || !m.iter().any(|(x, _)| *x == Cost::WriteKb))
+            .take(3)
+            .map(|(k, r)| format!("{} ×{}", k.short(), fmt_ratio(*r)))
+            .collect::<Vec<_>>()
+            .join(", ")
+    };
+    let is_cpu = |k: Cost| matches!(k, Cost::CpuUs | Cost::OwnCpuUs);
+    let cpu = moved.iter().find(|(k, _)| is_cpu(*k)).copied();
+    let has = |k: Cost| moved.iter().any(|(x, _)| *x == k);
+    // Which moved more: the CPU per operation, or the waits (context
+    // switches, write requests) that point elsewhere.
+    let ln = |k: Cost| {
+        moved
+            .iter()
+            .find(|(x, _)| *x == k)
+            .map_or(0.0, |(_, r)| r.ln().abs())
+    };
+    let waits_lead = ln(Cost::Cs).max(ln(Cost::Writes)) > cpu.map_or(0.0, |(_, r)| r.ln().abs());
+    // What held the step back: for a regression, the target's window;
+    // for a win, the base's (what the target got rid of).
+    let worse = v == Verdict::Worse;
+    let b = if worse { bound(c) } else { bound(base) };
+    let whose = if worse { "" } else { "the base " };
+    let prefix = match b {
+        Bound::Cpu(u) => format!("{whose}CPU-bound at {u:.0}%"),
+        Bound::Io(u) => format!("{whose}IO-bound (device busy {u:.0}%)"),
+        Bound::Neither(u) => format!("{whose}not CPU-bound ({u:.0}%)"),
+        Bound::Unknown => String::new(),
+    };
+    let with = |s: String| {
+        if prefix.is_empty() {
+            s
+        } else {
+            format!("{prefix}: {s}")
+        }
+    };
+    let better = v == Verdict::Better;
+    if !worse && !better {
+        return if moved.is_empty() {
+            "costs per operation unchanged".into()
+        } else {
+            list(&moved)
+        };
+    }
+    if moved.is_empty() {
+        let cpu_measured = measured.iter().find(|(k, _)| is_cpu(*k));
+        return with(match (worse, cpu_measured) {
+            (true, Some((k, r))) => format!(
+                "{} ×{}, and no cost per operation grew past 5%: more time spent waiting",
+                k.short(),
+                fmt_ratio(*r)
+            ),
+            (true, None) => "no measured cost per operation grew: more time spent waiting".into(),
+            (false, _) => "less waiting, not less cost per operation".into(),
+        });
+    }
+    let more_or_less = if worse { "more" } else { "less" };
+    // Saturated CPU: the CPU per operation predicts the throughput,
+    // whatever else moved.
+    if let (Bound::Cpu(_), Some((k, r))) = (b, cpu) {
+        let rest: Vec<(Cost, f64)> = moved.iter().copied().filter(|(x, _)| *x != k).collect();
+        let also = if rest.is_empty() {
+            String::new()
+        } else {
+            format!(" ({})", list(&rest))
+        };
+        return with(format!(
+            "{} ×{} predicts ×{:.2}, measured ×{relative:.2}{also}: {}",
+            k.short(),
+            fmt_ratio(r),
+            1.0 / r,
+            if worse {
+                "new CPU overhead"
+            } else {
+                "less CPU per operation"
+            }
+        ));
+    }
+    let cause = if has(Cost::Writes) && has(Cost::Cs) && waits_lead {
+        format!("{more_or_less} waiting on fsync")
+    } else if has(Cost::Cs) && waits_lead {
+        format!("{more_or_less} waiting (locks, IO or the network)")
+    } else if cpu.is_some() {
+        if worse {
+            "new CPU overhead".into()
+        } else {
+            "less CPU per operation".into()
+        }
+    } else if has(Cost::ReadKb) || has(Cost::WriteKb) || has(Cost::Writes) {
+        format!("{more_or_less} IO per operation")
+    } else {
+        format!("{more_or_less} cost per operation")
+    };
+    with(format!("{}: {cause}", list(&moved)))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::compare::ratio;
+
+    /// A target and its base with these costs, throughputs and machine
+    /// CPU %.
+    fn cells(
+        costs: &[(Cost, f64)],
+        base: &[(Cost, f64)],
+        tput: (f64, f64),
+        cpu_pct: Option<f64>,
+    ) -> (Cell, Cell) {
+        let b = Cell {
+            costs: base.iter().copied().collect(),
+            throughput: Some(tput.1),
+            cpu_util_pct: cpu_pct,
+            ..Cell::default()
+        };
+        let mut c = Cell {
+            costs: costs.iter().copied().collect(),
+            throughput: Some(tput.0),
+            cpu_util_pct: cpu_pct,
+            ..Cell::default()
+        };
+        c.costs_relative = c
+            .costs
+            .iter()
+            .filter_map(|(k, v)| Some((*k, ratio(Some(*v), b.costs.get(k).copied())?)))
+            .collect();
+        (c, b)
+    }
+
+    #[test]
+    fn a_cpu_bound_step_is_predicted_by_its_cpu_per_operation() {
+        let (c, b) = cells(
+            &[(Cost::OwnCpuUs, 130.0), (Cost::Cs, 2.0)],
+            &[(Cost::OwnCpuUs, 100.0), (Cost::Cs, 2.0)],
+            (7_700.0, 10_000.0),
+            Some(97.0),
+        );
+        assert_eq!(
+            explain(0.77, &c, &b),
+            "CPU-bound at 97%: CPU/op ×1.30 predicts ×0.77, measured ×0.77: new CPU overhead"
+        );
+    }
+
+    /// Regression: "delete 0.01: cs/op ×888, CPU/op ×66, write KiB/op ×31:
+    /// new CPU overhead" was fsync waits.
+    #[test]
+    fn context_switches_and_write_requests_up_are_fsync_waits() {
+        let (c, b) = cells(
+            &[
+                (Cost::OwnCpuUs, 660.0),
+                (Cost::Cs, 88.8),
+                (Cost::WriteKb, 31.0),
+                (Cost::Writes, 3.1),
+            ],
+            &[
+                (Cost::OwnCpuUs, 10.0),
+                (Cost::Cs, 0.1),
+                (Cost::WriteKb, 1.0),
+                (Cost::Writes, 0.01),
+            ],
+            (100.0, 10_000.0),
+            Some(41.0),
+        );
+        let e = explain(0.01, &c, &b);
+        assert!(e.starts_with("not CPU-bound (41%): "), "{e}");
+        assert!(e.ends_with(": more waiting on fsync"), "{e}");
+        assert!(!e.contains("CPU overhead"), "{e}");
+    }
+
+    #[test]
+    fn context_switches_up_without_writes_are_other_waits() {
+        let (c, b) = cells(
+            &[(Cost::OwnCpuUs, 50.0), (Cost::Cs, 6.0)],
+            &[(Cost::OwnCpuUs, 50.0), (Cost::Cs, 2.0)],
+            (8_000.0, 10_000.0),
+            Some(45.0),
+        );
+        assert_eq!(
+            explain(0.8, &c, &b),
+            "not CPU-bound (45%): cs/op ×3.00: more waiting (locks, IO or the network)"
+        );
+    }
+
+    #[test]
+    fn more_io_per_operation_on_a_busy_device_is_io() {
+        let (c, b) = cells(
+            &[(Cost::OwnCpuUs, 50.0), (Cost::ReadKb, 32.0)],
+            &[(Cost::OwnCpuUs, 50.0), (Cost::ReadKb, 16.0)],
+            (600.0, 1_000.0),
+            Some(30.0),
+        );
+        let c = Cell {
+            disk_util_pct: Some(96.0),
+            ..c
+        };
+        assert_eq!(
+            explain(0.6, &c, &b),
+            "IO-bound (device busy 96%): read KiB/op ×2.00: more IO per operation"
+        );
+    }
+
+    /// Regression: "CPU/op ×1.40, and no cost per operation grew" on scans
+    /// of 0.2–0.6 µs per row, because an absolute 0.5 µs floor applied.
+    #[test]
+    fn per_row_costs_of_a_scan_are_judged_at_the_scans_rate() {
+        let (c, b) = cells(
+            &[(Cost::OwnCpuUs, 0.28)],
+            &[(Cost::OwnCpuUs, 0.2)],
+            (5.0e6, 7.0e6),
+            Some(99.0),
+        );
+        assert_eq!(
+            explain(0.71, &c, &b),
+            "CPU-bound at 99%: CPU/op ×1.40 predicts ×0.71, measured ×0.71: new CPU overhead"
+        );
+    }
+
+    /// Regression: "write KiB/op ×44154.23" led an explanation of a read
+    /// step that wrote almost nothing.
+    #[test]
+    fn near_zero_io_never_explains_anything() {
+        let (c, b) = cells(
+            &[(Cost::OwnCpuUs, 50.0), (Cost::WriteKb, 0.044)],
+            &[(Cost::OwnCpuUs, 50.0), (Cost::WriteKb, 0.000001)],
+            (9_000.0, 10_000.0),
+            Some(60.0),
+        );
+        let e = explain(0.9, &c, &b);
+        assert!(!e.contains("write KiB"), "{e}");
+        assert_eq!(
+            e,
+            "not CPU-bound (60%): CPU/op ×1.00, and no cost per operation grew past 5%: more time spent waiting"
+        );
+    }
+
+    #[test]
+    fn wins_name_the_costs_that_shrank_largest_first() {
+        let (c, b) = cells(
+            &[(Cost::OwnCpuUs, 99.0), (Cost::Cs, 6.0), (Cost::ReadKb, 7.0)],
+            &[
+                (Cost::OwnCpuUs, 100.0),
+                (Cost::Cs, 10.0),
+                (Cost::ReadKb, 10.0),
+            ],
+            (15_000.0, 10_000.0),
+            None,
+        );
+        assert_eq!(
+            explain(1.5, &c, &b),
+            "cs/op ×0.60, read KiB/op ×0.70: less waiting (locks, IO or the network)"
+        );
+    }
+
+    #[test]
+    fn the_machines_cpu_is_named_when_the_servers_is_not_measured() {
+        let (c, b) = cells(
+            &[(Cost::CpuUs, 137.0)],
+            &[(Cost::CpuUs, 100.0)],
+            (7_700.0, 10_000.0),
+            None,
+        );
+        assert_eq!(
+            explain(0.77, &c, &b),
+            "machine CPU/op ×1.37: new CPU overhead"
+        );
+        // With the benchmark's own CPU measured, the machine's (which
+        // holds a burner's) is not used.
+        let (c, b) = cells(
+            &[(Cost::OwnCpuUs, 100.0), (Cost::CpuUs, 100.0)],
+            &[(Cost::OwnCpuUs, 100.0), (Cost::CpuUs, 143.0)],
+            (14_300.0, 10_000.0),
+            None,
+        );
+        assert_eq!(
+            explain(1.43, &c, &b),
+            "less waiting, not less cost per operation"
+        );
+        assert_eq!(
+            explain(0.5, &Cell::default(), &Cell::default()),
+            "cost per operation not measured"
+        );
+    }
+}
