@@ -59,6 +59,9 @@ pub enum Verdict {
     Disturbed,
     /// Within the spread of identical runs (the plan's A/A copies).
     Noise,
+    /// Not judged: the target's or the base's window was too short to
+    /// measure ([`SHORT_WINDOW_SECS`]).
+    TooShort,
 }
 
 /// Classifies a throughput ratio (higher is better), as printed: on the
@@ -243,6 +246,8 @@ pub struct Cell {
     pub disturbed: Option<String>,
     /// The base's figure on this step is disturbed.
     pub base_disturbed: bool,
+    /// This target's window or its base's was too short to judge by.
+    pub short_window: bool,
     /// Other programs' share of the machine over the window, in %
     /// (median over repeats).
     pub others_share_pct: Option<f64>,
@@ -268,6 +273,9 @@ impl Cell {
         let rel = self.relative?;
         if self.sla_missed.is_some() || self.base_sla_missed {
             return Some(Verdict::Unsure);
+        }
+        if self.short_window {
+            return Some(Verdict::TooShort);
         }
         if self.disturbed.is_some() || self.base_disturbed {
             return Some(Verdict::Disturbed);
@@ -897,6 +905,7 @@ fn cell<'a>(results: impl Iterator<Item = &'a StepResult>) -> Cell {
         base_sla_missed: false,
         disturbed: disturbed_of(&ok),
         base_disturbed: false,
+        short_window: false,
         others_share_pct: median(
             &mut ok
                 .iter()
@@ -946,6 +955,8 @@ fn compare(c: &mut Cell, base: &Cell, is_base: bool) {
     c.relative = ratio(c.throughput, base.throughput);
     c.base_sla_missed = !is_base && base.sla_missed.is_some();
     c.base_disturbed = !is_base && base.disturbed.is_some();
+    let short = |x: &Cell| x.window_secs.is_some_and(|w| w < SHORT_WINDOW_SECS);
+    c.short_window = !is_base && (short(c) || short(base));
     c.costs_relative = Cost::ALL
         .iter()
         .filter_map(|k| {

@@ -10,6 +10,7 @@ mod html;
 mod json;
 mod markdown;
 mod outline;
+mod overview;
 mod svg;
 mod terminal;
 
@@ -84,7 +85,7 @@ pub fn write(
         let dir = out.join(markdown::CHARTS_DIR);
         results::refuse_link(&dir)?;
         std::fs::create_dir_all(&dir).with_context(|| format!("creating {}", dir.display()))?;
-        for c in svg::all(&report) {
+        for c in overview::all(&report).into_iter().chain(svg::all(&report)) {
             results::write_file(&dir.join(&c.file), c.svg.as_bytes())?;
         }
         written.push(dir);

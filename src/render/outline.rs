@@ -4,6 +4,7 @@
 //! terminal prints the relative table, so they always show the same cells
 //! in the same order; this file decides what a cell says, never a figure.
 
+use super::overview;
 use super::svg::{self, Chart};
 use crate::compare::{
     cost_matters, cost_verdict, judged, verdict, Cell, Cost, Method, Report, RunMeta, SummaryLine,
@@ -100,6 +101,12 @@ fn relative_cell(c: &Cell) -> Text {
                 }
             ),
             tone: Some(Verdict::Disturbed),
+        };
+    }
+    if v == Verdict::TooShort {
+        return Text {
+            text: format!("{rel:.2} (window too short)"),
+            tone: Some(Verdict::TooShort),
         };
     }
     if v == Verdict::Noise {
@@ -862,6 +869,12 @@ fn interference(doc: &mut Vec<Block>, r: &Report) {
     }));
 }
 
+const OVERVIEW_INTRO: &str = "Each step's throughput ÷ the base's, one column per target in plan order. Red at \
+    ≤ 0.95 and green at ≥ 1.05, deeper toward ×½ and ×2; white within 5% (or within the A/A noise floor); grey \
+    where the change cannot be judged (not significant, disturbed, a missed SLA). Hover a cell for both \
+    throughputs, the test and the cost that moved most. Below, per group, each step across the targets in \
+    order.";
+
 pub fn document(r: &Report) -> Vec<Block> {
     let mut doc = vec![Block::Heading(1, "relbench report".into())];
     let names: Vec<&str> = r.targets.iter().map(|t| t.name.as_str()).collect();
@@ -884,6 +897,18 @@ pub fn document(r: &Report) -> Vec<Block> {
         }
         for why in &run.skipped_files {
             doc.push(Block::Note(format!("Left out of this report: {why}.")));
+        }
+    }
+    if let Some(map) = overview::heatmap(r) {
+        doc.push(Block::Heading(2, "Overview".into()));
+        doc.push(Block::Paragraph(OVERVIEW_INTRO.into()));
+        doc.push(Block::Charts(vec![map]));
+        let lines: Vec<_> = Group::ALL
+            .iter()
+            .filter_map(|g| overview::over_targets(r, *g))
+            .collect();
+        if !lines.is_empty() {
+            doc.push(Block::Charts(lines));
         }
     }
     if !r.summary_lines.is_empty() {

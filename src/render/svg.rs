@@ -14,11 +14,15 @@ use crate::compare::{median, ClassLine, Report, Row};
 use crate::measure::units::{fmt_bytes, fmt_latency};
 use crate::workload::{insert, Group};
 
-/// One colour per target, in report order; chosen to be told apart in
-/// print and by most colour-blind readers, and unlike the tables' red and
-/// green cells.
-const PALETTE: [&str; 8] = [
+/// One colour per target, in report order: twenty that stay apart (the
+/// first ten are Tableau's, which most colour-blind readers tell apart;
+/// the next ten are their darker or lighter companions, so two targets
+/// never share a colour below twenty). Charts with many series also label
+/// lines directly, so no reader depends on colour alone.
+pub const PALETTE: [&str; 20] = [
     "#4e79a7", "#f28e2b", "#59a14f", "#b07aa1", "#76b7b2", "#edc948", "#9c755f", "#ff9da7",
+    "#e15759", "#bab0ac", "#1f3f66", "#a0522d", "#2d6a27", "#6b3f63", "#3b7f7a", "#8c7a00",
+    "#5c4033", "#c2185b", "#7f1d1d", "#555555",
 ];
 
 pub fn colour(ti: usize) -> &'static str {
@@ -45,7 +49,7 @@ pub struct StepCharts {
 }
 
 /// A step or target label with characters safe in a file name.
-fn slug(s: &str) -> String {
+pub(super) fn slug(s: &str) -> String {
     s.chars()
         .map(|c| {
             if c.is_ascii_alphanumeric() || c == '-' || c == '.' {
@@ -58,7 +62,7 @@ fn slug(s: &str) -> String {
 }
 
 /// A round number at or above `v`: 1, 2, 2.5 or 5 times a power of ten.
-fn nice_ceiling(v: f64) -> f64 {
+pub(super) fn nice_ceiling(v: f64) -> f64 {
     if v <= 0.0 || !v.is_finite() {
         return 1.0;
     }
@@ -103,18 +107,18 @@ fn fmt_tick(v: f64) -> String {
     }
 }
 
-fn trim(v: f64) -> String {
+pub(super) fn trim(v: f64) -> String {
     let s = format!("{v:.2}");
     s.trim_end_matches('0').trim_end_matches('.').to_string()
 }
 
 /// An SVG document under construction.
-struct Svg {
-    out: String,
+pub(super) struct Svg {
+    pub(super) out: String,
 }
 
 impl Svg {
-    fn new(w: f64, h: f64, title: &str) -> Self {
+    pub(super) fn new(w: f64, h: f64, title: &str) -> Self {
         let mut out = String::new();
         let _ = write!(
             out,
@@ -127,7 +131,7 @@ impl Svg {
         Svg { out }
     }
 
-    fn text(&mut self, x: f64, y: f64, anchor: &str, extra: &str, s: &str) {
+    pub(super) fn text(&mut self, x: f64, y: f64, anchor: &str, extra: &str, s: &str) {
         let _ = write!(
             self.out,
             "<text x=\"{x:.1}\" y=\"{y:.1}\" text-anchor=\"{anchor}\"{extra}>{}</text>",
@@ -135,7 +139,7 @@ impl Svg {
         );
     }
 
-    fn line(&mut self, x1: f64, y1: f64, x2: f64, y2: f64, style: &str) {
+    pub(super) fn line(&mut self, x1: f64, y1: f64, x2: f64, y2: f64, style: &str) {
         let _ = write!(
             self.out,
             "<line x1=\"{x1:.1}\" y1=\"{y1:.1}\" x2=\"{x2:.1}\" y2=\"{y2:.1}\" {style}/>"
@@ -152,7 +156,7 @@ impl Svg {
     }
 
     /// A line through `pts` (pixel coordinates).
-    fn polyline(&mut self, pts: &[(f64, f64)], stroke: &str, extra: &str, tip: &str) {
+    pub(super) fn polyline(&mut self, pts: &[(f64, f64)], stroke: &str, extra: &str, tip: &str) {
         let pts: Vec<String> = pts.iter().map(|(x, y)| format!("{x:.1},{y:.1}")).collect();
         let _ = write!(
             self.out,
@@ -163,7 +167,7 @@ impl Svg {
     }
 
     /// An x-axis label written at 45°, ending at (x, y).
-    fn slanted(&mut self, x: f64, y: f64, s: &str) {
+    pub(super) fn slanted(&mut self, x: f64, y: f64, s: &str) {
         self.text(
             x,
             y,
@@ -208,7 +212,13 @@ impl Svg {
     }
 
     /// Horizontal grid lines with labels at `ticks`, mapped by `y`.
-    fn y_axis(&mut self, left: f64, right: f64, ticks: &[(f64, String)], y: impl Fn(f64) -> f64) {
+    pub(super) fn y_axis(
+        &mut self,
+        left: f64,
+        right: f64,
+        ticks: &[(f64, String)],
+        y: impl Fn(f64) -> f64,
+    ) {
         for (v, label) in ticks {
             let py = y(*v);
             self.line(left, py, right, py, "stroke=\"#e4e4e4\"");
@@ -216,7 +226,7 @@ impl Svg {
         }
     }
 
-    fn finish(mut self) -> String {
+    pub(super) fn finish(mut self) -> String {
         self.out.push_str("</svg>");
         self.out
     }
@@ -234,7 +244,7 @@ fn label_margins(labels: &[String], cluster: f64, min_left: f64) -> (f64, f64) {
 
 /// The label of a row on an x-axis: the step, and the clients when the
 /// report has several client counts.
-fn row_label(r: &Report, row: &Row) -> String {
+pub(super) fn row_label(r: &Report, row: &Row) -> String {
     let several = r.rows.iter().any(|x| x.clients != row.clients);
     if several {
         format!("{} c{}", row.title(), row.clients)
@@ -733,6 +743,54 @@ mod tests {
         // The quick plan's writes: delete at 120× over the rest's 2–53×.
         let w = [7.04, 27.1, 27.94, 52.58, 53.2, 9.91, 6.03, 2.23, 119.97];
         assert_eq!(cut_at(&w), Some(60.0));
+    }
+
+    /// CIE L*a*b* of an sRGB colour `#rrggbb`.
+    fn lab(hex: &str) -> (f64, f64, f64) {
+        let v = |i: usize| {
+            let c = u8::from_str_radix(&hex[i..i + 2], 16).unwrap() as f64 / 255.0;
+            if c <= 0.04045 {
+                c / 12.92
+            } else {
+                ((c + 0.055) / 1.055).powf(2.4)
+            }
+        };
+        let (r, g, b) = (v(1), v(3), v(5));
+        let x = (0.4124 * r + 0.3576 * g + 0.1805 * b) / 0.95047;
+        let y = 0.2126 * r + 0.7152 * g + 0.0722 * b;
+        let z = (0.0193 * r + 0.1192 * g + 0.9505 * b) / 1.08883;
+        let f = |t: f64| {
+            if t > 0.008856 {
+                t.cbrt()
+            } else {
+                7.787 * t + 16.0 / 116.0
+            }
+        };
+        (
+            116.0 * f(y) - 16.0,
+            500.0 * (f(x) - f(y)),
+            200.0 * (f(y) - f(z)),
+        )
+    }
+
+    /// Twenty targets get twenty colours, each pair at least ΔE 12 apart
+    /// (CIE76; about 2.3 is the smallest difference one can see, 10 is
+    /// plainly different side by side).
+    #[test]
+    fn twenty_targets_get_twenty_distinct_colours() {
+        let colours: Vec<&str> = (0..20).map(colour).collect();
+        for i in 0..20 {
+            for j in 0..i {
+                let (a, b) = (lab(colours[i]), lab(colours[j]));
+                let de = ((a.0 - b.0).powi(2) + (a.1 - b.1).powi(2) + (a.2 - b.2).powi(2)).sqrt();
+                assert!(
+                    de >= 12.0,
+                    "targets {j} and {i}: {} and {} are ΔE {de:.1} apart",
+                    colours[j],
+                    colours[i]
+                );
+            }
+        }
     }
 
     #[test]
