@@ -30,7 +30,7 @@ fn figure_cells(html: &str) -> Vec<String> {
 
 /// The summary's sentences: the text of each `<li>` up to a nested list.
 fn summary_items(html: &str) -> Vec<String> {
-    let Some(i) = html.find("<h2>Summary</h2>") else {
+    let Some(i) = html.find(">Summary</h2>") else {
         return Vec::new();
     };
     let list = &html[i..html[i..].find("</ul>\n").map_or(html.len(), |j| i + j)];

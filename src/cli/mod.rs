@@ -19,6 +19,7 @@ use std::sync::atomic::Ordering;
 use anyhow::{bail, Context};
 use clap::{Parser, Subcommand};
 
+use crate::compare::ComparisonSpec;
 use crate::db::Dialect;
 use crate::plan::{self, Plan, PlanErrors};
 use crate::render::{self, Format};
@@ -76,6 +77,15 @@ enum Command {
         /// Formats to write, comma-separated: md, csv, json, html.
         #[arg(long, value_delimiter = ',', default_value = "md,csv,json,html", value_parser = parse_format)]
         format: Vec<Format>,
+        /// A comparison of its own, repeatable: `[TITLE=]BASE[:T1,T2,...]`
+        /// (the base and the targets it shows, in order; all when none are
+        /// named). Each gets its own overview, summary and tables.
+        #[arg(long, value_name = "SPEC", value_parser = parse_compare, conflicts_with = "base")]
+        compare: Vec<ComparisonSpec>,
+        /// The comparisons from a TOML file: `[[comparison]]` tables with
+        /// `title`, `base` and `targets`.
+        #[arg(long, value_name = "FILE", conflicts_with_all = ["base", "compare"])]
+        config: Option<PathBuf>,
     },
     /// Start one managed target's server as a run would and keep it until
     /// stdin closes or Ctrl-C (for looking at it by hand, and for bench/).
@@ -108,6 +118,79 @@ enum Command {
         #[arg(long)]
         force: bool,
     },
+}
+
+/// `[TITLE=]BASE[:T1,T2,...]`.
+fn parse_compare(s: &str) -> Result<ComparisonSpec, String> {
+    let (title, rest) = match s.split_once('=') {
+        Some((t, r)) => (Some(t.trim().to_string()), r),
+        None => (None, s),
+    };
+    let (base, targets) = match rest.split_once(':') {
+        Some((b, t)) => (
+            b.trim().to_string(),
+            t.split(',')
+                .map(|x| x.trim().to_string())
+                .filter(|x| !x.is_empty())
+                .collect::<Vec<_>>(),
+        ),
+        None => (rest.trim().to_string(), Vec::new()),
+    };
+    if base.is_empty() {
+        return Err(format!(
+            "\"{s}\" names no base; write [TITLE=]BASE[:T1,T2,...], e.g. \"MariaDB over time=ma102:ma102,ma1011,ma114\""
+        ));
+    }
+    let mut targets = targets;
+    if !targets.is_empty() && !targets.contains(&base) {
+        targets.insert(0, base.clone());
+    }
+    Ok(ComparisonSpec {
+        title: title.unwrap_or_else(|| format!("against {base}")),
+        base: Some(base),
+        targets,
+    })
+}
+
+/// The comparisons of a report configuration file.
+fn read_comparisons(path: &Path) -> anyhow::Result<Vec<ComparisonSpec>> {
+    #[derive(serde::Deserialize)]
+    #[serde(deny_unknown_fields)]
+    struct File {
+        comparison: Vec<Entry>,
+    }
+    #[derive(serde::Deserialize)]
+    #[serde(deny_unknown_fields)]
+    struct Entry {
+        title: Option<String>,
+        base: String,
+        #[serde(default)]
+        targets: Vec<String>,
+    }
+    let text = std::fs::read_to_string(path)
+        .with_context(|| format!("cannot read the report configuration {}", path.display()))?;
+    let file: File = toml::from_str(&text).map_err(|e| {
+        anyhow::anyhow!(
+            "{}: {}; it holds [[comparison]] tables with `title`, `base` and `targets`",
+            path.display(),
+            e.message()
+        )
+    })?;
+    Ok(file
+        .comparison
+        .into_iter()
+        .map(|e| {
+            let mut targets = e.targets;
+            if !targets.is_empty() && !targets.contains(&e.base) {
+                targets.insert(0, e.base.clone());
+            }
+            ComparisonSpec {
+                title: e.title.unwrap_or_else(|| format!("against {}", e.base)),
+                base: Some(e.base),
+                targets,
+            }
+        })
+        .collect())
 }
 
 fn parse_format(s: &str) -> Result<Format, String> {
@@ -163,9 +246,16 @@ fn dispatch(cmd: Command) -> anyhow::Result<()> {
             base,
             out,
             format,
+            compare,
+            config,
         } => {
             let out = out.unwrap_or_else(|| dirs[0].clone());
-            let (report, files) = render::write(&dirs, base.as_deref(), &out, &format)?;
+            let comparisons = match config {
+                Some(path) => read_comparisons(&path)?,
+                None => compare,
+            };
+            let (_, report, files) =
+                render::write(&dirs, base.as_deref(), &comparisons, &out, &format)?;
             for why in report.runs.iter().flat_map(|r| &r.skipped_files) {
                 crate::errln!("relbench: left out of the report: {why}");
             }
@@ -347,7 +437,7 @@ fn run(opts: RunOptions, quiet: bool) -> anyhow::Result<()> {
 /// turns how the run ended into the exit code.
 fn report_and_exit(out: &Path, end: RunEnd) -> anyhow::Result<()> {
     let out = &out.to_path_buf();
-    let (report, files) = render::write(std::slice::from_ref(out), None, out, &Format::ALL)
+    let (_, report, files) = render::write(std::slice::from_ref(out), None, &[], out, &Format::ALL)
         .context("writing the report")?;
     let stdout = std::io::stdout();
     crate::out!(

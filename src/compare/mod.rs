@@ -514,10 +514,99 @@ fn column_order(targets: &[TargetMeta], hosts: &[String]) -> Vec<usize> {
 /// plan's target name that each host has (then every host's targets are
 /// compared with that host's own base); it defaults to the first target.
 pub fn build(runs: &[LoadedRun], base: Option<&str>) -> anyhow::Result<Report> {
+    build_subset(runs, base, None)
+}
+
+/// One comparison of a report with several: a title, a base and the
+/// targets it shows (all, when `targets` is empty).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct ComparisonSpec {
+    pub title: String,
+    pub base: Option<String>,
+    pub targets: Vec<String>,
+}
+
+/// A comparison and its model.
+pub struct Comparison {
+    pub title: String,
+    pub report: Report,
+}
+
+/// Builds each comparison, in the order given; with none, one comparison
+/// of every target against the default base.
+pub fn build_all(runs: &[LoadedRun], specs: &[ComparisonSpec]) -> anyhow::Result<Vec<Comparison>> {
+    if specs.is_empty() {
+        let report = build(runs, None)?;
+        return Ok(vec![Comparison {
+            title: format!("against {}", report.base),
+            report,
+        }]);
+    }
+    specs
+        .iter()
+        .map(|s| {
+            let subset = (!s.targets.is_empty()).then_some(s.targets.as_slice());
+            let report = build_subset(runs, s.base.as_deref(), subset)
+                .with_context(|| format!("comparison \"{}\"", s.title))?;
+            Ok(Comparison {
+                title: s.title.clone(),
+                report,
+            })
+        })
+        .collect()
+}
+
+/// [`build`] over the named targets only, in the order named (the base
+/// among them; the first named is the base when none is given).
+pub fn build_subset(
+    runs: &[LoadedRun],
+    base: Option<&str>,
+    subset: Option<&[String]>,
+) -> anyhow::Result<Report> {
     if runs.is_empty() {
         bail!("no results directories given");
     }
-    let targets = name_targets(runs);
+    let mut targets = name_targets(runs);
+    if let Some(names) = subset {
+        let all: Vec<String> = targets.iter().map(|t| t.name.clone()).collect();
+        let mut chosen = Vec::new();
+        for n in names {
+            let found = targets
+                .iter()
+                .find(|t| t.name == *n)
+                .or_else(|| {
+                    let by_plan: Vec<&TargetMeta> =
+                        targets.iter().filter(|t| t.plan_name == *n).collect();
+                    (by_plan.len() == 1).then(|| by_plan[0])
+                })
+                .with_context(|| {
+                    format!(
+                        "no target \"{n}\" in these results{}; the targets are: {}",
+                        crate::util::did_you_mean(n, all.iter().map(String::as_str))
+                            .map(|m| format!(" (did you mean \"{m}\"?)"))
+                            .unwrap_or_default(),
+                        all.join(", ")
+                    )
+                })?;
+            if !chosen.iter().any(|c: &TargetMeta| c.name == found.name) {
+                chosen.push(found.clone());
+            }
+        }
+        // A/A links point into the full list: point them into this one.
+        let originals: Vec<Option<String>> = chosen
+            .iter()
+            .map(|c| c.copy_of.map(|o| targets[o].name.clone()))
+            .collect();
+        let chosen_names: Vec<String> = chosen.iter().map(|c| c.name.clone()).collect();
+        for (c, o) in chosen.iter_mut().zip(originals) {
+            c.copy_of = o.and_then(|n| chosen_names.iter().position(|x| *x == n));
+        }
+        targets = chosen;
+    }
+    let base = base
+        .map(str::to_string)
+        .or_else(|| subset.and_then(|s| s.first().cloned()));
+    let base = base.as_deref();
     let mut hosts: Vec<String> = Vec::new();
     for t in &targets {
         if !hosts.contains(&t.host) {

@@ -6,7 +6,7 @@
 
 use std::fmt::Write;
 
-use crate::compare::{Cost, Report};
+use crate::compare::{Comparison, Cost, Report};
 
 /// Quotes a field when it holds a separator, a quote or a line break.
 fn field(s: &str) -> String {
@@ -21,8 +21,18 @@ fn opt<T: ToString>(v: Option<T>) -> String {
     v.map(|v| v.to_string()).unwrap_or_default()
 }
 
-pub fn render(r: &Report) -> String {
+/// Every comparison's lines, one after another; with several, a first
+/// column names the comparison each line belongs to.
+pub fn render(cs: &[Comparison]) -> String {
     let mut out = String::new();
+    for (k, c) in cs.iter().enumerate() {
+        let title = (cs.len() > 1).then_some(c.title.as_str());
+        lines(&mut out, &c.report, title, k == 0);
+    }
+    out
+}
+
+fn lines(out: &mut String, r: &Report, comparison: Option<&str>, header: bool) {
     for (i, (ti, s)) in r.steps.iter().enumerate() {
         let t = &r.targets[*ti];
         let run = &r.runs[t.run];
@@ -35,7 +45,11 @@ pub fn render(r: &Report) -> String {
         let f4 = |v: Option<f64>| opt(v.map(|v| format!("{v:.4}")));
         // Every column is named beside its value, so the header and the
         // rows cannot drift apart.
-        let mut cols: Vec<(String, String)> = vec![
+        let mut cols: Vec<(String, String)> = Vec::new();
+        if let Some(c) = comparison {
+            cols.push(("comparison".into(), c.to_string()));
+        }
+        cols.extend([
             ("run_dir".into(), run.dir.clone()),
             ("host".into(), run.host.hostname.clone()),
             ("target".into(), t.name.clone()),
@@ -57,7 +71,7 @@ pub fn render(r: &Report) -> String {
             ("errors".into(), s.errors.values().sum::<u64>().to_string()),
             ("throughput".into(), opt(tput.map(|v| format!("{v:.2}")))),
             ("relative".into(), f4(cell.and_then(|c| c.relative))),
-        ];
+        ]);
         for c in Cost::ALL {
             let v = ok.then(|| c.of(m)).flatten();
             cols.push((format!("{}_per_op", c.key()), f4(v)));
@@ -169,14 +183,13 @@ pub fn render(r: &Report) -> String {
             ("db_bytes_after".into(), opt(m.db_bytes_after)),
             ("failed".into(), s.failed.clone().unwrap_or_default()),
         ]);
-        if i == 0 {
+        if i == 0 && header {
             let head: Vec<&str> = cols.iter().map(|c| c.0.as_str()).collect();
             let _ = writeln!(out, "{}", head.join(","));
         }
         let line: Vec<String> = cols.iter().map(|c| field(&c.1)).collect();
         let _ = writeln!(out, "{}", line.join(","));
     }
-    out
 }
 
 #[cfg(test)]

@@ -7,7 +7,7 @@ use std::fmt::Write;
 
 use super::escape::escape;
 use super::outline::{self, Block, Table, Text};
-use crate::compare::{Report, Verdict};
+use crate::compare::{Comparison, Report, Verdict};
 
 const STYLE: &str = "body{font-family:system-ui,sans-serif;margin:2em;color:#222;max-width:90em}\
 table{border-collapse:collapse;margin:0 0 1.5em}\
@@ -17,7 +17,10 @@ td.worse{background:#f8c9c4;color:#7a1010}td.better{background:#c9eccb;color:#0b
 td.same,td.unsure{color:#666}.note{background:#fff4d6;padding:.5em}\
 .charts{display:flex;flex-wrap:wrap;gap:1em;align-items:flex-start;margin:0 0 1.5em}\
 .step{border:1px solid #ddd;padding:.4em}.step h4{margin:.2em 0 .4em}.why{color:#666;font-style:italic}\
-pre{background:#f6f6f6;padding:.6em;overflow:auto}details{margin:.3em 0}";
+pre{background:#f6f6f6;padding:.6em;overflow:auto}details{margin:.3em 0}\
+th{position:sticky;top:0;z-index:1}td:first-child{white-space:nowrap}\
+nav.toc{background:#f7f7f7;border:1px solid #ddd;padding:.4em 1em;margin:0 0 1.5em;display:inline-block}\
+nav.toc ul{margin:.3em 0;padding-left:1.2em}nav.toc li.l3{margin-left:1.2em}";
 
 fn cell(out: &mut String, t: &Text, numeric: bool) {
     let class = match t.tone {
@@ -66,17 +69,37 @@ fn table(out: &mut String, t: &Table) {
     out.push_str("</table>\n");
 }
 
-pub fn render(r: &Report) -> String {
+pub fn render(cs: &[Comparison], all: &Report) -> String {
     let mut out = String::new();
     let _ = write!(
         out,
         "<!DOCTYPE html>\n<html lang=\"en\"><head><meta charset=\"utf-8\"><title>relbench report</title>\
          <style>{STYLE}</style></head><body>\n"
     );
-    for block in outline::document(r) {
+    // The same anchors as the table of contents: every heading, in order.
+    let mut seen = Vec::new();
+    for block in outline::document(cs, all) {
         match block {
             Block::Heading(level, text) => {
-                let _ = writeln!(out, "<h{level}>{}</h{level}>", escape(&text));
+                let id = outline::anchor(&text, &mut seen);
+                let _ = writeln!(
+                    out,
+                    "<h{level} id=\"{}\">{}</h{level}>",
+                    escape(&id),
+                    escape(&text)
+                );
+            }
+            Block::Toc(entries) => {
+                out.push_str("<nav class=\"toc\"><strong>Contents</strong><ul>");
+                for (level, text, anchor) in &entries {
+                    let _ = write!(
+                        out,
+                        "<li class=\"l{level}\"><a href=\"#{}\">{}</a></li>",
+                        escape(anchor),
+                        escape(text)
+                    );
+                }
+                out.push_str("</ul></nav>\n");
             }
             Block::Paragraph(text) => {
                 let _ = writeln!(out, "<p>{}</p>", escape(&text));

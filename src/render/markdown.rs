@@ -5,10 +5,23 @@ use std::fmt::Write;
 
 use super::outline::{self, Block, Table, Text};
 use super::svg::Chart;
-use crate::compare::{Report, Verdict};
+use crate::compare::{Comparison, Report, Verdict};
 
 /// Where the charts go, relative to the report.
 pub const CHARTS_DIR: &str = "charts";
+
+/// Every chart the document links, to be written into [`CHARTS_DIR`].
+pub fn charts(cs: &[Comparison], all: &Report) -> Vec<Chart> {
+    let mut out = Vec::new();
+    for block in outline::document(cs, all) {
+        match block {
+            Block::Charts(charts) => out.extend(charts),
+            Block::Step { charts, .. } => out.extend(charts.into_iter().flatten()),
+            _ => {}
+        }
+    }
+    out
+}
 
 fn image(out: &mut String, c: &Chart) {
     let _ = writeln!(out, "![{}]({CHARTS_DIR}/{})\n", c.title, c.file);
@@ -53,9 +66,9 @@ fn table(out: &mut String, t: &Table) {
     out.push('\n');
 }
 
-pub fn render(r: &Report) -> String {
+pub fn render(cs: &[Comparison], all: &Report) -> String {
     let mut out = String::new();
-    for block in outline::document(r) {
+    for block in outline::document(cs, all) {
         match block {
             Block::Heading(level, text) => {
                 let _ = writeln!(out, "{} {text}\n", "#".repeat(usize::from(level)));
@@ -72,6 +85,16 @@ pub fn render(r: &Report) -> String {
                     for d in &line.details {
                         let _ = writeln!(out, "  - {d}");
                     }
+                }
+                out.push('\n');
+            }
+            Block::Toc(entries) => {
+                for (level, text, anchor) in &entries {
+                    let _ = writeln!(
+                        out,
+                        "{}- [{text}](#{anchor})",
+                        "  ".repeat(usize::from(level - 2))
+                    );
                 }
                 out.push('\n');
             }

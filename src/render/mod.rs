@@ -20,7 +20,7 @@ use std::path::{Path, PathBuf};
 
 use anyhow::Context;
 
-use crate::compare::{self, Report};
+use crate::compare::{self, Comparison, ComparisonSpec, Report};
 use crate::results;
 
 /// The report formats, by the name `--format` takes.
@@ -54,46 +54,69 @@ impl Format {
         }
     }
 
+    /// The format's text of one comparison: every target of `r` against
+    /// its base.
     pub fn render(self, r: &Report) -> String {
+        let cs = [Comparison {
+            title: format!("against {}", r.base),
+            report: r.clone(),
+        }];
+        self.render_all(&cs, r)
+    }
+
+    /// The format's text of the comparisons `cs`; `all` is the report of
+    /// every target, for what belongs to the runs.
+    pub fn render_all(self, cs: &[Comparison], all: &Report) -> String {
         match self {
-            Format::Markdown => markdown::render(r),
-            Format::Csv => csv::render(r),
-            Format::Json => json::render(r),
-            Format::Html => html::render(r),
+            Format::Markdown => markdown::render(cs, all),
+            Format::Csv => csv::render(cs),
+            Format::Json => json::render(cs),
+            Format::Html => html::render(cs, all),
         }
     }
 }
 
-/// Reads the directories, builds the report and writes each format into
-/// `out`. Returns the files written.
+/// Reads the directories, builds each comparison (with none given, every
+/// target against `base`) and writes each format into `out`. Returns the
+/// comparisons, the report of every target, and the files written.
 pub fn write(
     dirs: &[PathBuf],
     base: Option<&str>,
+    comparisons: &[ComparisonSpec],
     out: &Path,
     formats: &[Format],
-) -> anyhow::Result<(Report, Vec<PathBuf>)> {
+) -> anyhow::Result<(Vec<Comparison>, Report, Vec<PathBuf>)> {
     let runs = dirs
         .iter()
         .map(|d| crate::results::load_run(d))
         .collect::<anyhow::Result<Vec<_>>>()?;
-    let report = compare::build(&runs, base)?;
+    let all = compare::build(&runs, base)?;
+    let cs = if comparisons.is_empty() {
+        vec![Comparison {
+            title: format!("against {}", all.base),
+            report: compare::build(&runs, base)?,
+        }]
+    } else {
+        compare::build_all(&runs, comparisons)?
+    };
     results::refuse_link(out)?;
     std::fs::create_dir_all(out).with_context(|| format!("creating {}", out.display()))?;
     let mut written = Vec::new();
     if formats.contains(&Format::Markdown) {
-        // The Markdown links its charts as files beside it.
+        // The Markdown links its charts as files beside it; with several
+        // comparisons, each one's overview charts get its number.
         let dir = out.join(markdown::CHARTS_DIR);
         results::refuse_link(&dir)?;
         std::fs::create_dir_all(&dir).with_context(|| format!("creating {}", dir.display()))?;
-        for c in overview::all(&report).into_iter().chain(svg::all(&report)) {
+        for c in markdown::charts(&cs, &all) {
             results::write_file(&dir.join(&c.file), c.svg.as_bytes())?;
         }
         written.push(dir);
     }
     for f in formats {
         let path = out.join(f.file_name());
-        results::write_file(&path, f.render(&report).as_bytes())?;
+        results::write_file(&path, f.render_all(&cs, &all).as_bytes())?;
         written.push(path);
     }
-    Ok((report, written))
+    Ok((cs, all, written))
 }

@@ -7,8 +7,8 @@
 use super::overview;
 use super::svg::{self, Chart};
 use crate::compare::{
-    cost_matters, cost_verdict, judged, verdict, Cell, Cost, Method, Report, RunMeta, SummaryLine,
-    TargetMeta, Verdict,
+    cost_matters, cost_verdict, judged, verdict, Cell, Comparison, Cost, Method, Report, RunMeta,
+    SummaryLine, TargetMeta, Verdict,
 };
 use crate::measure::stats::{self, Interval};
 use crate::measure::units::{fmt_bytes, fmt_latency, fmt_throughput};
@@ -477,7 +477,11 @@ fn cost_relative(k: Cost, c: &Cell, base: &Cell) -> Text {
             }
         }
         // Both measured, the base's is 0: there is no ratio to show.
-        (None, Some(v), Some(_)) => Text::plain(if *v == 0.0 { "both 0" } else { "base 0" }),
+        // Quiet: nothing to compare is not a finding.
+        (None, Some(v), Some(_)) => Text {
+            text: if *v == 0.0 { "both 0" } else { "base 0" }.into(),
+            tone: Some(Verdict::Same),
+        },
         _ => rel_text(None, true, c),
     }
 }
@@ -711,6 +715,8 @@ pub enum Block {
         title: String,
         charts: Vec<Result<Chart, String>>,
     },
+    /// The table of contents: (level, heading, anchor).
+    Toc(Vec<(u8, String, String)>),
     /// Facts behind a line: a run or a target, and its plan text.
     Details {
         summary: String,
@@ -875,20 +881,38 @@ const OVERVIEW_INTRO: &str = "Each step's throughput ÷ the base's, one column p
     throughputs, the test and the cost that moved most. Below, per group, each step across the targets in \
     order.";
 
-pub fn document(r: &Report) -> Vec<Block> {
+/// The document of one or more comparisons: the targets and any warning,
+/// a table of contents, the overview of each comparison, each
+/// comparison's summary and tables, then what belongs to the runs (per-step
+/// charts, errors, run and target facts) from `all`, the report of every
+/// target.
+pub fn document(cs: &[Comparison], all: &Report) -> Vec<Block> {
     let mut doc = vec![Block::Heading(1, "relbench report".into())];
-    let names: Vec<&str> = r.targets.iter().map(|t| t.name.as_str()).collect();
-    doc.push(Block::Paragraph(format!(
-        "Targets: {}. Base: {}{}.",
-        names.join(", "),
-        r.base,
-        if r.by_host() {
-            format!(" on each host ({})", r.hosts.join(", "))
-        } else {
-            String::new()
-        }
-    )));
-    for run in &r.runs {
+    let names: Vec<&str> = all.targets.iter().map(|t| t.name.as_str()).collect();
+    let several = cs.len() > 1;
+    doc.push(Block::Paragraph(if several {
+        format!(
+            "Targets: {}. Comparisons: {}.",
+            names.join(", "),
+            cs.iter()
+                .map(|c| format!("{} (base {})", c.title, c.report.base))
+                .collect::<Vec<_>>()
+                .join("; ")
+        )
+    } else {
+        let r = &cs[0].report;
+        format!(
+            "Targets: {}. Base: {}{}.",
+            names.join(", "),
+            r.base,
+            if r.by_host() {
+                format!(" on each host ({})", r.hosts.join(", "))
+            } else {
+                String::new()
+            }
+        )
+    }));
+    for run in &all.runs {
         if run.status != crate::results::RunStatus::Complete {
             doc.push(Block::Note(format!(
                 "The run in {} is {:?}, not complete: steps it did not reach are missing.",
@@ -899,18 +923,64 @@ pub fn document(r: &Report) -> Vec<Block> {
             doc.push(Block::Note(format!("Left out of this report: {why}.")));
         }
     }
-    if let Some(map) = overview::heatmap(r) {
+    let toc_at = doc.len();
+    let maps: Vec<(String, Vec<Chart>)> = cs
+        .iter()
+        .map(|c| (c.title.clone(), overview::all(&c.report)))
+        .filter(|(_, charts)| !charts.is_empty())
+        .collect();
+    if !maps.is_empty() {
         doc.push(Block::Heading(2, "Overview".into()));
         doc.push(Block::Paragraph(OVERVIEW_INTRO.into()));
-        doc.push(Block::Charts(vec![map]));
-        let lines: Vec<_> = Group::ALL
-            .iter()
-            .filter_map(|g| overview::over_targets(r, *g))
-            .collect();
-        if !lines.is_empty() {
-            doc.push(Block::Charts(lines));
+        for (title, mut charts) in maps {
+            if several {
+                doc.push(Block::Heading(3, format!("Overview: {title}")));
+                for c in &mut charts {
+                    c.file = format!("{}-{}", svg::slug(&title), c.file);
+                }
+            }
+            let map = charts.remove(0);
+            doc.push(Block::Charts(vec![map]));
+            if !charts.is_empty() {
+                doc.push(Block::Charts(charts));
+            }
         }
     }
+    for c in cs {
+        let r = &c.report;
+        let mut part = body(r);
+        if several {
+            doc.push(Block::Heading(2, format!("Comparison: {}", c.title)));
+            let names: Vec<&str> = r.targets.iter().map(|t| t.name.as_str()).collect();
+            doc.push(Block::Paragraph(format!(
+                "Base: {}. Targets: {}.",
+                r.base,
+                names.join(", ")
+            )));
+            for b in &mut part {
+                match b {
+                    Block::Heading(level, _) => *level += 1,
+                    // Each comparison's charts get files of their own.
+                    Block::Charts(charts) => {
+                        for ch in charts {
+                            ch.file = format!("{}-{}", svg::slug(&c.title), ch.file);
+                        }
+                    }
+                    _ => {}
+                }
+            }
+        }
+        doc.extend(part);
+    }
+    doc.extend(tail(all));
+    let toc = contents(&doc, if several { 3 } else { 2 });
+    doc.insert(toc_at, Block::Toc(toc));
+    doc
+}
+
+/// A comparison's summary and tables.
+fn body(r: &Report) -> Vec<Block> {
+    let mut doc = Vec::new();
     if !r.summary_lines.is_empty() {
         doc.push(Block::Heading(2, "Summary".into()));
         doc.push(Block::Summary(r.summary_lines.clone()));
@@ -960,11 +1030,44 @@ pub fn document(r: &Report) -> Vec<Block> {
     section(&mut doc, latency(r));
     interference(&mut doc, r);
 
+    doc
+}
+
+/// What belongs to the runs rather than to a comparison.
+fn tail(r: &Report) -> Vec<Block> {
+    let mut doc = Vec::new();
     doc.push(Block::Heading(2, "Per step".into()));
     doc.push(Block::Paragraph(PER_STEP_INTRO.into()));
-    for s in svg::per_step(r) {
-        let mut charts = vec![s.rate, s.latency];
+    // Why a chart is missing is said once, with the steps it applies to,
+    // not under each step.
+    let steps = svg::per_step(r);
+    let mut why: Vec<(String, Vec<String>)> = Vec::new();
+    for s in &steps {
+        for e in [&s.rate, &s.latency]
+            .into_iter()
+            .filter_map(|c| c.as_ref().err())
+        {
+            match why.iter_mut().find(|(w, _)| w == e) {
+                Some((_, list)) => list.push(s.title.clone()),
+                None => why.push((e.clone(), vec![s.title.clone()])),
+            }
+        }
+    }
+    for (w, list) in why {
+        doc.push(Block::Paragraph(format!(
+            "No chart where {w}: {}.",
+            list.join("; ")
+        )));
+    }
+    for s in steps {
+        let mut charts: Vec<Result<Chart, String>> = [s.rate, s.latency]
+            .into_iter()
+            .filter(Result::is_ok)
+            .collect();
         charts.extend(s.classes.into_iter().map(Ok));
+        if charts.is_empty() {
+            continue;
+        }
         doc.push(Block::Step {
             title: s.title,
             charts,
@@ -979,4 +1082,39 @@ pub fn document(r: &Report) -> Vec<Block> {
     doc.push(Block::Heading(2, "Targets".into()));
     doc.extend(r.targets.iter().map(target_details));
     doc
+}
+
+/// The headings down to `depth`, each with its anchor (GitHub's: lower
+/// case, punctuation dropped, spaces to hyphens, a count on repeats), so
+/// the Markdown's links work on GitHub and the HTML's headings carry the
+/// same ids.
+fn contents(doc: &[Block], depth: u8) -> Vec<(u8, String, String)> {
+    let mut seen: Vec<String> = Vec::new();
+    let mut out = Vec::new();
+    for b in doc {
+        if let Block::Heading(level, text) = b {
+            let a = anchor(text, &mut seen);
+            if (2..=depth).contains(level) {
+                out.push((*level, text.clone(), a));
+            }
+        }
+    }
+    out
+}
+
+/// GitHub's anchor of a heading, counting repeats in `seen`.
+pub fn anchor(text: &str, seen: &mut Vec<String>) -> String {
+    let base: String = text
+        .to_lowercase()
+        .chars()
+        .filter(|c| c.is_alphanumeric() || *c == ' ' || *c == '-' || *c == '_')
+        .map(|c| if c == ' ' { '-' } else { c })
+        .collect();
+    let n = seen.iter().filter(|s| **s == base).count();
+    seen.push(base.clone());
+    if n == 0 {
+        base
+    } else {
+        format!("{base}-{n}")
+    }
 }

@@ -464,7 +464,7 @@ pub fn per_step(r: &Report) -> Vec<StepCharts> {
 fn rate_chart(r: &Report, row: &Row, name: &str) -> Result<Chart, String> {
     let series = &row.series.rates;
     if series.is_empty() {
-        return Err("the window was under 2 s: no per-second series to draw".into());
+        return Err("the window was under 2 s (no per-second series to draw)".into());
     }
     let t_max = row.series.secs;
     let v_max = series
@@ -703,18 +703,6 @@ fn tick_latency(us: f64) -> String {
     } else {
         format!("{} s", trim(us / 1e6))
     }
-}
-
-/// Every chart of the report, for writing beside the Markdown.
-pub fn all(r: &Report) -> Vec<Chart> {
-    let mut out: Vec<Chart> = Group::ALL.iter().flat_map(|g| relative(r, *g)).collect();
-    out.extend(db_size(r));
-    for s in per_step(r) {
-        out.extend(s.rate.ok());
-        out.extend(s.latency.ok());
-        out.extend(s.classes);
-    }
-    out
 }
 
 #[cfg(test)]
