@@ -132,3 +132,79 @@ fn report_html_draws_its_charts_in_a_headless_browser() {
     assert!(dom.contains("Summary") && dom.contains("Hardware efficiency"));
     assert!(dom.matches("<svg").count() >= 10);
 }
+
+/// Twelve targets and two comparisons with their own bases and subsets:
+/// the overview's heat map and per-group lines render, coloured.
+#[test]
+fn a_many_target_report_shows_its_overview_and_each_comparison() {
+    let dir = tempfile::tempdir().unwrap();
+    common::relbench()
+        .args([
+            "report",
+            "tests/fixtures/results-many",
+            "--format",
+            "html,md",
+            "--compare",
+            "all twelve=delete-full",
+            "--compare",
+            "sync off the journal=wal-full:wal-full,wal-normal,delete-normal,off-normal",
+            "--out",
+        ])
+        .arg(dir.path())
+        .assert()
+        .success();
+    let page = dir.path().join("report.html");
+    let (dom, _) = headless(&page, &dir.path().join("profile-1"), &["--dump-dom"]);
+    // Heat-map cells: 11 targets × 7 steps, then 3 × 7.
+    let cells = dom.matches("<rect class=\"heat\"").count();
+    assert_eq!(cells, 11 * 7 + 3 * 7, "heat-map cells in the DOM");
+    let lines = dom.matches("<polyline class=\"series\"").count();
+    assert!(lines >= 8, "{lines} lines in the DOM");
+    for needle in [
+        "Comparison: all twelve",
+        "Comparison: sync off the journal",
+        "Overview: sync off the journal",
+        "Contents",
+    ] {
+        assert!(dom.contains(needle), "{needle} missing");
+    }
+    let summaries = dom.matches(">Summary</h3>").count();
+    assert_eq!(summaries, 2, "a summary per comparison");
+    assert!(dom.contains("off-normal against wal-full"));
+
+    let shot = dir.path().join("shot.png");
+    headless(
+        &page,
+        &dir.path().join("profile-2"),
+        &[
+            "--window-size=1280,1600",
+            &format!("--screenshot={}", shot.display()),
+        ],
+    );
+    let (_, _, px) = pixels(&shot);
+    let red = px
+        .iter()
+        .filter(|p| p[0] as i32 - p[1] as i32 > 60 && p[0] > 150)
+        .count();
+    let green = px
+        .iter()
+        .filter(|p| p[1] as i32 - p[0] as i32 > 40 && p[1] > 100)
+        .count();
+    assert!(red > 2000, "{red} red heat-map pixels");
+    assert!(green > 2000, "{green} green heat-map pixels");
+    // The per-group lines in the palette's first colour.
+    let blue = px.iter().filter(|p| near(**p, "#4e79a7")).count();
+    assert!(blue > 100, "{blue} pixels of the first line's colour");
+
+    // The Markdown links a heat map per comparison, each its own file.
+    let md = std::fs::read_to_string(dir.path().join("report.md")).unwrap();
+    assert!(
+        md.contains("(charts/all_twelve-overview-heatmap.svg)"),
+        "{md}"
+    );
+    assert!(md.contains("(charts/sync_off_the_journal-overview-heatmap.svg)"));
+    assert!(dir
+        .path()
+        .join("charts/sync_off_the_journal-overview-heatmap.svg")
+        .exists());
+}
