@@ -113,3 +113,53 @@ impl Cost {
         }
     }
 }
+
+/// A rate of the machine over a step's window, as vmstat and iostat print
+/// it: not per operation, but what the step kept the machine doing.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Rate {
+    /// Busy CPU (us + sy) of all CPUs, %.
+    CpuPct,
+    CsPerSec,
+    ReadsPerSec,
+    ReadMbPerSec,
+    WritesPerSec,
+    WriteMbPerSec,
+}
+
+impl Rate {
+    pub const ALL: [Rate; 6] = [
+        Rate::CpuPct,
+        Rate::CsPerSec,
+        Rate::ReadsPerSec,
+        Rate::ReadMbPerSec,
+        Rate::WritesPerSec,
+        Rate::WriteMbPerSec,
+    ];
+
+    pub fn title(self) -> &'static str {
+        match self {
+            Rate::CpuPct => "CPU %",
+            Rate::CsPerSec => "cs/s",
+            Rate::ReadsPerSec => "r/s",
+            Rate::ReadMbPerSec => "rMB/s",
+            Rate::WritesPerSec => "w/s",
+            Rate::WriteMbPerSec => "wMB/s",
+        }
+    }
+
+    /// The figure in a step's results, when it was measured.
+    pub fn of(self, m: &StepMetrics) -> Option<f64> {
+        let sys = m.system.as_ref();
+        let disk = m.disk.as_ref();
+        match self {
+            Rate::CpuPct => sys.map(|s| s.cpu_util_pct),
+            Rate::CsPerSec => sys.map(|s| s.cs_per_sec),
+            Rate::ReadsPerSec => disk.map(|d| d.reads_per_sec),
+            Rate::ReadMbPerSec => disk.map(|d| d.read_mb_per_sec),
+            Rate::WritesPerSec => disk.map(|d| d.writes_per_sec),
+            Rate::WriteMbPerSec => disk.map(|d| d.write_mb_per_sec),
+        }
+    }
+}

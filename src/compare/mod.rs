@@ -14,7 +14,7 @@ mod explain;
 mod series;
 mod summary;
 
-pub use cost::Cost;
+pub use cost::{Cost, Rate};
 pub use explain::{cost_matters, CPU_BOUND_PCT, IO_BOUND_PCT};
 pub use series::{
     ClassLine, DbSizeStep, InterferenceRow, Percentiles, ProblemRow, RateLine, ResponseRow,
@@ -165,6 +165,19 @@ pub struct TargetMeta {
     /// An A/A copy of this target (index into `targets`): the same
     /// configuration run again, interleaved, to measure the noise.
     pub copy_of: Option<usize>,
+    /// Server settings (as read back from the server) whose value differs
+    /// from its base's: (name, this target's, the base's; "—" when one
+    /// lacks it).
+    pub settings_differ: Vec<(String, String, String)>,
+}
+
+/// One statement class's latency in a cell, µs.
+#[derive(Debug, Clone, Copy, PartialEq, Serialize)]
+pub struct StatementLatency {
+    pub count: u64,
+    pub p50_us: f64,
+    pub p99_us: f64,
+    pub max_us: f64,
 }
 
 /// Which test produced a p-value and interval.
@@ -259,6 +272,17 @@ pub struct Cell {
     pub window_secs: Option<f64>,
     pub cpu_util_pct: Option<f64>,
     pub disk_util_pct: Option<f64>,
+    /// The machine's rates over the window (medians over repeats), and
+    /// target ÷ base for each.
+    pub rates: BTreeMap<Rate, f64>,
+    pub rates_relative: BTreeMap<Rate, f64>,
+    /// Latency per statement class (and `event`), medians over repeats.
+    pub statements: BTreeMap<String, StatementLatency>,
+    /// The engine's counters that moved, per operation (median over
+    /// repeats), and the ones that moved most against the base: (name,
+    /// target ÷ base), largest first.
+    pub counters_per_op: BTreeMap<String, f64>,
+    pub counters_moved: Vec<(String, f64)>,
     /// Per-second throughput of a target's single repeat (whole seconds),
     /// for the within-run test.
     #[serde(skip)]
@@ -631,6 +655,27 @@ pub fn build_subset(
         },
     };
 
+    let mut targets = targets;
+    for ti in 0..targets.len() {
+        let b = base_of[ti];
+        if b == ti {
+            continue;
+        }
+        let (mine, theirs) = (&targets[ti].config, &targets[b].config);
+        let mut keys: Vec<&String> = mine.keys().chain(theirs.keys()).collect();
+        keys.sort();
+        keys.dedup();
+        let differ = keys
+            .into_iter()
+            .filter(|k| mine.get(*k) != theirs.get(*k))
+            .map(|k| {
+                let v = |m: &BTreeMap<String, String>| m.get(k).cloned().unwrap_or_else(|| "—".into());
+                (k.clone(), v(mine), v(theirs))
+            })
+            .collect();
+        targets[ti].settings_differ = differ;
+    }
+
     // Every step result, tagged with its target's index in the report.
     let mut steps: Vec<(usize, StepResult)> = Vec::new();
     for (ri, run) in runs.iter().enumerate() {
@@ -854,6 +899,7 @@ fn name_targets(runs: &[LoadedRun]) -> Vec<TargetMeta> {
                     .map(|f| format!("{} on {} ({})", f.fstype, f.device, f.mount_point)),
                 run: ri,
                 copy_of: None,
+                settings_differ: Vec::new(),
             });
         }
     }
@@ -1015,11 +1061,92 @@ fn cell<'a>(results: impl Iterator<Item = &'a StepResult>) -> Cell {
                 .filter_map(|s| Some(s.metrics.disk.as_ref()?.util_pct))
                 .collect::<Vec<f64>>(),
         ),
+        rates: Rate::ALL
+            .iter()
+            .filter_map(|&k| {
+                let mut v: Vec<f64> = ok.iter().filter_map(|s| k.of(&s.metrics)).collect();
+                Some((k, median(&mut v)?))
+            })
+            .collect(),
+        rates_relative: BTreeMap::new(),
+        statements: statement_latency(&ok),
+        counters_per_op: counters_per_op(&ok),
+        counters_moved: Vec::new(),
         second_rates: match ok.as_slice() {
             [one] => one.second_rates(),
             _ => Vec::new(),
         },
     }
+}
+
+/// Each statement class's latency, medians over the repeats.
+fn statement_latency(ok: &[&&StepResult]) -> BTreeMap<String, StatementLatency> {
+    let mut classes: Vec<&String> = ok.iter().flat_map(|s| s.latency.keys()).collect();
+    classes.sort();
+    classes.dedup();
+    classes
+        .into_iter()
+        .filter_map(|k| {
+            let of: Vec<&crate::measure::LatencySummary> =
+                ok.iter().filter_map(|s| s.latency.get(k)).collect();
+            let m = |f: fn(&crate::measure::LatencySummary) -> f64| {
+                median(&mut of.iter().map(|l| f(l)).collect::<Vec<f64>>())
+            };
+            let count = of.iter().map(|l| l.count).sum::<u64>();
+            (count > 0).then(|| {
+                (
+                    k.clone(),
+                    StatementLatency {
+                        count,
+                        p50_us: m(|l| l.p50_us).unwrap_or(0.0),
+                        p99_us: m(|l| l.p99_us).unwrap_or(0.0),
+                        max_us: m(|l| l.max_us).unwrap_or(0.0),
+                    },
+                )
+            })
+        })
+        .collect()
+}
+
+/// The engine's counters that moved, per unit of the step's work
+/// (operations, or rows), medians over the repeats.
+fn counters_per_op(ok: &[&&StepResult]) -> BTreeMap<String, f64> {
+    let mut all: BTreeMap<String, Vec<f64>> = BTreeMap::new();
+    for s in ok {
+        let (Some(c), true) = (&s.metrics.counters, s.throughput > 0.0) else {
+            continue;
+        };
+        let work = s.throughput * s.secs;
+        if work <= 0.0 {
+            continue;
+        }
+        for (k, d) in &c.delta {
+            all.entry(k.clone()).or_default().push(d / work);
+        }
+    }
+    all.into_iter()
+        .filter_map(|(k, mut v)| Some((k, median(&mut v)?)))
+        .collect()
+}
+
+/// The counters per operation that moved most against the base, at a
+/// rate that matters (ten a second on either side), largest first.
+fn counters_moved(c: &Cell, base: &Cell) -> Vec<(String, f64)> {
+    let rate = |x: &Cell, v: f64| v * x.throughput.unwrap_or(0.0);
+    let mut moved: Vec<(String, f64)> = c
+        .counters_per_op
+        .iter()
+        .filter_map(|(k, &v)| {
+            let b = *base.counters_per_op.get(k)?;
+            let r = ratio(Some(v), Some(b))?;
+            let past = verdict(r) != Verdict::Same;
+            (past && (rate(c, v) >= 10.0 || rate(base, b) >= 10.0) && r > 0.0)
+                .then(|| (k.clone(), r))
+        })
+        .collect();
+    moved.sort_by(|a, b| b.1.ln().abs().total_cmp(&a.1.ln().abs()));
+    moved.truncate(5);
+    moved
 }
 
 /// Why a cell's figure is disturbed: when half or more of its repeats
@@ -1046,6 +1173,18 @@ fn compare(c: &mut Cell, base: &Cell, is_base: bool) {
     c.base_disturbed = !is_base && base.disturbed.is_some();
     let short = |x: &Cell| x.window_secs.is_some_and(|w| w < SHORT_WINDOW_SECS);
     c.short_window = !is_base && (short(c) || short(base));
+    c.rates_relative = Rate::ALL
+        .iter()
+        .filter_map(|k| {
+            Some((
+                *k,
+                ratio(c.rates.get(k).copied(), base.rates.get(k).copied())?,
+            ))
+        })
+        .collect();
+    if !is_base {
+        c.counters_moved = counters_moved(c, base);
+    }
     c.costs_relative = Cost::ALL
         .iter()
         .filter_map(|k| {

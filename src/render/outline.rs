@@ -7,7 +7,7 @@
 use super::overview;
 use super::svg::{self, Chart};
 use crate::compare::{
-    cost_matters, cost_verdict, judged, verdict, Cell, Comparison, Cost, Method, Report, RunMeta,
+    cost_matters, cost_verdict, judged, verdict, Cell, Comparison, Cost, Method, Rate, Report, RunMeta,
     SummaryLine, TargetMeta, Verdict,
 };
 use crate::measure::stats::{self, Interval};
@@ -783,6 +783,221 @@ fn target_details(t: &TargetMeta) -> Block {
 }
 
 /// The whole report, in order.
+/// A figure at three significant digits or so, for rates and counters.
+fn fig(v: f64) -> String {
+    if v.abs() >= 100.0 {
+        fmt_throughput(v)
+    } else if v.abs() >= 10.0 {
+        format!("{v:.1}")
+    } else if v.abs() >= 0.01 || v == 0.0 {
+        format!("{v:.2}")
+    } else {
+        format!("{v:.2e}")
+    }
+}
+
+/// The machine's rates per step and target: vmstat's and iostat's
+/// figures over the window, with target ÷ base beside each.
+fn rates(doc: &mut Vec<Block>, r: &Report) {
+    let mut rows_out = Vec::new();
+    for row in &r.rows {
+        for &ti in &r.columns() {
+            let c = &row.cells[ti];
+            if c.rates.is_empty() {
+                continue;
+            }
+            let mut cells = vec![
+                Text::plain(row.title()),
+                Text::plain(row.clients.to_string()),
+                Text::plain(r.targets[ti].name.clone()),
+            ];
+            cells.extend(Rate::ALL.iter().map(|k| {
+                Text::plain(match (c.rates.get(k), c.rates_relative.get(k)) {
+                    (Some(v), Some(rel)) if !r.is_base(ti) => format!("{} (×{rel:.2})", fig(*v)),
+                    (Some(v), _) => fig(*v),
+                    (None, _) => NOT_MEASURED.into(),
+                })
+            }));
+            rows_out.push(cells);
+        }
+    }
+    if rows_out.is_empty() {
+        return;
+    }
+    doc.push(Block::Heading(2, "Machine rates".into()));
+    doc.push(Block::Paragraph(
+        "What each step kept the machine doing, over its measured window: busy CPU of all CPUs (vmstat's us + sy), \
+         context switches, and the reads, writes and MB a second of the devices under the target's data (iostat's \
+         r/s, rMB/s, w/s, wMB/s); medians over repeats, with target ÷ base in brackets."
+            .into(),
+    ));
+    doc.push(Block::Table(Table {
+        head: ["step", "clients", "target"]
+            .into_iter()
+            .map(String::from)
+            .chain(Rate::ALL.iter().map(|k| k.title().to_string()))
+            .collect(),
+        groups: Vec::new(),
+        text_columns: 3,
+        rows: rows_out,
+    }));
+}
+
+/// Latency of every statement class of every step: p50, p99 and max,
+/// medians over repeats.
+fn statement_latency(doc: &mut Vec<Block>, r: &Report) {
+    let mut rows_out = Vec::new();
+    for row in &r.rows {
+        for &ti in &r.columns() {
+            for (class, l) in &row.cells[ti].statements {
+                rows_out.push(vec![
+                    Text::plain(row.title()),
+                    Text::plain(row.clients.to_string()),
+                    Text::plain(r.targets[ti].name.clone()),
+                    Text::plain(class.clone()),
+                    Text::plain(l.count.to_string()),
+                    Text::plain(fmt_latency(l.p50_us)),
+                    Text::plain(fmt_latency(l.p99_us)),
+                    Text::plain(fmt_latency(l.max_us)),
+                ]);
+            }
+        }
+    }
+    if rows_out.is_empty() {
+        return;
+    }
+    doc.push(Block::Heading(2, "Latency per statement".into()));
+    doc.push(Block::Paragraph(
+        "Each statement class a step runs, and `event` (a whole statement or transaction): how many completed in \
+         the window (all repeats) and the median over repeats of their p50, p99 and slowest."
+            .into(),
+    ));
+    doc.push(Block::Table(Table {
+        head: ["step", "clients", "target", "statement", "count", "p50", "p99", "max"]
+            .into_iter()
+            .map(String::from)
+            .collect(),
+        groups: Vec::new(),
+        text_columns: 4,
+        rows: rows_out,
+    }));
+}
+
+/// The engine's counters: per step, those that moved most against the
+/// base per operation, then every counter that moved, collapsed.
+fn counters(doc: &mut Vec<Block>, r: &Report) {
+    let moved: Vec<Vec<Text>> = r
+        .rows
+        .iter()
+        .flat_map(|row| {
+            r.columns()
+                .into_iter()
+                .filter(|&ti| !r.is_base(ti))
+                .filter(|&ti| !row.cells[ti].counters_moved.is_empty())
+                .map(|ti| {
+                    vec![
+                        Text::plain(row.title()),
+                        Text::plain(row.clients.to_string()),
+                        Text::plain(r.targets[ti].name.clone()),
+                        Text::plain(
+                            row.cells[ti]
+                                .counters_moved
+                                .iter()
+                                .map(|(k, x)| format!("{k}/op ×{}", crate::measure::units::fmt_ratio(*x)))
+                                .collect::<Vec<_>>()
+                                .join(", "),
+                        ),
+                    ]
+                })
+                .collect::<Vec<_>>()
+        })
+        .collect();
+    let any = r
+        .rows
+        .iter()
+        .any(|row| row.cells.iter().any(|c| !c.counters_per_op.is_empty()));
+    if !any {
+        return;
+    }
+    doc.push(Block::Heading(2, "Engine counters".into()));
+    doc.push(Block::Paragraph(
+        "The server's own counters (SHOW GLOBAL STATUS; pg_stat_database, pg_stat_bgwriter, pg_stat_io), read \
+         before and after each step, per operation (per row for steps counted in rows). First the ones that moved \
+         most against the base, past 5% and at ten a second or more; then, collapsed per step, every counter \
+         that moved."
+            .into(),
+    ));
+    if !moved.is_empty() {
+        doc.push(Block::Table(Table {
+            head: ["step", "clients", "target", "moved most against the base"]
+                .into_iter()
+                .map(String::from)
+                .collect(),
+            groups: Vec::new(),
+            text_columns: 4,
+            rows: moved,
+        }));
+    }
+    for row in &r.rows {
+        let facts: Vec<(String, String)> = r
+            .columns()
+            .into_iter()
+            .flat_map(|ti| {
+                row.cells[ti]
+                    .counters_per_op
+                    .iter()
+                    .map(move |(k, v)| (format!("{} {k}/op", r.targets[ti].name), fig(*v)))
+            })
+            .collect();
+        if !facts.is_empty() {
+            doc.push(Block::Details {
+                summary: format!("{} c{}: every counter that moved", row.title(), row.clients),
+                facts,
+                text: None,
+            });
+        }
+    }
+}
+
+/// Server settings, as read back from each server, that differ from its
+/// base's.
+fn settings(doc: &mut Vec<Block>, r: &Report) {
+    let rows_out: Vec<Vec<Text>> = r
+        .targets
+        .iter()
+        .enumerate()
+        .flat_map(|(ti, t)| {
+            t.settings_differ.iter().map(move |(k, v, b)| {
+                vec![
+                    Text::plain(t.name.clone()),
+                    Text::plain(r.targets[r.base_of[ti]].name.clone()),
+                    Text::plain(k.clone()),
+                    Text::plain(v.clone()),
+                    Text::plain(b.clone()),
+                ]
+            })
+        })
+        .collect();
+    if rows_out.is_empty() {
+        return;
+    }
+    doc.push(Block::Heading(2, "Settings that differ from the base".into()));
+    doc.push(Block::Paragraph(
+        "The server's effective settings as relbench read them back at the start of the target (not the config \
+         file's text), where a target's differ from its base's."
+            .into(),
+    ));
+    doc.push(Block::Table(Table {
+        head: ["target", "base", "setting", "target's", "base's"]
+            .into_iter()
+            .map(String::from)
+            .collect(),
+        groups: Vec::new(),
+        text_columns: 5,
+        rows: rows_out,
+    }));
+}
+
 /// Which step windows other programs or the hypervisor disturbed, and
 /// every window where something else was seen at all.
 fn interference(doc: &mut Vec<Block>, r: &Report) {
@@ -1028,6 +1243,10 @@ fn body(r: &Report) -> Vec<Block> {
     }
     section(&mut doc, efficiency_relative(r));
     section(&mut doc, latency(r));
+    rates(&mut doc, r);
+    statement_latency(&mut doc, r);
+    counters(&mut doc, r);
+    settings(&mut doc, r);
     interference(&mut doc, r);
 
     doc
