@@ -260,3 +260,42 @@ fn an_outlier_gets_a_second_chart_with_the_axis_cut_and_marked() {
         "title and its <title>"
     );
 }
+
+/// The held fixture of twelve SQLite configurations.
+fn many() -> relbench::results::LoadedRun {
+    relbench::results::load_run(std::path::Path::new("tests/fixtures/results-many")).unwrap()
+}
+
+#[test]
+fn text_export_of_twelve_targets() {
+    let r = relbench::compare::build(&[many()], None).unwrap();
+    insta::assert_snapshot!(Format::Text.render(&r));
+}
+
+#[test]
+fn markdown_of_two_comparisons_over_twelve_targets() {
+    let runs = [many()];
+    let specs = [
+        relbench::compare::ComparisonSpec {
+            title: "journal modes".into(),
+            base: Some("delete-full".into()),
+            targets: ["delete-full", "truncate-full", "persist-full", "wal-full"]
+                .map(String::from)
+                .to_vec(),
+        },
+        relbench::compare::ComparisonSpec {
+            title: "synchronous".into(),
+            base: Some("wal-full".into()),
+            targets: ["wal-full", "wal-normal"].map(String::from).to_vec(),
+        },
+    ];
+    let cs = relbench::compare::build_all(&runs, &specs).unwrap();
+    let all = relbench::compare::build(&runs, None).unwrap();
+    let md = Format::Markdown.render_all(&cs, &all);
+    // Each comparison its own summary, against its own base.
+    assert!(md.contains("### Summary"));
+    assert!(md.contains("- truncate-full against delete-full"));
+    assert!(md.contains("- wal-normal against wal-full"));
+    assert!(!md.contains("- wal-normal against delete-full"));
+    insta::assert_snapshot!(md);
+}

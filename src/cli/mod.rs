@@ -74,8 +74,8 @@ enum Command {
         /// Where to write the report [default: the first results directory].
         #[arg(long)]
         out: Option<PathBuf>,
-        /// Formats to write, comma-separated: md, csv, json, html.
-        #[arg(long, value_delimiter = ',', default_value = "md,csv,json,html", value_parser = parse_format)]
+        /// Formats to write, comma-separated: md, csv, json, html, txt.
+        #[arg(long, value_delimiter = ',', default_value = "md,csv,json,html,txt", value_parser = parse_format)]
         format: Vec<Format>,
         /// A comparison of its own, repeatable: `[TITLE=]BASE[:T1,T2,...]`
         /// (the base and the targets it shows, in order; all when none are
@@ -194,7 +194,8 @@ fn read_comparisons(path: &Path) -> anyhow::Result<Vec<ComparisonSpec>> {
 }
 
 fn parse_format(s: &str) -> Result<Format, String> {
-    Format::parse(s).ok_or_else(|| format!("unknown format \"{s}\"; use md, csv, json or html"))
+    Format::parse(s)
+        .ok_or_else(|| format!("unknown format \"{s}\"; use md, csv, json, html or txt"))
 }
 
 /// A command failed in a way that has its own exit code.

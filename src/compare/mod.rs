@@ -669,7 +669,8 @@ pub fn build_subset(
             .into_iter()
             .filter(|k| mine.get(*k) != theirs.get(*k))
             .map(|k| {
-                let v = |m: &BTreeMap<String, String>| m.get(k).cloned().unwrap_or_else(|| "—".into());
+                let v =
+                    |m: &BTreeMap<String, String>| m.get(k).cloned().unwrap_or_else(|| "—".into());
                 (k.clone(), v(mine), v(theirs))
             })
             .collect();

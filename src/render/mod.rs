@@ -13,6 +13,7 @@ mod outline;
 mod overview;
 mod svg;
 mod terminal;
+mod text;
 
 pub use terminal::relative_table as terminal_relative_table;
 
@@ -30,10 +31,18 @@ pub enum Format {
     Csv,
     Json,
     Html,
+    /// Plain text for a blog post.
+    Text,
 }
 
 impl Format {
-    pub const ALL: [Format; 4] = [Format::Markdown, Format::Csv, Format::Json, Format::Html];
+    pub const ALL: [Format; 5] = [
+        Format::Markdown,
+        Format::Csv,
+        Format::Json,
+        Format::Html,
+        Format::Text,
+    ];
 
     pub fn parse(s: &str) -> Option<Format> {
         match s {
@@ -41,6 +50,7 @@ impl Format {
             "csv" => Some(Format::Csv),
             "json" => Some(Format::Json),
             "html" => Some(Format::Html),
+            "txt" | "text" => Some(Format::Text),
             _ => None,
         }
     }
@@ -51,6 +61,7 @@ impl Format {
             Format::Csv => "report.csv",
             Format::Json => "report.json",
             Format::Html => "report.html",
+            Format::Text => "report.txt",
         }
     }
 
@@ -72,6 +83,7 @@ impl Format {
             Format::Csv => csv::render(cs),
             Format::Json => json::render(cs),
             Format::Html => html::render(cs, all),
+            Format::Text => text::render(cs),
         }
     }
 }

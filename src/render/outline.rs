@@ -7,8 +7,8 @@
 use super::overview;
 use super::svg::{self, Chart};
 use crate::compare::{
-    cost_matters, cost_verdict, judged, verdict, Cell, Comparison, Cost, Method, Rate, Report, RunMeta,
-    SummaryLine, TargetMeta, Verdict,
+    cost_matters, cost_verdict, judged, verdict, Cell, Comparison, Cost, Method, Rate, Report,
+    RunMeta, SummaryLine, TargetMeta, Verdict,
 };
 use crate::measure::stats::{self, Interval};
 use crate::measure::units::{fmt_bytes, fmt_latency, fmt_throughput};
@@ -873,10 +873,19 @@ fn statement_latency(doc: &mut Vec<Block>, r: &Report) {
             .into(),
     ));
     doc.push(Block::Table(Table {
-        head: ["step", "clients", "target", "statement", "count", "p50", "p99", "max"]
-            .into_iter()
-            .map(String::from)
-            .collect(),
+        head: [
+            "step",
+            "clients",
+            "target",
+            "statement",
+            "count",
+            "p50",
+            "p99",
+            "max",
+        ]
+        .into_iter()
+        .map(String::from)
+        .collect(),
         groups: Vec::new(),
         text_columns: 4,
         rows: rows_out,
@@ -903,7 +912,9 @@ fn counters(doc: &mut Vec<Block>, r: &Report) {
                             row.cells[ti]
                                 .counters_moved
                                 .iter()
-                                .map(|(k, x)| format!("{k}/op ×{}", crate::measure::units::fmt_ratio(*x)))
+                                .map(|(k, x)| {
+                                    format!("{k}/op ×{}", crate::measure::units::fmt_ratio(*x))
+                                })
                                 .collect::<Vec<_>>()
                                 .join(", "),
                         ),
@@ -981,7 +992,10 @@ fn settings(doc: &mut Vec<Block>, r: &Report) {
     if rows_out.is_empty() {
         return;
     }
-    doc.push(Block::Heading(2, "Settings that differ from the base".into()));
+    doc.push(Block::Heading(
+        2,
+        "Settings that differ from the base".into(),
+    ));
     doc.push(Block::Paragraph(
         "The server's effective settings as relbench read them back at the start of the target (not the config \
          file's text), where a target's differ from its base's."

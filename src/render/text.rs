@@ -1,0 +1,95 @@
+//! Plain text in the style of the posts relbench's users publish: per
+//! comparison, target and group, the throughput ratios in one sentence and
+//! the costs per operation behind them in the next, ready to paste.
+//!
+//!   QPS ratios for wal are 2.24, 1.01, 1.00 (point-query, random-points-100, hot-points)
+//!   CPU/query ratios are 0.45, 0.99, 1.00
+
+use std::fmt::Write;
+
+use crate::compare::{Comparison, Cost, Report, Row};
+use crate::results::Unit;
+use crate::workload::Group;
+
+fn ratios<'a>(rows: &[&'a Row], f: impl Fn(&'a Row) -> Option<f64>) -> String {
+    rows.iter()
+        .map(|row| f(row).map_or("—".into(), |v| format!("{v:.2}")))
+        .collect::<Vec<_>>()
+        .join(", ")
+}
+
+fn group(out: &mut String, r: &Report, g: Group, ti: usize) {
+    let rows: Vec<&Row> = r.rows_in(g).collect();
+    if rows.is_empty() || rows.iter().all(|row| row.cells[ti].relative.is_none()) {
+        return;
+    }
+    let names: Vec<String> = rows
+        .iter()
+        .map(|row| {
+            if r.rows.iter().any(|x| x.clients != row.clients) {
+                format!("{} c{}", row.title(), row.clients)
+            } else {
+                row.title()
+            }
+        })
+        .collect();
+    let rows_unit = rows.iter().all(|row| row.unit == Unit::RowsPerSec);
+    let (what, per) = if rows_unit {
+        ("rows/s", "row")
+    } else {
+        ("QPS", "query")
+    };
+    let _ = writeln!(
+        out,
+        "{what} ratios for {} are {} ({})",
+        r.targets[ti].name,
+        ratios(&rows, |row| row.cells[ti].relative),
+        names.join(", ")
+    );
+    let own = rows
+        .iter()
+        .any(|row| row.cells[ti].costs_relative.contains_key(&Cost::OwnCpuUs));
+    let cpu = if own { Cost::OwnCpuUs } else { Cost::CpuUs };
+    for (k, name) in [
+        (cpu, if own { "CPU" } else { "machine CPU" }),
+        (Cost::Cs, "context switch"),
+        (Cost::ReadKb, "read KiB"),
+        (Cost::WriteKb, "write KiB"),
+    ] {
+        if rows
+            .iter()
+            .any(|row| row.cells[ti].costs_relative.contains_key(&k))
+        {
+            let _ = writeln!(
+                out,
+                "{name}/{per} ratios are {}",
+                ratios(&rows, |row| row.cells[ti].costs_relative.get(&k).copied())
+            );
+        }
+    }
+    out.push('\n');
+}
+
+pub fn render(cs: &[Comparison]) -> String {
+    let mut out = String::new();
+    for c in cs {
+        let r = &c.report;
+        let _ = writeln!(out, "# {} (base {})\n", c.title, r.base);
+        for ti in r.columns().into_iter().filter(|&i| !r.is_base(i)) {
+            let _ = writeln!(
+                out,
+                "## {} ÷ {}\n",
+                r.targets[ti].name, r.targets[r.base_of[ti]].name
+            );
+            for g in Group::ALL {
+                let mut block = String::new();
+                group(&mut block, r, g, ti);
+                if !block.is_empty() {
+                    let _ = writeln!(out, "{}:", g.title());
+                    out.push_str(&block);
+                }
+            }
+        }
+    }
+    out
+}
