@@ -655,7 +655,6 @@ pub fn build_subset(
         },
     };
 
-    let mut targets = targets;
     for ti in 0..targets.len() {
         let b = base_of[ti];
         if b == ti {
