@@ -1,0 +1,105 @@
+#!/usr/bin/env python3
+"""How long `relbench report` takes over a study of 20 targets x 40 steps x
+3 repeats, all four formats and the text export.
+
+The results directory is made from real step files with their names
+changed: a run of the built-in quick plan (two SQLite targets, the 40-step
+standard sequence) gives the step files; each of the 20 targets takes one
+source target's files (alternating), and each repeat is a copy with its
+repeat number changed. The figures are real; only the names are not.
+
+    python3 bench/report_speed.py                 # runs the quick plan first
+    python3 bench/report_speed.py --source DIR    # a quick-plan run you have
+
+Prints the best and the median of --rounds timings of the whole command.
+"""
+import argparse
+import copy
+import glob
+import json
+import os
+import shutil
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+
+ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+BIN = os.path.join(ROOT, "target", "release", "relbench")
+
+
+def build():
+    subprocess.run(["cargo", "build", "--release", "-q"], cwd=ROOT, check=True)
+
+
+def make(source, dest, targets, repeats):
+    info = json.load(open(os.path.join(source, "run.json")))
+    src_targets = [t["name"] for t in info["plan"]["targets"]]
+    plan_targets, records = [], []
+    names = [f"t{i + 1:02d}" for i in range(targets)]
+    for i, name in enumerate(names):
+        src = src_targets[i % len(src_targets)]
+        t = copy.deepcopy(next(t for t in info["plan"]["targets"] if t["name"] == src))
+        t["name"] = name
+        plan_targets.append(t)
+        rec = next((r for r in info["targets"] if r["name"] == src), None)
+        if rec:
+            rec = copy.deepcopy(rec)
+            rec["name"] = name
+            records.append(rec)
+        os.makedirs(os.path.join(dest, "steps", name))
+        for f in glob.glob(os.path.join(source, "steps", src, "r1-*.json")):
+            step = json.load(open(f))
+            for r in range(1, repeats + 1):
+                step["target"] = name
+                step["repeat"] = r
+                base = os.path.basename(f)[len("r1-"):]
+                with open(os.path.join(dest, "steps", name, f"r{r}-{base}"), "w") as out:
+                    json.dump(step, out)
+    info["plan"]["targets"] = plan_targets
+    info["plan"]["repeats"] = repeats
+    info["targets"] = records
+    with open(os.path.join(dest, "run.json"), "w") as out:
+        json.dump(info, out)
+    return len(glob.glob(os.path.join(dest, "steps", "*", "*.json")))
+
+
+def main():
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--source", help="results of the quick plan (default: run it)")
+    ap.add_argument("--targets", type=int, default=20)
+    ap.add_argument("--repeats", type=int, default=3)
+    ap.add_argument("--rounds", type=int, default=5)
+    args = ap.parse_args()
+    build()
+    work = tempfile.mkdtemp(prefix="relbench-report-speed-")
+    try:
+        source = args.source
+        if not source:
+            source = os.path.join(work, "quick")
+            subprocess.run([BIN, "run", "-q", "--out", source], check=True,
+                           stdout=subprocess.DEVNULL)
+        study = os.path.join(work, "study")
+        files = make(source, study, args.targets, args.repeats)
+        out = os.path.join(work, "report")
+        times = []
+        for _ in range(args.rounds):
+            t0 = time.perf_counter()
+            subprocess.run([BIN, "report", study, "--out", out], check=True,
+                           stdout=subprocess.DEVNULL)
+            times.append(time.perf_counter() - t0)
+        sizes = {f: os.path.getsize(os.path.join(out, f))
+                 for f in os.listdir(out) if f.startswith("report.")}
+        print(f"{args.targets} targets x {files // args.targets // args.repeats} step files x "
+              f"{args.repeats} repeats = {files} step files")
+        print(f"relbench report (md, csv, json, html, txt): best {min(times):.3f} s, "
+              f"median {statistics.median(times):.3f} s over {args.rounds} rounds")
+        print("sizes: " + ", ".join(f"{k} {v / 1e6:.1f} MB" for k, v in sorted(sizes.items())))
+        return 0 if min(times) < 1.0 else 1
+    finally:
+        shutil.rmtree(work, ignore_errors=True)
+
+
+if __name__ == "__main__":
+    sys.exit(main())
