@@ -299,3 +299,23 @@ fn markdown_of_two_comparisons_over_twelve_targets() {
     assert!(!md.contains("- wal-normal against delete-full"));
     insta::assert_snapshot!(md);
 }
+
+/// Regression: the summary called regressions "new CPU overhead" on steps
+/// the CPU did not bound (fsync waits at 41% busy among them). Over every
+/// held fixture, that phrase only follows "CPU-bound at".
+#[test]
+fn new_cpu_overhead_is_said_only_of_cpu_bound_steps() {
+    for dir in ["results-tiny", "results-repeats", "results-insert", "results-many"] {
+        let run =
+            relbench::results::load_run(&std::path::Path::new("tests/fixtures").join(dir)).unwrap();
+        let r = relbench::compare::build(&[run], None).unwrap();
+        for line in r.summary_lines.iter().flat_map(|l| &l.details) {
+            if line.contains("new CPU overhead") {
+                assert!(
+                    line.contains("CPU-bound at") && !line.contains("not CPU-bound"),
+                    "{dir}: {line}"
+                );
+            }
+        }
+    }
+}

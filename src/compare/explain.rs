@@ -182,10 +182,15 @@ pub fn explain(relative: f64, c: &Cell, base: &Cell) -> String {
     } else if has(Cost::Cs) && waits_lead {
         format!("{more_or_less} waiting (locks, IO or the network)")
     } else if cpu.is_some() {
-        if worse {
-            "new CPU overhead".into()
-        } else {
-            "less CPU per operation".into()
+        match (worse, b) {
+            // "New CPU overhead" is a claim about a step the CPU bounded;
+            // on a CPU with room left, the operation's time grew in more
+            // than its CPU.
+            (true, Bound::Neither(_) | Bound::Io(_)) => {
+                "more CPU per operation, on a CPU with room to spare".into()
+            }
+            (true, _) => "new CPU overhead".into(),
+            (false, _) => "less CPU per operation".into(),
         }
     } else if has(Cost::ReadKb) || has(Cost::WriteKb) || has(Cost::Writes) {
         format!("{more_or_less} IO per operation")
@@ -279,6 +284,22 @@ mod tests {
         assert_eq!(
             explain(0.8, &c, &b),
             "not CPU-bound (45%): cs/op ×3.00: more waiting (locks, IO or the network)"
+        );
+    }
+
+    /// Regression: the quick plan's summary called regressions on a CPU
+    /// 46% busy "new CPU overhead".
+    #[test]
+    fn more_cpu_on_a_cpu_with_room_is_not_called_new_overhead() {
+        let (c, b) = cells(
+            &[(Cost::OwnCpuUs, 122.0)],
+            &[(Cost::OwnCpuUs, 100.0)],
+            (8_300.0, 10_000.0),
+            Some(46.0),
+        );
+        assert_eq!(
+            explain(0.83, &c, &b),
+            "not CPU-bound (46%): CPU/op ×1.22: more CPU per operation, on a CPU with room to spare"
         );
     }
 
