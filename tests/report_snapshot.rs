@@ -305,7 +305,12 @@ fn markdown_of_two_comparisons_over_twelve_targets() {
 /// held fixture, that phrase only follows "CPU-bound at".
 #[test]
 fn new_cpu_overhead_is_said_only_of_cpu_bound_steps() {
-    for dir in ["results-tiny", "results-repeats", "results-insert", "results-many"] {
+    for dir in [
+        "results-tiny",
+        "results-repeats",
+        "results-insert",
+        "results-many",
+    ] {
         let run =
             relbench::results::load_run(&std::path::Path::new("tests/fixtures").join(dir)).unwrap();
         let r = relbench::compare::build(&[run], None).unwrap();
@@ -318,4 +323,51 @@ fn new_cpu_overhead_is_said_only_of_cpu_bound_steps() {
             }
         }
     }
+}
+
+/// By position: the reads before the first write, the writes, the reads
+/// after them and the inserts and deletes at the end; point-query before
+/// and after the writes lands in both halves.
+#[test]
+fn groups_by_position_split_the_sequence_around_the_writes() {
+    use relbench::workload::Group;
+    let mut run =
+        relbench::results::load_run(std::path::Path::new("tests/fixtures/results-tiny")).unwrap();
+    // The fixture's steps, renumbered so the reads come before and after
+    // update-index: load, point-query, update-index, scan, read-only-100,
+    // delete, insert.
+    for s in &mut run.steps {
+        s.seq = match s.step.label().as_str() {
+            "load" => 1,
+            "settle" => 2,
+            "point-query" => 3,
+            "update-index" => 4,
+            "scan" => 6,
+            "read-only-100" => 7,
+            "delete" => 8,
+            "insert" => 9,
+            _ => s.seq,
+        };
+    }
+    let mut r = relbench::compare::build(&[run], None).unwrap();
+    r.regroup(relbench::compare::Grouping::Position);
+    let of = |label: &str| {
+        r.rows
+            .iter()
+            .find(|row| row.step.label() == label)
+            .map(|row| row.group)
+            .unwrap()
+    };
+    assert_eq!(of("load"), Group::Load);
+    assert_eq!(of("point-query"), Group::Before);
+    assert_eq!(of("update-index"), Group::WriteHeavy);
+    assert_eq!(of("scan"), Group::After);
+    assert_eq!(of("read-only-100"), Group::After);
+    assert_eq!(of("delete"), Group::InsertDelete);
+    assert_eq!(of("insert"), Group::InsertDelete);
+    // The rows are in group order, then sequence order.
+    let groups: Vec<Group> = r.rows.iter().map(|row| row.group).collect();
+    let mut sorted = groups.clone();
+    sorted.sort_by_key(|g| Group::ALL.iter().position(|x| x == g));
+    assert_eq!(groups, sorted);
 }

@@ -19,7 +19,7 @@ use std::sync::atomic::Ordering;
 use anyhow::{bail, Context};
 use clap::{Parser, Subcommand};
 
-use crate::compare::ComparisonSpec;
+use crate::compare::{ComparisonSpec, Grouping};
 use crate::db::Dialect;
 use crate::plan::{self, Plan, PlanErrors};
 use crate::render::{self, Format};
@@ -86,6 +86,11 @@ enum Command {
         /// `title`, `base` and `targets`.
         #[arg(long, value_name = "FILE", conflicts_with_all = ["base", "compare"])]
         config: Option<PathBuf>,
+        /// Group steps by what they do (`kind`: point, range, writes) or by
+        /// where they run (`position`: before the write-heavy steps, those,
+        /// after, inserts and deletes).
+        #[arg(long, default_value = "kind", value_parser = parse_grouping)]
+        groups: Grouping,
     },
     /// Start one managed target's server as a run would and keep it until
     /// stdin closes or Ctrl-C (for looking at it by hand, and for bench/).
@@ -118,6 +123,14 @@ enum Command {
         #[arg(long)]
         force: bool,
     },
+}
+
+fn parse_grouping(s: &str) -> Result<Grouping, String> {
+    match s {
+        "kind" => Ok(Grouping::Kind),
+        "position" => Ok(Grouping::Position),
+        _ => Err(format!("unknown grouping \"{s}\"; use kind or position")),
+    }
 }
 
 /// `[TITLE=]BASE[:T1,T2,...]`.
@@ -249,6 +262,7 @@ fn dispatch(cmd: Command) -> anyhow::Result<()> {
             format,
             compare,
             config,
+            groups,
         } => {
             let out = out.unwrap_or_else(|| dirs[0].clone());
             let comparisons = match config {
@@ -256,7 +270,7 @@ fn dispatch(cmd: Command) -> anyhow::Result<()> {
                 None => compare,
             };
             let (_, report, files) =
-                render::write(&dirs, base.as_deref(), &comparisons, &out, &format)?;
+                render::write(&dirs, base.as_deref(), &comparisons, groups, &out, &format)?;
             for why in report.runs.iter().flat_map(|r| &r.skipped_files) {
                 crate::errln!("relbench: left out of the report: {why}");
             }
@@ -438,8 +452,15 @@ fn run(opts: RunOptions, quiet: bool) -> anyhow::Result<()> {
 /// turns how the run ended into the exit code.
 fn report_and_exit(out: &Path, end: RunEnd) -> anyhow::Result<()> {
     let out = &out.to_path_buf();
-    let (_, report, files) = render::write(std::slice::from_ref(out), None, &[], out, &Format::ALL)
-        .context("writing the report")?;
+    let (_, report, files) = render::write(
+        std::slice::from_ref(out),
+        None,
+        &[],
+        Grouping::Kind,
+        out,
+        &Format::ALL,
+    )
+    .context("writing the report")?;
     let stdout = std::io::stdout();
     crate::out!(
         "{}",

@@ -451,7 +451,71 @@ pub struct Unsettled {
     pub why: String,
 }
 
+/// How a report groups its rows.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub enum Grouping {
+    /// By what a step does: point, range, range with aggregation, writes.
+    #[default]
+    Kind,
+    /// By where it runs in the sequence: before the write-heavy steps,
+    /// those, after them, and the inserts and deletes at the end.
+    Position,
+}
+
 impl Report {
+    /// Regroups the rows by `g` (they are built by kind). By position, a
+    /// step the sequence runs twice, such as point-query before and after
+    /// the writes, is in both halves.
+    pub fn regroup(&mut self, g: Grouping) {
+        if g == Grouping::Kind {
+            return;
+        }
+        let is_write = |r: &Row| r.group == Group::Write;
+        let reads = |r: &&Row| !is_write(r) && !matches!(r.group, Group::Load | Group::Insert);
+        let Some(first_write) = self
+            .rows
+            .iter()
+            .filter(|r| is_write(r))
+            .map(|r| r.seq)
+            .min()
+        else {
+            return;
+        };
+        // Writes after the last read that follows the first write are the
+        // inserts and deletes at the end; with no read after the writes,
+        // every write is write-heavy.
+        let last_read = self
+            .rows
+            .iter()
+            .filter(reads)
+            .map(|r| r.seq)
+            .filter(|s| *s > first_write)
+            .max()
+            .unwrap_or(usize::MAX);
+        for r in &mut self.rows {
+            r.group = match r.group {
+                Group::Load | Group::Insert => r.group,
+                Group::Write if r.seq > last_read => Group::InsertDelete,
+                Group::Write => Group::WriteHeavy,
+                _ if r.seq < first_write => Group::Before,
+                _ => Group::After,
+            };
+        }
+        let order = |g: Group| Group::ALL.iter().position(|x| *x == g).unwrap_or(0);
+        self.rows
+            .sort_by_key(|r| (order(r.group), r.seq, r.clients));
+        // The per-step lookup follows the rows.
+        self.step_rows = self
+            .steps
+            .iter()
+            .map(|(_, s)| {
+                self.rows.iter().position(|r| {
+                    r.step == s.step && r.clients == s.clients && r.occurrence == s.occurrence
+                })
+            })
+            .collect();
+    }
+
     /// The steps whose verdict more repeats could settle, for each target
     /// and its base: a disturbed window, or a change past the thresholds
     /// that the repeats (or the seconds of one window) cannot tell from

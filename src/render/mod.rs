@@ -21,7 +21,7 @@ use std::path::{Path, PathBuf};
 
 use anyhow::Context;
 
-use crate::compare::{self, Comparison, ComparisonSpec, Report};
+use crate::compare::{self, Comparison, ComparisonSpec, Grouping, Report};
 use crate::results;
 
 /// The report formats, by the name `--format` takes.
@@ -95,6 +95,7 @@ pub fn write(
     dirs: &[PathBuf],
     base: Option<&str>,
     comparisons: &[ComparisonSpec],
+    grouping: Grouping,
     out: &Path,
     formats: &[Format],
 ) -> anyhow::Result<(Vec<Comparison>, Report, Vec<PathBuf>)> {
@@ -102,15 +103,19 @@ pub fn write(
         .iter()
         .map(|d| crate::results::load_run(d))
         .collect::<anyhow::Result<Vec<_>>>()?;
-    let all = compare::build(&runs, base)?;
-    let cs = if comparisons.is_empty() {
+    let mut all = compare::build(&runs, base)?;
+    all.regroup(grouping);
+    let mut cs = if comparisons.is_empty() {
         vec![Comparison {
             title: format!("against {}", all.base),
-            report: compare::build(&runs, base)?,
+            report: all.clone(),
         }]
     } else {
         compare::build_all(&runs, comparisons)?
     };
+    for c in &mut cs {
+        c.report.regroup(grouping);
+    }
     results::refuse_link(out)?;
     std::fs::create_dir_all(out).with_context(|| format!("creating {}", out.display()))?;
     let mut written = Vec::new();

@@ -29,15 +29,28 @@ pub enum Group {
     Write,
     /// The Insert Benchmark's steps.
     Insert,
+    /// Groups by position in the sequence, for reports that read a study
+    /// that way (`relbench report --groups position`): the steps before
+    /// the write-heavy ones, those, the steps after, and the inserts and
+    /// deletes at the end. No workload belongs to these; the report
+    /// assigns them.
+    Before,
+    WriteHeavy,
+    After,
+    InsertDelete,
 }
 
 impl Group {
-    pub const ALL: [Group; 6] = [
+    pub const ALL: [Group; 10] = [
         Group::Load,
+        Group::Before,
         Group::Point,
         Group::Range,
         Group::RangeAgg,
         Group::Write,
+        Group::WriteHeavy,
+        Group::After,
+        Group::InsertDelete,
         Group::Insert,
     ];
 
@@ -49,6 +62,10 @@ impl Group {
             Group::RangeAgg => "range-agg",
             Group::Write => "write",
             Group::Insert => "insert-benchmark",
+            Group::Before => "before-writes",
+            Group::WriteHeavy => "write-heavy",
+            Group::After => "after-writes",
+            Group::InsertDelete => "insert-delete",
         }
     }
 
@@ -60,6 +77,10 @@ impl Group {
             Group::RangeAgg => "Range queries with aggregation",
             Group::Write => "Writes",
             Group::Insert => "Insert Benchmark",
+            Group::Before => "Before the write-heavy steps",
+            Group::WriteHeavy => "Write-heavy",
+            Group::After => "After the write-heavy steps",
+            Group::InsertDelete => "Inserts and deletes",
         }
     }
 }
