@@ -371,3 +371,85 @@ fn groups_by_position_split_the_sequence_around_the_writes() {
     sorted.sort_by_key(|g| Group::ALL.iter().position(|x| x == g));
     assert_eq!(groups, sorted);
 }
+
+/// One colour rule in every table and format: a ratio printed at or below
+/// 0.95 is red, at or above 1.05 green, between them plain, unless it is
+/// marked as not judged (`~`, a bracketed reason) — in the Markdown's
+/// relative tables and in the heat map's cells alike.
+#[test]
+fn one_colour_rule_in_every_table_and_format() {
+    let run =
+        relbench::results::load_run(std::path::Path::new("tests/fixtures/results-many")).unwrap();
+    let r = relbench::compare::build(&[run], None).unwrap();
+    let md = Format::Markdown.render(&r);
+    let mut checked = 0;
+    let mut in_relative = false;
+    for line in md.lines() {
+        if line.starts_with("#### ") {
+            in_relative = line == "#### Relative";
+        }
+        if !in_relative || !line.starts_with("| ") || line.starts_with("| step") {
+            continue;
+        }
+        for cell in line
+            .split('|')
+            .skip(3)
+            .map(str::trim)
+            .filter(|c| !c.is_empty())
+        {
+            let Some(v) = cell
+                .split_whitespace()
+                .next()
+                .and_then(|x| x.parse::<f64>().ok())
+            else {
+                continue;
+            };
+            if cell.contains('(') || cell.starts_with('~') {
+                continue; // not judged, said why
+            }
+            let red = cell.contains('🔴');
+            let green = cell.contains('🟢');
+            assert_eq!(red, v <= 0.95, "{cell}");
+            assert_eq!(green, v >= 1.05, "{cell}");
+            checked += 1;
+        }
+    }
+    assert!(checked > 50, "{checked} cells checked");
+    // The heat map: each cell's fill against the ratio it prints.
+    let dir = tempfile::tempdir().unwrap();
+    relbench::render::write(
+        &[std::path::PathBuf::from("tests/fixtures/results-many")],
+        None,
+        &[],
+        relbench::compare::Grouping::Kind,
+        dir.path(),
+        &[Format::Markdown],
+    )
+    .unwrap();
+    let svg = std::fs::read_to_string(dir.path().join("charts/overview-heatmap.svg")).unwrap();
+    let mut cells = 0;
+    for part in svg.split("<rect class=\"heat\"").skip(1) {
+        let fill = &part[part.find("fill=\"#").unwrap() + 7..][..6];
+        let rgb: Vec<i32> = (0..3)
+            .map(|i| i32::from_str_radix(&fill[2 * i..2 * i + 2], 16).unwrap())
+            .collect();
+        let text = part.split("</text>").next().unwrap();
+        let v: f64 = text[text.rfind('>').unwrap() + 1..].parse().unwrap();
+        let tip = &part[part.find("<title>").unwrap()..part.find("</title>").unwrap()];
+        let grey = rgb[0] == rgb[1] && rgb[1] == rgb[2] && rgb[0] < 250;
+        let (red, green) = (rgb[0] > rgb[1] + 10, rgb[1] > rgb[0] + 10);
+        if grey {
+            assert!(
+                tip.contains("not judged")
+                    || tip.contains("too short")
+                    || tip.contains("not significant"),
+                "grey without a reason: {tip}"
+            );
+        } else {
+            assert_eq!(red, v <= 0.95, "{v}: fill #{fill}");
+            assert_eq!(green, v >= 1.05, "{v}: fill #{fill}");
+        }
+        cells += 1;
+    }
+    assert_eq!(cells, 11 * 7);
+}
