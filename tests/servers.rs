@@ -72,6 +72,9 @@ fn the_sysbench_suite_runs_on_innodb_myrocks_and_postgres_and_the_report_compare
         run["targets"][1]["config"]["relbench.table_engine"],
         "ROCKSDB"
     );
+    // Regression: PostgreSQL's settings were recorded as value glued to
+    // unit ("16384" and "8kB" read "163848kB"); now as SHOW prints them.
+    assert_eq!(run["targets"][2]["config"]["shared_buffers"], "128MB");
     for f in step_files(&out) {
         let r = read_json(&out.join("steps").join(&f));
         assert!(r["failed"].is_null(), "{f}: {}", r["failed"]);

@@ -103,7 +103,10 @@ impl Driver for PgDriver {
             .unwrap_or_else(|| w.server_version.clone());
         let names: Vec<String> = RECORDED.iter().map(|n| format!("'{n}'")).collect();
         let rows = w.query_text(&format!(
-            "SELECT name, setting || COALESCE(unit, '') FROM pg_settings WHERE name IN ({})",
+            // current_setting() gives the value as SHOW prints it, unit
+            // and all ("512MB"); gluing `setting` to `unit` read 65536 and
+            // 8kB as "655368kB".
+            "SELECT name, current_setting(name) FROM pg_settings WHERE name IN ({})",
             names.join(",")
         ))?;
         let config = rows
