@@ -453,3 +453,33 @@ fn one_colour_rule_in_every_table_and_format() {
     }
     assert_eq!(cells, 11 * 7);
 }
+
+/// Regression: when the base failed to start, every other target's ratio
+/// read "—" with no word on why. The report says so at the top, keeps the
+/// others' absolute figures, and names the --base that would compare them.
+#[test]
+fn a_base_that_measured_nothing_is_said_at_the_top_with_the_base_to_use() {
+    let mut run =
+        relbench::results::load_run(std::path::Path::new("tests/fixtures/results-tiny")).unwrap();
+    run.steps.retain(|s| s.target != "base" || s.seq == 1);
+    for s in run.steps.iter_mut().filter(|s| s.target == "base") {
+        s.failed = Some("the server would not start: unknown option '--skip-test-db'".into());
+    }
+    let r = relbench::compare::build(&[run], None).unwrap();
+    let md = Format::Markdown.render(&r);
+    let top: String = md.lines().take(8).collect::<Vec<_>>().join("\n");
+    assert!(
+        top.contains(
+            "The base, base, has no figure on any step (it failed: the server would not start"
+        ),
+        "{top}"
+    );
+    assert!(top.contains("--base wal`"), "{top}");
+    // wal's own figures are still there.
+    let abs = md.split("#### Absolute").nth(2).unwrap();
+    assert!(
+        abs.lines()
+            .any(|l| l.starts_with("| point-query") && !l.contains("| — | —")),
+        "{abs}"
+    );
+}

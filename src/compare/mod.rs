@@ -346,6 +346,16 @@ pub struct Row {
     pub noise_floor: Option<f64>,
 }
 
+/// A base that measured nothing, so nothing could be compared with it.
+#[derive(Debug, Clone, Serialize)]
+pub struct BaseFailed {
+    pub base: String,
+    /// Its first failure's message.
+    pub why: Option<String>,
+    /// A target with figures, to pass as `--base` instead.
+    pub instead: Option<String>,
+}
+
 /// A step left out of the summary's counts: another program or the
 /// hypervisor took enough of the machine while it ran, or its window was
 /// too short to measure.
@@ -428,6 +438,9 @@ pub struct Report {
     pub problems: Vec<ProblemRow>,
     /// What else used the machine during each step window.
     pub interference: Vec<InterferenceRow>,
+    /// A base with no figure on any step (its server never started, or
+    /// every step failed): why, and a target that could be the base.
+    pub base_failed: Vec<BaseFailed>,
     /// Every step result, by target index: the per-repeat measurements the
     /// CSV lists one per line (JSON has their figures in the cells).
     #[serde(skip)]
@@ -878,6 +891,7 @@ pub fn build_subset(
         response_times,
         problems: series::problems(&steps),
         interference: series::interference(&steps),
+        base_failed: base_failed(&targets, &base_of, &rows, &steps),
         targets,
         base_of,
         hosts,
@@ -886,6 +900,34 @@ pub fn build_subset(
         steps,
         step_rows,
     })
+}
+
+/// The bases that have no figure on any row, with why and who could be
+/// the base instead.
+fn base_failed(
+    targets: &[TargetMeta],
+    base_of: &[usize],
+    rows: &[Row],
+    steps: &[(usize, StepResult)],
+) -> Vec<BaseFailed> {
+    let measured = |ti: usize| rows.iter().any(|r| r.cells[ti].throughput.is_some());
+    let mut bases: Vec<usize> = base_of.to_vec();
+    bases.sort_unstable();
+    bases.dedup();
+    bases
+        .into_iter()
+        .filter(|&b| !measured(b))
+        .map(|b| BaseFailed {
+            base: targets[b].name.clone(),
+            why: steps
+                .iter()
+                .find(|(t, s)| *t == b && s.failed.is_some())
+                .and_then(|(_, s)| s.failed.clone()),
+            instead: (0..targets.len())
+                .find(|&i| i != b && targets[i].host == targets[b].host && measured(i))
+                .map(|i| targets[i].name.clone()),
+        })
+        .collect()
 }
 
 /// The largest spread between A/A copies of one target on a row: the

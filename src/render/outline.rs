@@ -1152,6 +1152,31 @@ pub fn document(cs: &[Comparison], all: &Report) -> Vec<Block> {
             doc.push(Block::Note(format!("Left out of this report: {why}.")));
         }
     }
+    for c in cs {
+        for f in &c.report.base_failed {
+            let dirs: Vec<&str> = all.runs.iter().map(|r| r.dir.as_str()).collect();
+            doc.push(Block::Note(format!(
+                "The base, {}, has no figure on any step{}, so no target is compared with it{}. {}",
+                f.base,
+                f.why
+                    .as_ref()
+                    .map(|w| format!(" (it failed: {w})"))
+                    .unwrap_or_default(),
+                if several {
+                    format!(" in \"{}\"", c.title)
+                } else {
+                    String::new()
+                },
+                match &f.instead {
+                    Some(t) => format!(
+                        "Every other target's absolute figures are below; to compare them, report against another base: `relbench report {} --base {t}`.",
+                        dirs.join(" ")
+                    ),
+                    None => "No other target has figures either.".into(),
+                }
+            )));
+        }
+    }
     let toc_at = doc.len();
     let maps: Vec<(String, Vec<Chart>)> = cs
         .iter()
