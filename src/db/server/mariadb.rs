@@ -65,6 +65,19 @@ fn native_hash(password: &Secret) -> String {
     format!("*{hex}")
 }
 
+/// (major, minor) from a server's `--version` ("mysqld  Ver 10.2.11-MariaDB
+/// for Linux on x86_64").
+fn server_version(bin: &Path) -> Option<(u32, u32)> {
+    let out = Command::new(bin).arg("--version").output().ok()?;
+    parse_version(&String::from_utf8_lossy(&out.stdout))
+}
+
+fn parse_version(text: &str) -> Option<(u32, u32)> {
+    let v = text.split("Ver ").nth(1)?.split_whitespace().next()?;
+    let mut parts = v.split(['.', '-']);
+    Some((parts.next()?.parse().ok()?, parts.next()?.parse().ok()?))
+}
+
 impl MariaDb {
     /// Root over the private socket.
     pub fn admin(rt: &Runtime) -> Opts {
@@ -90,6 +103,16 @@ impl Flavor for MariaDb {
         let datadir = spec.datadir.display();
         if let Ok(script) = find_binary(&spec.basedir, &["mariadb-install-db", "mysql_install_db"])
         {
+            // Which options this version's script knows, from its own
+            // help: 10.2 has no --skip-test-db, 10.1 no
+            // --auth-root-authentication-method, and a fixed list failed
+            // on both with "unknown option".
+            let help = Command::new(&script)
+                .arg("--help")
+                .output()
+                .map(|o| String::from_utf8_lossy(&o.stdout).into_owned())
+                .unwrap_or_default();
+            let knows = |opt: &str| help.contains(opt);
             let mut c = Command::new(script);
             c.arg("--no-defaults")
                 .arg(format!("--basedir={}", spec.basedir.display()))
@@ -97,10 +120,35 @@ impl Flavor for MariaDb {
                 // Temporary tables in the private directory, not the
                 // shared /tmp (parallel bootstraps there lost each
                 // other's files).
-                .arg(format!("--tmpdir={}", rt.run_dir.display()))
-                .arg("--auth-root-authentication-method=socket")
-                .arg(format!("--auth-root-socket-user={}", os_user()))
-                .arg("--skip-test-db");
+                .arg(format!("--tmpdir={}", rt.run_dir.display()));
+            // Root by unix_socket where the server has it built in (10.4
+            // on); before that the plugin must be loaded, so root keeps no
+            // password instead, which is as closed: `localhost` is the
+            // socket, in relbench's private directory, and every other
+            // root account is dropped after the start.
+            let builtin_socket_auth = self
+                .server_binary(&spec.basedir)
+                .ok()
+                .and_then(|b| server_version(&b))
+                .is_some_and(|v| v >= (10, 4));
+            if knows("--auth-root-authentication-method") {
+                if builtin_socket_auth {
+                    c.arg("--auth-root-authentication-method=socket")
+                        .arg(format!("--auth-root-socket-user={}", os_user()));
+                } else {
+                    c.arg("--auth-root-authentication-method=normal");
+                }
+            }
+            // The test database is dropped after the start where the script
+            // cannot leave it out.
+            if knows("--skip-test-db") {
+                c.arg("--skip-test-db");
+            }
+            // Release trees without resolveip (10.1's) need it; the host
+            // name accounts it would make are dropped after the start.
+            if knows("--force") {
+                c.arg("--force");
+            }
             // No --user: the script runs as that user already (relbench
             // gives the datadir to it first), and with --user it runs an
             // unquoted `chown -R` that breaks on a space in the path.
@@ -217,21 +265,36 @@ impl Flavor for MariaDb {
             conn.execute_text(&format!("DROP USER '{u}'@'{h}'"))
                 .with_context(|| format!("removing the account '{u}'@'{h}'"))?;
         }
+        // Versions whose install script cannot leave it out make a `test`
+        // database any account may use.
+        conn.execute_text("DROP DATABASE IF EXISTS test")
+            .context("dropping the test database")?;
+        conn.execute_text("DELETE FROM mysql.db WHERE Db LIKE 'test%'")
+            .context("removing the grants on test databases")?;
+        conn.execute_text("FLUSH PRIVILEGES")?;
         conn.execute_text(&format!("CREATE DATABASE IF NOT EXISTS {DATABASE}"))
             .context("creating the sbtest database")?;
         for host in USER_HOSTS {
-            let identified = if mariadb {
-                format!("IDENTIFIED BY PASSWORD '{}'", native_hash(&rt.password))
+            let sql = if mariadb {
+                // SET PASSWORD with the hash, not ALTER USER: MariaDB 10.1
+                // has no ALTER USER.
+                let hash = native_hash(&rt.password);
+                format!(
+                    "CREATE USER IF NOT EXISTS '{USER}'@'{host}' IDENTIFIED BY PASSWORD '{hash}'; \
+                     SET PASSWORD FOR '{USER}'@'{host}' = '{hash}'; \
+                     GRANT ALL ON {DATABASE}.* TO '{USER}'@'{host}'"
+                )
             } else {
                 // MySQL keeps a password out of its logs itself.
-                format!("IDENTIFIED BY '{}'", rt.password.expose())
+                let identified = format!("IDENTIFIED BY '{}'", rt.password.expose());
+                format!(
+                    "CREATE USER IF NOT EXISTS '{USER}'@'{host}' {identified}; \
+                     ALTER USER '{USER}'@'{host}' {identified}; \
+                     GRANT ALL ON {DATABASE}.* TO '{USER}'@'{host}'"
+                )
             };
-            conn.execute_text(&format!(
-                "CREATE USER IF NOT EXISTS '{USER}'@'{host}' {identified}; \
-                 ALTER USER '{USER}'@'{host}' {identified}; \
-                 GRANT ALL ON {DATABASE}.* TO '{USER}'@'{host}'"
-            ))
-            .context("creating the relbench user")?;
+            conn.execute_text(&sql)
+                .context("creating the relbench user")?;
         }
         Ok(())
     }
@@ -260,6 +323,23 @@ mod tests {
             e.contains("127.0.0.1 only") && e.contains("remove it"),
             "{e}"
         );
+    }
+
+    #[test]
+    fn versions_are_read_from_the_servers_own_words() {
+        assert_eq!(
+            parse_version("mysqld  Ver 10.2.11-MariaDB for Linux on x86_64 (MariaDB Server)"),
+            Some((10, 2))
+        );
+        assert_eq!(
+            parse_version("/usr/sbin/mariadbd  Ver 11.4.5-MariaDB-log for Linux"),
+            Some((11, 4))
+        );
+        assert_eq!(
+            parse_version("mysqld  Ver 9.7.4 for Linux on x86_64"),
+            Some((9, 7))
+        );
+        assert_eq!(parse_version("nonsense"), None);
     }
 
     #[test]
