@@ -27,8 +27,13 @@ fn image(out: &mut String, c: &Chart) {
     let _ = writeln!(out, "![{}]({CHARTS_DIR}/{})\n", c.title, c.file);
 }
 
+/// Text safe in a table cell: no column breaks, no line breaks.
+fn cell_text(s: &str) -> String {
+    s.replace('|', "\\|").replace('\n', " ")
+}
+
 fn cell(t: &Text) -> String {
-    let text = t.text.replace('|', "\\|").replace('\n', " ");
+    let text = cell_text(&t.text);
     match t.tone {
         Some(Verdict::Worse) => format!("{text} 🔴"),
         Some(Verdict::Better) => format!("{text} 🟢"),
@@ -120,10 +125,14 @@ pub fn render(cs: &[Comparison], all: &Report) -> String {
                 facts,
                 text: _,
             } => {
-                // The plan text is in the HTML page and in run.json; here
-                // a line per run or target keeps the document pasteable.
-                let facts: Vec<String> = facts.iter().map(|(k, v)| format!("{k}: {v}")).collect();
-                let _ = writeln!(out, "- {summary}; {}\n", facts.join("; "));
+                // Collapsed, as GitHub shows HTML <details> in Markdown;
+                // the plan text is in the HTML page and in run.json.
+                let _ = writeln!(out, "<details><summary>{summary}</summary>\n");
+                out.push_str("| | |\n|:--|:--|\n");
+                for (k, v) in &facts {
+                    let _ = writeln!(out, "| {} | {} |", cell_text(k), cell_text(v));
+                }
+                out.push_str("\n</details>\n\n");
             }
         }
     }
