@@ -159,6 +159,9 @@ pub struct TargetMeta {
     pub embedded: bool,
     pub version: String,
     pub config: BTreeMap<String, String>,
+    /// Every setting the server reported (not shown; compared).
+    #[serde(skip)]
+    pub settings: BTreeMap<String, String>,
     pub filesystem: Option<String>,
     /// Index into [`Report::runs`].
     pub run: usize,
@@ -737,7 +740,14 @@ pub fn build_subset(
         if b == ti {
             continue;
         }
-        let (mine, theirs) = (&targets[ti].config, &targets[b].config);
+        // Every setting where both servers reported them all; the
+        // recorded few otherwise (older results, embedded engines).
+        let whole = !targets[ti].settings.is_empty() && !targets[b].settings.is_empty();
+        let (mine, theirs) = if whole {
+            (&targets[ti].settings, &targets[b].settings)
+        } else {
+            (&targets[ti].config, &targets[b].config)
+        };
         let mut keys: Vec<&String> = mine.keys().chain(theirs.keys()).collect();
         keys.sort();
         keys.dedup();
@@ -1000,6 +1010,7 @@ fn name_targets(runs: &[LoadedRun]) -> Vec<TargetMeta> {
                 embedded: !t.engine.is_server(),
                 version: rec.map_or_else(|| "not recorded".into(), |r| r.facts.version.clone()),
                 config: rec.map(|r| r.facts.config.clone()).unwrap_or_default(),
+                settings: rec.map(|r| r.facts.settings.clone()).unwrap_or_default(),
                 filesystem: rec
                     .and_then(|r| r.filesystem.as_ref())
                     .map(|f| format!("{} on {} ({})", f.fstype, f.device, f.mount_point)),

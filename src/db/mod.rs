@@ -187,6 +187,29 @@ pub struct TargetFacts {
     /// How clients reach the server.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub transport: Option<String>,
+    /// Every server setting as the server reports it (SHOW GLOBAL
+    /// VARIABLES, pg_settings), less those that name this instance (paths,
+    /// port, ids), so two targets' settings can be compared whole.
+    #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
+    pub settings: BTreeMap<String, String>,
+}
+
+/// Whether a setting names this instance rather than configures it: a
+/// path, the port, an id. Such settings differ between any two targets and
+/// say nothing about what was compared.
+pub fn instance_setting(name: &str, value: &str) -> bool {
+    const NAMES: &[&str] = &[
+        "port",
+        "hostname",
+        "server_uuid",
+        "server_id",
+        "pseudo_thread_id",
+        "timestamp",
+        "gtid_domain_id",
+        "unix_socket_directories",
+        "listen_addresses",
+    ];
+    NAMES.contains(&name) || value.contains('/')
 }
 
 /// See [`Driver::load_mode`].

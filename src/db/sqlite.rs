@@ -217,6 +217,7 @@ impl Driver for SqliteDriver {
             datadir: Some(self.path.display().to_string()),
             config_file: None,
             transport: None,
+            settings: BTreeMap::new(),
         })
     }
 

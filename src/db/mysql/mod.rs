@@ -155,6 +155,12 @@ impl Driver for MysqlDriver {
         if let Some(e) = &self.storage_engine {
             config.insert("relbench.table_engine".into(), e.clone());
         }
+        let settings = w
+            .query_text("SHOW GLOBAL VARIABLES")?
+            .into_iter()
+            .filter_map(|r| Some((r.first()?.clone()?, r.get(1)?.clone().unwrap_or_default())))
+            .filter(|(k, v)| !super::instance_setting(k, v))
+            .collect();
         let (datadir, config_file) = self.server.recorded();
         Ok(TargetFacts {
             version: format!("{} {version}", self.engine),
@@ -165,6 +171,7 @@ impl Driver for MysqlDriver {
                 Address::Tcp { host, port } => format!("tcp {host}:{port}"),
                 Address::Socket(p) => format!("unix socket {}", p.display()),
             }),
+            settings,
         })
     }
 

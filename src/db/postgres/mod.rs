@@ -113,6 +113,12 @@ impl Driver for PgDriver {
             .into_iter()
             .filter_map(|r| Some((r.first()?.clone()?, r.get(1)?.clone().unwrap_or_default())))
             .collect();
+        let settings = w
+            .query_text("SELECT name, current_setting(name) FROM pg_settings")?
+            .into_iter()
+            .filter_map(|r| Some((r.first()?.clone()?, r.get(1)?.clone().unwrap_or_default())))
+            .filter(|(k, v)| !super::instance_setting(k, v))
+            .collect();
         let (datadir, config_file) = self.server.recorded();
         Ok(TargetFacts {
             version,
@@ -125,6 +131,7 @@ impl Driver for PgDriver {
                     format!("unix socket {}/.s.PGSQL.{port}", dir.display())
                 }
             }),
+            settings,
         })
     }
 
