@@ -14,7 +14,7 @@ use std::process::Command;
 use anyhow::{bail, Context};
 use sha1::{Digest, Sha1};
 
-use super::{find_binary, Flavor, Runtime, Secret, ServerSpec};
+use super::{find_binary, Flavor, Runtime, Secret, ServerSpec, SetupRefused};
 use crate::db::mysql::wire::{Address, Opts, WireConn};
 
 /// The database and user relbench creates and connects as.
@@ -245,64 +245,69 @@ impl Flavor for MariaDb {
 
     fn ready(&self, rt: &Runtime) -> anyhow::Result<()> {
         let mut conn = WireConn::connect(&Self::admin(rt))?;
-        let mariadb = conn
-            .query_text("SELECT VERSION()")?
-            .first()
-            .and_then(|r| r[0].clone())
-            .is_some_and(|v| v.contains("MariaDB"));
-        // No other way in: anonymous accounts, root anywhere but the socket,
-        // the benchmark user from anywhere but loopback (an older relbench
-        // made relbench@'%').
-        let others = conn.query_text(&format!(
-            "SELECT user, host FROM mysql.user WHERE user = '' OR (user = '{ADMIN}' AND host <> 'localhost') \
-             OR (user = '{USER}' AND host NOT IN ('127.0.0.1', '::1', 'localhost'))"
-        ))?;
-        for row in others {
-            let (u, h) = (
-                row[0].clone().unwrap_or_default(),
-                row[1].clone().unwrap_or_default(),
-            );
-            conn.execute_text(&format!("DROP USER '{u}'@'{h}'"))
-                .with_context(|| format!("removing the account '{u}'@'{h}'"))?;
-        }
-        // Versions whose install script cannot leave it out make a `test`
-        // database any account may use.
-        conn.execute_text("DROP DATABASE IF EXISTS test")
-            .context("dropping the test database")?;
-        conn.execute_text("DELETE FROM mysql.db WHERE Db LIKE 'test%'")
-            .context("removing the grants on test databases")?;
-        conn.execute_text("FLUSH PRIVILEGES")?;
-        conn.execute_text(&format!("CREATE DATABASE IF NOT EXISTS {DATABASE}"))
-            .context("creating the sbtest database")?;
-        for host in USER_HOSTS {
-            let sql = if mariadb {
-                // SET PASSWORD with the hash, not ALTER USER: MariaDB 10.1
-                // has no ALTER USER.
-                let hash = native_hash(&rt.password);
-                format!(
-                    "CREATE USER IF NOT EXISTS '{USER}'@'{host}' IDENTIFIED BY PASSWORD '{hash}'; \
-                     SET PASSWORD FOR '{USER}'@'{host}' = '{hash}'; \
-                     GRANT ALL ON {DATABASE}.* TO '{USER}'@'{host}'"
-                )
-            } else {
-                // MySQL keeps a password out of its logs itself.
-                let identified = format!("IDENTIFIED BY '{}'", rt.password.expose());
-                format!(
-                    "CREATE USER IF NOT EXISTS '{USER}'@'{host}' {identified}; \
-                     ALTER USER '{USER}'@'{host}' {identified}; \
-                     GRANT ALL ON {DATABASE}.* TO '{USER}'@'{host}'"
-                )
-            };
-            conn.execute_text(&sql)
-                .context("creating the relbench user")?;
-        }
-        Ok(())
+        set_up(&mut conn, rt).map_err(|e| SetupRefused(format!("{e:#}")).into())
     }
 
     fn stop_signal(&self) -> i32 {
         // mysqld shuts down cleanly on SIGTERM.
         libc::SIGTERM
     }
+}
+
+/// The accounts and database on a server that answers.
+fn set_up(conn: &mut WireConn, rt: &Runtime) -> anyhow::Result<()> {
+    let mariadb = conn
+        .query_text("SELECT VERSION()")?
+        .first()
+        .and_then(|r| r[0].clone())
+        .is_some_and(|v| v.contains("MariaDB"));
+    // No other way in: anonymous accounts, root anywhere but the socket,
+    // the benchmark user from anywhere but loopback (an older relbench
+    // made relbench@'%').
+    let others = conn.query_text(&format!(
+        "SELECT user, host FROM mysql.user WHERE user = '' OR (user = '{ADMIN}' AND host <> 'localhost') \
+         OR (user = '{USER}' AND host NOT IN ('127.0.0.1', '::1', 'localhost'))"
+    ))?;
+    for row in others {
+        let (u, h) = (
+            row[0].clone().unwrap_or_default(),
+            row[1].clone().unwrap_or_default(),
+        );
+        conn.execute_text(&format!("DROP USER '{u}'@'{h}'"))
+            .with_context(|| format!("removing the account '{u}'@'{h}'"))?;
+    }
+    // Versions whose install script cannot leave it out make a `test`
+    // database any account may use.
+    conn.execute_text("DROP DATABASE IF EXISTS test")
+        .context("dropping the test database")?;
+    conn.execute_text("DELETE FROM mysql.db WHERE Db LIKE 'test%'")
+        .context("removing the grants on test databases")?;
+    conn.execute_text("FLUSH PRIVILEGES")?;
+    conn.execute_text(&format!("CREATE DATABASE IF NOT EXISTS {DATABASE}"))
+        .context("creating the sbtest database")?;
+    for host in USER_HOSTS {
+        let sql = if mariadb {
+            // SET PASSWORD with the hash, not ALTER USER: MariaDB 10.1
+            // has no ALTER USER.
+            let hash = native_hash(&rt.password);
+            format!(
+                "CREATE USER IF NOT EXISTS '{USER}'@'{host}' IDENTIFIED BY PASSWORD '{hash}'; \
+                 SET PASSWORD FOR '{USER}'@'{host}' = '{hash}'; \
+                 GRANT ALL ON {DATABASE}.* TO '{USER}'@'{host}'"
+            )
+        } else {
+            // MySQL keeps a password out of its logs itself.
+            let identified = format!("IDENTIFIED BY '{}'", rt.password.expose());
+            format!(
+                "CREATE USER IF NOT EXISTS '{USER}'@'{host}' {identified}; \
+                 ALTER USER '{USER}'@'{host}' {identified}; \
+                 GRANT ALL ON {DATABASE}.* TO '{USER}'@'{host}'"
+            )
+        };
+        conn.execute_text(&sql)
+            .context("creating the relbench user")?;
+    }
+    Ok(())
 }
 
 #[cfg(test)]

@@ -107,6 +107,13 @@ pub struct ServerSpec {
 }
 
 /// The engine-specific half of a managed server.
+/// The server answered, but a statement of relbench's set-up failed
+/// (accounts, the database): waiting longer will not change that, so the
+/// start fails at once instead of at the end of its timeout.
+#[derive(Debug, thiserror::Error)]
+#[error("{0}")]
+pub struct SetupRefused(pub String);
+
 pub trait Flavor: Send + Sync {
     /// Where clients find the server's unix socket in the run directory:
     /// the socket file (MySQL) or the directory that holds it (PostgreSQL).
@@ -567,6 +574,15 @@ impl ManagedServer {
             }
             match self.flavor.ready(&self.rt) {
                 Ok(()) => return Ok(()),
+                Err(e) if e.is::<SetupRefused>() => {
+                    let _ = self.stop();
+                    bail!(
+                        "target \"{}\": the server started but refused relbench's set-up ({e:#}); the end of its log ({}):\n{}",
+                        self.spec.target,
+                        self.rt.log.display(),
+                        tail(&self.rt.log, 20)
+                    );
+                }
                 Err(e) if t0.elapsed() > timeout => {
                     let _ = self.stop();
                     bail!(

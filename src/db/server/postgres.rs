@@ -17,7 +17,7 @@ use std::process::Command;
 
 use anyhow::{bail, Context};
 
-use super::{find_binary, Flavor, Runtime, ServerSpec};
+use super::{find_binary, Flavor, Runtime, ServerSpec, SetupRefused};
 use crate::db::postgres::wire::{Address, Opts, WireConn};
 
 pub const DATABASE: &str = "sbtest";
@@ -182,42 +182,47 @@ impl Flavor for Postgres {
 
     fn ready(&self, rt: &Runtime) -> anyhow::Result<()> {
         let mut conn = WireConn::connect(&Self::admin(rt, "postgres"))?;
-        let verifier = postgres_protocol::password::scram_sha_256(rt.password.expose().as_bytes());
-        conn.execute_text(&format!(
-            "DO $$ BEGIN IF NOT EXISTS (SELECT FROM pg_roles WHERE rolname = '{USER}') THEN \
-             CREATE ROLE {USER}; END IF; END $$"
-        ))
-        .context("creating the relbench role")?;
-        conn.execute_text(&format!(
-            "ALTER ROLE {USER} LOGIN NOSUPERUSER NOCREATEDB NOCREATEROLE NOREPLICATION PASSWORD '{verifier}'"
-        ))
-        .context("setting the relbench role's password")?;
-        // Settle's CHECKPOINT, for a client that reaches this server by URL
-        // as the benchmark role (PostgreSQL 15 has a role for just that).
-        let version: u32 = conn
-            .query_text("SHOW server_version_num")?
-            .first()
-            .and_then(|r| r[0].clone())
-            .and_then(|v| v.parse().ok())
-            .unwrap_or(0);
-        if version >= 150000 {
-            conn.execute_text(&format!("GRANT pg_checkpoint TO {USER}"))
-                .context("letting the relbench role checkpoint")?;
-        }
-        let exists = conn.query_text(&format!(
-            "SELECT 1 FROM pg_database WHERE datname = '{DATABASE}'"
-        ))?;
-        if exists.is_empty() {
-            conn.execute_text(&format!("CREATE DATABASE {DATABASE} OWNER {USER}"))
-                .context("creating the sbtest database")?;
-        }
-        Ok(())
+        set_up(&mut conn, rt).map_err(|e| SetupRefused(format!("{e:#}")).into())
     }
 
     fn stop_signal(&self) -> i32 {
         // SIGINT is the "fast" shutdown: no waiting for clients to leave.
         libc::SIGINT
     }
+}
+
+/// The benchmark role and database on a server that answers.
+fn set_up(conn: &mut WireConn, rt: &Runtime) -> anyhow::Result<()> {
+    let verifier = postgres_protocol::password::scram_sha_256(rt.password.expose().as_bytes());
+    conn.execute_text(&format!(
+        "DO $$ BEGIN IF NOT EXISTS (SELECT FROM pg_roles WHERE rolname = '{USER}') THEN \
+         CREATE ROLE {USER}; END IF; END $$"
+    ))
+    .context("creating the relbench role")?;
+    conn.execute_text(&format!(
+        "ALTER ROLE {USER} LOGIN NOSUPERUSER NOCREATEDB NOCREATEROLE NOREPLICATION PASSWORD '{verifier}'"
+    ))
+    .context("setting the relbench role's password")?;
+    // Settle's CHECKPOINT, for a client that reaches this server by URL
+    // as the benchmark role (PostgreSQL 15 has a role for just that).
+    let version: u32 = conn
+        .query_text("SHOW server_version_num")?
+        .first()
+        .and_then(|r| r[0].clone())
+        .and_then(|v| v.parse().ok())
+        .unwrap_or(0);
+    if version >= 150000 {
+        conn.execute_text(&format!("GRANT pg_checkpoint TO {USER}"))
+            .context("letting the relbench role checkpoint")?;
+    }
+    let exists = conn.query_text(&format!(
+        "SELECT 1 FROM pg_database WHERE datname = '{DATABASE}'"
+    ))?;
+    if exists.is_empty() {
+        conn.execute_text(&format!("CREATE DATABASE {DATABASE} OWNER {USER}"))
+            .context("creating the sbtest database")?;
+    }
+    Ok(())
 }
 
 #[cfg(test)]
