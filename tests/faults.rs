@@ -6,7 +6,6 @@
 mod common;
 
 use std::os::unix::fs::symlink;
-use std::path::Path;
 use std::time::Duration;
 
 use common::*;
@@ -26,17 +25,6 @@ fn reads_only(text: &str) -> String {
         "\"point-query\", \"scan\", \"read-only-100\", \"update-index\", \"delete\", \"insert\"";
     assert!(text.contains(ALL), "the tiny plan's steps changed");
     text.replace(ALL, "\"point-query\", \"scan\"")
-}
-
-fn check_refuses(dir: &Path, text: &str, position: &str, message: &str) {
-    let plan = write_plan(dir, text);
-    relbench()
-        .arg("check")
-        .arg(&plan)
-        .assert()
-        .code(2)
-        .stderr(contains(format!("plan.toml:{position}")))
-        .stderr(contains(message));
 }
 
 #[test]
@@ -231,15 +219,7 @@ fn two_runs_into_one_directory_are_refused() {
             .replace("clients = [1, 2]", "clients = [1]"),
     );
     let out = dir.path().join("out");
-    let first = std::process::Command::new(bin())
-        .args(["run", "-q"])
-        .arg(&plan)
-        .arg("--out")
-        .arg(&out)
-        .stdout(std::process::Stdio::null())
-        .stderr(std::process::Stdio::piped())
-        .spawn()
-        .unwrap();
+    let first = spawn_run(&plan, &out);
     let t0 = std::time::Instant::now();
     while !out.join("run.json").exists() {
         assert!(t0.elapsed() < Duration::from_secs(30));
@@ -322,15 +302,7 @@ fn a_signal_during_a_sqlite_load_stops_it_promptly() {
     let out = dir.path().join("out");
     for signal in ["-INT", "-TERM"] {
         let _ = std::fs::remove_dir_all(&out);
-        let mut child = std::process::Command::new(bin())
-            .args(["run", "-q"])
-            .arg(&plan)
-            .arg("--out")
-            .arg(&out)
-            .stdout(std::process::Stdio::null())
-            .stderr(std::process::Stdio::null())
-            .spawn()
-            .unwrap();
+        let mut child = spawn_run(&plan, &out);
         // Well into the load (which takes a minute or more).
         std::thread::sleep(Duration::from_millis(1500));
         let sent = std::time::Instant::now();

@@ -128,7 +128,9 @@ fn a_cpu_burner_beside_a_step_marks_it_disturbed_and_not_cpu_overhead() {
     );
     let me = std::env::current_exe().unwrap();
     let me = me.file_name().unwrap().to_string_lossy();
-    let named = i["top"][0]["name"].as_str().unwrap_or("");
+    let named = i["top"][0]["name"]
+        .as_str()
+        .unwrap_or_else(|| panic!("no other program named: {i}"));
     assert!(
         me.starts_with(named),
         "top other program {named:?}, not {me}"

@@ -147,15 +147,7 @@ fn ctrl_c_keeps_finished_steps_and_resume_runs_only_the_rest() {
     let text = TINY.replace("\"300ms\"", "\"1s\"");
     let plan = write_plan(dir.path(), &text);
     let out = dir.path().join("out");
-    let mut child = std::process::Command::new(bin())
-        .args(["run", "-q"])
-        .arg(&plan)
-        .arg("--out")
-        .arg(&out)
-        .stdout(std::process::Stdio::null())
-        .stderr(std::process::Stdio::null())
-        .spawn()
-        .unwrap();
+    let mut child = spawn_run(&plan, &out);
     let t0 = Instant::now();
     while step_files(&out).len() < 4 {
         assert!(t0.elapsed() < Duration::from_secs(60), "no step finished");

@@ -263,17 +263,12 @@ fn args_that_widen_the_listen_address_are_refused() {
             "without a password",
         ),
     ] {
-        let plan = write_plan(
+        check_refuses(
             dir.path(),
             &format!("steps = [\"load\"]\n{SETTINGS}{target}"),
+            position,
+            message,
         );
-        relbench()
-            .arg("check")
-            .arg(&plan)
-            .assert()
-            .code(2)
-            .stderr(contains(format!("plan.toml:{position}")))
-            .stderr(contains(message));
     }
 }
 
@@ -318,22 +313,6 @@ fn a_datadir_relbench_did_not_create_is_refused_and_untouched() {
     assert!(beside.is_empty(), "{beside:?}");
 }
 
-fn start_run(plan: &Path, out: &Path, resume: bool) -> Child {
-    let mut c = Command::new(bin());
-    c.args(["run", "-q"]);
-    if resume {
-        c.arg("--resume");
-    } else {
-        c.arg(plan);
-    }
-    c.arg("--out")
-        .arg(out)
-        .stdout(Stdio::null())
-        .stderr(Stdio::piped())
-        .spawn()
-        .unwrap()
-}
-
 fn kill9(pid: u32) {
     assert!(Command::new("kill")
         .args(["-9", &pid.to_string()])
@@ -354,7 +333,7 @@ fn a_killed_relbench_leaves_no_server_and_its_run_resumes() {
         );
         let plan = write_plan(dir.path(), &text);
         let out = dir.path().join(format!("out-{name}"));
-        let mut child = start_run(&plan, &out, false);
+        let mut child = spawn_run(&plan, &out);
         wait_for("the load", 120, || {
             step_files(&out).iter().any(|f| f.ends_with("load-c1.json"))
         });
@@ -366,7 +345,7 @@ fn a_killed_relbench_leaves_no_server_and_its_run_resumes() {
             !alive(server)
         });
         // The run finishes with --resume: the step in flight runs now.
-        let resumed = start_run(&plan, &out, true).wait_with_output().unwrap();
+        let resumed = spawn_resume(&out).wait_with_output().unwrap();
         let said = String::from_utf8_lossy(&resumed.stderr);
         assert!(resumed.status.success(), "{said}");
         for f in step_files(&out) {
@@ -390,7 +369,7 @@ fn a_run_whose_server_was_killed_finishes_with_resume() {
     );
     let plan = write_plan(dir.path(), &text);
     let out = dir.path().join("out");
-    let child = start_run(&plan, &out, false);
+    let child = spawn_run(&plan, &out);
     wait_for("the load", 120, || {
         step_files(&out).iter().any(|f| f.ends_with("load-c1.json"))
     });
@@ -406,7 +385,7 @@ fn a_run_whose_server_was_killed_finishes_with_resume() {
     let failed = read_json(&out.join("steps/victim/r1-02-point-query-c2.json"));
     assert!(failed["failed"].as_str().unwrap().contains("exited"));
 
-    let resumed = start_run(&plan, &out, true).wait_with_output().unwrap();
+    let resumed = spawn_resume(&out).wait_with_output().unwrap();
     let said = String::from_utf8_lossy(&resumed.stderr);
     assert!(resumed.status.success(), "{said}");
     let files = step_files(&out);

@@ -311,15 +311,7 @@ fn a_server_killed_mid_step_fails_that_step_and_the_run_goes_on() {
     );
     let plan = write_plan(dir.path(), &text);
     let out = dir.path().join("out");
-    let child = std::process::Command::new(bin())
-        .args(["run", "-q"])
-        .arg(&plan)
-        .arg("--out")
-        .arg(&out)
-        .stdout(std::process::Stdio::null())
-        .stderr(std::process::Stdio::piped())
-        .spawn()
-        .unwrap();
+    let child = spawn_run(&plan, &out);
     // Once the load is written, point-query is running: kill the server.
     wait_for("the load", 60, || {
         step_files(&out)
@@ -391,15 +383,7 @@ fn ctrl_c_stops_the_managed_server() {
     );
     let plan = write_plan(dir.path(), &text);
     let out = dir.path().join("out");
-    let mut child = std::process::Command::new(bin())
-        .args(["run", "-q"])
-        .arg(&plan)
-        .arg("--out")
-        .arg(&out)
-        .stdout(std::process::Stdio::null())
-        .stderr(std::process::Stdio::null())
-        .spawn()
-        .unwrap();
+    let mut child = spawn_run(&plan, &out);
     let me = child.id();
     wait_for("the load", 60, || !step_files(&out).is_empty());
     let pid = server_pid(&out, "stopme").expect("the server's pid file");

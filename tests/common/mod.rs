@@ -16,6 +16,47 @@ pub fn run_quiet(plan: &Path, out: impl AsRef<std::ffi::OsStr>) -> assert_cmd::C
     c
 }
 
+/// `relbench run -q PLAN --out OUT` started in the background, stdout
+/// dropped and stderr kept for the test to read.
+pub fn spawn_run(plan: &Path, out: &Path) -> std::process::Child {
+    spawned(
+        std::process::Command::new(bin())
+            .args(["run", "-q"])
+            .arg(plan),
+        out,
+    )
+}
+
+/// `relbench run -q --resume --out OUT` started in the background.
+pub fn spawn_resume(out: &Path) -> std::process::Child {
+    spawned(
+        std::process::Command::new(bin()).args(["run", "-q", "--resume"]),
+        out,
+    )
+}
+
+fn spawned(c: &mut std::process::Command, out: &Path) -> std::process::Child {
+    c.arg("--out")
+        .arg(out)
+        .stdout(std::process::Stdio::null())
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .unwrap()
+}
+
+/// `relbench check` of `text` refuses it with exit code 2, naming the
+/// plan's `position` (`line:column`) and saying `message`.
+pub fn check_refuses(dir: &Path, text: &str, position: &str, message: &str) {
+    let plan = write_plan(dir, text);
+    relbench()
+        .arg("check")
+        .arg(&plan)
+        .assert()
+        .code(2)
+        .stderr(predicates::str::contains(format!("plan.toml:{position}")))
+        .stderr(predicates::str::contains(message));
+}
+
 pub fn bin() -> PathBuf {
     assert_cmd::cargo::cargo_bin("relbench")
 }
