@@ -288,6 +288,12 @@ impl Plan {
         out
     }
 
+    /// Whether the sequence starts by creating the tables (a target then
+    /// starts afresh), rather than running on tables loaded before.
+    pub fn loads(&self) -> bool {
+        self.steps.first().is_some_and(|s| s.creates_tables())
+    }
+
     /// The run's timed part: warm-ups, timed windows and settle sleeps.
     /// Loads, steps that stop when their work is done, server starts and
     /// a window stretched by an event in flight at its end add to it; a

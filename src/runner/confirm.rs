@@ -11,10 +11,10 @@
 //! comparison's answer (the command line asks `compare`); this file only
 //! sequences.
 
-use anyhow::Context;
-
 use super::step::{measure_step, StepCtx};
-use super::{finish_interrupted, interrupted, probe_of, wait_serving, Progress, RunEnd};
+use super::{
+    finish_interrupted, interrupted, probe_of, remove_earlier_data, wait_serving, Progress, RunEnd,
+};
 use crate::db::{self, Dirs};
 use crate::plan::{Execution, StepKind};
 use crate::results;
@@ -46,9 +46,8 @@ pub fn confirm(opts: &ConfirmOptions, ui: &mut Progress) -> anyhow::Result<(RunE
     let _lock = results::lock_run(out)?;
     let mut info = results::read_run_info(out)?;
     let plan_dir = std::path::PathBuf::from(&info.plan_dir);
-    let plan = crate::plan::parse(&info.plan_text, &info.plan_source, &plan_dir)
-        .map_err(|e| anyhow::anyhow!("{e}"))
-        .context("reading the run's own plan")?;
+    // The plan as the run parsed it (its paths already resolved).
+    let plan = info.plan.clone();
     info.status = results::RunStatus::Running;
     info.finished = None;
     results::write_atomic(&out.join("run.json"), &info)?;
@@ -122,14 +121,9 @@ pub fn confirm(opts: &ConfirmOptions, ui: &mut Progress) -> anyhow::Result<(RunE
                     continue;
                 }
             };
-            let loads = plan.steps.first().is_some_and(|s| s.creates_tables());
+            let loads = plan.loads();
             if loads {
-                driver.reset().with_context(|| {
-                    format!(
-                        "target \"{}\": removing the data of an earlier run",
-                        target.name
-                    )
-                })?;
+                remove_earlier_data(driver.as_ref(), target)?;
             }
             let probe = probe_of(driver.as_ref());
             let cx = StepCtx {

@@ -129,9 +129,7 @@ pub fn run(opts: &RunOptions, ui: &mut Progress) -> anyhow::Result<RunEnd> {
                 Err(err) => return Err(err),
             };
             let started = mine.iter().any(|e| done(e));
-            // Whether the first step creates the tables (the target then
-            // starts afresh), or the plan runs on tables loaded before.
-            let loads = plan.steps.first().is_some_and(|s| s.creates_tables());
+            let loads = plan.loads();
             let first_table = &plan.tables_for_settle().0[0];
             let has_data = driver.has_data(first_table);
             if !loads && !has_data {
@@ -152,12 +150,7 @@ pub fn run(opts: &RunOptions, ui: &mut Progress) -> anyhow::Result<RunEnd> {
                 ));
             }
             if loads && (!started || reload) {
-                driver.reset().with_context(|| {
-                    format!(
-                        "target \"{}\": removing the data of an earlier run",
-                        target.name
-                    )
-                })?;
+                remove_earlier_data(driver.as_ref(), target)?;
             }
             let probe = probe_of(driver.as_ref());
             record_target(&mut info, target, driver.as_ref(), &probe)?;
@@ -231,6 +224,16 @@ pub fn run(opts: &RunOptions, ui: &mut Progress) -> anyhow::Result<RunEnd> {
     info.finished = Some(utc_iso(unix_now()));
     results::write_atomic(&out.join("run.json"), &info)?;
     Ok(RunEnd::Complete { failed_steps })
+}
+
+/// Empties a target before a sequence that creates its tables.
+fn remove_earlier_data(driver: &dyn Target, target: &TargetSpec) -> anyhow::Result<()> {
+    driver.reset().with_context(|| {
+        format!(
+            "target \"{}\": removing the data of an earlier run",
+            target.name
+        )
+    })
 }
 
 /// How long a step waits for its server to accept work again (a crashed
