@@ -289,7 +289,7 @@ fn markdown_of_two_comparisons_over_twelve_targets() {
             targets: ["wal-full", "wal-normal"].map(String::from).to_vec(),
         },
     ];
-    let cs = relbench::compare::build_all(&runs, &specs).unwrap();
+    let cs = relbench::compare::build_all(&runs, None, &specs).unwrap();
     let all = relbench::compare::build(&runs, None).unwrap();
     let md = Format::Markdown.render_all(&cs, &all);
     // Each comparison its own summary, against its own base.

@@ -154,15 +154,7 @@ fn parse_compare(s: &str) -> Result<ComparisonSpec, String> {
             "\"{s}\" names no base; write [TITLE=]BASE[:T1,T2,...], e.g. \"MariaDB over time=ma102:ma102,ma1011,ma114\""
         ));
     }
-    let mut targets = targets;
-    if !targets.is_empty() && !targets.contains(&base) {
-        targets.insert(0, base.clone());
-    }
-    Ok(ComparisonSpec {
-        title: title.unwrap_or_else(|| format!("against {base}")),
-        base: Some(base),
-        targets,
-    })
+    Ok(ComparisonSpec::new(title, base, targets))
 }
 
 /// The comparisons of a report configuration file.
@@ -192,17 +184,7 @@ fn read_comparisons(path: &Path) -> anyhow::Result<Vec<ComparisonSpec>> {
     Ok(file
         .comparison
         .into_iter()
-        .map(|e| {
-            let mut targets = e.targets;
-            if !targets.is_empty() && !targets.contains(&e.base) {
-                targets.insert(0, e.base.clone());
-            }
-            ComparisonSpec {
-                title: e.title.unwrap_or_else(|| format!("against {}", e.base)),
-                base: Some(e.base),
-                targets,
-            }
-        })
+        .map(|e| ComparisonSpec::new(e.title, e.base, e.targets))
         .collect())
 }
 
@@ -269,8 +251,9 @@ fn dispatch(cmd: Command) -> anyhow::Result<()> {
                 Some(path) => read_comparisons(&path)?,
                 None => compare,
             };
-            let (_, report, files) =
+            let (cs, files) =
                 render::write(&dirs, base.as_deref(), &comparisons, groups, &out, &format)?;
+            let report = &cs[0].report;
             for why in report.runs.iter().flat_map(|r| &r.skipped_files) {
                 crate::errln!("relbench: left out of the report: {why}");
             }
@@ -452,7 +435,7 @@ fn run(opts: RunOptions, quiet: bool) -> anyhow::Result<()> {
 /// turns how the run ended into the exit code.
 fn report_and_exit(out: &Path, end: RunEnd) -> anyhow::Result<()> {
     let out = &out.to_path_buf();
-    let (_, report, files) = render::write(
+    let (cs, files) = render::write(
         std::slice::from_ref(out),
         None,
         &[],
@@ -464,7 +447,7 @@ fn report_and_exit(out: &Path, end: RunEnd) -> anyhow::Result<()> {
     let stdout = std::io::stdout();
     crate::out!(
         "{}",
-        render::terminal_relative_table(&report, stdout.is_terminal())
+        render::terminal_relative_table(&cs[0].report, stdout.is_terminal())
     );
     crate::errln!("\nresults: {}", out.display());
     for f in &files {

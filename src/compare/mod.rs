@@ -521,15 +521,7 @@ impl Report {
         self.rows
             .sort_by_key(|r| (order(r.group), r.seq, r.clients));
         // The per-step lookup follows the rows.
-        self.step_rows = self
-            .steps
-            .iter()
-            .map(|(_, s)| {
-                self.rows.iter().position(|r| {
-                    r.step == s.step && r.clients == s.clients && r.occurrence == s.occurrence
-                })
-            })
-            .collect();
+        self.step_rows = step_rows(&self.rows, &self.steps);
     }
 
     /// The steps whose verdict more repeats could settle, for each target
@@ -593,6 +585,18 @@ impl Report {
     }
 }
 
+/// For each step result, the index of its row (settle steps have none).
+fn step_rows(rows: &[Row], steps: &[(usize, StepResult)]) -> Vec<Option<usize>> {
+    steps
+        .iter()
+        .map(|(_, s)| {
+            rows.iter().position(|r| {
+                r.step == s.step && r.clients == s.clients && r.occurrence == s.occurrence
+            })
+        })
+        .collect()
+}
+
 /// `scan (warm)`, and `scan (warm) #2` the second time in the sequence.
 fn row_title(step: &Step, occurrence: u32) -> String {
     match occurrence {
@@ -630,6 +634,21 @@ pub struct ComparisonSpec {
     pub targets: Vec<String>,
 }
 
+impl ComparisonSpec {
+    /// A comparison against `base` of `targets` (the base among them,
+    /// first when not named), titled "against BASE" when untitled.
+    pub fn new(title: Option<String>, base: String, mut targets: Vec<String>) -> Self {
+        if !targets.is_empty() && !targets.contains(&base) {
+            targets.insert(0, base.clone());
+        }
+        ComparisonSpec {
+            title: title.unwrap_or_else(|| format!("against {base}")),
+            base: Some(base),
+            targets,
+        }
+    }
+}
+
 /// A comparison and its model.
 pub struct Comparison {
     pub title: String,
@@ -637,10 +656,14 @@ pub struct Comparison {
 }
 
 /// Builds each comparison, in the order given; with none, one comparison
-/// of every target against the default base.
-pub fn build_all(runs: &[LoadedRun], specs: &[ComparisonSpec]) -> anyhow::Result<Vec<Comparison>> {
+/// of every target against `base` (the first target when `None`).
+pub fn build_all(
+    runs: &[LoadedRun],
+    base: Option<&str>,
+    specs: &[ComparisonSpec],
+) -> anyhow::Result<Vec<Comparison>> {
     if specs.is_empty() {
-        let report = build(runs, None)?;
+        let report = build(runs, base)?;
         return Ok(vec![Comparison {
             title: format!("against {}", report.base),
             report,
@@ -843,14 +866,7 @@ pub fn build_subset(
         };
         rows.push(row);
     }
-    let step_rows: Vec<Option<usize>> = steps
-        .iter()
-        .map(|(_, s)| {
-            rows.iter().position(|r| {
-                r.step == s.step && r.clients == s.clients && r.occurrence == s.occurrence
-            })
-        })
-        .collect();
+    let step_rows = step_rows(&rows, &steps);
 
     let summary: Vec<TargetSummary> = (0..targets.len())
         .filter(|&ti| base_of[ti] != ti)
@@ -1110,6 +1126,13 @@ fn cell<'a>(results: impl Iterator<Item = &'a StepResult>) -> Cell {
     let mut results: Vec<&StepResult> = results.collect();
     results.sort_by_key(|s| s.repeat);
     let ok: Vec<&&StepResult> = results.iter().filter(|s| s.failed.is_none()).collect();
+    let rates: BTreeMap<Rate, f64> = Rate::ALL
+        .iter()
+        .filter_map(|&k| {
+            let mut v: Vec<f64> = ok.iter().filter_map(|s| k.of(&s.metrics)).collect();
+            Some((k, median(&mut v)?))
+        })
+        .collect();
     let throughputs: Vec<f64> = ok.iter().map(|s| s.throughput).collect();
     let cost_samples: BTreeMap<Cost, Vec<f64>> = Cost::ALL
         .iter()
@@ -1166,25 +1189,14 @@ fn cell<'a>(results: impl Iterator<Item = &'a StepResult>) -> Cell {
         ),
         noise_floor: None,
         window_secs: median(&mut ok.iter().map(|s| s.secs).collect::<Vec<f64>>()),
-        cpu_util_pct: median(
-            &mut ok
-                .iter()
-                .filter_map(|s| Some(s.metrics.system.as_ref()?.cpu_util_pct))
-                .collect::<Vec<f64>>(),
-        ),
+        cpu_util_pct: rates.get(&Rate::CpuPct).copied(),
         disk_util_pct: median(
             &mut ok
                 .iter()
                 .filter_map(|s| Some(s.metrics.disk.as_ref()?.util_pct))
                 .collect::<Vec<f64>>(),
         ),
-        rates: Rate::ALL
-            .iter()
-            .filter_map(|&k| {
-                let mut v: Vec<f64> = ok.iter().filter_map(|s| k.of(&s.metrics)).collect();
-                Some((k, median(&mut v)?))
-            })
-            .collect(),
+        rates,
         rates_relative: BTreeMap::new(),
         statements: statement_latency(&ok),
         counters_per_op: counters_per_op(&ok),

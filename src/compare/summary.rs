@@ -44,8 +44,10 @@ pub(super) fn summarise(
             }
             let rel = c.relative?;
             let v = c.verdict()?;
+            // Which window was too short (`compare` set the flag), in words.
             let short = [(c, "this target's"), (&r.cells[base], "the base's")]
                 .into_iter()
+                .filter(|_| c.short_window)
                 .find_map(|(x, whose)| {
                     let w = x.window_secs?;
                     (w < SHORT_WINDOW_SECS).then(|| {

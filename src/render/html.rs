@@ -7,7 +7,7 @@ use std::fmt::Write;
 
 use super::escape::escape;
 use super::outline::{self, Block, Table, Text};
-use crate::compare::{Comparison, Report, Verdict};
+use crate::compare::Verdict;
 
 const STYLE: &str = "body{font-family:system-ui,sans-serif;margin:2em;color:#222;max-width:90em}\
 table{border-collapse:collapse;margin:0 0 1.5em}\
@@ -69,7 +69,7 @@ fn table(out: &mut String, t: &Table) {
     out.push_str("</table>\n");
 }
 
-pub fn render(cs: &[Comparison], all: &Report) -> String {
+pub fn render(doc: &[Block]) -> String {
     let mut out = String::new();
     let _ = write!(
         out,
@@ -78,20 +78,20 @@ pub fn render(cs: &[Comparison], all: &Report) -> String {
     );
     // The same anchors as the table of contents: every heading, in order.
     let mut seen = Vec::new();
-    for block in outline::document(cs, all) {
+    for block in doc {
         match block {
             Block::Heading(level, text) => {
-                let id = outline::anchor(&text, &mut seen);
+                let id = outline::anchor(text, &mut seen);
                 let _ = writeln!(
                     out,
                     "<h{level} id=\"{}\">{}</h{level}>",
                     escape(&id),
-                    escape(&text)
+                    escape(text)
                 );
             }
             Block::Toc(entries) => {
                 out.push_str("<nav class=\"toc\"><strong>Contents</strong><ul>");
-                for (level, text, anchor) in &entries {
+                for (level, text, anchor) in entries {
                     let _ = write!(
                         out,
                         "<li class=\"l{level}\"><a href=\"#{}\">{}</a></li>",
@@ -102,10 +102,10 @@ pub fn render(cs: &[Comparison], all: &Report) -> String {
                 out.push_str("</ul></nav>\n");
             }
             Block::Paragraph(text) => {
-                let _ = writeln!(out, "<p>{}</p>", escape(&text));
+                let _ = writeln!(out, "<p>{}</p>", escape(text));
             }
             Block::Note(text) => {
-                let _ = writeln!(out, "<p class=\"note\">{}</p>", escape(&text));
+                let _ = writeln!(out, "<p class=\"note\">{}</p>", escape(text));
             }
             Block::Summary(lines) => {
                 out.push_str("<ul>\n");
@@ -122,18 +122,18 @@ pub fn render(cs: &[Comparison], all: &Report) -> String {
                 }
                 out.push_str("</ul>\n");
             }
-            Block::Table(t) => table(&mut out, &t),
+            Block::Table(t) => table(&mut out, t),
             Block::Charts(charts) => {
                 out.push_str("<div class=\"charts\">");
-                for c in &charts {
+                for c in charts {
                     out.push_str(&c.svg);
                     out.push('\n');
                 }
                 out.push_str("</div>\n");
             }
             Block::Step { title, charts } => {
-                let _ = write!(out, "<div class=\"step\"><h4>{}</h4>", escape(&title));
-                for c in &charts {
+                let _ = write!(out, "<div class=\"step\"><h4>{}</h4>", escape(title));
+                for c in charts {
                     match c {
                         Ok(c) => {
                             out.push_str(&c.svg);
@@ -154,14 +154,14 @@ pub fn render(cs: &[Comparison], all: &Report) -> String {
                 let _ = write!(
                     out,
                     "<details><summary>{}</summary><table>",
-                    escape(&summary)
+                    escape(summary)
                 );
-                for (k, v) in &facts {
+                for (k, v) in facts {
                     let _ = write!(out, "<tr><td>{}</td><td>{}</td></tr>", escape(k), escape(v));
                 }
                 out.push_str("</table>");
                 if let Some(text) = text {
-                    let _ = write!(out, "<pre>{}</pre>", escape(&text));
+                    let _ = write!(out, "<pre>{}</pre>", escape(text));
                 }
                 out.push_str("</details>\n");
             }

@@ -3,24 +3,23 @@
 
 use std::fmt::Write;
 
-use super::outline::{self, Block, Table, Text};
+use super::outline::{Block, Table, Text};
 use super::svg::Chart;
-use crate::compare::{Comparison, Report, Verdict};
+use crate::compare::Verdict;
 
 /// Where the charts go, relative to the report.
 pub const CHARTS_DIR: &str = "charts";
 
 /// Every chart the document links, to be written into [`CHARTS_DIR`].
-pub fn charts(cs: &[Comparison], all: &Report) -> Vec<Chart> {
-    let mut out = Vec::new();
-    for block in outline::document(cs, all) {
-        match block {
-            Block::Charts(charts) => out.extend(charts),
-            Block::Step { charts, .. } => out.extend(charts.into_iter().flatten()),
-            _ => {}
-        }
-    }
-    out
+pub fn charts(doc: &[Block]) -> impl Iterator<Item = &Chart> {
+    doc.iter()
+        .flat_map(|block| -> Box<dyn Iterator<Item = &Chart>> {
+            match block {
+                Block::Charts(charts) => Box::new(charts.iter()),
+                Block::Step { charts, .. } => Box::new(charts.iter().flatten()),
+                _ => Box::new(std::iter::empty()),
+            }
+        })
 }
 
 fn image(out: &mut String, c: &Chart) {
@@ -71,12 +70,12 @@ fn table(out: &mut String, t: &Table) {
     out.push('\n');
 }
 
-pub fn render(cs: &[Comparison], all: &Report) -> String {
+pub fn render(doc: &[Block]) -> String {
     let mut out = String::new();
-    for block in outline::document(cs, all) {
+    for block in doc {
         match block {
             Block::Heading(level, text) => {
-                let _ = writeln!(out, "{} {text}\n", "#".repeat(usize::from(level)));
+                let _ = writeln!(out, "{} {text}\n", "#".repeat(usize::from(*level)));
             }
             Block::Paragraph(text) => {
                 let _ = writeln!(out, "{text}\n");
@@ -94,24 +93,24 @@ pub fn render(cs: &[Comparison], all: &Report) -> String {
                 out.push('\n');
             }
             Block::Toc(entries) => {
-                for (level, text, anchor) in &entries {
+                for (level, text, anchor) in entries {
                     let _ = writeln!(
                         out,
                         "{}- [{text}](#{anchor})",
-                        "  ".repeat(usize::from(level - 2))
+                        "  ".repeat(usize::from(*level - 2))
                     );
                 }
                 out.push('\n');
             }
-            Block::Table(t) => table(&mut out, &t),
+            Block::Table(t) => table(&mut out, t),
             Block::Charts(charts) => {
-                for c in &charts {
+                for c in charts {
                     image(&mut out, c);
                 }
             }
             Block::Step { title, charts } => {
                 let _ = writeln!(out, "### {title}\n");
-                for c in &charts {
+                for c in charts {
                     match c {
                         Ok(c) => image(&mut out, c),
                         Err(why) => {
@@ -129,7 +128,7 @@ pub fn render(cs: &[Comparison], all: &Report) -> String {
                 // the plan text is in the HTML page and in run.json.
                 let _ = writeln!(out, "<details><summary>{summary}</summary>\n");
                 out.push_str("| | |\n|:--|:--|\n");
-                for (k, v) in &facts {
+                for (k, v) in facts {
                     let _ = writeln!(out, "| {} | {} |", cell_text(k), cell_text(v));
                 }
                 out.push_str("\n</details>\n\n");

@@ -23,6 +23,7 @@ use anyhow::Context;
 
 use crate::compare::{self, Comparison, ComparisonSpec, Grouping, Report};
 use crate::results;
+use outline::Block;
 
 /// The report formats, by the name `--format` takes.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -79,10 +80,19 @@ impl Format {
     /// every target, for what belongs to the runs.
     pub fn render_all(self, cs: &[Comparison], all: &Report) -> String {
         match self {
-            Format::Markdown => markdown::render(cs, all),
+            Format::Markdown | Format::Html => self.render_doc(cs, &outline::document(cs, all)),
+            _ => self.render_doc(cs, &[]),
+        }
+    }
+
+    /// The text from the comparisons and, for Markdown and HTML, their
+    /// document, built once for both.
+    fn render_doc(self, cs: &[Comparison], doc: &[Block]) -> String {
+        match self {
+            Format::Markdown => markdown::render(doc),
             Format::Csv => csv::render(cs),
             Format::Json => json::render(cs),
-            Format::Html => html::render(cs, all),
+            Format::Html => html::render(doc),
             Format::Text => text::render(cs),
         }
     }
@@ -90,7 +100,7 @@ impl Format {
 
 /// Reads the directories, builds each comparison (with none given, every
 /// target against `base`) and writes each format into `out`. Returns the
-/// comparisons, the report of every target, and the files written.
+/// comparisons and the files written.
 pub fn write(
     dirs: &[PathBuf],
     base: Option<&str>,
@@ -98,42 +108,46 @@ pub fn write(
     grouping: Grouping,
     out: &Path,
     formats: &[Format],
-) -> anyhow::Result<(Vec<Comparison>, Report, Vec<PathBuf>)> {
+) -> anyhow::Result<(Vec<Comparison>, Vec<PathBuf>)> {
     let runs = dirs
         .iter()
         .map(|d| crate::results::load_run(d))
         .collect::<anyhow::Result<Vec<_>>>()?;
-    let mut all = compare::build(&runs, base)?;
-    all.regroup(grouping);
-    let mut cs = if comparisons.is_empty() {
-        vec![Comparison {
-            title: format!("against {}", all.base),
-            report: all.clone(),
-        }]
-    } else {
-        compare::build_all(&runs, comparisons)?
-    };
-    for c in &mut cs {
-        c.report.regroup(grouping);
+    let mut cs = compare::build_all(&runs, base, comparisons)?;
+    // What belongs to the runs comes from every target: the one
+    // comparison when there are no others, a report of them all otherwise.
+    let mut full = (!comparisons.is_empty())
+        .then(|| compare::build(&runs, base))
+        .transpose()?;
+    for r in cs.iter_mut().map(|c| &mut c.report).chain(full.as_mut()) {
+        r.regroup(grouping);
     }
+    let all = full.as_ref().unwrap_or(&cs[0].report);
     results::refuse_link(out)?;
     std::fs::create_dir_all(out).with_context(|| format!("creating {}", out.display()))?;
+    let needs_doc = formats
+        .iter()
+        .any(|f| matches!(f, Format::Markdown | Format::Html));
+    let doc = if needs_doc {
+        outline::document(&cs, all)
+    } else {
+        Vec::new()
+    };
     let mut written = Vec::new();
     if formats.contains(&Format::Markdown) {
-        // The Markdown links its charts as files beside it; with several
-        // comparisons, each one's overview charts get its number.
+        // The Markdown links its charts as files beside it.
         let dir = out.join(markdown::CHARTS_DIR);
         results::refuse_link(&dir)?;
         std::fs::create_dir_all(&dir).with_context(|| format!("creating {}", dir.display()))?;
-        for c in markdown::charts(&cs, &all) {
+        for c in markdown::charts(&doc) {
             results::write_file(&dir.join(&c.file), c.svg.as_bytes())?;
         }
         written.push(dir);
     }
     for f in formats {
         let path = out.join(f.file_name());
-        results::write_file(&path, f.render_all(&cs, &all).as_bytes())?;
+        results::write_file(&path, f.render_doc(&cs, &doc).as_bytes())?;
         written.push(path);
     }
-    Ok((cs, all, written))
+    Ok((cs, written))
 }
