@@ -117,9 +117,9 @@ fn four_digits(x: f64) -> f64 {
     (x * scale).round() / scale
 }
 
-/// The benchmark's own CPU per op from its parts, for results recorded
-/// before it was: the server's plus the client's (with an embedded
-/// engine, the client's alone).
+/// The benchmark's own CPU per op from its parts: the server's plus the
+/// client's (with an embedded engine, the client's alone). Also fills it
+/// in for results recorded before it was.
 pub fn own_cpu_per_op(m: &StepMetrics, embedded: bool) -> Option<f64> {
     if embedded {
         m.client_cpu_us_per_op
@@ -143,19 +143,15 @@ pub fn measure(
     let w = sampled.window();
     let per_op = |v: f64| ops.filter(|n| *n > 0.0).map(|n| four_digits(v / n));
     let ticks_enough = w.secs >= MIN_TICK_WINDOW_SECS;
-    let own_cpu = if scope.embedded {
-        w.client_cpu_secs
-    } else {
-        w.server_cpu_secs.zip(w.client_cpu_secs).map(|(s, c)| s + c)
-    };
+
     let mut m = StepMetrics {
         client_cpu_secs: w.client_cpu_secs,
         server_cpu_secs: w.server_cpu_secs,
         client_cpu_us_per_op: w.client_cpu_secs.and_then(|c| per_op(c * 1e6)),
         server_cpu_us_per_op: w.server_cpu_secs.and_then(|c| per_op(c * 1e6)),
-        own_cpu_us_per_op: own_cpu.and_then(|c| per_op(c * 1e6)),
         ..StepMetrics::default()
     };
+    m.own_cpu_us_per_op = own_cpu_per_op(&m, scope.embedded);
     if scope.here {
         // /proc/stat counts CPU in 10 ms ticks: a window of a few ticks per
         // CPU gives 0 or double the truth (a 12 ms l.i0 read 0 µs per row).

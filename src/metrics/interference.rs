@@ -179,7 +179,7 @@ pub fn assess(sampled: &Sampled, per_second: &[u64], secs: f64) -> Interference 
     out.steal_pct = Some(r2(100.0 * sys.cpu_secs.steal / capacity));
     out.cores = Some(r2(cores));
     out.window_secs = Some((w.secs * 1e3).round() / 1e3);
-    let Some(other) = other_cpu_secs(a, b, Some(sys)) else {
+    let Some(other) = other_cpu_secs(a, b, Some(sys), sampled.server_unknown) else {
         out.not_judged = Some(
             "the server runs on this machine but relbench does not know its processes, so its CPU cannot be told from other programs'"
                 .into(),

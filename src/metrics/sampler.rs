@@ -43,9 +43,6 @@ pub struct Snapshot {
     pub process_rss: Option<u64>,
     /// The sampler thread's own CPU seconds.
     pub sampler_cpu: f64,
-    /// The server's CPU belongs in `server` (it runs here but is not a
-    /// process relbench knows when this is set and `server` is `None`).
-    pub server_expected: bool,
 }
 
 fn snapshot(probe: &Probe, devices: Option<&[String]>, t0: Instant) -> Snapshot {
@@ -57,7 +54,6 @@ fn snapshot(probe: &Probe, devices: Option<&[String]>, t0: Instant) -> Snapshot 
         process_cpu: super::process_cpu_secs(),
         process_rss: procfs::self_rss_bytes(),
         sampler_cpu: procfs::thread_cpu_secs(),
-        server_expected: probe.server_elsewhere_here,
     }
 }
 
@@ -258,7 +254,12 @@ pub fn disk_between(a: &DiskStat, b: &DiskStat, secs: f64, devices: &Devices) ->
 
 /// One row of the series, from two neighbouring snapshots of the devices
 /// `devices` (when the probe has any).
-pub fn second_between(a: &Snapshot, b: &Snapshot, devices: Option<&Devices>) -> SecondSample {
+pub fn second_between(
+    a: &Snapshot,
+    b: &Snapshot,
+    devices: Option<&Devices>,
+    server_unknown: bool,
+) -> SecondSample {
     let secs = (b.secs - a.secs).max(1e-9);
     let sys = match (&a.system, &b.system) {
         (Some(x), Some(y)) => Some(system_between(x, y, secs)),
@@ -279,7 +280,8 @@ pub fn second_between(a: &Snapshot, b: &Snapshot, devices: Option<&Devices>) -> 
         }
         _ => None,
     };
-    let other_cpu = other_cpu_secs(a, b, sys.as_ref()).map(|o| r3(100.0 * o / secs));
+    let other_cpu =
+        other_cpu_secs(a, b, sys.as_ref(), server_unknown).map(|o| r3(100.0 * o / secs));
     SecondSample {
         other_cpu_pct: other_cpu,
         steal_pct: sys.as_ref().map(|s| r3(100.0 * s.cpu_secs.steal / secs)),
@@ -303,11 +305,16 @@ pub fn second_between(a: &Snapshot, b: &Snapshot, devices: Option<&Devices>) -> 
 /// machine's busy time less interrupt time (loopback networking is
 /// accounted there, on the benchmark's behalf), the server's processes and
 /// relbench's. `None` when the server runs here but its processes are not
-/// known (a server by URL on this host), since its CPU would count as
-/// another program's.
-pub fn other_cpu_secs(a: &Snapshot, b: &Snapshot, sys: Option<&SystemFigures>) -> Option<f64> {
+/// known (`server_unknown`: a server by URL on this host), since its CPU
+/// would count as another program's.
+pub fn other_cpu_secs(
+    a: &Snapshot,
+    b: &Snapshot,
+    sys: Option<&SystemFigures>,
+    server_unknown: bool,
+) -> Option<f64> {
     let sys = sys?;
-    let server = match (&a.server, &b.server, a.server_expected) {
+    let server = match (&a.server, &b.server, server_unknown) {
         (Some(x), Some(y), _) => (y.cpu_secs - x.cpu_secs).max(0.0),
         (_, _, true) => return None,
         _ => 0.0,
@@ -336,6 +343,9 @@ pub struct Sampled {
     pub procs_last: Vec<procfs::ProcCpu>,
     /// The server's root process, to tell its processes from others.
     pub server_pid: Option<u32>,
+    /// The server runs here but its processes are not known
+    /// ([`Probe::server_elsewhere_here`]).
+    pub server_unknown: bool,
 }
 
 /// Totals over the window, from its first and last snapshot.
@@ -430,6 +440,7 @@ fn sample(probe: &Probe, start: Instant, stop: &mpsc::Receiver<()>) -> Sampled {
     out.started_unix = Some(crate::util::unix_now());
     out.first = Some(prev);
     out.server_pid = probe.server_pid;
+    out.server_unknown = probe.server_elsewhere_here;
     out.procs_first = procfs::scan_processes();
     let keep = |out: &mut Sampled, s: &Snapshot| {
         out.samples += 1;
@@ -453,8 +464,12 @@ fn sample(probe: &Probe, start: Instant, stop: &mpsc::Receiver<()>) -> Sampled {
         keep(&mut out, &now);
         // A last sliver of a few ms would give a rate made of rounding.
         if now.secs - prev.secs >= 0.05 {
-            out.series
-                .push(second_between(&prev, &now, out.devices.as_ref()));
+            out.series.push(second_between(
+                &prev,
+                &now,
+                out.devices.as_ref(),
+                out.server_unknown,
+            ));
         }
         out.last = Some(now);
         prev = now;
