@@ -194,6 +194,29 @@ pub struct TargetFacts {
     pub settings: BTreeMap<String, String>,
 }
 
+/// A server's settings from the rows of a (name, value) query: the
+/// `recorded` few, shown with the target, and every one but those that
+/// name this instance, for comparing targets whole. One query for both.
+pub fn split_settings(
+    rows: Vec<Vec<Option<String>>>,
+    recorded: &[&str],
+) -> (BTreeMap<String, String>, BTreeMap<String, String>) {
+    let (mut config, mut settings) = (BTreeMap::new(), BTreeMap::new());
+    for r in rows {
+        let mut r = r.into_iter();
+        let (Some(Some(name)), value) = (r.next(), r.next().flatten().unwrap_or_default()) else {
+            continue;
+        };
+        if recorded.contains(&name.as_str()) {
+            config.insert(name.clone(), value.clone());
+        }
+        if !instance_setting(&name, &value) {
+            settings.insert(name, value);
+        }
+    }
+    (config, settings)
+}
+
 /// Whether a setting names this instance rather than configures it: a
 /// path, the port, an id. Such settings differ between any two targets and
 /// say nothing about what was compared.
@@ -353,6 +376,27 @@ impl<T: Driver + Site> Target for T {}
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn settings_split_into_the_recorded_few_and_all_but_the_instances_own() {
+        let row = |k: &str, v: &str| vec![Some(k.to_string()), Some(v.to_string())];
+        let (config, settings) = split_settings(
+            vec![
+                row("shared_buffers", "128MB"),
+                row("work_mem", "4MB"),
+                row("data_directory", "/srv/pg"),
+                row("port", "5433"),
+                vec![None, Some("x".into())],
+            ],
+            &["shared_buffers", "data_directory"],
+        );
+        assert_eq!(config.len(), 2);
+        assert_eq!(config["data_directory"], "/srv/pg");
+        assert_eq!(
+            settings.keys().collect::<Vec<_>>(),
+            ["shared_buffers", "work_mem"]
+        );
+    }
 
     #[test]
     fn counter_listings_keep_numeric_values_only() {

@@ -143,24 +143,11 @@ impl Driver for MysqlDriver {
             .first()
             .and_then(|r| r.first().cloned().flatten())
             .unwrap_or_else(|| w.server_version.clone());
-        let names: Vec<String> = RECORDED.iter().map(|n| format!("'{n}'")).collect();
-        let rows = w.query_text(&format!(
-            "SHOW GLOBAL VARIABLES WHERE Variable_name IN ({})",
-            names.join(",")
-        ))?;
-        let mut config: BTreeMap<String, String> = rows
-            .into_iter()
-            .filter_map(|r| Some((r.first()?.clone()?, r.get(1)?.clone().unwrap_or_default())))
-            .collect();
+        let (mut config, settings) =
+            super::split_settings(w.query_text("SHOW GLOBAL VARIABLES")?, RECORDED);
         if let Some(e) = &self.storage_engine {
             config.insert("relbench.table_engine".into(), e.clone());
         }
-        let settings = w
-            .query_text("SHOW GLOBAL VARIABLES")?
-            .into_iter()
-            .filter_map(|r| Some((r.first()?.clone()?, r.get(1)?.clone().unwrap_or_default())))
-            .filter(|(k, v)| !super::instance_setting(k, v))
-            .collect();
         let (datadir, config_file) = self.server.recorded();
         Ok(TargetFacts {
             version: format!("{} {version}", self.engine),

@@ -101,24 +101,13 @@ impl Driver for PgDriver {
             .first()
             .and_then(|r| r.first().cloned().flatten())
             .unwrap_or_else(|| w.server_version.clone());
-        let names: Vec<String> = RECORDED.iter().map(|n| format!("'{n}'")).collect();
-        let rows = w.query_text(&format!(
-            // current_setting() gives the value as SHOW prints it, unit
-            // and all ("512MB"); gluing `setting` to `unit` read 65536 and
-            // 8kB as "655368kB".
-            "SELECT name, current_setting(name) FROM pg_settings WHERE name IN ({})",
-            names.join(",")
-        ))?;
-        let config = rows
-            .into_iter()
-            .filter_map(|r| Some((r.first()?.clone()?, r.get(1)?.clone().unwrap_or_default())))
-            .collect();
-        let settings = w
-            .query_text("SELECT name, current_setting(name) FROM pg_settings")?
-            .into_iter()
-            .filter_map(|r| Some((r.first()?.clone()?, r.get(1)?.clone().unwrap_or_default())))
-            .filter(|(k, v)| !super::instance_setting(k, v))
-            .collect();
+        // current_setting() gives the value as SHOW prints it, unit and all
+        // ("512MB"); gluing `setting` to `unit` read 65536 and 8kB as
+        // "655368kB".
+        let (config, settings) = super::split_settings(
+            w.query_text("SELECT name, current_setting(name) FROM pg_settings")?,
+            RECORDED,
+        );
         let (datadir, config_file) = self.server.recorded();
         Ok(TargetFacts {
             version,
