@@ -41,6 +41,22 @@ pub struct Table {
     pub rows: Vec<Vec<Text>>,
 }
 
+impl Table {
+    /// A table without column groups.
+    fn new<S: Into<String>>(
+        head: impl IntoIterator<Item = S>,
+        text_columns: usize,
+        rows: Vec<Vec<Text>>,
+    ) -> Table {
+        Table {
+            head: head.into_iter().map(Into::into).collect(),
+            groups: Vec::new(),
+            text_columns,
+            rows,
+        }
+    }
+}
+
 /// A titled set of tables, one per group.
 #[derive(Debug, Clone)]
 pub struct Section {
@@ -441,14 +457,15 @@ pub fn efficiency(r: &Report) -> Section {
                     rows.push(cells);
                 }
             }
-            (!rows.is_empty()).then(|| Table {
-                groups: Vec::new(),
-                head: efficiency_head()
-                    .into_iter()
-                    .chain(["DB size after".into(), "server RSS peak".into()])
-                    .collect(),
-                text_columns: 3,
-                rows,
+            (!rows.is_empty()).then(|| {
+                Table::new(
+                    efficiency_head()
+                        .into_iter()
+                        .chain(["DB size after".into(), "server RSS peak".into()])
+                        .collect::<Vec<String>>(),
+                    3,
+                    rows,
+                )
             })
         }),
     }
@@ -517,12 +534,7 @@ pub fn efficiency_relative(r: &Report) -> Section {
                     rows.push(cells);
                 }
             }
-            (!rows.is_empty()).then(|| Table {
-                groups: Vec::new(),
-                head: efficiency_head(),
-                text_columns: 3,
-                rows,
-            })
+            (!rows.is_empty()).then(|| Table::new(efficiency_head(), 3, rows))
         }),
     }
 }
@@ -601,24 +613,22 @@ pub fn sla(r: &Report) -> Option<Table> {
             ]
         })
         .collect();
-    (!rows.is_empty()).then(|| Table {
-        groups: Vec::new(),
-        head: [
-            "step",
-            "target",
-            "repeat",
-            "target rows/s",
-            "inserted rows/s",
-            "deleted rows/s",
-            "reached",
-            "queries/s",
-            "SLA",
-        ]
-        .into_iter()
-        .map(String::from)
-        .collect(),
-        text_columns: 3,
-        rows,
+    (!rows.is_empty()).then(|| {
+        Table::new(
+            [
+                "step",
+                "target",
+                "repeat",
+                "target rows/s",
+                "inserted rows/s",
+                "deleted rows/s",
+                "reached",
+                "queries/s",
+                "SLA",
+            ],
+            3,
+            rows,
+        )
     })
 }
 
@@ -649,16 +659,17 @@ pub fn response_times(r: &Report) -> Option<Table> {
             format!("≤ {:.0} s", us / 1e6)
         }
     };
-    (!rows.is_empty()).then(|| Table {
-        groups: Vec::new(),
-        head: ["step", "target", "operation"]
-            .into_iter()
-            .map(String::from)
-            .chain(IB_BOUNDS_US.iter().map(|b| bound(*b)))
-            .chain(["more".to_string(), "max".to_string()])
-            .collect(),
-        text_columns: 3,
-        rows,
+    (!rows.is_empty()).then(|| {
+        Table::new(
+            ["step", "target", "operation"]
+                .into_iter()
+                .map(String::from)
+                .chain(IB_BOUNDS_US.iter().map(|b| bound(*b)))
+                .chain(["more".to_string(), "max".to_string()])
+                .collect::<Vec<String>>(),
+            3,
+            rows,
+        )
     })
 }
 
@@ -679,22 +690,20 @@ pub fn problems(r: &Report) -> Option<Table> {
             ]
         })
         .collect();
-    (!rows.is_empty()).then(|| Table {
-        groups: Vec::new(),
-        head: [
-            "target",
-            "step",
-            "clients",
-            "repeat",
-            "class/kind",
-            "count",
-            "first message",
-        ]
-        .into_iter()
-        .map(String::from)
-        .collect(),
-        text_columns: 7,
-        rows,
+    (!rows.is_empty()).then(|| {
+        Table::new(
+            [
+                "target",
+                "step",
+                "clients",
+                "repeat",
+                "class/kind",
+                "count",
+                "first message",
+            ],
+            7,
+            rows,
+        )
     })
 }
 
@@ -799,9 +808,10 @@ fn fig(v: f64) -> String {
 /// The machine's rates per step and target: vmstat's and iostat's
 /// figures over the window, with target ÷ base beside each.
 fn rates(doc: &mut Vec<Block>, r: &Report) {
+    let cols = r.columns();
     let mut rows_out = Vec::new();
     for row in &r.rows {
-        for &ti in &r.columns() {
+        for &ti in &cols {
             let c = &row.cells[ti];
             if c.rates.is_empty() {
                 continue;
@@ -831,24 +841,22 @@ fn rates(doc: &mut Vec<Block>, r: &Report) {
          r/s, rMB/s, w/s, wMB/s); medians over repeats, with target ÷ base in brackets."
             .into(),
     ));
-    doc.push(Block::Table(Table {
-        head: ["step", "clients", "target"]
+    doc.push(Block::Table(Table::new(
+        ["step", "clients", "target"]
             .into_iter()
-            .map(String::from)
-            .chain(Rate::ALL.iter().map(|k| k.title().to_string()))
-            .collect(),
-        groups: Vec::new(),
-        text_columns: 3,
-        rows: rows_out,
-    }));
+            .chain(Rate::ALL.iter().map(|k| k.title())),
+        3,
+        rows_out,
+    )));
 }
 
 /// Latency of every statement class of every step: p50, p99 and max,
 /// medians over repeats.
 fn statement_latency(doc: &mut Vec<Block>, r: &Report) {
+    let cols = r.columns();
     let mut rows_out = Vec::new();
     for row in &r.rows {
-        for &ti in &r.columns() {
+        for &ti in &cols {
             for (class, l) in &row.cells[ti].statements {
                 rows_out.push(vec![
                     Text::plain(row.title()),
@@ -872,8 +880,8 @@ fn statement_latency(doc: &mut Vec<Block>, r: &Report) {
          the window (all repeats) and the median over repeats of their p50, p99 and slowest."
             .into(),
     ));
-    doc.push(Block::Table(Table {
-        head: [
+    doc.push(Block::Table(Table::new(
+        [
             "step",
             "clients",
             "target",
@@ -882,26 +890,24 @@ fn statement_latency(doc: &mut Vec<Block>, r: &Report) {
             "p50",
             "p99",
             "max",
-        ]
-        .into_iter()
-        .map(String::from)
-        .collect(),
-        groups: Vec::new(),
-        text_columns: 4,
-        rows: rows_out,
-    }));
+        ],
+        4,
+        rows_out,
+    )));
 }
 
 /// The engine's counters: per step, those that moved most against the
 /// base per operation, then every counter that moved, collapsed.
 fn counters(doc: &mut Vec<Block>, r: &Report) {
+    let others = others(r);
+    let cols = r.columns();
     let moved: Vec<Vec<Text>> = r
         .rows
         .iter()
         .flat_map(|row| {
-            r.columns()
-                .into_iter()
-                .filter(|&ti| !r.is_base(ti))
+            others
+                .iter()
+                .copied()
                 .filter(|&ti| !row.cells[ti].counters_moved.is_empty())
                 .map(|ti| {
                     vec![
@@ -939,21 +945,16 @@ fn counters(doc: &mut Vec<Block>, r: &Report) {
             .into(),
     ));
     if !moved.is_empty() {
-        doc.push(Block::Table(Table {
-            head: ["step", "clients", "target", "moved most against the base"]
-                .into_iter()
-                .map(String::from)
-                .collect(),
-            groups: Vec::new(),
-            text_columns: 4,
-            rows: moved,
-        }));
+        doc.push(Block::Table(Table::new(
+            ["step", "clients", "target", "moved most against the base"],
+            4,
+            moved,
+        )));
     }
     for row in &r.rows {
-        let facts: Vec<(String, String)> = r
-            .columns()
-            .into_iter()
-            .flat_map(|ti| {
+        let facts: Vec<(String, String)> = cols
+            .iter()
+            .flat_map(|&ti| {
                 row.cells[ti]
                     .counters_per_op
                     .iter()
@@ -1001,15 +1002,11 @@ fn settings(doc: &mut Vec<Block>, r: &Report) {
          file's text), where a target's differ from its base's."
             .into(),
     ));
-    doc.push(Block::Table(Table {
-        head: ["target", "base", "setting", "target's", "base's"]
-            .into_iter()
-            .map(String::from)
-            .collect(),
-        groups: Vec::new(),
-        text_columns: 5,
-        rows: rows_out,
-    }));
+    doc.push(Block::Table(Table::new(
+        ["target", "base", "setting", "target's", "base's"],
+        5,
+        rows_out,
+    )));
 }
 
 /// Which step windows other programs or the hypervisor disturbed, and
@@ -1082,8 +1079,8 @@ fn interference(doc: &mut Vec<Block>, r: &Report) {
     if rows.is_empty() {
         return;
     }
-    doc.push(Block::Table(Table {
-        head: [
+    doc.push(Block::Table(Table::new(
+        [
             "step",
             "clients",
             "target",
@@ -1094,14 +1091,10 @@ fn interference(doc: &mut Vec<Block>, r: &Report) {
             "worst s ÷ median",
             "stalled s",
             "disturbed by / seen",
-        ]
-        .into_iter()
-        .map(String::from)
-        .collect(),
-        groups: Vec::new(),
-        text_columns: 4,
+        ],
+        4,
         rows,
-    }));
+    )));
 }
 
 const OVERVIEW_INTRO: &str = "Each step's throughput ÷ the base's, one column per target in plan order. Red at \
