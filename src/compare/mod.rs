@@ -36,9 +36,10 @@ use crate::results::{LoadedRun, RunStatus, StepResult, Unit};
 use crate::workload::Group;
 
 /// A window shorter than this is too short to judge a change by: the
-/// machine's CPU is counted in 10 ms ticks, a connection's set-up and the
-/// first statement's planning are a large part of it.
-pub const SHORT_WINDOW_SECS: f64 = 0.25;
+/// sampler's floor (the machine's CPU is counted in 10 ms ticks; a
+/// connection's set-up and the first statement's planning are a large part
+/// of it).
+pub const SHORT_WINDOW_SECS: f64 = crate::metrics::MIN_WINDOW_SECS;
 
 /// Throughput ratios at or below this are regressions, at or above
 /// [`FASTER`] improvements (for costs the other way round).

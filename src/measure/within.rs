@@ -22,7 +22,7 @@
 
 use serde::Serialize;
 
-use super::stats::{Interval, ALPHA, LEVEL};
+use super::stats::{Interval, LEVEL};
 
 /// Fewest whole seconds per window for the test: below it the variance
 /// and the autocorrelation are guesses.
@@ -124,11 +124,6 @@ pub fn seconds_for(change: f64, seconds: &[f64]) -> Option<f64> {
     let cv = var.sqrt() / mean;
     let f = n_eff / seconds.len() as f64;
     Some((2.0 * (1.96 * cv / change).powi(2) / f).max(MIN_SECONDS as f64))
-}
-
-/// Whether the test calls the change significant.
-pub fn significant(w: &WithinRun) -> bool {
-    w.p_value < ALPHA
 }
 
 /// ln Γ(x) for x > 0 (Lanczos, g = 7, nine terms: about 15 digits).

@@ -10,7 +10,7 @@ use serde::{Deserialize, Serialize};
 use super::device::Devices;
 use super::interference::Interference;
 use super::sampler::{DiskFigures, SamplerCost, SecondSample, SystemFigures};
-use super::{Sampled, MIN_CPU_SECS};
+use super::{Sampled, MIN_CPU_SECS, MIN_WINDOW_SECS};
 
 /// Measurements of the machine over the step's measured window (warm-up
 /// excluded), from the sampler. A figure that could not be measured is
@@ -103,10 +103,6 @@ pub struct Scope {
     pub embedded: bool,
 }
 
-/// The shortest window whose machine CPU (from /proc/stat ticks) is
-/// reported: 25 ticks per CPU, so one tick is at most 4%.
-const MIN_TICK_WINDOW_SECS: f64 = 0.25;
-
 /// Four significant digits: per-row figures of a scan are tiny, and more
 /// digits than the sampler resolves would only look precise.
 fn four_digits(x: f64) -> f64 {
@@ -142,7 +138,7 @@ pub fn measure(
 ) -> (StepMetrics, Vec<(&'static str, String)>) {
     let w = sampled.window();
     let per_op = |v: f64| ops.filter(|n| *n > 0.0).map(|n| four_digits(v / n));
-    let ticks_enough = w.secs >= MIN_TICK_WINDOW_SECS;
+    let ticks_enough = w.secs >= MIN_WINDOW_SECS;
 
     let mut m = StepMetrics {
         client_cpu_secs: w.client_cpu_secs,
@@ -210,7 +206,7 @@ pub fn measure(
             format!(
                 "the window ({:.0} ms) is too short for /proc/stat's 10 ms ticks; it needs {:.0} ms",
                 w.secs * 1e3,
-                MIN_TICK_WINDOW_SECS * 1e3
+                MIN_WINDOW_SECS * 1e3
             ),
         );
     }

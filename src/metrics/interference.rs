@@ -13,7 +13,7 @@ use serde::{Deserialize, Serialize};
 
 use super::procfs::ProcCpu;
 use super::sampler::other_cpu_secs;
-use super::Sampled;
+use super::{Sampled, MIN_WINDOW_SECS};
 
 /// Other programs' share of the machine (all CPUs over the window) at or
 /// above which a step is disturbed, in %. The report calls a step slower
@@ -29,9 +29,6 @@ pub const DISTURBED_SHARE_PCT: f64 = 5.0;
 /// steal and its read steps 0.1–0.2%. At 10% the steal is more than the
 /// benchmark's own IO explains there.
 pub const DISTURBED_STEAL_PCT: f64 = 10.0;
-
-/// The shortest window judged: 25 ticks per CPU.
-pub const MIN_JUDGED_SECS: f64 = 0.25;
 
 /// How far the attribution can be off, in % of the machine, for a window
 /// of `secs`: CPU time is counted in 10 ms ticks, and each of the busy
@@ -232,7 +229,7 @@ impl Interference {
         let (Some(secs), Some(cores)) = (self.window_secs, self.cores) else {
             return (self.disturbed.clone(), self.not_judged.clone());
         };
-        if secs < MIN_JUDGED_SECS {
+        if secs < MIN_WINDOW_SECS {
             return (
                 None,
                 Some(format!(

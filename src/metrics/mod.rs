@@ -11,6 +11,12 @@ pub mod sampler;
 
 pub use sampler::{Probe, Sampled, Sampler};
 
+/// The shortest window whose machine CPU (from /proc/stat's 10 ms ticks)
+/// says anything: 25 ticks per CPU, so one tick is at most 4%. Shorter,
+/// no machine CPU per op is reported, no interference judged, and the
+/// report judges no change by it.
+pub const MIN_WINDOW_SECS: f64 = 0.25;
+
 /// CPU seconds below which a window's process CPU is not reported: a
 /// figure of a few hundred microseconds says more about when the samples
 /// were taken than about the work in between.

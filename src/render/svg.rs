@@ -19,7 +19,7 @@ use crate::workload::{insert, Group};
 /// the next ten are their darker or lighter companions, so two targets
 /// never share a colour below twenty). Charts with many series also label
 /// lines directly, so no reader depends on colour alone.
-pub const PALETTE: [&str; 20] = [
+const PALETTE: [&str; 20] = [
     "#4e79a7", "#f28e2b", "#59a14f", "#b07aa1", "#76b7b2", "#edc948", "#9c755f", "#ff9da7",
     "#e15759", "#bab0ac", "#1f3f66", "#a0522d", "#2d6a27", "#6b3f63", "#3b7f7a", "#8c7a00",
     "#5c4033", "#c2185b", "#7f1d1d", "#555555",
