@@ -45,15 +45,16 @@ impl Cost {
     ];
 
     /// The costs that explain a change: the benchmark's own CPU where its
-    /// processes are measured, the machine's otherwise (`explain` keeps
-    /// one of the two); server and client CPU are parts of the own CPU;
-    /// request counts go with their KiB.
-    pub const EXPLAINING: [Cost; 5] = [
+    /// processes are measured, the machine's otherwise (the explanation
+    /// keeps one of the two); server and client CPU are parts of the own
+    /// CPU; write requests tell fsync waits from other IO.
+    pub const EXPLAINING: [Cost; 6] = [
         Cost::OwnCpuUs,
         Cost::CpuUs,
         Cost::Cs,
         Cost::ReadKb,
         Cost::WriteKb,
+        Cost::Writes,
     ];
 
     /// Name in JSON and CSV.

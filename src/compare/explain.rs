@@ -43,6 +43,13 @@ pub fn cost_matters(k: Cost, c: &Cell, base: &Cell) -> bool {
     side(c) || side(base)
 }
 
+/// Whether cost `k` of `c` gives way to a better figure: the machine's
+/// CPU, where the benchmark's own is measured (the machine's includes
+/// whatever else ran beside the step).
+pub fn superseded(k: Cost, c: &Cell) -> bool {
+    k == Cost::CpuUs && c.costs_relative.contains_key(&Cost::OwnCpuUs)
+}
+
 /// What bounded a step in a window.
 #[derive(Debug, Clone, Copy, PartialEq)]
 enum Bound {
@@ -64,21 +71,11 @@ fn bound(c: &Cell) -> Bound {
 
 /// Names the cause of a change of `relative` from what was measured.
 pub fn explain(relative: f64, c: &Cell, base: &Cell) -> String {
-    // The benchmark's own CPU where its processes are measured: the
-    // machine's includes whatever else ran beside the step.
-    let own = c.costs_relative.contains_key(&Cost::OwnCpuUs);
-    let measured: Vec<(Cost, f64)> = [
-        Cost::OwnCpuUs,
-        Cost::CpuUs,
-        Cost::Cs,
-        Cost::ReadKb,
-        Cost::WriteKb,
-        Cost::Writes,
-    ]
-    .iter()
-    .filter(|k| !(own && **k == Cost::CpuUs))
-    .filter_map(|k| Some((*k, *c.costs_relative.get(k)?)))
-    .collect();
+    let measured: Vec<(Cost, f64)> = Cost::EXPLAINING
+        .iter()
+        .filter(|k| !superseded(**k, c))
+        .filter_map(|k| Some((*k, *c.costs_relative.get(k)?)))
+        .collect();
     if measured.is_empty() {
         return "cost per operation not measured".into();
     }

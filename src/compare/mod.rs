@@ -15,7 +15,7 @@ mod series;
 mod summary;
 
 pub use cost::{Cost, Rate};
-pub use explain::{cost_matters, CPU_BOUND_PCT, IO_BOUND_PCT};
+pub use explain::{cost_matters, superseded, CPU_BOUND_PCT, IO_BOUND_PCT};
 pub use series::{
     ClassLine, DbSizeStep, InterferenceRow, Percentiles, ProblemRow, RateLine, ResponseRow,
     RowSeries, SlaRow,

@@ -17,7 +17,7 @@ use std::fmt::Write;
 
 use super::escape::escape;
 use super::svg::{colour, nice_ceiling, row_label, trim, Chart, Svg};
-use crate::compare::{cost_matters, Cell, Cost, Method, Report, Row, Verdict};
+use crate::compare::{cost_matters, superseded, Cell, Cost, Method, Report, Row, Verdict};
 use crate::measure::units::{fmt_ratio, fmt_throughput};
 use crate::workload::Group;
 
@@ -62,7 +62,7 @@ fn moved_most(c: &Cell, base: &Cell) -> Option<(Cost, f64)> {
     c.costs_relative
         .iter()
         .filter(|(k, _)| cost_matters(**k, c, base))
-        .filter(|(k, _)| !(c.costs_relative.contains_key(&Cost::OwnCpuUs) && **k == Cost::CpuUs))
+        .filter(|(k, _)| !superseded(**k, c))
         .map(|(k, r)| (*k, *r))
         .max_by(|a, b| a.1.ln().abs().total_cmp(&b.1.ln().abs()))
 }
