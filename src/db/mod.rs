@@ -15,6 +15,7 @@ pub mod server;
 pub mod spec;
 pub mod sqlite;
 pub mod stream;
+pub mod tls;
 pub mod url;
 
 mod open;

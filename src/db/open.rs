@@ -57,6 +57,7 @@ pub fn open(
                 target.engine,
                 spec,
                 m.socket,
+                target.tls,
                 target.storage_engine.clone(),
                 m.datadir.is_none(),
             )?;
@@ -78,6 +79,7 @@ pub fn open(
                 user: u.user.clone(),
                 password,
                 database: Some(u.database.clone().unwrap_or_else(|| "sbtest".into())),
+                tls: target.tls,
             };
             Ok(Box::new(MysqlDriver::remote(
                 target.engine,
@@ -96,6 +98,7 @@ pub fn open(
             Ok(Box::new(PgDriver::managed(
                 spec,
                 m.socket,
+                target.tls,
                 m.datadir.is_none(),
             )?))
         }
@@ -118,6 +121,7 @@ pub fn open(
                 user: u.user.clone(),
                 password: password_of(name, password_env)?,
                 database: u.database.clone().unwrap_or_else(|| "sbtest".into()),
+                tls: target.tls,
             })))
         }
         (_, engine) => bail!("target \"{name}\": engine {engine} has no driver in this build"),

@@ -6,6 +6,7 @@ use std::path::PathBuf;
 
 use serde::{Deserialize, Serialize};
 
+use super::tls::Tls;
 use super::EngineKind;
 
 /// One target of a plan.
@@ -22,6 +23,9 @@ pub struct TargetSpec {
     /// much identical runs differ.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub copy_of: Option<String>,
+    /// Whether TCP connections to a server are encrypted.
+    #[serde(default, skip_serializing_if = "Tls::is_off")]
+    pub tls: Tls,
 }
 
 /// How relbench reaches a target.

@@ -6,11 +6,16 @@ use std::os::unix::net::UnixStream;
 use std::path::Path;
 use std::time::Duration;
 
+use super::tls::{self, TlsStream};
 use super::{DbError, DbResult, ErrorKind};
 
 pub enum Stream {
     Tcp(TcpStream),
     Unix(UnixStream),
+    /// Boxed: the TLS state is large, and most connections are plain.
+    Tls(Box<TlsStream>),
+    /// Nothing: a placeholder while a connection switches to TLS.
+    Detached,
 }
 
 impl Stream {
@@ -36,11 +41,33 @@ impl Stream {
         })
     }
 
+    /// Switches a TCP connection to TLS, once the server has agreed.
+    pub fn into_tls(self, host: &str) -> DbResult<Stream> {
+        match self {
+            Stream::Tcp(s) => Ok(Stream::Tls(Box::new(tls::handshake(s, host)?))),
+            Stream::Unix(_) => Err(DbError::new(
+                ErrorKind::Connection,
+                "TLS is for TCP connections, not a unix socket",
+            )),
+            Stream::Tls(_) | Stream::Detached => Ok(self),
+        }
+    }
+
+    pub fn is_tls(&self) -> bool {
+        matches!(self, Stream::Tls(_))
+    }
+
+    pub fn is_tcp(&self) -> bool {
+        matches!(self, Stream::Tcp(_))
+    }
+
     /// Bounds the wait for the server during the handshake.
     pub fn set_read_timeout(&self, t: Option<Duration>) {
         let _ = match self {
             Stream::Tcp(s) => s.set_read_timeout(t),
             Stream::Unix(s) => s.set_read_timeout(t),
+            Stream::Tls(s) => s.sock.set_read_timeout(t),
+            Stream::Detached => Ok(()),
         };
     }
 }
@@ -50,6 +77,8 @@ impl Read for Stream {
         match self {
             Stream::Tcp(s) => s.read(buf),
             Stream::Unix(s) => s.read(buf),
+            Stream::Tls(s) => s.read(buf),
+            Stream::Detached => Ok(0),
         }
     }
 }
@@ -59,10 +88,15 @@ impl Write for Stream {
         match self {
             Stream::Tcp(s) => s.write(buf),
             Stream::Unix(s) => s.write(buf),
+            Stream::Tls(s) => s.write(buf),
+            Stream::Detached => Err(io::ErrorKind::NotConnected.into()),
         }
     }
 
     fn flush(&mut self) -> io::Result<()> {
-        Ok(())
+        match self {
+            Stream::Tls(s) => s.flush(),
+            _ => Ok(()),
+        }
     }
 }

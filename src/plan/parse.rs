@@ -11,7 +11,7 @@ use serde::Deserialize;
 use toml::Spanned;
 
 use super::{Access, Managed, Plan, Settle, Step, StepKind, StopSpec, TargetSpec};
-use crate::db::{server, sqlite, url::ServerUrl, EngineKind};
+use crate::db::{server, sqlite, tls::Tls, url::ServerUrl, EngineKind};
 use crate::util::did_you_mean;
 use crate::workload::{self, dist, sysbench};
 
@@ -139,6 +139,8 @@ struct RawTarget {
     password_env: Option<Spanned<String>>,
     // MySQL and MariaDB
     storage_engine: Option<Spanned<String>>,
+    // Servers, managed or by URL
+    tls: Option<Spanned<String>>,
     // Any target: run it this many times as A/A copies.
     copies: Option<Spanned<i64>>,
 }
@@ -739,6 +741,37 @@ fn targets(cx: &mut Ctx<'_>, raw: &RawPlan) -> Vec<TargetSpec> {
             Some(e) => Some(e.get_ref().clone()),
             None => None,
         };
+        let tls = match &t.tls {
+            None => Tls::Off,
+            Some(v) if !engine.is_server() => {
+                cx.err(
+                    v.span(),
+                    format!("tls is for server targets, not {engine}"),
+                    Some("remove it".into()),
+                );
+                Tls::Off
+            }
+            Some(v) => match Tls::parse(v.get_ref()) {
+                Some(Tls::Off) => Tls::Off,
+                Some(_) if matches!(&access, Some(Access::Managed(m)) if m.socket) => {
+                    cx.err(
+                        v.span(),
+                        "tls is for TCP connections, and this target connects over the socket (transport = \"socket\")".to_string(),
+                        Some("remove `tls`, or `transport`".into()),
+                    );
+                    Tls::Off
+                }
+                Some(mode) => mode,
+                None => {
+                    cx.err(
+                        v.span(),
+                        format!("unknown tls mode \"{}\"", v.get_ref()),
+                        Some(format!("tls is one of {}", Tls::NAMES.join(", "))),
+                    );
+                    Tls::Off
+                }
+            },
+        };
         let copies = t
             .copies
             .as_ref()
@@ -765,6 +798,7 @@ fn targets(cx: &mut Ctx<'_>, raw: &RawPlan) -> Vec<TargetSpec> {
                 access,
                 storage_engine,
                 copy_of: None,
+                tls,
             });
             if copies > 1 {
                 copied.push((out.len() - 1, copies, t.name.span()));
@@ -1228,6 +1262,34 @@ mod tests {
         assert_eq!(
             e[0].message,
             "the environment variable RELBENCH_TEST_UNSET_VAR is not set"
+        );
+    }
+
+    #[test]
+    fn tls_is_a_mode_of_a_tcp_connection_to_a_server() {
+        let url = "[[target]]\nname = \"m\"\nengine = \"mysql\"\nurl = \"mysql://u@h/db\"\n";
+        let p = parse(
+            &format!("{url}tls = \"required\"\n"),
+            "p.toml",
+            Path::new("."),
+        )
+        .unwrap();
+        assert_eq!(p.targets[0].tls, Tls::Required);
+        let e = errors(&format!("{url}tls = \"on\"\n"));
+        assert_eq!(e[0].message, "unknown tls mode \"on\"");
+        assert_eq!(
+            e[0].help.as_deref(),
+            Some("tls is one of off, preferred, required")
+        );
+        let e = errors(&format!("{TARGET}tls = \"required\"\n"));
+        assert_eq!(e[0].message, "tls is for server targets, not sqlite");
+        let e = errors(
+            "[[target]]\nname = \"m\"\nengine = \"mariadb\"\nbasedir = \"/usr\"\ntransport = \"socket\"\ntls = \"preferred\"\n",
+        );
+        assert!(
+            e[0].message.starts_with("tls is for TCP connections"),
+            "{}",
+            e[0].message
         );
     }
 

@@ -19,7 +19,7 @@ use std::time::{Duration, Instant};
 
 use anyhow::{bail, Context};
 
-use crate::db::{self, Dirs, Target};
+use crate::db::{self, Dirs, ErrorKind, Target};
 use crate::metrics::{self, host, Probe};
 use crate::plan::{Execution, Plan, TargetSpec};
 use crate::results::{self, RunInfo, RunStatus, TargetRecord, SCHEMA_VERSION};
@@ -242,13 +242,16 @@ const SERVING_WAIT: Duration = Duration::from_secs(60);
 
 /// Waits, up to [`SERVING_WAIT`], until the server takes a connection: a
 /// step that starts during a recovery would fail for nothing. A server
-/// that is gone is not waited for: the step fails and says why.
+/// that is gone is not waited for, nor one that answers but refuses the
+/// login (waiting would not change its mind): the step fails and says why.
 fn wait_serving(db: &dyn Target, ui: &Progress, name: &str) {
     let t0 = Instant::now();
     let mut said = false;
     while db.health().is_none() && t0.elapsed() < SERVING_WAIT && !interrupted() {
-        if db.connect().is_ok() {
-            return;
+        match db.connect() {
+            Ok(_) => return,
+            Err(e) if e.kind != ErrorKind::Connection => return,
+            Err(_) => {}
         }
         if !said {
             ui.line(&format!(

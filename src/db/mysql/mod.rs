@@ -10,6 +10,7 @@ use anyhow::Context;
 
 use super::protocol::{Outcome, ProtocolConn, Wire};
 use super::server::{mariadb, Handle, ManagedServer, ServerSpec};
+use super::tls::Tls;
 use super::{
     numeric, Conn, Counters, DbResult, Driver, EngineKind, LoadMode, Param, Site, TargetFacts,
 };
@@ -64,6 +65,7 @@ impl MysqlDriver {
         engine: EngineKind,
         spec: ServerSpec,
         socket: bool,
+        tls: Tls,
         storage_engine: Option<String>,
         remove_datadir: bool,
     ) -> anyhow::Result<Self> {
@@ -83,6 +85,7 @@ impl MysqlDriver {
                 user: mariadb::USER.into(),
                 password: Some(srv.rt.password.expose().to_string()),
                 database: Some(mariadb::DATABASE.into()),
+                tls,
             },
             admin: Opts {
                 database: Some(mariadb::DATABASE.into()),

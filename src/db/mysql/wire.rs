@@ -19,6 +19,7 @@ use sha2::{Digest, Sha256};
 
 use crate::db::protocol::Outcome;
 use crate::db::stream::Stream;
+use crate::db::tls::Tls;
 use crate::db::{DbError, DbResult, ErrorKind, Param};
 
 const CLIENT_LONG_PASSWORD: u32 = 1;
@@ -29,6 +30,7 @@ const CLIENT_LONG_FLAG: u32 = 4;
 const CLIENT_LOCAL_FILES: u32 = 0x80;
 const CLIENT_CONNECT_WITH_DB: u32 = 8;
 const CLIENT_PROTOCOL_41: u32 = 0x200;
+const CLIENT_SSL: u32 = 0x800;
 const CLIENT_TRANSACTIONS: u32 = 0x2000;
 const CLIENT_SECURE_CONNECTION: u32 = 0x8000;
 const CLIENT_MULTI_STATEMENTS: u32 = 0x1_0000;
@@ -64,6 +66,8 @@ pub struct Opts {
     pub user: String,
     pub password: Option<String>,
     pub database: Option<String>,
+    /// Whether TCP connections are encrypted.
+    pub tls: Tls,
 }
 
 /// Prints everything but the password.
@@ -72,6 +76,7 @@ impl std::fmt::Debug for Opts {
         f.debug_struct("Opts")
             .field("address", &self.address)
             .field("user", &self.user)
+            .field("tls", &self.tls)
             .field("password", &self.password.as_ref().map(|_| "…"))
             .field("database", &self.database)
             .finish()
@@ -96,6 +101,9 @@ pub struct WireConn {
     pub connection_id: u32,
     /// Set once an IO error broke the connection.
     broken: bool,
+    /// The server wanted caching_sha2_password's full authentication over
+    /// a plain TCP connection, which may not carry the password.
+    full_auth_refused: bool,
 }
 
 fn io_err(e: io::Error) -> DbError {
@@ -180,11 +188,42 @@ fn scramble_sha2(password: &[u8], seed: &[u8]) -> Vec<u8> {
 
 impl WireConn {
     pub fn connect(opts: &Opts) -> DbResult<Self> {
+        let mut c = WireConn::connect_plain(opts)?;
+        match c.handshake(opts) {
+            Ok(()) => Ok(c),
+            Err(e) if c.full_auth_refused => {
+                // caching_sha2_password has not cached this account's
+                // password since the server started, and a plain TCP
+                // connection may not carry it. One connection over TLS
+                // authenticates fully and fills the cache; this one, as
+                // the target asks, then stays plain.
+                let over_tls = Opts {
+                    tls: Tls::Required,
+                    ..opts.clone()
+                };
+                WireConn::connect(&over_tls).map_err(|t| {
+                    DbError::new(
+                        ErrorKind::Other,
+                        format!(
+                            "{}; authenticating over TLS instead failed too: {}",
+                            e.message, t.message
+                        ),
+                    )
+                })?;
+                let mut again = WireConn::connect_plain(opts)?;
+                again.handshake(opts)?;
+                Ok(again)
+            }
+            Err(e) => Err(e),
+        }
+    }
+
+    fn connect_plain(opts: &Opts) -> DbResult<Self> {
         let stream = match &opts.address {
             Address::Tcp { host, port } => Stream::tcp(host, *port)?,
             Address::Socket(p) => Stream::unix(p)?,
         };
-        let mut c = WireConn {
+        Ok(WireConn {
             rd: BufReader::with_capacity(64 * 1024, stream),
             buf: Vec::with_capacity(64 * 1024),
             out: Vec::with_capacity(16 * 1024),
@@ -194,9 +233,8 @@ impl WireConn {
             server_version: String::new(),
             connection_id: 0,
             broken: false,
-        };
-        c.handshake(opts)?;
-        Ok(c)
+            full_auth_refused: false,
+        })
     }
 
     fn set_read_timeout(&mut self, t: Option<Duration>) {
@@ -367,6 +405,35 @@ impl WireConn {
         if self.caps & CLIENT_PROTOCOL_41 == 0 {
             return Err(proto_err("the server does not speak protocol 4.1"));
         }
+        if let (Address::Tcp { host, .. }, false) = (&opts.address, opts.tls.is_off()) {
+            if caps & CLIENT_SSL != 0 {
+                // SSLRequest: the first 32 bytes of the handshake response,
+                // then TLS; the response itself follows encrypted.
+                self.caps |= CLIENT_SSL;
+                self.begin_packet();
+                self.out.extend_from_slice(&self.caps.to_le_bytes());
+                self.out.extend_from_slice(&(16u32 << 20).to_le_bytes());
+                self.out.push(CHARSET);
+                self.out.extend_from_slice(&[0u8; 23]);
+                self.send()?;
+                if !self.rd.buffer().is_empty() {
+                    return Err(proto_err("the server sent data before the TLS handshake"));
+                }
+                let plain =
+                    std::mem::replace(&mut self.rd, BufReader::with_capacity(0, Stream::Detached))
+                        .into_inner();
+                self.rd = BufReader::with_capacity(64 * 1024, plain.into_tls(host)?);
+            } else if opts.tls == Tls::Required {
+                return Err(DbError::new(
+                    ErrorKind::Other,
+                    format!(
+                        "the target asks for tls = \"required\", but the server at {host} does not offer TLS; \
+                         give the server a certificate (MySQL makes one at initialisation; MariaDB needs ssl_cert and ssl_key), \
+                         or set tls = \"preferred\" or \"off\""
+                    ),
+                ));
+            }
+        }
         let password = opts.password.as_deref().unwrap_or("").as_bytes();
         let auth = self.auth_response(&plugin, password, &seed)?;
 
@@ -392,7 +459,7 @@ impl WireConn {
             self.out.push(0);
         }
         self.send()?;
-        self.finish_auth(opts, password)?;
+        self.finish_auth(password)?;
         self.set_read_timeout(None);
         Ok(())
     }
@@ -411,7 +478,7 @@ impl WireConn {
         }
     }
 
-    fn finish_auth(&mut self, opts: &Opts, password: &[u8]) -> DbResult<()> {
+    fn finish_auth(&mut self, password: &[u8]) -> DbResult<()> {
         loop {
             self.read_packet()?;
             match self.buf.first() {
@@ -434,19 +501,21 @@ impl WireConn {
                 Some(0x01) => match self.buf.get(1) {
                     Some(0x03) => {} // fast authentication succeeded; OK follows
                     Some(0x04) => {
-                        if matches!(opts.address, Address::Socket(_)) {
-                            // A unix socket is a secure channel: the password may be sent.
-                            self.begin_packet();
-                            self.out.extend_from_slice(password);
-                            self.out.push(0);
-                            self.send()?;
-                        } else {
+                        if self.rd.get_ref().is_tcp() {
+                            self.full_auth_refused = true;
                             return Err(DbError::new(
-                                ErrorKind::Connection,
-                                "caching_sha2_password needs a full authentication, which relbench does only over a unix socket; \
-                                 connect over the socket, or create the user WITH mysql_native_password",
+                                ErrorKind::Other,
+                                "the server asks for caching_sha2_password's full authentication, \
+                                 which sends the password and so needs TLS; set tls = \"required\" on the target, \
+                                 or give the server a certificate (MySQL makes one at initialisation)",
                             ));
                         }
+                        // A unix socket or TLS is a secure channel: the
+                        // password may be sent.
+                        self.begin_packet();
+                        self.out.extend_from_slice(password);
+                        self.out.push(0);
+                        self.send()?;
                     }
                     _ => return Err(proto_err("unexpected authentication data")),
                 },

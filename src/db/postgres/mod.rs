@@ -8,6 +8,7 @@ use anyhow::Context;
 
 use super::protocol::{Outcome, ProtocolConn, Wire};
 use super::server::{postgres as flavor, Handle, ManagedServer, ServerSpec};
+use super::tls::Tls;
 use super::{
     numeric, Conn, Counters, DbResult, Driver, EngineKind, LoadMode, Param, Site, TargetFacts,
 };
@@ -43,7 +44,12 @@ pub struct PgDriver {
 }
 
 impl PgDriver {
-    pub fn managed(spec: ServerSpec, socket: bool, remove_datadir: bool) -> anyhow::Result<Self> {
+    pub fn managed(
+        spec: ServerSpec,
+        socket: bool,
+        tls: Tls,
+        remove_datadir: bool,
+    ) -> anyhow::Result<Self> {
         let srv = ManagedServer::start(spec, Box::new(flavor::Postgres))?;
         let address = if socket {
             Address::Socket {
@@ -62,6 +68,7 @@ impl PgDriver {
                 user: flavor::USER.into(),
                 password: Some(srv.rt.password.expose().to_string()),
                 database: flavor::DATABASE.into(),
+                tls,
             },
             admin: flavor::Postgres::admin(&srv.rt, flavor::DATABASE),
             server: Handle::managed(srv, remove_datadir),

@@ -18,6 +18,7 @@ use postgres_protocol::authentication::{md5_hash, sasl};
 
 use crate::db::protocol::Outcome;
 use crate::db::stream::Stream;
+use crate::db::tls::Tls;
 use crate::db::{DbError, DbResult, ErrorKind, Param};
 
 #[derive(Debug, Clone, PartialEq)]
@@ -39,6 +40,8 @@ pub struct Opts {
     pub user: String,
     pub password: Option<String>,
     pub database: String,
+    /// Whether TCP connections are encrypted.
+    pub tls: Tls,
 }
 
 /// Prints everything but the password.
@@ -47,6 +50,7 @@ impl std::fmt::Debug for Opts {
         f.debug_struct("Opts")
             .field("address", &self.address)
             .field("user", &self.user)
+            .field("tls", &self.tls)
             .field("password", &self.password.as_ref().map(|_| "…"))
             .field("database", &self.database)
             .finish()
@@ -187,8 +191,41 @@ impl WireConn {
         DbError::new(error_kind(&code), format!("ERROR {code}: {msg}{detail}"))
     }
 
+    /// SSLRequest, then TLS if the server answers 'S'.
+    fn start_tls(&mut self, host: &str, tls: Tls) -> DbResult<()> {
+        self.out.extend_from_slice(&8u32.to_be_bytes());
+        self.out.extend_from_slice(&80_877_103u32.to_be_bytes());
+        self.flush_out()?;
+        let mut answer = [0u8; 1];
+        self.rd.read_exact(&mut answer).map_err(io_err)?;
+        match answer[0] {
+            b'S' => {
+                if !self.rd.buffer().is_empty() {
+                    return Err(proto_err("the server sent data before the TLS handshake"));
+                }
+                let plain =
+                    std::mem::replace(&mut self.rd, BufReader::with_capacity(0, Stream::Detached))
+                        .into_inner();
+                self.rd = BufReader::with_capacity(64 * 1024, plain.into_tls(host)?);
+                Ok(())
+            }
+            b'N' if tls == Tls::Preferred => Ok(()),
+            b'N' => Err(DbError::new(
+                ErrorKind::Other,
+                format!(
+                    "the target asks for tls = \"required\", but the server at {host} does not offer TLS; \
+                     set ssl = on with ssl_cert_file and ssl_key_file on the server, or tls = \"preferred\" or \"off\""
+                ),
+            )),
+            other => Err(proto_err(format!("unexpected answer {other} to SSLRequest"))),
+        }
+    }
+
     fn startup(&mut self, opts: &Opts) -> DbResult<()> {
         self.set_read_timeout(Some(Duration::from_secs(30)));
+        if let (Address::Tcp { host, .. }, false) = (&opts.address, opts.tls.is_off()) {
+            self.start_tls(host, opts.tls)?;
+        }
         let mut body = Vec::new();
         body.extend_from_slice(&196_608u32.to_be_bytes()); // protocol 3.0
         for (k, v) in [

@@ -16,6 +16,7 @@ use sha1::{Digest, Sha1};
 
 use super::{find_binary, Flavor, Runtime, Secret, ServerSpec, SetupRefused};
 use crate::db::mysql::wire::{Address, Opts, WireConn};
+use crate::db::tls::Tls;
 
 /// The database and user relbench creates and connects as.
 pub const DATABASE: &str = "sbtest";
@@ -65,23 +66,43 @@ fn native_hash(password: &Secret) -> String {
     format!("*{hex}")
 }
 
-/// (major, minor) from a server's `--version` ("mysqld  Ver 10.2.11-MariaDB
-/// for Linux on x86_64").
-fn server_version(bin: &Path) -> Option<(u32, u32)> {
-    let out = Command::new(bin).arg("--version").output().ok()?;
-    parse_version(&String::from_utf8_lossy(&out.stdout))
+/// What a server binary says it is, from its `--version` ("mysqld  Ver
+/// 10.2.11-MariaDB for Linux on x86_64", "mysqld  Ver 9.7.4-2 for Linux on
+/// x86_64 ((Debian))"): the options and statements differ by both.
+#[derive(Debug, Clone, Copy, PartialEq)]
+struct Build {
+    mariadb: bool,
+    version: (u32, u32),
 }
 
-fn parse_version(text: &str) -> Option<(u32, u32)> {
-    let v = text.split("Ver ").nth(1)?.split_whitespace().next()?;
-    let mut parts = v.split(['.', '-']);
-    Some((parts.next()?.parse().ok()?, parts.next()?.parse().ok()?))
+impl Build {
+    fn of(bin: &Path) -> Option<Build> {
+        let out = Command::new(bin).arg("--version").output().ok()?;
+        Build::parse(&String::from_utf8_lossy(&out.stdout))
+    }
+
+    fn parse(text: &str) -> Option<Build> {
+        let v = text.split("Ver ").nth(1)?.split_whitespace().next()?;
+        let mut parts = v.split(['.', '-']);
+        let version = (parts.next()?.parse().ok()?, parts.next()?.parse().ok()?);
+        Some(Build {
+            mariadb: text.contains("MariaDB"),
+            version,
+        })
+    }
+
+    /// MySQL 5.7 and later initialise with `mysqld --initialize-insecure`;
+    /// MariaDB and MySQL 5.6 with their install script.
+    fn initialises_itself(self) -> bool {
+        !self.mariadb && self.version >= (5, 7)
+    }
 }
 
 impl MariaDb {
     /// Root over the private socket.
     pub fn admin(rt: &Runtime) -> Opts {
         Opts {
+            tls: Tls::Off,
             address: Address::Socket(rt.socket.clone()),
             user: ADMIN.into(),
             password: None,
@@ -101,8 +122,12 @@ impl Flavor for MariaDb {
 
     fn init_command(&self, spec: &ServerSpec, rt: &Runtime) -> anyhow::Result<Command> {
         let datadir = spec.datadir.display();
-        if let Ok(script) = find_binary(&spec.basedir, &["mariadb-install-db", "mysql_install_db"])
-        {
+        let build = self
+            .server_binary(&spec.basedir)
+            .ok()
+            .and_then(|b| Build::of(&b));
+        let script = find_binary(&spec.basedir, &["mariadb-install-db", "mysql_install_db"]);
+        if let (Ok(script), false) = (script, build.is_some_and(Build::initialises_itself)) {
             // Which options this version's script knows, from its own
             // help: 10.2 has no --skip-test-db, 10.1 no
             // --auth-root-authentication-method, and a fixed list failed
@@ -126,11 +151,7 @@ impl Flavor for MariaDb {
             // password instead, which is as closed: `localhost` is the
             // socket, in relbench's private directory, and every other
             // root account is dropped after the start.
-            let builtin_socket_auth = self
-                .server_binary(&spec.basedir)
-                .ok()
-                .and_then(|b| server_version(&b))
-                .is_some_and(|v| v >= (10, 4));
+            let builtin_socket_auth = build.is_some_and(|b| b.mariadb && b.version >= (10, 4));
             if knows("--auth-root-authentication-method") {
                 if builtin_socket_auth {
                     c.arg("--auth-root-authentication-method=socket")
@@ -154,9 +175,10 @@ impl Flavor for MariaDb {
             // unquoted `chown -R` that breaks on a space in the path.
             return Ok(c);
         }
-        // MySQL 5.7 and later initialise with the server itself: root has
-        // no password, but only on the socket (localhost), which is in the
-        // private directory.
+        // MySQL 5.7 and later initialise with the server itself (their
+        // mysql_install_db is deprecated, or gone): root has no password,
+        // but only on the socket (localhost), which is in the private
+        // directory.
         let mut c = Command::new(self.server_binary(&spec.basedir)?);
         c.arg("--no-defaults")
             .arg("--initialize-insecure")
@@ -222,6 +244,11 @@ impl Flavor for MariaDb {
             .arg(format!("--port={}", rt.port))
             .arg(format!("--log-error={}", rt.log.display()))
             .arg("--skip-name-resolve");
+        // MySQL 8.0 on loads the X Plugin, which listens on every address
+        // (port 33060) and a socket in /var/run: not a door to leave open.
+        if Build::of(bin).is_some_and(|b| !b.mariadb && b.version >= (8, 0)) {
+            c.arg("--mysqlx=OFF");
+        }
         for p in &spec.plugins {
             c.arg(format!("--plugin-load-add={p}"));
         }
@@ -256,11 +283,18 @@ impl Flavor for MariaDb {
 
 /// The accounts and database on a server that answers.
 fn set_up(conn: &mut WireConn, rt: &Runtime) -> anyhow::Result<()> {
-    let mariadb = conn
+    let version = conn
         .query_text("SELECT VERSION()")?
         .first()
         .and_then(|r| r[0].clone())
-        .is_some_and(|v| v.contains("MariaDB"));
+        .unwrap_or_default();
+    // MariaDB, and MySQL before 5.7, take the password as its hash (so it
+    // never reaches the server's logs) and change it with SET PASSWORD;
+    // MySQL 5.7 on has ALTER USER, keeps the password out of its logs
+    // itself, and 8.0 on hashes with caching_sha2_password, which has no
+    // hash a client can compute.
+    let by_hash = version.contains("MariaDB")
+        || Build::parse(&format!("Ver {version}")).map_or(true, |b| b.version < (5, 7));
     // No other way in: anonymous accounts, root anywhere but the socket,
     // the benchmark user from anywhere but loopback (an older relbench
     // made relbench@'%').
@@ -286,26 +320,36 @@ fn set_up(conn: &mut WireConn, rt: &Runtime) -> anyhow::Result<()> {
     conn.execute_text(&format!("CREATE DATABASE IF NOT EXISTS {DATABASE}"))
         .context("creating the sbtest database")?;
     for host in USER_HOSTS {
-        let sql = if mariadb {
-            // SET PASSWORD with the hash, not ALTER USER: MariaDB 10.1
-            // has no ALTER USER.
-            let hash = native_hash(&rt.password);
-            format!(
-                "CREATE USER IF NOT EXISTS '{USER}'@'{host}' IDENTIFIED BY PASSWORD '{hash}'; \
-                 SET PASSWORD FOR '{USER}'@'{host}' = '{hash}'; \
-                 GRANT ALL ON {DATABASE}.* TO '{USER}'@'{host}'"
-            )
-        } else {
-            // MySQL keeps a password out of its logs itself.
-            let identified = format!("IDENTIFIED BY '{}'", rt.password.expose());
-            format!(
-                "CREATE USER IF NOT EXISTS '{USER}'@'{host}' {identified}; \
-                 ALTER USER '{USER}'@'{host}' {identified}; \
-                 GRANT ALL ON {DATABASE}.* TO '{USER}'@'{host}'"
-            )
+        // Whether the account exists, rather than CREATE USER IF NOT EXISTS,
+        // which MySQL 5.6 does not have.
+        let exists = !conn
+            .query_text(&format!(
+                "SELECT 1 FROM mysql.user WHERE user = '{USER}' AND host = '{host}'"
+            ))?
+            .is_empty();
+        let account = format!("'{USER}'@'{host}'");
+        let sql = match (by_hash, exists) {
+            (true, false) => format!(
+                "CREATE USER {account} IDENTIFIED BY PASSWORD '{}'",
+                native_hash(&rt.password)
+            ),
+            (true, true) => format!(
+                "SET PASSWORD FOR {account} = '{}'",
+                native_hash(&rt.password)
+            ),
+            (false, false) => format!(
+                "CREATE USER {account} IDENTIFIED BY '{}'",
+                rt.password.expose()
+            ),
+            (false, true) => format!(
+                "ALTER USER {account} IDENTIFIED BY '{}'",
+                rt.password.expose()
+            ),
         };
         conn.execute_text(&sql)
             .context("creating the relbench user")?;
+        conn.execute_text(&format!("GRANT ALL ON {DATABASE}.* TO {account}"))
+            .context("granting the relbench user its database")?;
     }
     Ok(())
 }
@@ -332,19 +376,31 @@ mod tests {
 
     #[test]
     fn versions_are_read_from_the_servers_own_words() {
+        let b = |text: &str| Build::parse(text).map(|b| (b.mariadb, b.version));
         assert_eq!(
-            parse_version("mysqld  Ver 10.2.11-MariaDB for Linux on x86_64 (MariaDB Server)"),
-            Some((10, 2))
+            b("mysqld  Ver 10.2.11-MariaDB for Linux on x86_64 (MariaDB Server)"),
+            Some((true, (10, 2)))
         );
         assert_eq!(
-            parse_version("/usr/sbin/mariadbd  Ver 11.4.5-MariaDB-log for Linux"),
-            Some((11, 4))
+            b("/usr/sbin/mariadbd  Ver 11.4.5-MariaDB-log for Linux"),
+            Some((true, (11, 4)))
         );
         assert_eq!(
-            parse_version("mysqld  Ver 9.7.4 for Linux on x86_64"),
-            Some((9, 7))
+            b("/x/root/usr/sbin/mysqld  Ver 9.7.4-2 for Linux on x86_64 ((Debian))"),
+            Some((false, (9, 7)))
         );
-        assert_eq!(parse_version("nonsense"), None);
+        assert_eq!(b("nonsense"), None);
+        let mysql = |v| Build {
+            mariadb: false,
+            version: v,
+        };
+        assert!(mysql((5, 7)).initialises_itself());
+        assert!(!mysql((5, 6)).initialises_itself());
+        assert!(!Build {
+            mariadb: true,
+            version: (11, 4)
+        }
+        .initialises_itself());
     }
 
     #[test]

@@ -19,6 +19,7 @@ use anyhow::{bail, Context};
 
 use super::{find_binary, Flavor, Runtime, ServerSpec, SetupRefused};
 use crate::db::postgres::wire::{Address, Opts, WireConn};
+use crate::db::tls::Tls;
 
 pub const DATABASE: &str = "sbtest";
 /// The role the clients connect as.
@@ -33,6 +34,7 @@ impl Postgres {
     /// The superuser over the private socket, on the benchmark database.
     pub fn admin(rt: &Runtime, database: &str) -> Opts {
         Opts {
+            tls: Tls::Off,
             address: Address::Socket {
                 dir: rt.socket.clone(),
                 port: rt.port,

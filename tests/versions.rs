@@ -1,0 +1,211 @@
+//! Every server version users compare, for real: MariaDB 10.1, 10.2,
+//! 10.11 and 11.4 and PostgreSQL 12 and 18 from Maven Central, MySQL 9.7
+//! from Debian unstable behind its loader wrapper, all fetched by
+//! `examples/get-versions.sh` into `$RELBENCH_VERSIONS` (`./test` does both
+//! and keeps the directory between runs). Without the variable these tests
+//! say so and do nothing: `cargo test` alone has no way to fetch them.
+
+mod common;
+
+use std::path::{Path, PathBuf};
+use std::time::Duration;
+
+use common::*;
+use predicates::prelude::*;
+use predicates::str::contains;
+
+/// Where `./test` unpacked the builds, or None (and a line saying so).
+fn versions() -> Option<PathBuf> {
+    match std::env::var_os("RELBENCH_VERSIONS") {
+        Some(d) => {
+            let d = PathBuf::from(d);
+            assert!(
+                d.join("mysql-9.7/.complete").is_file(),
+                "RELBENCH_VERSIONS={} has no complete builds; run examples/get-versions.sh {}",
+                d.display(),
+                d.display()
+            );
+            Some(d)
+        }
+        None => {
+            eprintln!("not run: set RELBENCH_VERSIONS to the directory examples/get-versions.sh filled (./test does)");
+            None
+        }
+    }
+}
+
+/// (target, engine, build directory, what its version string starts with)
+const BUILDS: [(&str, &str, &str, &str); 7] = [
+    ("ma101", "mariadb", "mariadb-10.1.23", "10.1.23-MariaDB"),
+    ("ma102", "mariadb", "mariadb-10.2.11", "10.2.11-MariaDB"),
+    ("ma1011", "mariadb", "mariadb-10.11.5", "10.11.5-MariaDB"),
+    ("ma114", "mariadb", "mariadb-11.4.5", "11.4.5-MariaDB"),
+    ("pg12", "postgres", "postgres-12.22", "PostgreSQL 12.22"),
+    ("pg18", "postgres", "postgres-18.0", "PostgreSQL 18.0"),
+    ("my97", "mysql", "mysql-9.7", "9.7."),
+];
+
+#[test]
+fn every_version_initialises_loads_reads_writes_and_stops() {
+    let Some(versions) = versions() else { return };
+    let dir = shared_tempdir();
+    let mut text = String::from(
+        "steps = [\"load\", \"point-query\", \"update-index\"]\nclients = [2]\n\
+         [scale]\ntables = 1\nrows = 10000\n\
+         [duration]\nwarmup = \"0s\"\nread = \"1s\"\nwrite = \"1s\"\n",
+    );
+    for (name, engine, build, _) in BUILDS {
+        text += &format!(
+            "\n[[target]]\nname = \"{name}\"\nengine = \"{engine}\"\nbasedir = \"{}\"\n",
+            versions.join(build).display()
+        );
+    }
+    let plan = write_plan(dir.path(), &text);
+    let out = dir.path().join("out");
+    let t0 = std::time::Instant::now();
+    run_quiet(&plan, &out).assert().success();
+    eprintln!("7 versions in {:.0} s", t0.elapsed().as_secs_f64());
+    let run = read_json(&out.join("run.json"));
+    for (i, (name, _, _, version)) in BUILDS.iter().enumerate() {
+        let t = &run["targets"][i];
+        assert_eq!(t["name"], *name);
+        let v = t["version"].as_str().unwrap_or_default();
+        assert!(v.contains(version), "{name}: version {v:?}");
+        for (k, step) in ["load-c1", "point-query-c2", "update-index-c2"]
+            .iter()
+            .enumerate()
+        {
+            let r = read_json(&out.join(format!("steps/{name}/r1-{:02}-{step}.json", k + 1)));
+            assert!(r["failed"].is_null(), "{name} {step}: {}", r["failed"]);
+            assert!(r["events"].as_u64().unwrap() > 0, "{name} {step}");
+        }
+        // Its datadir (relbench's own) removed.
+        assert!(
+            !out.join("data").join(name).exists(),
+            "{name}'s datadir is left"
+        );
+    }
+    // No server outlived the run: none runs with a path under `out`.
+    let out_path = out.to_string_lossy().into_owned();
+    for p in std::fs::read_dir("/proc").unwrap().flatten() {
+        let Ok(cmd) = std::fs::read(p.path().join("cmdline")) else {
+            continue;
+        };
+        let cmd = String::from_utf8_lossy(&cmd).replace('\0', " ");
+        assert!(
+            !cmd.contains(&out_path),
+            "pid {} outlived the run: {cmd}",
+            p.file_name().to_string_lossy()
+        );
+    }
+}
+
+/// A MySQL 9.7 server someone else runs, started here through the library.
+fn mysql_elsewhere(dir: &Path, versions: &Path) -> relbench::db::server::ManagedServer {
+    use relbench::db::server::{mariadb::MariaDb, ManagedServer, ServerSpec};
+    let spec = ServerSpec {
+        target: "elsewhere".into(),
+        basedir: versions.join("mysql-9.7"),
+        config: None,
+        datadir: dir.join("elsewhere"),
+        log_dir: dir.to_path_buf(),
+        port: None,
+        // mysqld refuses root, as relbench's own managed servers do.
+        user: Some("mysql".into()),
+        args: vec![],
+        malloc: None,
+        plugins: vec![],
+        start_timeout: Duration::from_secs(120),
+    };
+    ManagedServer::start(spec, Box::new(MariaDb)).unwrap()
+}
+
+#[test]
+fn a_mysql_9_7_target_by_url_authenticates_fully_with_caching_sha2_over_tcp() {
+    use relbench::db::mysql::wire::{Address, Opts, WireConn};
+    use relbench::db::server::mariadb::MariaDb;
+    use relbench::db::tls::Tls;
+
+    let Some(versions) = versions() else { return };
+    let dir = shared_tempdir();
+    let server = mysql_elsewhere(dir.path(), &versions);
+    let secret = "s3cret-Pa55word";
+    let mut root = WireConn::connect(&MariaDb::admin(&server.rt)).unwrap();
+    // Regression: MySQL 8+ loads the X Plugin by default, listening on
+    // every address (port 33060); a managed server must not.
+    let x = root
+        .query_text(
+            "SELECT PLUGIN_STATUS FROM information_schema.PLUGINS WHERE PLUGIN_NAME = 'mysqlx'",
+        )
+        .unwrap();
+    assert!(
+        x.first().is_none_or(|r| r[0].as_deref() != Some("ACTIVE")),
+        "the X Plugin is listening: {x:?}"
+    );
+    // Accounts made now have caching_sha2_password (9.x has nothing
+    // else) and no cached password: the first login over TCP needs the
+    // full authentication.
+    for user in ["plain", "tls", "direct"] {
+        root.execute_text(&format!(
+            "CREATE USER '{user}'@'127.0.0.1' IDENTIFIED BY '{secret}'; GRANT ALL ON sbtest.* TO '{user}'@'127.0.0.1'"
+        ))
+        .unwrap();
+    }
+    root.execute_text("CREATE DATABASE IF NOT EXISTS sbtest")
+        .unwrap();
+    let tcp = |user: &str, tls| Opts {
+        address: Address::Tcp {
+            host: "127.0.0.1".into(),
+            port: server.rt.port,
+        },
+        user: user.into(),
+        password: Some(secret.into()),
+        database: Some("sbtest".into()),
+        tls,
+    };
+    let cipher = |c: &mut WireConn| {
+        c.query_text("SHOW SESSION STATUS LIKE 'Ssl_cipher'")
+            .unwrap()[0][1]
+            .clone()
+            .unwrap_or_default()
+    };
+    // tls = "off" with a cold cache: one connection over TLS authenticates
+    // fully, and the session itself is plain.
+    let mut c = WireConn::connect(&tcp("direct", Tls::Off)).unwrap();
+    assert_eq!(cipher(&mut c), "");
+    // tls = "required": the whole session is encrypted.
+    let mut c = WireConn::connect(&tcp("direct", Tls::Required)).unwrap();
+    assert_ne!(cipher(&mut c), "");
+    // A wrong password is refused, not waited for.
+    let wrong = WireConn::connect(&Opts {
+        password: Some("wrong".into()),
+        ..tcp("direct", Tls::Off)
+    })
+    .err()
+    .expect("a wrong password is refused");
+    assert!(wrong.message.contains("1045"), "{}", wrong.message);
+
+    for (user, tls) in [("plain", "off"), ("tls", "required")] {
+        let text = format!(
+            "steps = [\"load\", \"point-query\", \"update-index\"]\nclients = [2]\n\
+             [scale]\ntables = 1\nrows = 10000\n\
+             [duration]\nwarmup = \"0s\"\nread = \"1s\"\nwrite = \"1s\"\n\
+             [[target]]\nname = \"remote\"\nengine = \"mysql\"\ntls = \"{tls}\"\n\
+             url = \"mysql://{user}@127.0.0.1:{}/sbtest\"\npassword_env = \"RELBENCH_TEST_PW\"\n",
+            server.rt.port
+        );
+        let plan = write_plan(dir.path(), &text);
+        let out = dir.path().join(format!("out-{user}"));
+        relbench()
+            .env("RELBENCH_TEST_PW", secret)
+            .args(["run", "-q"])
+            .arg(&plan)
+            .arg("--out")
+            .arg(&out)
+            .assert()
+            .success()
+            .stderr(contains(secret).not());
+        let pq = read_json(&out.join("steps/remote/r1-02-point-query-c2.json"));
+        assert!(pq["events"].as_u64().unwrap() > 0, "{user}: {pq}");
+    }
+}
