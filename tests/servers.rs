@@ -505,3 +505,72 @@ fn walk(dir: &Path) -> Vec<PathBuf> {
     }
     out
 }
+
+#[test]
+fn postgres_over_tls_runs_when_required_and_a_server_without_it_is_named() {
+    let dir = shared_tempdir();
+    // A self-signed certificate, as a server someone set up would have.
+    let (cert, key) = (dir.path().join("server.crt"), dir.path().join("server.key"));
+    let made = std::process::Command::new("openssl")
+        .args([
+            "req",
+            "-x509",
+            "-newkey",
+            "rsa:2048",
+            "-nodes",
+            "-days",
+            "1",
+            "-subj",
+            "/CN=localhost",
+        ])
+        .arg("-keyout")
+        .arg(&key)
+        .arg("-out")
+        .arg(&cert)
+        .output()
+        .expect("openssl (./test installs it)");
+    assert!(
+        made.status.success(),
+        "{}",
+        String::from_utf8_lossy(&made.stderr)
+    );
+    for f in [&cert, &key] {
+        assert!(std::process::Command::new("chown")
+            .arg("postgres")
+            .arg(f)
+            .status()
+            .unwrap()
+            .success());
+    }
+    let text = format!(
+        "steps = [\"load\", \"point-query\", \"update-index\"]\n{SETTINGS}{}tls = \"required\"\nargs = [\"-c\", \"ssl=on\", \"-c\", \"ssl_cert_file={}\", \"-c\", \"ssl_key_file={}\"]\n",
+        pg_target("pgtls"),
+        cert.display(),
+        key.display()
+    );
+    let plan = write_plan(dir.path(), &text);
+    let out = dir.path().join("out");
+    run_quiet(&plan, &out).assert().success();
+    let run = read_json(&out.join("run.json"));
+    let transport = run["targets"][0]["transport"].as_str().unwrap();
+    assert!(transport.ends_with(", tls required"), "{transport}");
+    let pq = read_json(&out.join("steps/pgtls/r1-02-point-query-c2.json"));
+    assert!(pq["events"].as_u64().unwrap() > 0);
+
+    // The same target on a server without a certificate: the step says
+    // what to do instead of connecting in the clear.
+    let text = format!(
+        "steps = [\"load\"]\n{SETTINGS}{}tls = \"required\"\n",
+        pg_target("pgplain")
+    );
+    let plan = write_plan(dir.path(), &text);
+    relbench()
+        .args(["run"])
+        .arg(&plan)
+        .arg("--out")
+        .arg(dir.path().join("out2"))
+        .assert()
+        .failure()
+        .stderr(contains("does not offer TLS"))
+        .stderr(contains("ssl = on"));
+}

@@ -46,6 +46,10 @@ impl Tls {
         }
     }
 
+    pub fn name(self) -> &'static str {
+        Tls::NAMES[self as usize]
+    }
+
     pub fn is_off(&self) -> bool {
         *self == Tls::Off
     }
@@ -155,5 +159,6 @@ mod tests {
         }
         assert_eq!(Tls::parse("yes"), None);
         assert!(Tls::default().is_off());
+        assert_eq!(Tls::Required.name(), "required");
     }
 }

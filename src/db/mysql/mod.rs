@@ -152,13 +152,37 @@ impl Driver for MysqlDriver {
             config.insert("relbench.table_engine".into(), e.clone());
         }
         let (datadir, config_file) = self.server.recorded();
+        // The build, as the server describes it (PostgreSQL's version()
+        // names its compiler; MySQL and MariaDB say what they can): two
+        // builds of one version are not the same target.
+        let build: Vec<&str> = [
+            "version_comment",
+            "version_compile_machine",
+            "version_compile_os",
+            "version_ssl_library",
+            "version_malloc_library",
+        ]
+        .iter()
+        .filter_map(|k| settings.get(*k).map(String::as_str))
+        .filter(|v| !v.is_empty())
+        .collect();
+        let version = if build.is_empty() {
+            format!("{} {version}", self.engine)
+        } else {
+            format!("{} {version} ({})", self.engine, build.join(", "))
+        };
         Ok(TargetFacts {
-            version: format!("{} {version}", self.engine),
+            version,
             config,
             datadir,
             config_file,
             transport: Some(match &self.opts.address {
-                Address::Tcp { host, port } => format!("tcp {host}:{port}"),
+                Address::Tcp { host, port } if self.opts.tls.is_off() => {
+                    format!("tcp {host}:{port}")
+                }
+                Address::Tcp { host, port } => {
+                    format!("tcp {host}:{port}, tls {}", self.opts.tls.name())
+                }
                 Address::Socket(p) => format!("unix socket {}", p.display()),
             }),
             settings,

@@ -122,7 +122,12 @@ impl Driver for PgDriver {
             datadir,
             config_file,
             transport: Some(match &self.opts.address {
-                Address::Tcp { host, port } => format!("tcp {host}:{port}"),
+                Address::Tcp { host, port } if self.opts.tls.is_off() => {
+                    format!("tcp {host}:{port}")
+                }
+                Address::Tcp { host, port } => {
+                    format!("tcp {host}:{port}, tls {}", self.opts.tls.name())
+                }
                 Address::Socket { dir, port } => {
                     format!("unix socket {}/.s.PGSQL.{port}", dir.display())
                 }

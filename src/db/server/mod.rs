@@ -351,6 +351,9 @@ fn reachable_by(path: &Path, uid: u32, gid: u32, user: &str, target: &str) -> an
 }
 
 /// The last `lines` lines of a log file.
+/// What a server's log says about why this start failed: its error lines
+/// since relbench's last start marker, or its last `lines` lines when none
+/// reads as an error.
 pub fn tail(path: &Path, lines: usize) -> String {
     let Ok(mut f) = fs::File::open(path) else {
         return format!("(no log at {})", path.display());
@@ -359,8 +362,53 @@ pub fn tail(path: &Path, lines: usize) -> String {
     let _ = f.seek(SeekFrom::Start(len.saturating_sub(16 * 1024)));
     let mut s = String::new();
     let _ = f.read_to_string(&mut s);
-    let all: Vec<&str> = s.lines().collect();
-    all[all.len().saturating_sub(lines)..].join("\n")
+    let this_start = s.rfind("----- relbench (pid ").map_or(&s[..], |i| &s[i..]);
+    why(this_start, lines)
+}
+
+/// The lines of a server's or install script's output that say why it
+/// failed. An install script prints thirty lines of generic advice around
+/// the one that matters ("unknown option '--skip-test-db'", "[ERROR]
+/// Fatal error: ..."), so those lines come first, then the last few for
+/// context; all of the output when it is short.
+pub fn why(output: &str, lines: usize) -> String {
+    let all: Vec<&str> = output.lines().filter(|l| !l.trim().is_empty()).collect();
+    if all.len() <= lines {
+        return all.join("\n");
+    }
+    let says_why = |l: &&str| {
+        let l = l.to_ascii_lowercase();
+        [
+            "[error]",
+            "error:",
+            "fatal",
+            "unknown option",
+            "unknown variable",
+            "can't ",
+            "cannot ",
+            "could not",
+            "failed",
+            "panic",
+        ]
+        .iter()
+        .any(|w| l.contains(w))
+    };
+    let errors: Vec<&str> = all.iter().copied().filter(says_why).take(lines).collect();
+    if errors.is_empty() {
+        return all[all.len() - lines..].join("\n");
+    }
+    let context = &all[all.len() - 3..];
+    let mut out = errors.join("\n");
+    let rest: Vec<&str> = context
+        .iter()
+        .copied()
+        .filter(|l| !errors.contains(l))
+        .collect();
+    if !rest.is_empty() {
+        out += "\n...\n";
+        out += &rest.join("\n");
+    }
+    out
 }
 
 impl ManagedServer {
@@ -502,12 +550,24 @@ impl ManagedServer {
                 .output()
                 .with_context(|| format!("target \"{t}\": running {:?}", cmd.get_program()))?;
             if !out.status.success() {
-                bail!(
-                    "target \"{t}\": initialising {} failed ({}):\n{}{}",
-                    spec.datadir.display(),
-                    out.status,
+                // All of it goes to the log; the message shows the lines
+                // that say why.
+                let text = format!(
+                    "{}{}",
                     String::from_utf8_lossy(&out.stdout),
                     String::from_utf8_lossy(&out.stderr)
+                );
+                let _ = writeln!(
+                    logf,
+                    "initialising with {:?} failed ({}):\n{text}",
+                    cmd, out.status
+                );
+                bail!(
+                    "target \"{t}\": initialising {} failed ({}); what it said:\n{}\n(all of its output: {})",
+                    spec.datadir.display(),
+                    out.status,
+                    why(&text, 12),
+                    rt.log.display()
                 );
             }
             let marker = spec.datadir.join(DATADIR_MARKER);
@@ -758,6 +818,30 @@ pub fn dir_size(dir: &Path) -> Option<u64> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn an_install_scripts_failure_shows_the_line_that_says_why_not_its_advice() {
+        // MariaDB 10.2's mysql_install_db, given an option it does not know.
+        let mut out = String::from("Installing MariaDB/MySQL system tables in '/d' ...\n");
+        for i in 0..30 {
+            out += &format!(
+                "The latest information about mysql_install_db is available at line {i}\n"
+            );
+        }
+        out += "2026-11-23 4:51:55 0 [ERROR] /v/bin/mysqld: unknown option '--skip-test-db'\n";
+        out += "2026-11-23 4:51:55 0 [ERROR] Aborting\n";
+        let w = why(&out, 12);
+        assert!(
+            w.starts_with(
+                "2026-11-23 4:51:55 0 [ERROR] /v/bin/mysqld: unknown option '--skip-test-db'"
+            ),
+            "{w}"
+        );
+        assert!(!w.contains("line 5"), "{w}");
+        // Without an error line: the end of the output.
+        let quiet: String = (0..40).map(|i| format!("line {i}\n")).collect();
+        assert_eq!(why(&quiet, 3), "line 37\nline 38\nline 39");
+    }
     use std::os::unix::fs::MetadataExt;
 
     #[test]
