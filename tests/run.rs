@@ -265,3 +265,60 @@ fn every_id_distribution_runs_and_keeps_the_row_checks() {
         }
     }
 }
+
+#[test]
+fn the_plans_comparisons_shape_the_runs_report_and_a_later_report() {
+    let dir = tempfile::tempdir().unwrap();
+    // Three targets, two comparisons: wal against base, and base against
+    // off (the second target is not the first comparison's base).
+    let text = TINY
+        .replace("clients = [1, 2]", "clients = [1]")
+        .replace(
+            "steps = [\"load\", \"settle\", \"point-query\", \"scan\", \"read-only-100\", \"update-index\", \"delete\", \"insert\"]",
+            "steps = [\"load\", \"point-query\", \"update-index\"]",
+        )
+        + "\n[[target]]\nname = \"off\"\nengine = \"sqlite\"\n[target.pragmas]\njournal_mode = \"wal\"\nsynchronous = \"off\"\n\n\
+           [[comparison]]\ntitle = \"WAL on the default\"\nbase = \"base\"\ntargets = [\"base\", \"wal\"]\n\n\
+           [[comparison]]\ntitle = \"Default on no sync\"\nbase = \"off\"\ntargets = [\"off\", \"base\"]\n";
+    let plan = write_plan(dir.path(), &text);
+    let out = dir.path().join("out");
+    let run = relbench()
+        .args(["run"])
+        .arg(&plan)
+        .arg("--out")
+        .arg(&out)
+        .assert()
+        .success();
+    let stdout = String::from_utf8_lossy(&run.get_output().stdout).into_owned();
+    assert!(stdout.contains("== WAL on the default =="), "{stdout}");
+    assert!(stdout.contains("== Default on no sync =="), "{stdout}");
+    assert!(stdout.contains("Target ÷ base (off)"), "{stdout}");
+    let md = std::fs::read_to_string(out.join("report.md")).unwrap();
+    assert!(md.contains("WAL on the default") && md.contains("Default on no sync"));
+    // A later `relbench report` of the run compares the same way, unless
+    // told otherwise.
+    let again = dir.path().join("again");
+    relbench()
+        .args(["report"])
+        .arg(&out)
+        .arg("--out")
+        .arg(&again)
+        .arg("--format")
+        .arg("md")
+        .assert()
+        .success();
+    assert_eq!(
+        std::fs::read_to_string(again.join("report.md")).unwrap(),
+        md
+    );
+    let by_base = dir.path().join("by-base");
+    relbench()
+        .args(["report"])
+        .arg(&out)
+        .args(["--base", "wal", "--format", "md", "--out"])
+        .arg(&by_base)
+        .assert()
+        .success();
+    let md = std::fs::read_to_string(by_base.join("report.md")).unwrap();
+    assert!(!md.contains("Default on no sync"), "{md}");
+}

@@ -574,3 +574,111 @@ fn postgres_over_tls_runs_when_required_and_a_server_without_it_is_named() {
         .stderr(contains("does not offer TLS"))
         .stderr(contains("ssl = on"));
 }
+
+/// Regression for the campaigns issue: the CREATE TABLE statements carried
+/// only `ENGINE=`, so compression, partitioning and storage parameters
+/// could not be compared.
+#[test]
+fn table_options_reach_every_table_a_suite_creates() {
+    use relbench::db::mysql::wire::WireConn;
+    use relbench::db::postgres::wire as pgwire;
+    use relbench::db::server::{mariadb::MariaDb, postgres::Postgres, ManagedServer, ServerSpec};
+
+    let dir = shared_tempdir();
+    let spec = |name: &str, basedir: &str, user: &str| ServerSpec {
+        target: name.into(),
+        basedir: PathBuf::from(basedir),
+        config: None,
+        datadir: dir.path().join(name),
+        log_dir: dir.path().to_path_buf(),
+        port: None,
+        user: Some(user.into()),
+        args: vec![],
+        malloc: None,
+        plugins: vec![],
+        start_timeout: Duration::from_secs(60),
+    };
+    let maria = ManagedServer::start(spec("maria", "/usr", "mysql"), Box::new(MariaDb)).unwrap();
+    let pg = ManagedServer::start(spec("pg", PG_BASEDIR, "postgres"), Box::new(Postgres)).unwrap();
+    let mut root = WireConn::connect(&MariaDb::admin(&maria.rt)).unwrap();
+    let options = [
+        ("zip", "ROW_FORMAT=COMPRESSED KEY_BLOCK_SIZE=8"),
+        ("pagezip", "PAGE_COMPRESSED=1"),
+        ("parts", "PARTITION BY HASH(id) PARTITIONS 4"),
+    ];
+    let secret = "t4ble-0ptions";
+    root.execute_text(&format!(
+        "CREATE USER 'bench'@'127.0.0.1' IDENTIFIED BY '{secret}'; GRANT ALL ON *.* TO 'bench'@'127.0.0.1'"
+    ))
+    .unwrap();
+    let mut text = String::from(
+        "steps = [\"load\", \"point-query\"]\nclients = [1]\n[scale]\ntables = 2\nrows = 10000\n\
+         [duration]\nwarmup = \"0s\"\nread = \"200ms\"\n",
+    );
+    for (db, opts) in options {
+        root.execute_text(&format!("CREATE DATABASE {db}")).unwrap();
+        text += &format!(
+            "\n[[target]]\nname = \"{db}\"\nengine = \"mariadb\"\nurl = \"mariadb://bench@127.0.0.1:{}/{db}\"\n\
+             password_env = \"RELBENCH_TEST_PW\"\ntable_options = \"{opts}\"\n",
+            maria.rt.port
+        );
+    }
+    text += &format!(
+        "\n[[target]]\nname = \"pgff\"\nengine = \"postgres\"\nurl = \"postgres://relbench@127.0.0.1:{}/sbtest\"\n\
+         password_env = \"RELBENCH_TEST_PG_PW\"\ntable_options = \"WITH (fillfactor = 80)\"\n",
+        pg.rt.port
+    );
+    let plan = write_plan(dir.path(), &text);
+    // `relbench show load` prints each target's CREATE TABLE, options and all.
+    let shown = relbench()
+        .env("RELBENCH_TEST_PW", secret)
+        .env("RELBENCH_TEST_PG_PW", pg.rt.password.expose())
+        .args(["show", "load", "--plan"])
+        .arg(&plan)
+        .args(["--target", "zip"])
+        .assert()
+        .success();
+    let shown = String::from_utf8_lossy(&shown.get_output().stdout).into_owned();
+    assert!(
+        shown.contains("PRIMARY KEY (id)) ROW_FORMAT=COMPRESSED KEY_BLOCK_SIZE=8;"),
+        "{shown}"
+    );
+    assert!(!shown.contains("pagezip"), "{shown}");
+    let out = dir.path().join("out");
+    run_quiet(&plan, &out)
+        .env("RELBENCH_TEST_PW", secret)
+        .env("RELBENCH_TEST_PG_PW", pg.rt.password.expose())
+        .assert()
+        .success();
+    // Both tables of each target, read back from the servers.
+    for t in ["sbtest1", "sbtest2"] {
+        let mut row = |sql: String| root.query_text(&sql).unwrap()[0][0].clone().unwrap();
+        assert_eq!(
+            row(format!("SELECT ROW_FORMAT FROM information_schema.TABLES WHERE TABLE_SCHEMA = 'zip' AND TABLE_NAME = '{t}'")),
+            "Compressed"
+        );
+        assert!(row(format!(
+            "SELECT CREATE_OPTIONS FROM information_schema.TABLES WHERE TABLE_SCHEMA = 'pagezip' AND TABLE_NAME = '{t}'"
+        ))
+        .to_ascii_lowercase()
+        .contains("page_compressed"));
+        assert_eq!(
+            row(format!("SELECT COUNT(*) FROM information_schema.PARTITIONS WHERE TABLE_SCHEMA = 'parts' AND TABLE_NAME = '{t}'")),
+            "4"
+        );
+    }
+    let mut pgc = pgwire::WireConn::connect(&Postgres::admin(&pg.rt, "sbtest")).unwrap();
+    let ff = pgc
+        .query_text("SELECT relname, array_to_string(reloptions, ',') FROM pg_class WHERE relname IN ('sbtest1', 'sbtest2') ORDER BY 1")
+        .unwrap();
+    assert_eq!(ff.len(), 2, "{ff:?}");
+    for r in ff {
+        assert_eq!(r[1].as_deref(), Some("fillfactor=80"), "{r:?}");
+    }
+    // The options are recorded with the target, for the report.
+    let run = read_json(&out.join("run.json"));
+    assert_eq!(
+        run["targets"][0]["config"]["relbench.table_options"],
+        "ROW_FORMAT=COMPRESSED KEY_BLOCK_SIZE=8"
+    );
+}

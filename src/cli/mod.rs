@@ -114,7 +114,16 @@ enum Command {
     /// List the suites and workloads.
     List,
     /// Show the SQL of a workload (or of `load`) for every engine.
-    Show { workload: String },
+    Show {
+        workload: String,
+        /// `load` only: the CREATE TABLE of each target of this plan, with
+        /// its storage engine and `table_options`.
+        #[arg(long, value_name = "PLAN")]
+        plan: Option<PathBuf>,
+        /// With --plan: only this target.
+        #[arg(long, value_name = "NAME", requires = "plan")]
+        target: Option<String>,
+    },
     /// Write a commented example plan.
     Init {
         #[arg(default_value = "relbench.toml")]
@@ -155,6 +164,19 @@ fn parse_compare(s: &str) -> Result<ComparisonSpec, String> {
         ));
     }
     Ok(ComparisonSpec::new(title, base, targets))
+}
+
+/// The comparisons the run's plan asks for (`[[comparison]]`), if any.
+fn plan_comparisons(dir: &Path) -> Vec<ComparisonSpec> {
+    crate::results::read_run_info(dir)
+        .map(|info| {
+            info.plan
+                .comparisons
+                .into_iter()
+                .map(|c| ComparisonSpec::new(c.title, c.base, c.targets))
+                .collect()
+        })
+        .unwrap_or_default()
 }
 
 /// The comparisons of a report configuration file.
@@ -249,6 +271,7 @@ fn dispatch(cmd: Command) -> anyhow::Result<()> {
             let out = out.unwrap_or_else(|| dirs[0].clone());
             let comparisons = match config {
                 Some(path) => read_comparisons(&path)?,
+                None if compare.is_empty() && base.is_none() => plan_comparisons(&dirs[0]),
                 None => compare,
             };
             let (cs, files) =
@@ -271,7 +294,14 @@ fn dispatch(cmd: Command) -> anyhow::Result<()> {
             list();
             Ok(())
         }
-        Command::Show { workload } => show(&workload),
+        Command::Show {
+            workload,
+            plan,
+            target,
+        } => match plan {
+            Some(plan) => show_targets_load(&workload, &plan, target.as_deref()),
+            None => show(&workload),
+        },
         Command::Init { file, force } => init(&file, force),
     }
 }
@@ -438,17 +468,23 @@ fn report_and_exit(out: &Path, end: RunEnd) -> anyhow::Result<()> {
     let (cs, files) = render::write(
         std::slice::from_ref(out),
         None,
-        &[],
+        &plan_comparisons(out),
         Grouping::Kind,
         out,
         &Format::ALL,
     )
     .context("writing the report")?;
     let stdout = std::io::stdout();
-    crate::out!(
-        "{}",
-        render::terminal_relative_table(&cs[0].report, stdout.is_terminal())
-    );
+    for (i, c) in cs.iter().enumerate() {
+        // The plan's comparisons, each under its title.
+        if cs.len() > 1 {
+            crate::out!("{}== {} ==\n", if i > 0 { "\n" } else { "" }, c.title);
+        }
+        crate::out!(
+            "{}",
+            render::terminal_relative_table(&c.report, stdout.is_terminal())
+        );
+    }
     crate::errln!("\nresults: {}", out.display());
     for f in &files {
         crate::errln!("report:  {}", f.display());
@@ -628,6 +664,40 @@ fn runs_for(w: &dyn workload::Workload) -> &'static str {
         workload::DurationClass::Write => "write",
         workload::DurationClass::Insert => "insert",
     }
+}
+
+/// The tables each target of a plan creates, in its own dialect.
+fn show_targets_load(name: &str, path: &Path, only: Option<&str>) -> anyhow::Result<()> {
+    if name != "load" {
+        bail!(
+            "--plan shows the tables a plan's targets create: use `relbench show load --plan {}`",
+            path.display()
+        );
+    }
+    let (plan, _, _) = read_plan(path)?;
+    let targets: Vec<_> = plan
+        .targets
+        .iter()
+        .filter(|t| only.map_or(true, |n| n == t.name))
+        .collect();
+    if let (Some(n), true) = (only, targets.is_empty()) {
+        let names: Vec<&str> = plan.targets.iter().map(|t| t.name.as_str()).collect();
+        bail!(
+            "the plan has no target \"{n}\"; its targets are {}",
+            names.join(", ")
+        );
+    }
+    for t in targets {
+        crate::outln!("-- target {} ({})", t.name, t.engine);
+        crate::outln!(
+            "{}{};",
+            sysbench::sql::create_table(t.engine.dialect(), 1),
+            t.table_suffix()
+        );
+        crate::outln!("{}; -- after the rows", sysbench::sql::create_index(1));
+        crate::outln!();
+    }
+    Ok(())
 }
 
 fn show(name: &str) -> anyhow::Result<()> {

@@ -43,7 +43,8 @@ pub fn open(
                 std::fs::create_dir_all(dir)
                     .with_context(|| format!("creating {} for target \"{name}\"", dir.display()))?;
             }
-            let d = SqliteDriver::new(path, pragmas.clone());
+            let d = SqliteDriver::new(path, pragmas.clone())
+                .with_table_options(target.table_options.clone());
             Ok(Box::new(if kept { d.keeping() } else { d }))
         }
         (Access::Managed(m), EngineKind::Mysql | EngineKind::Mariadb) => {
@@ -60,7 +61,8 @@ pub fn open(
                 target.tls,
                 target.storage_engine.clone(),
                 m.datadir.is_none(),
-            )?;
+            )?
+            .with_table_options(target.table_options.clone());
             Ok(Box::new(d))
         }
         (Access::Url { url, password_env }, EngineKind::Mysql | EngineKind::Mariadb) => {
@@ -81,11 +83,10 @@ pub fn open(
                 database: Some(u.database.clone().unwrap_or_else(|| "sbtest".into())),
                 tls: target.tls,
             };
-            Ok(Box::new(MysqlDriver::remote(
-                target.engine,
-                opts,
-                target.storage_engine.clone(),
-            )))
+            Ok(Box::new(
+                MysqlDriver::remote(target.engine, opts, target.storage_engine.clone())
+                    .with_table_options(target.table_options.clone()),
+            ))
         }
         (Access::Managed(m), EngineKind::Postgres) => {
             let spec = server_spec(target, m, dirs);
@@ -95,12 +96,10 @@ pub fn open(
                 spec.datadir.display(),
                 spec.user.as_deref().unwrap_or("?")
             ));
-            Ok(Box::new(PgDriver::managed(
-                spec,
-                m.socket,
-                target.tls,
-                m.datadir.is_none(),
-            )?))
+            Ok(Box::new(
+                PgDriver::managed(spec, m.socket, target.tls, m.datadir.is_none())?
+                    .with_table_options(target.table_options.clone()),
+            ))
         }
         (Access::Url { url, password_env }, EngineKind::Postgres) => {
             let u = ServerUrl::parse(url, target.engine)
@@ -116,13 +115,16 @@ pub fn open(
                     port,
                 },
             };
-            Ok(Box::new(PgDriver::remote(pgwire::Opts {
-                address,
-                user: u.user.clone(),
-                password: password_of(name, password_env)?,
-                database: u.database.clone().unwrap_or_else(|| "sbtest".into()),
-                tls: target.tls,
-            })))
+            Ok(Box::new(
+                PgDriver::remote(pgwire::Opts {
+                    address,
+                    user: u.user.clone(),
+                    password: password_of(name, password_env)?,
+                    database: u.database.clone().unwrap_or_else(|| "sbtest".into()),
+                    tls: target.tls,
+                })
+                .with_table_options(target.table_options.clone()),
+            ))
         }
         (_, engine) => bail!("target \"{name}\": engine {engine} has no driver in this build"),
     }

@@ -23,9 +23,37 @@ pub struct TargetSpec {
     /// much identical runs differ.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub copy_of: Option<String>,
+    /// SQL appended to every CREATE TABLE a suite runs, after the storage
+    /// engine: row format and compression (`ROW_FORMAT=COMPRESSED
+    /// KEY_BLOCK_SIZE=8`, `PAGE_COMPRESSED=1`, `COMPRESSION='zlib'`),
+    /// partitioning (`PARTITION BY HASH(id) PARTITIONS 32`), PostgreSQL's
+    /// storage parameters (`WITH (fillfactor = 80)`), SQLite's `STRICT`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub table_options: Option<String>,
     /// Whether TCP connections to a server are encrypted.
     #[serde(default, skip_serializing_if = "Tls::is_off")]
     pub tls: Tls,
+}
+
+/// What follows `CREATE TABLE t (...)`: the storage engine (MySQL and
+/// MariaDB), then a target's own `table_options`.
+pub fn table_suffix(storage_engine: Option<&str>, table_options: Option<&str>) -> String {
+    let engine = storage_engine.map(|e| format!("ENGINE={e}"));
+    engine
+        .into_iter()
+        .chain(table_options.map(str::to_string))
+        .map(|o| format!(" {o}"))
+        .collect()
+}
+
+impl TargetSpec {
+    /// What follows this target's `CREATE TABLE t (...)`.
+    pub fn table_suffix(&self) -> String {
+        table_suffix(
+            self.storage_engine.as_deref(),
+            self.table_options.as_deref(),
+        )
+    }
 }
 
 /// How relbench reaches a target.

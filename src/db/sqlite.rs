@@ -104,6 +104,8 @@ pub struct SqliteDriver {
     /// A file the plan named is the user's: kept when the run is done (a
     /// file in the results directory is removed).
     keep: bool,
+    /// The target's `table_options` (`STRICT`).
+    extra_options: Option<String>,
 }
 
 impl SqliteDriver {
@@ -112,7 +114,14 @@ impl SqliteDriver {
             path,
             pragmas,
             keep: false,
+            extra_options: None,
         }
+    }
+
+    /// Appends `options` to every CREATE TABLE.
+    pub fn with_table_options(mut self, options: Option<String>) -> Self {
+        self.extra_options = options;
+        self
     }
 
     /// Keeps the database file after the run.
@@ -178,6 +187,10 @@ impl SqliteDriver {
 }
 
 impl Driver for SqliteDriver {
+    fn table_options(&self) -> String {
+        super::spec::table_suffix(None, self.extra_options.as_deref())
+    }
+
     fn engine(&self) -> EngineKind {
         EngineKind::Sqlite
     }

@@ -54,6 +54,21 @@ pub struct Plan {
     /// The Insert Benchmark's sizes (used by its steps only).
     #[serde(default)]
     pub insert_benchmark: crate::workload::insert::Params,
+    /// What the report compares (`[[comparison]]`): none means every
+    /// target against the first.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub comparisons: Vec<Comparison>,
+}
+
+/// One comparison of the report: `targets` (all when empty) against `base`.
+/// The same shape as a report configuration file's `[[comparison]]`.
+#[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]
+pub struct Comparison {
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub title: Option<String>,
+    pub base: String,
+    #[serde(default)]
+    pub targets: Vec<String>,
 }
 
 /// How long a workload step runs after its warm-up.

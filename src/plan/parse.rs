@@ -10,7 +10,7 @@ use std::path::{Path, PathBuf};
 use serde::Deserialize;
 use toml::Spanned;
 
-use super::{Access, Managed, Plan, Settle, Step, StepKind, StopSpec, TargetSpec};
+use super::{Access, Comparison, Managed, Plan, Settle, Step, StepKind, StopSpec, TargetSpec};
 use crate::db::{server, sqlite, tls::Tls, url::ServerUrl, EngineKind};
 use crate::util::did_you_mean;
 use crate::workload::{self, dist, sysbench};
@@ -75,6 +75,16 @@ struct RawPlan {
     settle: Option<RawSettle>,
     insert: Option<RawInsert>,
     target: Option<Spanned<Vec<Spanned<RawTarget>>>>,
+    comparison: Option<Vec<RawComparison>>,
+}
+
+/// A `[[comparison]]`: which targets the report compares with which base.
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+struct RawComparison {
+    title: Option<String>,
+    base: Spanned<String>,
+    targets: Option<Vec<Spanned<String>>>,
 }
 
 /// The Insert Benchmark's sizes; `[scale] rows` is l.i0's rows per client.
@@ -141,6 +151,8 @@ struct RawTarget {
     storage_engine: Option<Spanned<String>>,
     // Servers, managed or by URL
     tls: Option<Spanned<String>>,
+    // Any engine: appended to every CREATE TABLE
+    table_options: Option<Spanned<String>>,
     // Any target: run it this many times as A/A copies.
     copies: Option<Spanned<i64>>,
 }
@@ -445,6 +457,7 @@ fn validate(cx: &mut Ctx<'_>, raw: RawPlan) -> Plan {
     }
 
     let targets = targets(cx, &raw);
+    let comparisons = comparisons(cx, &raw, &targets);
     Plan {
         insert_benchmark,
         suite,
@@ -461,7 +474,47 @@ fn validate(cx: &mut Ctx<'_>, raw: RawPlan) -> Plan {
         insert,
         settle,
         targets,
+        comparisons,
     }
+}
+
+/// The plan's `[[comparison]]` tables, each naming targets of the plan.
+fn comparisons(cx: &mut Ctx<'_>, raw: &RawPlan, targets: &[TargetSpec]) -> Vec<Comparison> {
+    let mut out = Vec::new();
+    for c in raw.comparison.iter().flatten() {
+        let mut ok = true;
+        for name in std::iter::once(&c.base).chain(c.targets.iter().flatten()) {
+            if !targets.iter().any(|t| &t.name == name.get_ref()) {
+                let names: Vec<&str> = targets.iter().map(|t| t.name.as_str()).collect();
+                let help = did_you_mean(name.get_ref(), names.iter().copied()).map_or_else(
+                    || format!("the plan's targets are {}", names.join(", ")),
+                    |m| format!("did you mean \"{m}\"?"),
+                );
+                cx.err(
+                    name.span(),
+                    format!(
+                        "the comparison names \"{}\", which is not a target of this plan",
+                        name.get_ref()
+                    ),
+                    Some(help),
+                );
+                ok = false;
+            }
+        }
+        if ok {
+            out.push(Comparison {
+                title: c.title.clone(),
+                base: c.base.get_ref().clone(),
+                targets: c
+                    .targets
+                    .iter()
+                    .flatten()
+                    .map(|t| t.get_ref().clone())
+                    .collect(),
+            });
+        }
+    }
+    out
 }
 
 fn insert_params(cx: &mut Ctx<'_>, raw: &RawPlan) -> workload::insert::Params {
@@ -772,6 +825,29 @@ fn targets(cx: &mut Ctx<'_>, raw: &RawPlan) -> Vec<TargetSpec> {
                 }
             },
         };
+        let table_options = t.table_options.as_ref().and_then(|o| {
+            let text = o.get_ref().trim();
+            let why = if text.is_empty() {
+                Some("table_options is empty")
+            } else if text.contains(';') || text.contains("--") || text.contains("/*") {
+                Some("table_options may not hold `;` or a comment: it is appended to CREATE TABLE, as one statement")
+            } else if text.chars().any(char::is_control) {
+                Some("table_options holds a control character")
+            } else {
+                None
+            };
+            match why {
+                Some(why) => {
+                    cx.err(
+                        o.span(),
+                        why.to_string(),
+                        Some("for example \"ROW_FORMAT=COMPRESSED KEY_BLOCK_SIZE=8\", \"PARTITION BY HASH(id) PARTITIONS 8\" or \"WITH (fillfactor = 80)\"".into()),
+                    );
+                    None
+                }
+                None => Some(text.to_string()),
+            }
+        });
         let copies = t
             .copies
             .as_ref()
@@ -799,6 +875,7 @@ fn targets(cx: &mut Ctx<'_>, raw: &RawPlan) -> Vec<TargetSpec> {
                 storage_engine,
                 copy_of: None,
                 tls,
+                table_options,
             });
             if copies > 1 {
                 copied.push((out.len() - 1, copies, t.name.span()));
@@ -1263,6 +1340,50 @@ mod tests {
             e[0].message,
             "the environment variable RELBENCH_TEST_UNSET_VAR is not set"
         );
+    }
+
+    #[test]
+    fn table_options_are_one_statements_tail() {
+        let p = parse(
+            &format!("{TARGET}table_options = \" STRICT \"\n"),
+            "p.toml",
+            Path::new("."),
+        )
+        .unwrap();
+        assert_eq!(p.targets[0].table_options.as_deref(), Some("STRICT"));
+        assert_eq!(p.targets[0].table_suffix(), " STRICT");
+        for bad in ["x; DROP TABLE y", "x -- y", "x /* y */", ""] {
+            let e = errors(&format!("{TARGET}table_options = \"{bad}\"\n"));
+            assert!(
+                e[0].message.starts_with("table_options"),
+                "{bad}: {}",
+                e[0].message
+            );
+        }
+    }
+
+    #[test]
+    fn comparisons_name_targets_of_the_plan() {
+        let two = format!("{TARGET}[[target]]\nname = \"b\"\nengine = \"sqlite\"\n");
+        let p = parse(
+            &format!(
+                "{two}[[comparison]]\ntitle = \"b on a\"\nbase = \"a\"\ntargets = [\"a\", \"b\"]\n"
+            ),
+            "p.toml",
+            Path::new("."),
+        )
+        .unwrap();
+        assert_eq!(p.comparisons[0].base, "a");
+        assert_eq!(p.comparisons[0].targets, ["a", "b"]);
+        let e = errors(&format!(
+            "{two}[[comparison]]\nbase = \"a\"\ntargets = [\"bb\"]\n"
+        ));
+        assert_eq!(
+            e[0].message,
+            "the comparison names \"bb\", which is not a target of this plan"
+        );
+        assert_eq!(e[0].help.as_deref(), Some("did you mean \"b\"?"));
+        assert_eq!((e[0].line, e[0].column), (9, 12));
     }
 
     #[test]

@@ -348,12 +348,19 @@ fn record_target(
     driver: &dyn Target,
     probe: &Probe,
 ) -> anyhow::Result<()> {
-    let facts = driver.facts().with_context(|| {
+    let mut facts = driver.facts().with_context(|| {
         format!(
             "target \"{}\": reading its version and configuration",
             target.name
         )
     })?;
+    // With the settings, so the report's "settings that differ" shows a
+    // comparison of table options as what it is.
+    if let Some(o) = &target.table_options {
+        facts
+            .config
+            .insert("relbench.table_options".into(), o.clone());
+    }
     let record = TargetRecord {
         name: target.name.clone(),
         engine: target.engine,

@@ -56,6 +56,8 @@ pub struct MysqlDriver {
     /// otherwise.
     admin: Opts,
     storage_engine: Option<String>,
+    /// The target's own `table_options`, after `ENGINE=`.
+    extra_options: Option<String>,
     server: Handle,
 }
 
@@ -92,6 +94,7 @@ impl MysqlDriver {
                 ..mariadb::MariaDb::admin(&srv.rt)
             },
             storage_engine,
+            extra_options: None,
             server: Handle::managed(srv, remove_datadir),
         })
     }
@@ -103,6 +106,7 @@ impl MysqlDriver {
             admin: opts.clone(),
             opts,
             storage_engine,
+            extra_options: None,
             server: Handle::none(),
         }
     }
@@ -113,6 +117,12 @@ impl MysqlDriver {
 
     fn admin(&self) -> anyhow::Result<WireConn> {
         WireConn::connect(&self.admin).map_err(anyhow::Error::from)
+    }
+
+    /// Appends `options` to every CREATE TABLE, after the storage engine.
+    pub fn with_table_options(mut self, options: Option<String>) -> Self {
+        self.extra_options = options;
+        self
     }
 
     fn is_rocksdb(&self) -> bool {
@@ -222,10 +232,10 @@ impl Driver for MysqlDriver {
     }
 
     fn table_options(&self) -> String {
-        match &self.storage_engine {
-            Some(e) => format!(" ENGINE={e}"),
-            None => String::new(),
-        }
+        super::spec::table_suffix(
+            self.storage_engine.as_deref(),
+            self.extra_options.as_deref(),
+        )
     }
 
     fn settle(

@@ -40,6 +40,8 @@ pub struct PgDriver {
     /// CHECKPOINT, the settings and the counters; a URL target's own user
     /// otherwise.
     admin: Opts,
+    /// The target's `table_options` (`WITH (fillfactor = 80)`).
+    extra_options: Option<String>,
     server: Handle,
 }
 
@@ -71,14 +73,22 @@ impl PgDriver {
                 tls,
             },
             admin: flavor::Postgres::admin(&srv.rt, flavor::DATABASE),
+            extra_options: None,
             server: Handle::managed(srv, remove_datadir),
         })
+    }
+
+    /// Appends `options` to every CREATE TABLE.
+    pub fn with_table_options(mut self, options: Option<String>) -> Self {
+        self.extra_options = options;
+        self
     }
 
     pub fn remote(opts: Opts) -> Self {
         PgDriver {
             admin: opts.clone(),
             opts,
+            extra_options: None,
             server: Handle::none(),
         }
     }
@@ -93,6 +103,10 @@ impl PgDriver {
 }
 
 impl Driver for PgDriver {
+    fn table_options(&self) -> String {
+        super::spec::table_suffix(None, self.extra_options.as_deref())
+    }
+
     fn engine(&self) -> EngineKind {
         EngineKind::Postgres
     }
