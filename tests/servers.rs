@@ -554,6 +554,12 @@ fn postgres_over_tls_runs_when_required_and_a_server_without_it_is_named() {
     let run = read_json(&out.join("run.json"));
     let transport = run["targets"][0]["transport"].as_str().unwrap();
     assert!(transport.ends_with(", tls required"), "{transport}");
+    // The report says so with the target's facts.
+    let md = std::fs::read_to_string(out.join("report.md")).unwrap();
+    assert!(
+        md.contains("clients connect by") && md.contains(", tls required"),
+        "{md}"
+    );
     let pq = read_json(&out.join("steps/pgtls/r1-02-point-query-c2.json"));
     assert!(pq["events"].as_u64().unwrap() > 0);
 

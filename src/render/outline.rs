@@ -784,6 +784,9 @@ fn target_details(t: &TargetMeta) -> Block {
             .clone()
             .unwrap_or_else(|| "not recorded".into()),
     ));
+    if let Some(tr) = &t.transport {
+        facts.push(("clients connect by".into(), tr.clone()));
+    }
     Block::Details {
         summary: format!("{}: {} {} on {}", t.name, t.engine, t.version, t.host),
         facts,
