@@ -129,6 +129,7 @@ static RO100: [Op; 5] = read_only(100);
 static RO10000: [Op; 5] = read_only(10000);
 static RW10: [Op; 8] = read_write(10);
 static RW100: [Op; 8] = read_write(100);
+static RW10000: [Op; 8] = read_write(10000);
 
 macro_rules! micro {
     ($name:literal, $group:ident, $tx:ident, $ops:expr, $about:literal) => {
@@ -207,6 +208,8 @@ pub static CATALOGUE: &[Micro] = &[
         "transaction: read-only-10's reads, then write-only's writes"),
     micro!("read-write-100", Write, Write, &RW100,
         "transaction: read-only-100's reads, then write-only's writes"),
+    micro!("read-write-10000", Write, Write, &RW10000,
+        "transaction: read-only-10000's reads, then write-only's writes (not in the standard sequence)"),
     micro!("delete", Write, None, &[Op::Delete],
         "DELETE WHERE id=? (rows are not put back)"),
     micro!("insert", Write, None, &[Op::Insert],
@@ -722,6 +725,18 @@ pub fn fill_digits(rng: &mut Rng, buf: &mut String, groups: usize) {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn read_write_runs_with_ranges_of_10000_too() {
+        // sysbench users run oltp_read_write --range-size=10000.
+        let m = CATALOGUE
+            .iter()
+            .find(|m| m.name == "read-write-10000")
+            .unwrap();
+        assert_eq!(m.max_range(), 10000);
+        assert_eq!(m.tx, Tx::Write);
+        assert!(!STANDARD_SEQUENCE.contains(&"read-write-10000"));
+    }
 
     #[test]
     fn standard_sequence_names_only_catalogue_workloads() {
