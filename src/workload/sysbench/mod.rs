@@ -216,6 +216,11 @@ pub static CATALOGUE: &[Micro] = &[
         "INSERT a new row; the engine picks the next id"),
 ];
 
+/// Catalogue entries the standard sequence leaves out, for plans that name
+/// them: a read-write transaction over 10,000-row ranges is dominated by
+/// its reads, and would be the sequence's longest step.
+pub const OUTSIDE_SEQUENCE: &[&str] = &["read-write-10000"];
+
 /// The standard sequence, as plan step strings: loads, reads before and
 /// after writes, writes last (`relbench list` prints it).
 pub const STANDARD_SEQUENCE: &[&str] = &[
@@ -735,7 +740,7 @@ mod tests {
             .unwrap();
         assert_eq!(m.max_range(), 10000);
         assert_eq!(m.tx, Tx::Write);
-        assert!(!STANDARD_SEQUENCE.contains(&"read-write-10000"));
+        assert!(OUTSIDE_SEQUENCE.contains(&"read-write-10000"));
     }
 
     #[test]
@@ -747,13 +752,15 @@ mod tests {
                 "{s}"
             );
         }
-        // Every catalogue entry appears in the standard sequence.
+        // Every catalogue entry appears in the standard sequence, or is
+        // listed as left out of it.
         for m in CATALOGUE {
+            let in_sequence = STANDARD_SEQUENCE
+                .iter()
+                .any(|s| s.split(':').next() == Some(m.name));
             assert!(
-                STANDARD_SEQUENCE
-                    .iter()
-                    .any(|s| s.split(':').next() == Some(m.name)),
-                "{} is not in the standard sequence",
+                in_sequence != OUTSIDE_SEQUENCE.contains(&m.name),
+                "{}: in the standard sequence or in OUTSIDE_SEQUENCE, not both or neither",
                 m.name
             );
         }
