@@ -120,20 +120,29 @@ fn a_cpu_burner_beside_a_step_marks_it_disturbed_and_not_cpu_overhead() {
     let i = &r["metrics"]["interference"];
     assert!(i["disturbed"].is_string(), "not disturbed: {i}");
     let cpus = std::thread::available_parallelism().unwrap().get() as f64;
-    // Other programs' share of the machine, in % of one core.
+    // Other programs' share of the machine, in % of one core: at least the
+    // burner's (on a shared machine, whatever else runs adds to it; a CI
+    // run beside a compile saw 124% for a burner's 72%).
     let seen = i["others_share_pct"].as_f64().unwrap() * cpus;
     assert!(
-        (seen - burnt).abs() <= 10.0,
+        seen >= burnt - 10.0,
         "the step saw other programs use {seen:.1}% of a core; the burner used {burnt:.1}%"
     );
+    // The burner by name, with its own CPU: what the step says of it is
+    // what it used.
     let me = std::env::current_exe().unwrap();
     let me = me.file_name().unwrap().to_string_lossy();
-    let named = i["top"][0]["name"]
-        .as_str()
-        .unwrap_or_else(|| panic!("no other program named: {i}"));
+    let top = i["top"]
+        .as_array()
+        .and_then(|t| {
+            t.iter()
+                .find(|p| me.starts_with(p["name"].as_str().unwrap_or("?")))
+        })
+        .unwrap_or_else(|| panic!("the burner ({me}) is not among the programs named: {i}"));
+    let its = top["cpu_pct"].as_f64().unwrap();
     assert!(
-        me.starts_with(named),
-        "top other program {named:?}, not {me}"
+        (its - burnt).abs() <= 10.0,
+        "the step saw the burner use {its:.1}% of a core; it used {burnt:.1}%"
     );
 
     // The report compares it with the quiet run and does not judge it.
