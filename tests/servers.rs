@@ -262,25 +262,15 @@ fn a_postgres_datadir_its_user_cannot_reach_is_a_clear_error() {
 
 #[test]
 fn a_postgres_url_target_runs_against_a_server_someone_else_started() {
-    use relbench::db::server::{postgres::Postgres, ManagedServer, ServerSpec};
+    use relbench::db::server::postgres::Postgres;
     let dir = shared_tempdir();
-    let server = ManagedServer::start(
-        ServerSpec {
-            target: "pgelsewhere".into(),
-            basedir: PathBuf::from(PG_BASEDIR),
-            config: None,
-            datadir: dir.path().join("pgelsewhere"),
-            log_dir: dir.path().to_path_buf(),
-            port: None,
-            user: Some("postgres".into()),
-            args: vec![],
-            malloc: None,
-            plugins: vec![],
-            start_timeout: Duration::from_secs(60),
-        },
+    let server = server_elsewhere(
+        dir.path(),
+        "pgelsewhere",
+        PG_BASEDIR,
+        "postgres",
         Box::new(Postgres),
-    )
-    .unwrap();
+    );
     let text = format!(
         "steps = [\"load\", \"settle\", \"point-query\", \"read-only-10\", \"update-inlist\"]\n{SETTINGS}\n[[target]]\nname = \"remote\"\nengine = \"postgres\"\nurl = \"postgres://relbench@127.0.0.1:{}/sbtest\"\npassword_env = \"RELBENCH_TEST_PG_PW\"\n",
         server.rt.port
@@ -400,24 +390,11 @@ fn ctrl_c_stops_the_managed_server() {
 #[test]
 fn a_url_target_reads_its_password_from_the_environment_and_never_writes_it() {
     use relbench::db::mysql::wire::{Address, Opts, WireConn};
-    use relbench::db::server::{mariadb::MariaDb, ManagedServer, ServerSpec};
+    use relbench::db::server::mariadb::MariaDb;
 
     let dir = shared_tempdir();
     // A server "someone else runs": started here through the library.
-    let spec = ServerSpec {
-        target: "elsewhere".into(),
-        basedir: PathBuf::from("/usr"),
-        config: None,
-        datadir: dir.path().join("elsewhere"),
-        log_dir: dir.path().to_path_buf(),
-        port: None,
-        user: Some("mysql".into()),
-        args: vec![],
-        malloc: None,
-        plugins: vec![],
-        start_timeout: Duration::from_secs(60),
-    };
-    let server = ManagedServer::start(spec, Box::new(MariaDb)).unwrap();
+    let server = server_elsewhere(dir.path(), "elsewhere", "/usr", "mysql", Box::new(MariaDb));
     let secret = "s3cret-Pa55word";
     let mut root = WireConn::connect(&Opts {
         address: Address::Socket(server.rt.socket.clone()),
@@ -588,24 +565,11 @@ fn postgres_over_tls_runs_when_required_and_a_server_without_it_is_named() {
 fn table_options_reach_every_table_a_suite_creates() {
     use relbench::db::mysql::wire::WireConn;
     use relbench::db::postgres::wire as pgwire;
-    use relbench::db::server::{mariadb::MariaDb, postgres::Postgres, ManagedServer, ServerSpec};
+    use relbench::db::server::{mariadb::MariaDb, postgres::Postgres};
 
     let dir = shared_tempdir();
-    let spec = |name: &str, basedir: &str, user: &str| ServerSpec {
-        target: name.into(),
-        basedir: PathBuf::from(basedir),
-        config: None,
-        datadir: dir.path().join(name),
-        log_dir: dir.path().to_path_buf(),
-        port: None,
-        user: Some(user.into()),
-        args: vec![],
-        malloc: None,
-        plugins: vec![],
-        start_timeout: Duration::from_secs(60),
-    };
-    let maria = ManagedServer::start(spec("maria", "/usr", "mysql"), Box::new(MariaDb)).unwrap();
-    let pg = ManagedServer::start(spec("pg", PG_BASEDIR, "postgres"), Box::new(Postgres)).unwrap();
+    let maria = server_elsewhere(dir.path(), "maria", "/usr", "mysql", Box::new(MariaDb));
+    let pg = server_elsewhere(dir.path(), "pg", PG_BASEDIR, "postgres", Box::new(Postgres));
     let mut root = WireConn::connect(&MariaDb::admin(&maria.rt)).unwrap();
     let options = [
         ("zip", "ROW_FORMAT=COMPRESSED KEY_BLOCK_SIZE=8"),

@@ -7,8 +7,7 @@
 
 mod common;
 
-use std::path::{Path, PathBuf};
-use std::time::Duration;
+use std::path::PathBuf;
 
 use common::*;
 use predicates::prelude::*;
@@ -100,26 +99,6 @@ fn every_version_initialises_loads_reads_writes_and_stops() {
     }
 }
 
-/// A MySQL 9.7 server someone else runs, started here through the library.
-fn mysql_elsewhere(dir: &Path, versions: &Path) -> relbench::db::server::ManagedServer {
-    use relbench::db::server::{mariadb::MariaDb, ManagedServer, ServerSpec};
-    let spec = ServerSpec {
-        target: "elsewhere".into(),
-        basedir: versions.join("mysql-9.7"),
-        config: None,
-        datadir: dir.join("elsewhere"),
-        log_dir: dir.to_path_buf(),
-        port: None,
-        // mysqld refuses root, as relbench's own managed servers do.
-        user: Some("mysql".into()),
-        args: vec![],
-        malloc: None,
-        plugins: vec![],
-        start_timeout: Duration::from_secs(120),
-    };
-    ManagedServer::start(spec, Box::new(MariaDb)).unwrap()
-}
-
 #[test]
 fn a_mysql_9_7_target_by_url_authenticates_fully_with_caching_sha2_over_tcp() {
     use relbench::db::mysql::wire::{Address, Opts, WireConn};
@@ -128,7 +107,14 @@ fn a_mysql_9_7_target_by_url_authenticates_fully_with_caching_sha2_over_tcp() {
 
     let Some(versions) = versions() else { return };
     let dir = shared_tempdir();
-    let server = mysql_elsewhere(dir.path(), &versions);
+    // mysqld refuses root, as relbench's own managed servers do.
+    let server = server_elsewhere(
+        dir.path(),
+        "elsewhere",
+        versions.join("mysql-9.7"),
+        "mysql",
+        Box::new(MariaDb),
+    );
     let secret = "s3cret-Pa55word";
     let mut root = WireConn::connect(&MariaDb::admin(&server.rt)).unwrap();
     // Regression: MySQL 8+ loads the X Plugin by default, listening on

@@ -1,6 +1,6 @@
 //! A client socket, TCP or unix, for the wire-protocol clients.
 
-use std::io::{self, Read, Write};
+use std::io::{self, BufReader, Read, Write};
 use std::net::TcpStream;
 use std::os::unix::net::UnixStream;
 use std::path::Path;
@@ -42,7 +42,7 @@ impl Stream {
     }
 
     /// Switches a TCP connection to TLS, once the server has agreed.
-    pub fn into_tls(self, host: &str) -> DbResult<Stream> {
+    fn into_tls(self, host: &str) -> DbResult<Stream> {
         match self {
             Stream::Tcp(s) => Ok(Stream::Tls(Box::new(tls::handshake(s, host)?))),
             Stream::Unix(_) => Err(DbError::new(
@@ -51,10 +51,6 @@ impl Stream {
             )),
             Stream::Tls(_) | Stream::Detached => Ok(self),
         }
-    }
-
-    pub fn is_tls(&self) -> bool {
-        matches!(self, Stream::Tls(_))
     }
 
     pub fn is_tcp(&self) -> bool {
@@ -70,6 +66,22 @@ impl Stream {
             Stream::Detached => Ok(()),
         };
     }
+}
+
+/// Switches a buffered connection to TLS, once the server has agreed
+/// (MySQL's SSLRequest, PostgreSQL's 'S'). The buffer must be empty: bytes
+/// the server sent in the clear before the handshake would be lost.
+pub fn start_tls(rd: &mut BufReader<Stream>, host: &str) -> DbResult<()> {
+    if !rd.buffer().is_empty() {
+        return Err(DbError::new(
+            ErrorKind::Connection,
+            "protocol error: the server sent data before the TLS handshake",
+        ));
+    }
+    let capacity = rd.capacity();
+    let plain = std::mem::replace(rd, BufReader::with_capacity(0, Stream::Detached)).into_inner();
+    *rd = BufReader::with_capacity(capacity, plain.into_tls(host)?);
+    Ok(())
 }
 
 impl Read for Stream {

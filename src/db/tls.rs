@@ -50,6 +50,15 @@ impl Tls {
         Tls::NAMES[self as usize]
     }
 
+    /// How a target's clients reach a server over TCP, as recorded with it:
+    /// "tcp 127.0.0.1:3306", or "tcp 127.0.0.1:3306, tls required".
+    pub fn tcp_transport(self, host: &str, port: u16) -> String {
+        match self {
+            Tls::Off => format!("tcp {host}:{port}"),
+            mode => format!("tcp {host}:{port}, tls {}", mode.name()),
+        }
+    }
+
     pub fn is_off(&self) -> bool {
         *self == Tls::Off
     }
@@ -160,5 +169,10 @@ mod tests {
         assert_eq!(Tls::parse("yes"), None);
         assert!(Tls::default().is_off());
         assert_eq!(Tls::Required.name(), "required");
+        assert_eq!(Tls::Off.tcp_transport("h", 1), "tcp h:1");
+        assert_eq!(
+            Tls::Preferred.tcp_transport("h", 1),
+            "tcp h:1, tls preferred"
+        );
     }
 }

@@ -128,3 +128,29 @@ pub fn wait_for(what: &str, secs: u64, mut f: impl FnMut() -> bool) {
         std::thread::sleep(std::time::Duration::from_millis(50));
     }
 }
+
+/// A server "someone else runs", started here through the library: the
+/// datadir `dir/name`, its log in `dir`, as the OS user `user` (the servers
+/// refuse root). Stopped when dropped.
+pub fn server_elsewhere(
+    dir: &Path,
+    name: &str,
+    basedir: impl Into<PathBuf>,
+    user: &str,
+    flavor: Box<dyn relbench::db::server::Flavor>,
+) -> relbench::db::server::ManagedServer {
+    let spec = relbench::db::server::ServerSpec {
+        target: name.into(),
+        basedir: basedir.into(),
+        config: None,
+        datadir: dir.join(name),
+        log_dir: dir.to_path_buf(),
+        port: None,
+        user: Some(user.into()),
+        args: vec![],
+        malloc: None,
+        plugins: vec![],
+        start_timeout: std::time::Duration::from_secs(120),
+    };
+    relbench::db::server::ManagedServer::start(spec, flavor).unwrap()
+}

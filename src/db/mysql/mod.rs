@@ -187,12 +187,7 @@ impl Driver for MysqlDriver {
             datadir,
             config_file,
             transport: Some(match &self.opts.address {
-                Address::Tcp { host, port } if self.opts.tls.is_off() => {
-                    format!("tcp {host}:{port}")
-                }
-                Address::Tcp { host, port } => {
-                    format!("tcp {host}:{port}, tls {}", self.opts.tls.name())
-                }
+                Address::Tcp { host, port } => self.opts.tls.tcp_transport(host, *port),
                 Address::Socket(p) => format!("unix socket {}", p.display()),
             }),
             settings,

@@ -18,7 +18,7 @@ use sha1::Sha1;
 use sha2::{Digest, Sha256};
 
 use crate::db::protocol::Outcome;
-use crate::db::stream::Stream;
+use crate::db::stream::{self, Stream};
 use crate::db::tls::Tls;
 use crate::db::{DbError, DbResult, ErrorKind, Param};
 
@@ -263,6 +263,16 @@ impl WireConn {
         }
     }
 
+    /// Starts the handshake response: capabilities, largest packet,
+    /// character set, 23 reserved bytes. Alone, it is the SSLRequest.
+    fn begin_response(&mut self) {
+        self.begin_packet();
+        self.out.extend_from_slice(&self.caps.to_le_bytes());
+        self.out.extend_from_slice(&(16u32 << 20).to_le_bytes());
+        self.out.push(CHARSET);
+        self.out.extend_from_slice(&[0u8; 23]);
+    }
+
     /// Starts a packet in `out`; the payload follows.
     fn begin_packet(&mut self) {
         self.out.clear();
@@ -410,19 +420,9 @@ impl WireConn {
                 // SSLRequest: the first 32 bytes of the handshake response,
                 // then TLS; the response itself follows encrypted.
                 self.caps |= CLIENT_SSL;
-                self.begin_packet();
-                self.out.extend_from_slice(&self.caps.to_le_bytes());
-                self.out.extend_from_slice(&(16u32 << 20).to_le_bytes());
-                self.out.push(CHARSET);
-                self.out.extend_from_slice(&[0u8; 23]);
+                self.begin_response();
                 self.send()?;
-                if !self.rd.buffer().is_empty() {
-                    return Err(proto_err("the server sent data before the TLS handshake"));
-                }
-                let plain =
-                    std::mem::replace(&mut self.rd, BufReader::with_capacity(0, Stream::Detached))
-                        .into_inner();
-                self.rd = BufReader::with_capacity(64 * 1024, plain.into_tls(host)?);
+                stream::start_tls(&mut self.rd, host)?;
             } else if opts.tls == Tls::Required {
                 return Err(DbError::new(
                     ErrorKind::Other,
@@ -437,11 +437,7 @@ impl WireConn {
         let password = opts.password.as_deref().unwrap_or("").as_bytes();
         let auth = self.auth_response(&plugin, password, &seed)?;
 
-        self.begin_packet();
-        self.out.extend_from_slice(&self.caps.to_le_bytes());
-        self.out.extend_from_slice(&(16u32 << 20).to_le_bytes());
-        self.out.push(CHARSET);
-        self.out.extend_from_slice(&[0u8; 23]);
+        self.begin_response();
         self.out.extend_from_slice(opts.user.as_bytes());
         self.out.push(0);
         if self.caps & CLIENT_PLUGIN_AUTH_LENENC_CLIENT_DATA != 0 {

@@ -136,12 +136,7 @@ impl Driver for PgDriver {
             datadir,
             config_file,
             transport: Some(match &self.opts.address {
-                Address::Tcp { host, port } if self.opts.tls.is_off() => {
-                    format!("tcp {host}:{port}")
-                }
-                Address::Tcp { host, port } => {
-                    format!("tcp {host}:{port}, tls {}", self.opts.tls.name())
-                }
+                Address::Tcp { host, port } => self.opts.tls.tcp_transport(host, *port),
                 Address::Socket { dir, port } => {
                     format!("unix socket {}/.s.PGSQL.{port}", dir.display())
                 }

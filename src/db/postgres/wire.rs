@@ -17,7 +17,7 @@ use std::time::Duration;
 use postgres_protocol::authentication::{md5_hash, sasl};
 
 use crate::db::protocol::Outcome;
-use crate::db::stream::Stream;
+use crate::db::stream::{self, Stream};
 use crate::db::tls::Tls;
 use crate::db::{DbError, DbResult, ErrorKind, Param};
 
@@ -200,13 +200,7 @@ impl WireConn {
         self.rd.read_exact(&mut answer).map_err(io_err)?;
         match answer[0] {
             b'S' => {
-                if !self.rd.buffer().is_empty() {
-                    return Err(proto_err("the server sent data before the TLS handshake"));
-                }
-                let plain =
-                    std::mem::replace(&mut self.rd, BufReader::with_capacity(0, Stream::Detached))
-                        .into_inner();
-                self.rd = BufReader::with_capacity(64 * 1024, plain.into_tls(host)?);
+                stream::start_tls(&mut self.rd, host)?;
                 Ok(())
             }
             b'N' if tls == Tls::Preferred => Ok(()),

@@ -82,11 +82,16 @@ impl Build {
     }
 
     fn parse(text: &str) -> Option<Build> {
-        let v = text.split("Ver ").nth(1)?.split_whitespace().next()?;
+        Build::of_version(text.split("Ver ").nth(1)?.split_whitespace().next()?)
+    }
+
+    /// From a version string as `SELECT VERSION()` gives it
+    /// ("10.2.11-MariaDB-log", "9.7.4-2").
+    fn of_version(v: &str) -> Option<Build> {
         let mut parts = v.split(['.', '-']);
         let version = (parts.next()?.parse().ok()?, parts.next()?.parse().ok()?);
         Some(Build {
-            mariadb: text.contains("MariaDB"),
+            mariadb: v.contains("MariaDB"),
             version,
         })
     }
@@ -293,8 +298,7 @@ fn set_up(conn: &mut WireConn, rt: &Runtime) -> anyhow::Result<()> {
     // MySQL 5.7 on has ALTER USER, keeps the password out of its logs
     // itself, and 8.0 on hashes with caching_sha2_password, which has no
     // hash a client can compute.
-    let by_hash = version.contains("MariaDB")
-        || Build::parse(&format!("Ver {version}")).map_or(true, |b| b.version < (5, 7));
+    let by_hash = Build::of_version(&version).map_or(true, |b| b.mariadb || b.version < (5, 7));
     // No other way in: anonymous accounts, root anywhere but the socket,
     // the benchmark user from anywhere but loopback (an older relbench
     // made relbench@'%').
