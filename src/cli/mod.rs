@@ -21,7 +21,7 @@ use clap::{Parser, Subcommand};
 
 use crate::compare::{ComparisonSpec, Grouping};
 use crate::db::Dialect;
-use crate::plan::{self, Plan, PlanErrors};
+use crate::plan::{self, Maint, Plan, PlanErrors};
 use crate::render::{self, Format};
 use crate::runner::{self, Progress, RunEnd, RunOptions};
 use crate::util::{unix_now, utc_stamp};
@@ -643,7 +643,11 @@ fn list() {
             w.meta().about
         );
     }
-    crate::outln!("\nSteps in a plan: \"load\", \"settle\", or a workload, optionally tagged (\"scan:warm\").");
+    crate::outln!("\nMaintenance steps (timed; `relbench show NAME` prints their SQL):");
+    for m in Maint::ALL {
+        crate::outln!("  {:<22} {}", m.name(), m.about());
+    }
+    crate::outln!("\nSteps in a plan: \"load\", \"settle\", a maintenance step, or a workload, optionally tagged (\"scan:warm\").");
 }
 
 /// The plan duration a workload runs for, or "rows" for a step with a
@@ -655,6 +659,7 @@ fn runs_for(w: &dyn workload::Workload) -> &'static str {
         rows_may_be_missing: false,
         ids: Default::default(),
         insert: Default::default(),
+        random_pct: 100,
     };
     if w.events(&probe, 1).is_some() {
         return "rows";
@@ -718,8 +723,28 @@ fn show(name: &str) -> anyhow::Result<()> {
         }
         return Ok(());
     }
+    if let Some(m) = Maint::find(name) {
+        crate::outln!("{} — a timed maintenance step: {}\n", m.name(), m.about());
+        let tables: Vec<String> = (1..=2).map(sysbench::sql::table).collect();
+        for d in Dialect::ALL {
+            crate::outln!("-- {}", d.name());
+            let statements = m.statements(d, &tables);
+            if statements.is_empty() {
+                crate::outln!("(no SQL: the managed server is stopped with its clean-shutdown signal and started again)");
+            }
+            for s in statements {
+                crate::outln!("{s};");
+            }
+            crate::outln!();
+        }
+        crate::outln!("(shown for 2 tables; it runs once per table of the plan)");
+        return Ok(());
+    }
     let Some(w) = workload::find(name) else {
-        let names = workload::all().map(|w| w.meta().name).chain(["load"]);
+        let names = workload::all()
+            .map(|w| w.meta().name)
+            .chain(["load"])
+            .chain(Maint::ALL.map(Maint::name));
         let hint = crate::util::did_you_mean(name, names).map_or_else(
             || "`relbench list` shows every workload".to_string(),
             |m| format!("did you mean \"{m}\"?"),

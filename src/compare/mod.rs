@@ -9,11 +9,13 @@
 //! format shows the same figures, and `report.json` is this model. The
 //! comparison never talks to a database.
 
+mod campaign;
 mod cost;
 mod explain;
 mod series;
 mod summary;
 
+pub use campaign::{TimelineCell, TimelineRow};
 pub use cost::{Cost, Rate};
 pub use explain::{cost_matters, superseded, CPU_BOUND_PCT, IO_BOUND_PCT};
 pub use series::{
@@ -439,6 +441,9 @@ pub struct Report {
     pub summary_lines: Vec<SummaryLine>,
     /// The database size after each step of the first repeat.
     pub db_size: Vec<DbSizeStep>,
+    /// A campaign's steps in run order across phases, intervals and
+    /// maintenance steps, with sizes (empty for a plain sequence).
+    pub timeline: Vec<TimelineRow>,
     /// The Insert Benchmark's q-steps against their background-write SLA.
     pub sla: Vec<SlaRow>,
     /// The Insert Benchmark's response-time ranges.
@@ -919,6 +924,7 @@ pub fn build_subset(
         runs,
         summary_lines: summary::lines(&summary),
         db_size: series::db_size(targets.len(), &steps),
+        timeline: campaign::timeline(targets.len(), &base_of, &steps),
         sla: series::sla_rows(&steps),
         response_times,
         problems: series::problems(&steps),

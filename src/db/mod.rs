@@ -306,6 +306,17 @@ pub trait Driver: Send + Sync {
         tables: &[String],
         wait: std::time::Duration,
     ) -> anyhow::Result<BTreeMap<String, String>>;
+    /// Runs one statement of the plan's own (a maintenance step, a hook) as
+    /// the most privileged user relbench has here: root or the superuser
+    /// over a managed server's private socket, the plan's user otherwise.
+    /// Returns the rows it produced, as text. With a timeout, relbench
+    /// stops waiting then (a server may run the statement on until it next
+    /// writes to the connection; SQLite's is interrupted).
+    fn admin_sql(
+        &self,
+        sql: &str,
+        timeout: Option<std::time::Duration>,
+    ) -> anyhow::Result<Vec<Vec<Option<String>>>>;
     /// How the loader should talk to this engine: statements that put a
     /// loader connection in the engine's bulk-load mode and take it out
     /// again, and how many rows go in one transaction.
@@ -339,7 +350,7 @@ pub trait Site: Send + Sync {
     /// `--resume`, and for a plan that runs on tables loaded before).
     fn has_data(&self, table: &str) -> bool;
     /// Bytes the database occupies on disk, when that can be known.
-    fn data_size(&self) -> Option<u64> {
+    fn data_size(&self) -> Option<crate::measure::size::DbSize> {
         self.server()?.data_size()
     }
     /// Directory that holds the data (for the filesystem and device facts).

@@ -187,6 +187,47 @@ impl SqliteDriver {
 }
 
 impl Driver for SqliteDriver {
+    fn admin_sql(
+        &self,
+        sql: &str,
+        timeout: Option<std::time::Duration>,
+    ) -> anyhow::Result<Vec<Vec<Option<String>>>> {
+        let conn = self.open()?;
+        // A watchdog interrupts the statement at the timeout; dropping the
+        // sender at the end of this call lets it go.
+        let (_done, watch) = std::sync::mpsc::channel::<()>();
+        if let Some(t) = timeout {
+            let handle = conn.get_interrupt_handle();
+            std::thread::spawn(move || {
+                if let Err(std::sync::mpsc::RecvTimeoutError::Timeout) = watch.recv_timeout(t) {
+                    handle.interrupt();
+                }
+            });
+        }
+        let mut st = conn.prepare(sql)?;
+        let n = st.column_count();
+        let mut rows = st.raw_query();
+        let mut out = Vec::new();
+        while let Some(row) = rows.next()? {
+            out.push(
+                (0..n)
+                    .map(|i| {
+                        Ok(match row.get_ref(i)? {
+                            rusqlite::types::ValueRef::Null => None,
+                            rusqlite::types::ValueRef::Integer(v) => Some(v.to_string()),
+                            rusqlite::types::ValueRef::Real(v) => Some(v.to_string()),
+                            rusqlite::types::ValueRef::Text(t)
+                            | rusqlite::types::ValueRef::Blob(t) => {
+                                Some(String::from_utf8_lossy(t).into_owned())
+                            }
+                        })
+                    })
+                    .collect::<rusqlite::Result<Vec<_>>>()?,
+            );
+        }
+        Ok(out)
+    }
+
     fn table_options(&self) -> String {
         super::spec::table_suffix(None, self.extra_options.as_deref())
     }
@@ -293,10 +334,13 @@ impl Site for SqliteDriver {
             .is_ok_and(|n| n == 1)
     }
 
-    fn data_size(&self) -> Option<u64> {
-        let main = std::fs::metadata(&self.path).ok()?.len();
-        let wal = std::fs::metadata(&self.side_files()[0]).map_or(0, |m| m.len());
-        Some(main + wal)
+    fn data_size(&self) -> Option<crate::measure::size::DbSize> {
+        let mut size = crate::measure::size::DbSize::default();
+        size.add(&std::fs::metadata(&self.path).ok()?, false);
+        if let Ok(m) = std::fs::metadata(&self.side_files()[0]) {
+            size.add(&m, true);
+        }
+        Some(size)
     }
 
     fn data_dir(&self) -> Option<PathBuf> {
@@ -503,7 +547,7 @@ mod tests {
             ],
         );
         assert_eq!(e.unwrap_err().kind, ErrorKind::Constraint);
-        assert!(d.data_size().unwrap() > 0);
+        assert!(d.data_size().unwrap().apparent > 0);
         assert!(d.has_data("t") && !d.has_data("other"));
         drop(c);
         d.cleanup(true).unwrap();

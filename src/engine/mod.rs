@@ -319,6 +319,7 @@ mod tests {
                 rows_may_be_missing: false,
                 ids: dist::Kind::Uniform,
                 insert: insert::Params::default(),
+                random_pct: 100,
             },
             clients: 1,
             warmup: Duration::ZERO,

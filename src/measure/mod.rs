@@ -8,10 +8,12 @@
 //! - [`stats`]: medians, intervals and the rank-sum test over repeats;
 //! - [`within`]: the test of one window's per-second throughput against
 //!   another's, for targets that ran a step once;
-//! - [`units`]: how figures are printed.
+//! - [`units`]: how figures are printed;
+//! - [`size`]: a database's apparent and allocated size, logs apart.
 
 pub mod outcome;
 pub mod recorder;
+pub mod size;
 pub mod stats;
 pub mod units;
 pub mod within;

@@ -47,8 +47,15 @@ pub struct StepMetrics {
     pub disk: Option<DiskFigures>,
     pub server_rss_peak_bytes: Option<u64>,
     pub client_rss_peak_bytes: Option<u64>,
+    /// Apparent bytes (file lengths), as `db_size_*.apparent`; kept for
+    /// readers of version 3.
     pub db_bytes_before: Option<u64>,
     pub db_bytes_after: Option<u64>,
+    /// Apparent and allocated, logs apart.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub db_size_before: Option<crate::measure::size::DbSize>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub db_size_after: Option<crate::measure::size::DbSize>,
     /// The sampler's own CPU over the window.
     pub sampler: Option<SamplerCost>,
     /// Unix time the measured window (and the per-second series) began.

@@ -13,6 +13,7 @@ use std::time::Duration;
 pub use crate::db::spec::{Access, Managed, TargetSpec};
 use serde::{Deserialize, Serialize};
 
+pub use crate::workload::maint::Maint;
 use crate::workload::{self, DurationClass, Workload};
 
 /// When a step stops.
@@ -54,6 +55,17 @@ pub struct Plan {
     /// The Insert Benchmark's sizes (used by its steps only).
     #[serde(default)]
     pub insert_benchmark: crate::workload::insert::Params,
+    /// The sequence's phases (`[[phase]]`), in order; none: one phase.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub phases: Vec<Phase>,
+    /// Statements or commands run around steps and phases (`[[hook]]`).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub hooks: Vec<Hook>,
+    /// How compressible the generated strings are, in percent random
+    /// (`[scale] random_pct`, as the Insert Benchmark's `data_random_pct`):
+    /// 100 is sysbench's own all-random digits.
+    #[serde(default = "all_random")]
+    pub random_pct: u8,
     /// What the report compares (`[[comparison]]`): none means every
     /// target against the first.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
@@ -69,6 +81,74 @@ pub struct Comparison {
     pub base: String,
     #[serde(default)]
     pub targets: Vec<String>,
+}
+
+fn all_random() -> u8 {
+    100
+}
+
+/// When a hook runs.
+#[derive(Debug, Clone, Copy, Serialize, Deserialize, PartialEq, Eq)]
+#[serde(rename_all = "lowercase")]
+pub enum When {
+    Before,
+    After,
+}
+
+/// What a hook runs around.
+#[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]
+#[serde(rename_all = "lowercase")]
+pub enum HookScope {
+    /// Every step.
+    Steps,
+    /// Every execution of the steps with this name (all tags, intervals
+    /// and client counts).
+    Step(String),
+    /// Once, before the phase's first step or after its last.
+    Phase(String),
+}
+
+/// What a hook runs.
+#[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]
+#[serde(rename_all = "lowercase")]
+pub enum HookAction {
+    /// A statement, as the most privileged user relbench has on the target.
+    Sql(String),
+    /// A command for `/bin/sh -c`, with the step's facts in `RELBENCH_*`.
+    Shell(String),
+}
+
+#[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]
+pub struct Hook {
+    pub when: When,
+    pub scope: HookScope,
+    pub action: HookAction,
+    pub timeout_secs: f64,
+}
+
+impl Hook {
+    /// Whether it runs around this execution, given the plan's phases.
+    pub fn applies(&self, plan: &Plan, e: &Execution, when: When) -> bool {
+        if self.when != when {
+            return false;
+        }
+        match &self.scope {
+            HookScope::Steps => true,
+            HookScope::Step(name) => e.step.name() == name,
+            HookScope::Phase(name) => {
+                let Some(p) = plan.phases.iter().position(|p| &p.name == name) else {
+                    return false;
+                };
+                let first = plan.phases[p].first;
+                let end = plan.phases.get(p + 1).map_or(plan.steps.len(), |n| n.first);
+                let counts = plan.client_counts(&e.step);
+                match when {
+                    When::Before => e.seq == first + 1 && e.clients == counts[0],
+                    When::After => e.seq == end && e.clients == counts[counts.len() - 1],
+                }
+            }
+        }
+    }
 }
 
 /// How long a workload step runs after its warm-up.
@@ -109,6 +189,8 @@ pub enum StepKind {
     Load,
     Settle,
     Workload(String),
+    /// Timed DDL or upkeep, or a server restart (`drop-table`, `restart`).
+    Maintenance(Maint),
 }
 
 /// One entry of the sequence.
@@ -118,25 +200,44 @@ pub struct Step {
     /// A tag that tells two runs of one workload apart ("warm", "pre").
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub tag: Option<String>,
+    /// Which interval of a long step this is: the plan's `interval` splits
+    /// a timed step into consecutive windows, each measured as a step.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub interval: Option<Interval>,
 }
 
-/// The step's label, `name` or `name.tag`.
+/// One of the consecutive windows a long step is measured in.
+#[derive(Debug, Clone, Copy, Serialize, Deserialize, PartialEq, Eq, Hash)]
+pub struct Interval {
+    /// 1-based.
+    pub n: u32,
+    pub of: u32,
+    /// Each window's length.
+    pub ms: u64,
+}
+
+/// The step's label, `name`, `name.tag`, `name@3` for its third interval.
 impl std::fmt::Display for Step {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        match &self.tag {
-            Some(t) => write!(f, "{}.{t}", self.name()),
-            None => f.write_str(self.name()),
+        f.write_str(self.name())?;
+        if let Some(t) = &self.tag {
+            write!(f, ".{t}")?;
         }
+        if let Some(i) = &self.interval {
+            write!(f, "@{}", i.n)?;
+        }
+        Ok(())
     }
 }
 
 impl StepKind {
-    /// `load`, `settle` or `workload`.
+    /// `load`, `settle`, `workload` or `maintenance`.
     pub fn name(&self) -> &'static str {
         match self {
             StepKind::Load => "load",
             StepKind::Settle => "settle",
             StepKind::Workload(_) => "workload",
+            StepKind::Maintenance(_) => "maintenance",
         }
     }
 }
@@ -147,6 +248,14 @@ impl Step {
             StepKind::Load => "load",
             StepKind::Settle => "settle",
             StepKind::Workload(w) => w,
+            StepKind::Maintenance(m) => m.name(),
+        }
+    }
+
+    pub fn maintenance(&self) -> Option<Maint> {
+        match self.kind {
+            StepKind::Maintenance(m) => Some(m),
+            _ => None,
         }
     }
 
@@ -162,12 +271,16 @@ impl Step {
         }
     }
 
-    /// As tables show it: `scan (warm)`.
+    /// As tables show it: `scan (warm)`, `read-write-10 @3/12`.
     pub fn title(&self) -> String {
-        match &self.tag {
+        let mut s = match &self.tag {
             Some(t) => format!("{} ({t})", self.name()),
             None => self.name().to_string(),
+        };
+        if let Some(i) = &self.interval {
+            s += &format!(" @{}/{}", i.n, i.of);
         }
+        s
     }
 
     /// Whether the step creates the tables the rest of the sequence uses:
@@ -176,7 +289,7 @@ impl Step {
     pub fn creates_tables(&self) -> bool {
         match &self.kind {
             StepKind::Load => true,
-            StepKind::Settle => false,
+            StepKind::Settle | StepKind::Maintenance(_) => false,
             StepKind::Workload(_) => self.workload().is_some_and(|w| w.meta().creates_tables),
         }
     }
@@ -204,7 +317,71 @@ impl Step {
         Step {
             kind,
             tag: tag.map(String::from),
+            interval: None,
         }
+    }
+}
+
+/// A part of the sequence that runs on the data the parts before it left,
+/// and may start with a server restart under other settings.
+#[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]
+pub struct Phase {
+    pub name: String,
+    /// Index in [`Plan::steps`] of its first step.
+    pub first: usize,
+    /// The server settings it restarts with (its first step is then the
+    /// `restart` step); `None`: the server runs on as it was.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub server: Option<ServerChange>,
+}
+
+/// What a phase changes about a managed server, from the target's own
+/// settings: `config` and `malloc` replace the target's, `args` are added
+/// to its `server_args`. Each restarting phase states its settings against
+/// the target's own, not against the phase before.
+#[derive(Debug, Clone, Default, Serialize, Deserialize, PartialEq)]
+pub struct ServerChange {
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub config: Option<std::path::PathBuf>,
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub args: Vec<String>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub malloc: Option<std::path::PathBuf>,
+}
+
+impl ServerChange {
+    /// In words, for the report and the progress line.
+    pub fn describe(&self) -> String {
+        let mut parts = Vec::new();
+        if let Some(c) = &self.config {
+            parts.push(format!("config {}", c.display()));
+        }
+        if !self.args.is_empty() {
+            parts.push(format!("server args {}", self.args.join(" ")));
+        }
+        if let Some(m) = &self.malloc {
+            parts.push(format!("malloc {}", m.display()));
+        }
+        if parts.is_empty() {
+            "the target's own settings".into()
+        } else {
+            parts.join(", ")
+        }
+    }
+
+    /// The target as it runs under this change.
+    pub fn apply(&self, target: &TargetSpec) -> TargetSpec {
+        let mut t = target.clone();
+        if let Access::Managed(m) = &mut t.access {
+            if let Some(c) = &self.config {
+                m.config = Some(c.clone());
+            }
+            m.args.extend(self.args.iter().cloned());
+            if let Some(x) = &self.malloc {
+                m.malloc = Some(x.clone());
+            }
+        }
+        t
     }
 }
 
@@ -232,6 +409,30 @@ impl Plan {
         })
     }
 
+    /// The client counts a step runs at: the plan's for a workload, one
+    /// for the rest.
+    pub fn client_counts(&self, step: &Step) -> &[u32] {
+        match step.kind {
+            StepKind::Workload(_) => &self.clients,
+            _ => &[1],
+        }
+    }
+
+    /// The phase step `seq` (1-based) runs in, when the plan has phases.
+    pub fn phase_of(&self, seq: usize) -> Option<&Phase> {
+        self.phases.iter().rev().find(|p| p.first < seq)
+    }
+
+    /// The server settings step `seq` runs under: those of the last phase
+    /// at or before it that restarted the server.
+    pub fn server_at(&self, seq: usize) -> Option<&ServerChange> {
+        self.phases
+            .iter()
+            .rev()
+            .filter(|p| p.first < seq)
+            .find_map(|p| p.server.as_ref())
+    }
+
     /// What the data looks like when step `seq` (1-based) starts.
     pub fn scale_at(&self, seq: usize) -> workload::Scale {
         workload::Scale {
@@ -244,6 +445,7 @@ impl Plan {
                 .any(|s| s.workload().is_some_and(|w| w.meta().removes_rows)),
             ids: self.distribution,
             insert: self.insert_benchmark,
+            random_pct: self.random_pct,
         }
     }
 
@@ -266,6 +468,22 @@ impl Plan {
         }
     }
 
+    /// When a workload step stops: its interval's length, or its class's
+    /// duration.
+    pub fn stop_of(&self, step: &Step, class: DurationClass) -> StopSpec {
+        match &step.interval {
+            Some(i) => StopSpec::Secs(i.ms as f64 / 1e3),
+            None => self.stop_for(class),
+        }
+    }
+
+    /// Whether a workload step warms up first: its workload says so, and
+    /// of a step measured in intervals only the first does.
+    pub fn warms_up(&self, step: &Step) -> bool {
+        step.workload().is_some_and(|w| w.meta().warms_up)
+            && step.interval.map_or(true, |i| i.n == 1)
+    }
+
     pub fn stop_for(&self, class: DurationClass) -> StopSpec {
         match class {
             DurationClass::Read => self.read,
@@ -280,23 +498,29 @@ impl Plan {
         let mut out = Vec::new();
         for repeat in 1..=self.repeats {
             for target in 0..self.targets.len() {
-                for (i, step) in self.steps.iter().enumerate() {
-                    let occurrence =
-                        1 + self.steps[..i].iter().filter(|s| *s == step).count() as u32;
-                    let counts: &[u32] = match step.kind {
-                        StepKind::Workload(_) => &self.clients,
-                        _ => &[1],
+                let mut i = 0;
+                while i < self.steps.len() {
+                    // A step measured in intervals runs them back to back
+                    // at each client count: one long window, cut up.
+                    let run = match self.steps[i].interval {
+                        Some(iv) => (iv.of as usize).min(self.steps.len() - i),
+                        None => 1,
                     };
-                    for &clients in counts {
-                        out.push(Execution {
-                            repeat,
-                            target,
-                            seq: i + 1,
-                            step: step.clone(),
-                            occurrence,
-                            clients,
-                        });
+                    for &clients in self.client_counts(&self.steps[i]) {
+                        for (k, step) in self.steps.iter().enumerate().skip(i).take(run) {
+                            let occurrence =
+                                1 + self.steps[..k].iter().filter(|s| *s == step).count() as u32;
+                            out.push(Execution {
+                                repeat,
+                                target,
+                                seq: k + 1,
+                                step: step.clone(),
+                                occurrence,
+                                clients,
+                            });
+                        }
                     }
+                    i += run;
                 }
             }
         }
@@ -318,7 +542,7 @@ impl Plan {
             .iter()
             .map(|e| match &e.step.kind {
                 StepKind::Settle => self.settle.sleep(self.tables_for_settle().1).as_secs_f64(),
-                StepKind::Load => 0.0,
+                StepKind::Load | StepKind::Maintenance(_) => 0.0,
                 StepKind::Workload(_) => {
                     let Some(w) = e.step.workload() else {
                         return 0.0;
@@ -330,9 +554,13 @@ impl Plan {
                     if w.events(&self.scale_at(e.seq), e.clients).is_some() {
                         return 0.0;
                     }
-                    let warmup = if meta.warms_up { self.warmup_secs } else { 0.0 };
+                    let warmup = if self.warms_up(&e.step) {
+                        self.warmup_secs
+                    } else {
+                        0.0
+                    };
                     warmup
-                        + match self.stop_for(meta.duration) {
+                        + match self.stop_of(&e.step, meta.duration) {
                             StopSpec::Secs(s) => s,
                             StopSpec::Events(_) => 0.0,
                         }
@@ -408,7 +636,8 @@ mod tests {
             Step::from_label("settle.pre", false),
             Step {
                 kind: StepKind::Settle,
-                tag: Some("pre".into())
+                tag: Some("pre".into()),
+                interval: None,
             }
         );
     }

@@ -10,7 +10,10 @@ use std::path::{Path, PathBuf};
 use serde::Deserialize;
 use toml::Spanned;
 
-use super::{Access, Comparison, Managed, Plan, Settle, Step, StepKind, StopSpec, TargetSpec};
+use super::{
+    Access, Comparison, Hook, HookAction, HookScope, Interval, Maint, Managed, Phase, Plan,
+    ServerChange, Settle, Step, StepKind, StopSpec, TargetSpec, When,
+};
 use crate::db::{server, sqlite, tls::Tls, url::ServerUrl, EngineKind};
 use crate::util::did_you_mean;
 use crate::workload::{self, dist, sysbench};
@@ -76,6 +79,34 @@ struct RawPlan {
     insert: Option<RawInsert>,
     target: Option<Spanned<Vec<Spanned<RawTarget>>>>,
     comparison: Option<Vec<RawComparison>>,
+    phase: Option<Spanned<Vec<RawPhase>>>,
+    hook: Option<Vec<Spanned<RawHook>>>,
+}
+
+/// A `[[phase]]`: steps that run on the data the phases before left, after
+/// a server restart when it says so.
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+struct RawPhase {
+    name: Spanned<String>,
+    steps: Spanned<Vec<Spanned<String>>>,
+    restart: Option<Spanned<bool>>,
+    config: Option<Spanned<String>>,
+    server_args: Option<Spanned<Vec<String>>>,
+    malloc: Option<Spanned<String>>,
+    interval: Option<Spanned<toml::Value>>,
+}
+
+/// A `[[hook]]`: a statement or a command before or after steps or a phase.
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+struct RawHook {
+    when: Spanned<String>,
+    step: Option<Spanned<String>>,
+    phase: Option<Spanned<String>>,
+    sql: Option<Spanned<String>>,
+    shell: Option<Spanned<String>>,
+    timeout: Option<Spanned<toml::Value>>,
 }
 
 /// A `[[comparison]]`: which targets the report compares with which base.
@@ -106,6 +137,7 @@ struct RawInsert {
 struct RawScale {
     tables: Option<Spanned<i64>>,
     rows: Option<Spanned<i64>>,
+    random_pct: Option<Spanned<i64>>,
 }
 
 #[derive(Deserialize)]
@@ -116,6 +148,7 @@ struct RawDuration {
     write: Option<Spanned<toml::Value>>,
     insert: Option<Spanned<toml::Value>>,
     events: Option<Spanned<i64>>,
+    interval: Option<Spanned<toml::Value>>,
 }
 
 #[derive(Deserialize)]
@@ -294,7 +327,7 @@ pub fn parse(text: &str, file: &str, dir: &Path) -> Result<Plan, PlanErrors> {
 }
 
 fn validate(cx: &mut Ctx<'_>, raw: RawPlan) -> Plan {
-    let (suite, steps) = steps(cx, &raw);
+    let (suite, steps, phases) = steps(cx, &raw);
 
     let clients = match &raw.clients {
         None => vec![1],
@@ -417,6 +450,7 @@ fn validate(cx: &mut Ctx<'_>, raw: RawPlan) -> Plan {
         }
     }
     let [read, write, insert] = stops;
+    let (steps, phases) = intervals(cx, &raw, steps, phases, [read, write, insert]);
 
     let s = raw.settle.as_ref();
     let settle = Settle {
@@ -456,9 +490,26 @@ fn validate(cx: &mut Ctx<'_>, raw: RawPlan) -> Plan {
         }
     }
 
+    let random_pct = match raw.scale.as_ref().and_then(|s| s.random_pct.as_ref()) {
+        None => 100,
+        Some(v) if (0..=100).contains(v.get_ref()) => *v.get_ref() as u8,
+        Some(v) => {
+            cx.err(
+                v.span(),
+                format!("random_pct must be between 0 and 100, not {}", v.get_ref()),
+                Some("the percent of each generated string that is random; the rest repeats and compresses".into()),
+            );
+            100
+        }
+    };
     let targets = targets(cx, &raw);
+    restarts(cx, &raw, &steps, &targets);
+    let hooks = hooks(cx, &raw, &steps, &phases);
     let comparisons = comparisons(cx, &raw, &targets);
     Plan {
+        phases,
+        hooks,
+        random_pct,
         insert_benchmark,
         suite,
         steps,
@@ -479,6 +530,227 @@ fn validate(cx: &mut Ctx<'_>, raw: RawPlan) -> Plan {
 }
 
 /// The plan's `[[comparison]]` tables, each naming targets of the plan.
+/// Splits each timed workload step longer than its interval (the phase's,
+/// or `[duration] interval`) into consecutive intervals, each a step.
+fn intervals(
+    cx: &mut Ctx<'_>,
+    raw: &RawPlan,
+    steps: Vec<Step>,
+    mut phases: Vec<Phase>,
+    stops: [StopSpec; 3],
+) -> (Vec<Step>, Vec<Phase>) {
+    let plan_interval = raw
+        .duration
+        .as_ref()
+        .and_then(|d| d.interval.clone())
+        .map(|v| {
+            (
+                cx.duration(&Some(v.clone()), "interval", 0.0, MIN_STEP_SECS),
+                v.span(),
+            )
+        });
+    let phase_intervals: Vec<Option<(f64, Range<usize>)>> = raw
+        .phase
+        .as_ref()
+        .map(|p| {
+            p.get_ref()
+                .iter()
+                .map(|p| {
+                    p.interval.clone().map(|v| {
+                        (
+                            cx.duration(&Some(v.clone()), "interval", 0.0, MIN_STEP_SECS),
+                            v.span(),
+                        )
+                    })
+                })
+                .collect()
+        })
+        .unwrap_or_default();
+    if plan_interval.is_none() && phase_intervals.iter().all(Option::is_none) {
+        return (steps, phases);
+    }
+    if let (StopSpec::Events(_), Some((_, span))) = (
+        stops[0],
+        plan_interval
+            .clone()
+            .or(phase_intervals.iter().flatten().next().cloned()),
+    ) {
+        cx.err(
+            span,
+            "interval splits a step's time, but [duration] events stops steps by count",
+            Some("remove `events`, or `interval`".into()),
+        );
+        return (steps, phases);
+    }
+    let mut out = Vec::new();
+    let mut firsts = vec![0; phases.len()];
+    for (i, step) in steps.into_iter().enumerate() {
+        let pi = phases.iter().rposition(|p| p.first <= i);
+        for (k, p) in phases.iter().enumerate() {
+            if p.first == i {
+                firsts[k] = out.len();
+            }
+        }
+        let every = pi
+            .and_then(|p| phase_intervals.get(p).cloned().flatten())
+            .or(plan_interval.clone())
+            .map(|(s, _)| s);
+        let timed = step.workload().and_then(|w| {
+            // Steps with a fixed amount of work stop when it is done,
+            // whatever the scale.
+            let scale = workload::Scale {
+                tables: 1,
+                rows: 1,
+                rows_may_be_missing: false,
+                ids: dist::Kind::Uniform,
+                insert: workload::insert::Params::default(),
+                random_pct: 100,
+            };
+            w.events(&scale, 1)
+                .is_none()
+                .then(|| match w.meta().duration {
+                    workload::DurationClass::Read => stops[0],
+                    workload::DurationClass::Write => stops[1],
+                    workload::DurationClass::Insert => stops[2],
+                })
+        });
+        match (every, timed) {
+            (Some(every), Some(StopSpec::Secs(total))) if total > every * 1.001 => {
+                let of = (total / every).round().max(1.0) as u32;
+                let ms = (total * 1e3 / f64::from(of)).round() as u64;
+                for n in 1..=of {
+                    out.push(Step {
+                        interval: Some(Interval { n, of, ms }),
+                        ..step.clone()
+                    });
+                }
+            }
+            _ => out.push(step),
+        }
+    }
+    for (p, f) in phases.iter_mut().zip(firsts) {
+        p.first = f;
+    }
+    (out, phases)
+}
+
+/// A restart needs a server relbench started.
+fn restarts(cx: &mut Ctx<'_>, raw: &RawPlan, steps: &[Step], targets: &[TargetSpec]) {
+    if !steps
+        .iter()
+        .any(|s| s.maintenance() == Some(Maint::Restart))
+    {
+        return;
+    }
+    let span = raw
+        .phase
+        .as_ref()
+        .map(|p| p.span())
+        .or(raw.steps.as_ref().map(|s| s.span()))
+        .unwrap_or(0..0);
+    for t in targets {
+        let why = match (&t.access, t.engine.is_server()) {
+            (Access::Managed(_), _) => continue,
+            (_, false) => "an embedded engine has no server to restart",
+            (_, true) => "it is reached by URL, and relbench restarts only a server it started",
+        };
+        cx.err(
+            span.clone(),
+            format!("the sequence restarts the server, but target \"{}\" cannot be restarted: {why}", t.name),
+            Some("give the target a basedir so that relbench runs its server, or run the phases without restarts (restart = false, no config, server_args or malloc in [[phase]], no \"restart\" step)".into()),
+        );
+    }
+}
+
+/// The `[[hook]]`s: when, around what, what to run, for how long at most.
+fn hooks(cx: &mut Ctx<'_>, raw: &RawPlan, steps: &[Step], phases: &[Phase]) -> Vec<Hook> {
+    let mut out = Vec::new();
+    for h in raw.hook.iter().flatten() {
+        let span = h.span();
+        let h = h.get_ref();
+        let when = match h.when.get_ref().as_str() {
+            "before" => When::Before,
+            "after" => When::After,
+            other => {
+                cx.err(
+                    h.when.span(),
+                    format!("unknown hook time \"{other}\""),
+                    Some("use when = \"before\" or \"after\"".into()),
+                );
+                continue;
+            }
+        };
+        let scope = match (&h.step, &h.phase) {
+            (Some(_), Some(p)) => {
+                cx.err(
+                    p.span(),
+                    "a hook runs around a step or a phase, not both",
+                    None,
+                );
+                continue;
+            }
+            (Some(st), None) => {
+                let name = st.get_ref();
+                if !steps.iter().any(|s| s.name() == name) {
+                    let names: Vec<&str> = steps.iter().map(|s| s.name()).collect();
+                    cx.err(
+                        st.span(),
+                        format!("the hook's step \"{name}\" is not in the sequence"),
+                        Some(match did_you_mean(name, names.iter().copied()) {
+                            Some(m) => format!("did you mean \"{m}\"?"),
+                            None => format!("the sequence's steps: {}", names.join(", ")),
+                        }),
+                    );
+                    continue;
+                }
+                HookScope::Step(name.clone())
+            }
+            (None, Some(p)) => {
+                let name = p.get_ref();
+                if !phases.iter().any(|q| &q.name == name) {
+                    let names: Vec<&str> = phases.iter().map(|q| q.name.as_str()).collect();
+                    cx.err(
+                        p.span(),
+                        format!("the hook's phase \"{name}\" is not in the plan"),
+                        Some(if names.is_empty() {
+                            "the plan has no [[phase]]".into()
+                        } else {
+                            format!("its phases: {}", names.join(", "))
+                        }),
+                    );
+                    continue;
+                }
+                HookScope::Phase(name.clone())
+            }
+            (None, None) => HookScope::Steps,
+        };
+        let action = match (&h.sql, &h.shell) {
+            (Some(q), None) if !q.get_ref().trim().is_empty() => {
+                HookAction::Sql(q.get_ref().clone())
+            }
+            (None, Some(c)) if !c.get_ref().trim().is_empty() => {
+                HookAction::Shell(c.get_ref().clone())
+            }
+            _ => {
+                cx.err(
+                    span,
+                    "a hook runs one `sql` statement or one `shell` command",
+                    Some("give exactly one of sql = \"…\" and shell = \"…\"".into()),
+                );
+                continue;
+            }
+        };
+        let timeout_secs = cx.duration(&h.timeout, "hook timeout", 60.0, 0.1);
+        out.push(Hook {
+            when,
+            scope,
+            action,
+            timeout_secs,
+        });
+    }
+    out
+}
+
 fn comparisons(cx: &mut Ctx<'_>, raw: &RawPlan, targets: &[TargetSpec]) -> Vec<Comparison> {
     let mut out = Vec::new();
     for c in raw.comparison.iter().flatten() {
@@ -568,14 +840,77 @@ fn insert_params(cx: &mut Ctx<'_>, raw: &RawPlan) -> workload::insert::Params {
     p
 }
 
-fn steps(cx: &mut Ctx<'_>, raw: &RawPlan) -> (String, Vec<Step>) {
+/// The sequence: the suite's, the plan's `steps`, or its phases' steps one
+/// after another (a restarting phase's first step is its `restart`). The
+/// phases come back with the index of their first step.
+fn steps(cx: &mut Ctx<'_>, raw: &RawPlan) -> (String, Vec<Step>, Vec<Phase>) {
     let standard = || -> Vec<Step> {
         sysbench::STANDARD_SEQUENCE
             .iter()
             .map(|s| parse_step(s).expect("the standard sequence is valid"))
             .collect()
     };
-    match (&raw.suite, &raw.steps) {
+    if let Some(phases) = &raw.phase {
+        if let Some(s) = raw
+            .suite
+            .as_ref()
+            .map(|s| s.span())
+            .or(raw.steps.as_ref().map(|s| s.span()))
+        {
+            cx.err(
+                s,
+                "give the steps in each [[phase]], not in `suite` or `steps` as well",
+                Some("move the steps into the first phase".into()),
+            );
+        }
+        let mut items: Vec<(Range<usize>, String)> = Vec::new();
+        let mut out_phases = Vec::new();
+        for p in phases.get_ref() {
+            let name = p.name.get_ref();
+            if !valid_tag(name) {
+                cx.err(
+                    p.name.span(),
+                    format!("phase name \"{name}\" may have 1 to 32 letters, digits, '-' and '_'"),
+                    None,
+                );
+            } else if out_phases.iter().any(|q: &Phase| &q.name == name) {
+                cx.err(
+                    p.name.span(),
+                    format!("phase \"{name}\" appears twice"),
+                    Some("give each phase its own name".into()),
+                );
+            }
+            let change = phase_server(cx, p);
+            let first = items.len();
+            if change.is_some() {
+                items.push((p.name.span(), format!("restart:{name}")));
+            }
+            if p.steps.get_ref().is_empty() && change.is_none() {
+                cx.err(
+                    p.steps.span(),
+                    format!("phase \"{name}\" has no steps"),
+                    Some("list its steps, or restart = true to only restart the server".into()),
+                );
+            }
+            items.extend(
+                p.steps
+                    .get_ref()
+                    .iter()
+                    .map(|s| (s.span(), s.get_ref().clone())),
+            );
+            out_phases.push(Phase {
+                name: name.clone(),
+                first,
+                server: change,
+            });
+        }
+        if phases.get_ref().is_empty() {
+            cx.err(phases.span(), "the plan's phase list is empty", None);
+        }
+        let steps = custom_steps(cx, &items, phases.span());
+        return ("custom".into(), steps, out_phases);
+    }
+    let (suite, steps) = match (&raw.suite, &raw.steps) {
         (Some(_), Some(st)) => {
             cx.err(
                 st.span(),
@@ -593,7 +928,7 @@ fn steps(cx: &mut Ctx<'_>, raw: &RawPlan) -> (String, Vec<Step>) {
                         .iter()
                         .map(|s| parse_step(s).expect("the sequence is valid"))
                         .collect();
-                    return ("insert".into(), steps);
+                    return ("insert".into(), steps, Vec::new());
                 }
                 "linkbench" => cx.err(
                     s.span(),
@@ -612,62 +947,142 @@ fn steps(cx: &mut Ctx<'_>, raw: &RawPlan) -> (String, Vec<Step>) {
             ("sysbench".into(), standard())
         }
         (None, Some(list)) => {
-            let mut out = Vec::new();
-            for (i, s) in list.get_ref().iter().enumerate() {
-                match parse_step(s.get_ref()) {
-                    Ok(step) => {
-                        // Without a load the sequence runs on tables that are
-                        // already there (checked when the run starts).
-                        if i > 0 && step.kind == StepKind::Load {
-                            cx.err(s.span(), "\"load\" may only be the first step", Some("move \"load\" to the front, or remove it to run on tables that exist already; use \"settle\" to let the engine catch up".into()));
-                        }
-                        if out.contains(&step) {
-                            cx.err(
-                                s.span(),
-                                format!("step \"{}\" appears twice", s.get_ref()),
-                                Some(format!(
-                                    "tag one of them to tell them apart, e.g. \"{}:again\"",
-                                    step.name()
-                                )),
-                            );
-                        }
-                        out.push(step);
-                    }
-                    Err(help) => cx.err(
-                        s.span(),
-                        format!("unknown step \"{}\"", s.get_ref()),
-                        Some(help),
-                    ),
-                }
-            }
-            if list.get_ref().is_empty() {
+            let items: Vec<(Range<usize>, String)> = list
+                .get_ref()
+                .iter()
+                .map(|s| (s.span(), s.get_ref().clone()))
+                .collect();
+            if items.is_empty() {
                 cx.err(
                     list.span(),
                     "steps is empty",
                     Some("start with \"load\", then the workloads to run".into()),
                 );
             }
-            // One suite per sequence: the Insert Benchmark's tables are not
-            // sysbench's, so its steps and sysbench's cannot share data.
-            let insert = |s: &Step| {
-                s.workload()
-                    .is_some_and(|w| w.meta().group == workload::Group::Insert)
-            };
-            let other = |s: &Step| {
-                s.workload()
-                    .is_some_and(|w| w.meta().group != workload::Group::Insert)
-                    || s.kind == StepKind::Load
-            };
-            if out.iter().any(insert) && out.iter().any(other) {
-                cx.err(
-                    list.span(),
-                    "the steps mix the Insert Benchmark's with sysbench's, which run on different tables",
-                    Some("run each suite in its own plan".into()),
-                );
+            ("custom".into(), custom_steps(cx, &items, list.span()))
+        }
+    };
+    (suite, steps, Vec::new())
+}
+
+/// The server settings a phase restarts with, when it restarts.
+fn phase_server(cx: &mut Ctx<'_>, p: &RawPhase) -> Option<ServerChange> {
+    let config = p
+        .config
+        .as_ref()
+        .and_then(|c| existing(cx, c, "config file", false));
+    let malloc = p
+        .malloc
+        .as_ref()
+        .and_then(|m| existing(cx, m, "malloc library", false));
+    let args = p
+        .server_args
+        .as_ref()
+        .map(|a| a.get_ref().clone())
+        .unwrap_or_default();
+    let changes = p.config.is_some() || p.malloc.is_some() || p.server_args.is_some();
+    match &p.restart {
+        Some(r) if !*r.get_ref() && changes => {
+            cx.err(
+                r.span(),
+                "restart = false, but the phase changes the server's settings, which needs a restart",
+                Some("remove restart = false, or the phase's config, server_args and malloc".into()),
+            );
+            None
+        }
+        Some(r) if !*r.get_ref() => None,
+        None if !changes => None,
+        _ => Some(ServerChange {
+            config,
+            args,
+            malloc,
+        }),
+    }
+}
+
+fn valid_tag(t: &str) -> bool {
+    !t.is_empty()
+        && t.len() <= 32
+        && t.chars()
+            .all(|c| c.is_ascii_alphanumeric() || c == '-' || c == '_')
+}
+
+/// A plan's own sequence, checked: known steps, load first, no step twice,
+/// one suite's tables, nothing that needs rows after the rows are gone.
+fn custom_steps(
+    cx: &mut Ctx<'_>,
+    items: &[(Range<usize>, String)],
+    whole: Range<usize>,
+) -> Vec<Step> {
+    let mut out = Vec::new();
+    let mut gone: Option<&str> = None;
+    for (i, (span, s)) in items.iter().enumerate() {
+        match parse_step(s) {
+            Ok(step) => {
+                // Without a load the sequence runs on tables that are
+                // already there (checked when the run starts).
+                if i > 0 && step.kind == StepKind::Load {
+                    cx.err(span.clone(), "\"load\" may only be the first step", Some("move \"load\" to the front, or remove it to run on tables that exist already; use \"settle\" to let the engine catch up".into()));
+                }
+                if out.contains(&step) {
+                    cx.err(
+                        span.clone(),
+                        format!("step \"{s}\" appears twice"),
+                        Some(format!(
+                            "tag one of them to tell them apart, e.g. \"{}:again\"",
+                            step.name()
+                        )),
+                    );
+                }
+                if let Some(g) = gone {
+                    if step.maintenance().is_none() && step.kind != StepKind::Settle {
+                        cx.err(
+                            span.clone(),
+                            format!("\"{s}\" comes after \"{g}\", which leaves no rows to run on"),
+                            Some(format!("put \"{g}\" at the end of the sequence")),
+                        );
+                    }
+                }
+                if let Some(m) = step.maintenance().filter(|m| !m.keeps_rows()) {
+                    gone = Some(m.name());
+                }
+                out.push(step);
             }
-            ("custom".into(), out)
+            Err(help) => cx.err(span.clone(), format!("unknown step \"{s}\""), Some(help)),
         }
     }
+    // One suite per sequence: the Insert Benchmark's tables are not
+    // sysbench's, so its steps and sysbench's cannot share data.
+    let insert = |s: &Step| {
+        s.workload()
+            .is_some_and(|w| w.meta().group == workload::Group::Insert)
+    };
+    let other = |s: &Step| {
+        s.workload()
+            .is_some_and(|w| w.meta().group != workload::Group::Insert)
+            || s.kind == StepKind::Load
+    };
+    if out.iter().any(insert) && out.iter().any(other) {
+        cx.err(
+            whole.clone(),
+            "the steps mix the Insert Benchmark's with sysbench's, which run on different tables",
+            Some("run each suite in its own plan".into()),
+        );
+    }
+    if out.iter().any(insert) {
+        if let Some(m) = out
+            .iter()
+            .filter_map(|s| s.maintenance())
+            .find(|m| m.sysbench_only())
+        {
+            cx.err(
+                whole,
+                format!("\"{}\" works on sysbench's secondary index, which the Insert Benchmark's tables do not have", m.name()),
+                Some("its l.x step builds its indexes; leave the index steps out".into()),
+            );
+        }
+    }
+    out
 }
 
 /// `name` or `name:tag`, where name is load, settle or a workload.
@@ -677,12 +1092,7 @@ fn parse_step(s: &str) -> Result<Step, String> {
         None => (s, None),
     };
     if let Some(t) = tag {
-        if t.is_empty()
-            || t.len() > 32
-            || !t
-                .chars()
-                .all(|c| c.is_ascii_alphanumeric() || c == '-' || c == '_')
-        {
+        if !valid_tag(t) {
             return Err(format!(
                 "the tag after ':' takes 1 to 32 letters, digits, '-' and '_', as in \"{name}:warm\""
             ));
@@ -692,9 +1102,11 @@ fn parse_step(s: &str) -> Result<Step, String> {
         "load" => StepKind::Load,
         "settle" => StepKind::Settle,
         w if workload::find(w).is_some() => StepKind::Workload(w.to_string()),
+        m if Maint::find(m).is_some() => StepKind::Maintenance(Maint::find(m).expect("found")),
         w => {
             let names = ["load", "settle"]
                 .into_iter()
+                .chain(Maint::ALL.map(Maint::name))
                 .chain(workload::all().map(|w| w.meta().name));
             return Err(match did_you_mean(w, names) {
                 Some(m) => format!("did you mean \"{m}\"? `relbench list` shows every workload"),
@@ -705,6 +1117,7 @@ fn parse_step(s: &str) -> Result<Step, String> {
     Ok(Step {
         kind,
         tag: tag.map(str::to_string),
+        interval: None,
     })
 }
 

@@ -181,6 +181,23 @@ fn lines(out: &mut String, r: &Report, comparison: Option<&str>, header: bool) {
             ("sla_passed".into(), opt(s.sla.as_ref().map(|x| x.passed))),
             ("db_bytes_before".into(), opt(m.db_bytes_before)),
             ("db_bytes_after".into(), opt(m.db_bytes_after)),
+            (
+                "db_allocated_before".into(),
+                opt(m.db_size_before.map(|d| d.allocated)),
+            ),
+            (
+                "db_allocated_after".into(),
+                opt(m.db_size_after.map(|d| d.allocated)),
+            ),
+            (
+                "db_logs_allocated_after".into(),
+                opt(m.db_size_after.map(|d| d.logs_allocated)),
+            ),
+            ("phase".into(), s.phase.clone().unwrap_or_default()),
+            (
+                "server_settings".into(),
+                s.server_settings.clone().unwrap_or_default(),
+            ),
             ("failed".into(), s.failed.clone().unwrap_or_default()),
         ]);
         if i == 0 && header {

@@ -24,7 +24,7 @@ use crate::workload::Group;
 
 /// Bumped when a field changes meaning or goes away; readers refuse newer
 /// versions instead of misreading them.
-pub const SCHEMA_VERSION: u32 = 3;
+pub const SCHEMA_VERSION: u32 = 4;
 
 /// The oldest version this relbench reads; older files are upgraded as
 /// they are read (version 2 named a step by one `"step": "scan.warm"`
@@ -104,6 +104,13 @@ pub struct StepResult {
     pub step: Step,
     /// 1 the first time the sequence runs this step, 2 the second.
     pub occurrence: u32,
+    /// The plan's phase it ran in, when the plan has phases.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub phase: Option<String>,
+    /// The server settings its phase restarted with, in words (`None`:
+    /// the target's own).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub server_settings: Option<String>,
     pub group: Option<Group>,
     pub clients: u32,
     /// Unix time the step started.
@@ -268,7 +275,9 @@ fn read_json<T: for<'de> Deserialize<'de>>(path: &Path) -> anyhow::Result<T> {
         .with_context(|| format!("{} does not match the results schema", path.display()))
 }
 
-/// Version 2 → 3: a step result's `"step": "name.tag"` and `"kind"`
+/// Version 3 → 4 only added fields a version 3 file goes without (phase,
+/// server settings, interval, maintenance steps, allocated sizes): its
+/// number changes. Version 2 → 3: a step result's `"step": "name.tag"` and `"kind"`
 /// become the plan's step (kind, workload, tag); its occurrence is filled
 /// in by [`load_run`], which sees the other steps of the run.
 fn upgrade(v: &mut serde_json::Value) {
@@ -438,8 +447,11 @@ mod tests {
             step: Step {
                 kind: crate::plan::StepKind::Workload("scan".into()),
                 tag: Some("warm".into()),
+                interval: None,
             },
             occurrence: 1,
+            phase: None,
+            server_settings: None,
             group: Some(Group::Range),
             clients: 2,
             started: 1.5,

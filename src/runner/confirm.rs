@@ -16,7 +16,7 @@ use super::{
     finish_interrupted, interrupted, probe_of, remove_earlier_data, wait_serving, Progress, RunEnd,
 };
 use crate::db::{self, Dirs};
-use crate::plan::{Execution, StepKind};
+use crate::plan::{Execution, Maint, StepKind};
 use crate::results;
 use crate::Interrupted;
 
@@ -87,6 +87,9 @@ pub fn confirm(opts: &ConfirmOptions, ui: &mut Progress) -> anyhow::Result<(RunE
                         StepKind::Workload(_) => {
                             e.step.workload().is_some_and(|w| w.meta().changes_data())
                         }
+                        // A restart brings the phase's settings; the
+                        // others change the tables or their indexes.
+                        StepKind::Maintenance(m) => *m != Maint::Analyze,
                     };
                     changes.then_some((e, false))
                 })
@@ -111,7 +114,7 @@ pub fn confirm(opts: &ConfirmOptions, ui: &mut Progress) -> anyhow::Result<(RunE
                 plan_dir: plan_dir.clone(),
                 out: out.clone(),
             };
-            let driver = match db::open(target, &dirs, &mut |line| ui.line(line)) {
+            let mut driver = match db::open(target, &dirs, &mut |line| ui.line(line)) {
                 Ok(d) => d,
                 Err(err) => {
                     ui.warn(&format!(
@@ -125,20 +128,26 @@ pub fn confirm(opts: &ConfirmOptions, ui: &mut Progress) -> anyhow::Result<(RunE
             if loads {
                 remove_earlier_data(driver.as_ref(), target)?;
             }
-            let probe = probe_of(driver.as_ref());
-            let cx = StepCtx {
-                plan: &plan,
-                target,
-                db: driver.as_ref(),
-                probe: &probe,
-            };
             for (e, keep) in chosen {
-                if target.engine.is_server() {
+                if target.engine.is_server() && e.step.maintenance() != Some(Maint::Restart) {
                     wait_serving(driver.as_ref(), ui, &target.name);
                 }
                 let mut e = e.clone();
                 e.repeat = repeat;
-                let mut r = match measure_step(&cx, &e, ui) {
+                let measured = if e.step.maintenance() == Some(Maint::Restart) {
+                    let spec = super::settings_at(&plan, target, e.seq);
+                    super::restart::restart(&plan, &spec, &mut driver, &dirs, &e, ui)
+                } else {
+                    let probe = probe_of(driver.as_ref());
+                    let cx = StepCtx {
+                        plan: &plan,
+                        target,
+                        db: driver.as_ref(),
+                        probe: &probe,
+                    };
+                    measure_step(&cx, &e, ui)
+                };
+                let mut r = match measured {
                     Ok(r) => r,
                     Err(err) if err.is::<Interrupted>() || interrupted() => {
                         let _ = driver.cleanup(loads);

@@ -7,7 +7,9 @@
 //! written before it stays). It names no engine and no workload.
 
 mod confirm;
+mod hooks;
 mod progress;
+mod restart;
 mod step;
 
 pub use confirm::{confirm, ConfirmOptions, Need};
@@ -21,7 +23,7 @@ use anyhow::{bail, Context};
 
 use crate::db::{self, Dirs, ErrorKind, Target};
 use crate::metrics::{self, host, Probe};
-use crate::plan::{Execution, Plan, TargetSpec};
+use crate::plan::{Execution, Maint, Plan, TargetSpec, When};
 use crate::results::{self, RunInfo, RunStatus, TargetRecord, SCHEMA_VERSION};
 use crate::util::{unix_now, utc_iso};
 use crate::Interrupted;
@@ -112,14 +114,20 @@ pub fn run(opts: &RunOptions, ui: &mut Progress) -> anyhow::Result<RunEnd> {
                 plan_dir: opts.plan_dir.clone(),
                 out: opts.out.clone(),
             };
-            let opened = db::open(target, &dirs, &mut |line| ui.line(line));
-            let driver = match opened {
+            let first_left = mine.iter().find(|e| !done(e)).expect("a step is left");
+            // A run resumed in a later phase starts the server under that
+            // phase's settings.
+            let opened = db::open(
+                &settings_at(plan, target, first_left.seq),
+                &dirs,
+                &mut |line| ui.line(line),
+            );
+            let mut driver = match opened {
                 Ok(d) => d,
                 Err(err) if target.engine.is_server() => {
                     // The server would not start: record it against the
                     // target's first step left and go on with the others.
-                    let e = mine.iter().find(|e| !done(e)).expect("a step is left");
-                    let mut r = blank_result(target, e);
+                    let mut r = blank_result(plan, target, first_left);
                     r.failed = Some(format!("{err:#}"));
                     ui.warn(&format!("[{}] FAILED to start: {err:#}", target.name));
                     results::write_step(out, &r)?;
@@ -132,7 +140,12 @@ pub fn run(opts: &RunOptions, ui: &mut Progress) -> anyhow::Result<RunEnd> {
             let loads = plan.loads();
             let first_table = &plan.tables_for_settle().0[0];
             let has_data = driver.has_data(first_table);
-            if !loads && !has_data {
+            // A finished step that dropped or emptied the tables left no
+            // data on purpose.
+            let dropped = mine
+                .iter()
+                .any(|e| done(e) && e.step.maintenance().is_some_and(|m| !m.keeps_rows()));
+            if !loads && !has_data && !dropped {
                 bail!(
                     "target \"{}\": the plan has no step that creates the tables (\"load\"), so it runs on \
                      tables that exist already, but {first_table} is not there; put \"load\" first in `steps`",
@@ -142,7 +155,7 @@ pub fn run(opts: &RunOptions, ui: &mut Progress) -> anyhow::Result<RunEnd> {
             // A resumed target whose data is gone (its server died, or its
             // start failed and was cleaned up) is made again: the step that
             // creates the tables runs again, and its result says why.
-            let reload = loads && started && !has_data;
+            let reload = loads && started && !has_data && !dropped;
             if reload {
                 ui.warn(&format!(
                     "[{}] the data the earlier steps ran on is gone: creating it again before the steps left",
@@ -152,14 +165,12 @@ pub fn run(opts: &RunOptions, ui: &mut Progress) -> anyhow::Result<RunEnd> {
             if loads && (!started || reload) {
                 remove_earlier_data(driver.as_ref(), target)?;
             }
-            let probe = probe_of(driver.as_ref());
-            record_target(&mut info, target, driver.as_ref(), &probe)?;
-            let cx = StepCtx {
-                plan,
+            record_target(
+                &mut info,
                 target,
-                db: driver.as_ref(),
-                probe: &probe,
-            };
+                driver.as_ref(),
+                &probe_of(driver.as_ref()),
+            )?;
             results::write_atomic(&out.join("run.json"), &info)?;
 
             let mut gone: Option<String> = None;
@@ -169,25 +180,41 @@ pub fn run(opts: &RunOptions, ui: &mut Progress) -> anyhow::Result<RunEnd> {
                     continue;
                 }
                 if let Some(why) = &gone {
+                    // Not run: said in its result, so that the report shows
+                    // the hole and --resume runs it.
                     ui.warn(&format!(
                         "[{}] skipping {}: {why}",
                         target.name,
                         e.step.label()
                     ));
+                    let mut r = blank_result(plan, target, e);
+                    r.failed = Some(format!("not run: {why}"));
+                    results::write_step(out, &r)?;
+                    failed_steps += 1;
                     continue;
                 }
-                if target.engine.is_server() {
+                if target.engine.is_server() && e.step.maintenance() != Some(Maint::Restart) {
                     wait_serving(driver.as_ref(), ui, &target.name);
                 }
-                let result = match measure_step(&cx, e, ui).map(|mut r| {
-                    if again {
-                        r.notes.insert(
-                            "reloaded".into(),
-                            "ran again on --resume: the data the earlier load made was gone".into(),
-                        );
-                    }
-                    r
-                }) {
+                let before = hooks::run(plan, target, driver.as_ref(), e, When::Before, out, ui)?;
+                let measured = if let Some(why) = before.failed {
+                    let mut r = blank_result(plan, target, e);
+                    r.failed = Some(why);
+                    Ok(r)
+                } else if e.step.maintenance() == Some(Maint::Restart) {
+                    let spec = settings_at(plan, target, e.seq);
+                    restart::restart(plan, &spec, &mut driver, &dirs, e, ui)
+                } else {
+                    let probe = probe_of(driver.as_ref());
+                    let cx = StepCtx {
+                        plan,
+                        target,
+                        db: driver.as_ref(),
+                        probe: &probe,
+                    };
+                    measure_step(&cx, e, ui)
+                };
+                let mut result = match measured {
                     Ok(r) => r,
                     Err(err) if err.is::<Interrupted>() || interrupted() => {
                         return finish_interrupted(&mut info, out, ui);
@@ -197,10 +224,31 @@ pub fn run(opts: &RunOptions, ui: &mut Progress) -> anyhow::Result<RunEnd> {
                 if interrupted() {
                     return finish_interrupted(&mut info, out, ui);
                 }
-                let mut result = result;
+                result.notes.extend(before.notes);
+                if again {
+                    result.notes.insert(
+                        "reloaded".into(),
+                        "ran again on --resume: the data the earlier load made was gone".into(),
+                    );
+                }
+                if result.failed.is_none() {
+                    let after = hooks::run(plan, target, driver.as_ref(), e, When::After, out, ui)?;
+                    result.notes.extend(after.notes);
+                    result.failed = after.failed;
+                }
                 if result.failed.is_some() {
                     failed_steps += 1;
-                    if let Some(h) = driver.health() {
+                    if e.step.maintenance() == Some(Maint::Restart) {
+                        ui.warn(&format!(
+                            "[{}] {}",
+                            target.name,
+                            result.failed.as_deref().unwrap_or_default()
+                        ));
+                        gone = Some(format!(
+                            "the server did not come back after the restart of step {}",
+                            e.seq
+                        ));
+                    } else if let Some(h) = driver.health() {
                         // The server died: say so in the step, and stop
                         // sending it work.
                         result.failed =
@@ -224,6 +272,13 @@ pub fn run(opts: &RunOptions, ui: &mut Progress) -> anyhow::Result<RunEnd> {
     info.finished = Some(utc_iso(unix_now()));
     results::write_atomic(&out.join("run.json"), &info)?;
     Ok(RunEnd::Complete { failed_steps })
+}
+
+/// The target as it runs at step `seq`: its own settings, changed by the
+/// last phase before it that restarted the server.
+fn settings_at(plan: &Plan, target: &TargetSpec, seq: usize) -> TargetSpec {
+    plan.server_at(seq)
+        .map_or_else(|| target.clone(), |c| c.apply(target))
 }
 
 /// Empties a target before a sequence that creates its tables.

@@ -17,7 +17,7 @@ use crate::measure::units::{fmt_latency, fmt_throughput};
 use crate::metrics::costs::{self, Scope};
 use crate::metrics::interference;
 use crate::metrics::{Probe, Sampled, Sampler};
-use crate::plan::{Execution, Plan, StepKind, Stop, TargetSpec};
+use crate::plan::{Execution, Maint, Plan, StepKind, Stop, TargetSpec};
 use crate::results::{CounterDeltas, StepMetrics, StepResult, Unit, SCHEMA_VERSION};
 use crate::util::unix_now;
 use crate::workload::{self, Window};
@@ -38,8 +38,9 @@ struct Done {
     ops: Option<f64>,
 }
 
-/// A result with nothing measured yet.
-pub(super) fn blank_result(target: &TargetSpec, e: &Execution) -> StepResult {
+/// A result with nothing measured yet: which step, in which phase, under
+/// which server settings.
+pub(super) fn blank_result(plan: &Plan, target: &TargetSpec, e: &Execution) -> StepResult {
     StepResult {
         schema_version: SCHEMA_VERSION,
         target: target.name.clone(),
@@ -47,7 +48,10 @@ pub(super) fn blank_result(target: &TargetSpec, e: &Execution) -> StepResult {
         seq: e.seq,
         step: e.step.clone(),
         occurrence: e.occurrence,
-        group: None,
+        phase: plan.phase_of(e.seq).map(|p| p.name.clone()),
+        server_settings: plan.server_at(e.seq).map(|c| c.describe()),
+        // A step that fails before it runs still has its table's row.
+        group: e.step.workload().map(|w| w.meta().group),
         clients: e.clients,
         started: unix_now(),
         failed: None,
@@ -78,13 +82,14 @@ pub(super) fn measure_step(
     ui: &mut Progress,
 ) -> anyhow::Result<StepResult> {
     let label = format!("[{}] {} c{}", cx.target.name, e.step.label(), e.clients);
-    let mut r = blank_result(cx.target, e);
-    let db_bytes_before = cx.db.data_size();
+    let mut r = blank_result(cx.plan, cx.target, e);
+    let db_size_before = cx.db.data_size();
     let before = cx.db.counters();
     let done = match &e.step.kind {
         StepKind::Load => load(cx, &mut r, ui, &label)?,
         StepKind::Settle => settle(cx, &mut r, ui, &label)?,
         StepKind::Workload(_) => run_workload(cx, e, &mut r, ui, &label)?,
+        StepKind::Maintenance(m) => maintain(cx, *m, &mut r, ui, &label)?,
     };
     let scope = Scope {
         here: cx.db.runs_here(),
@@ -110,8 +115,10 @@ pub(super) fn measure_step(
                 .insert("counters".into(), format!("not measured: {err:#}"));
         }
     }
-    r.metrics.db_bytes_before = db_bytes_before;
-    r.metrics.db_bytes_after = cx.db.data_size();
+    r.metrics.db_size_before = db_size_before;
+    r.metrics.db_size_after = cx.db.data_size();
+    r.metrics.db_bytes_before = db_size_before.map(|s| s.apparent);
+    r.metrics.db_bytes_after = r.metrics.db_size_after.map(|s| s.apparent);
     ui.finish_step(&step_line(&label, &r), r.failed.is_some());
     Ok(r)
 }
@@ -129,6 +136,7 @@ fn load(cx: &StepCtx, r: &mut StepResult, ui: &mut Progress, label: &str) -> any
         cx.plan.tables,
         cx.plan.rows,
         cx.plan.seed,
+        cx.plan.random_pct,
         &INTERRUPT,
     ) {
         Ok(o) => {
@@ -191,6 +199,42 @@ fn settle(
     })
 }
 
+/// A maintenance step's statements, one after another on one privileged
+/// connection, timed together (each table's time in the notes).
+fn maintain(
+    cx: &StepCtx,
+    m: Maint,
+    r: &mut StepResult,
+    ui: &mut Progress,
+    label: &str,
+) -> anyhow::Result<Done> {
+    let (tables, _) = cx.plan.tables_for_settle();
+    let statements = m.statements(cx.db.dialect(), &tables);
+    ui.start_step(label, None);
+    let t0 = Instant::now();
+    let sampler = Sampler::start(cx.probe.clone(), t0);
+    for (i, sql) in statements.iter().enumerate() {
+        if interrupted() {
+            bail!(Interrupted);
+        }
+        let t = Instant::now();
+        if let Err(err) = cx.db.admin_sql(sql, None) {
+            r.failed = Some(format!("{sql}: {err:#}"));
+            break;
+        }
+        r.events += 1;
+        r.notes.insert(
+            format!("statement.{:03}", i + 1),
+            format!("{sql}: {:.3} s", t.elapsed().as_secs_f64()),
+        );
+    }
+    r.secs = t0.elapsed().as_secs_f64();
+    Ok(Done {
+        sampled: sampler.finish(),
+        ops: None,
+    })
+}
+
 /// A workload driven by the engine, for a time or a number of events.
 fn run_workload(
     cx: &StepCtx,
@@ -208,9 +252,13 @@ fn run_workload(
     // indexes) counts all of it: no warm-up, stop when it is done.
     let stop = match w.events(&scale, e.clients) {
         Some(n) => Stop::Events(n),
-        None => plan.stop_for(meta.duration).to_stop(),
+        None => plan.stop_of(&e.step, meta.duration).to_stop(),
     };
-    let warmup_secs = if meta.warms_up { plan.warmup_secs } else { 0.0 };
+    let warmup_secs = if plan.warms_up(&e.step) {
+        plan.warmup_secs
+    } else {
+        0.0
+    };
     let warmup = Duration::from_secs_f64(warmup_secs);
     r.warmup_secs = warmup_secs;
     r.rows_per_event = w.rows_per_event(&scale);
@@ -296,7 +344,7 @@ fn step_line(label: &str, r: &StepResult) -> String {
     if let Some(f) = &r.failed {
         return format!("{label}: FAILED: {f}");
     }
-    if r.step.kind == StepKind::Settle {
+    if matches!(r.step.kind, StepKind::Settle | StepKind::Maintenance(_)) {
         return format!("{label}: {:.1} s", r.secs);
     }
     let mut s = format!(

@@ -8,6 +8,7 @@
 
 pub mod dist;
 pub mod insert;
+pub mod maint;
 pub mod sysbench;
 
 use std::any::Any;
@@ -106,6 +107,9 @@ pub struct Scale {
     pub ids: dist::Kind,
     /// The Insert Benchmark's row counts and batch sizes.
     pub insert: insert::Params,
+    /// Percent of each generated string that is random (the rest
+    /// compresses); 100 is sysbench's own.
+    pub random_pct: u8,
 }
 
 /// What a step's measured window did, for [`Workload::sla`].

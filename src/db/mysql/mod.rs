@@ -325,6 +325,16 @@ impl Driver for MysqlDriver {
         Ok(notes)
     }
 
+    fn admin_sql(
+        &self,
+        sql: &str,
+        timeout: Option<Duration>,
+    ) -> anyhow::Result<Vec<Vec<Option<String>>>> {
+        let mut w = self.admin()?;
+        w.set_read_timeout(timeout);
+        Ok(w.query_text(sql)?)
+    }
+
     fn counters(&self) -> Option<anyhow::Result<Counters>> {
         Some((|| {
             let rows = self.admin()?.query_text("SHOW GLOBAL STATUS")?;

@@ -237,7 +237,8 @@ impl WireConn {
         })
     }
 
-    fn set_read_timeout(&mut self, t: Option<Duration>) {
+    /// How long a read waits for the server (`None`: for ever).
+    pub fn set_read_timeout(&mut self, t: Option<Duration>) {
         self.rd.get_ref().set_read_timeout(t);
     }
 

@@ -3,6 +3,7 @@
 pub mod wire;
 
 use std::collections::BTreeMap;
+use std::time::Duration;
 
 use anyhow::Context;
 
@@ -178,6 +179,16 @@ impl Driver for PgDriver {
         );
         notes.insert("analyzed_tables".into(), tables.len().to_string());
         Ok(notes)
+    }
+
+    fn admin_sql(
+        &self,
+        sql: &str,
+        timeout: Option<Duration>,
+    ) -> anyhow::Result<Vec<Vec<Option<String>>>> {
+        let mut w = self.admin()?;
+        w.set_read_timeout(timeout);
+        Ok(w.query_text(sql)?)
     }
 
     fn counters(&self) -> Option<anyhow::Result<Counters>> {

@@ -284,6 +284,30 @@ impl Flavor for MariaDb {
         // mysqld shuts down cleanly on SIGTERM.
         libc::SIGTERM
     }
+
+    fn is_log(&self, rel: &Path) -> bool {
+        is_log(rel)
+    }
+}
+
+/// InnoDB's redo (`ib_logfile0`, MySQL 8.0.30's `#innodb_redo/`), the
+/// binary and relay logs with their index (`binlog.000001`,
+/// `mysql-bin.index`), Aria's log, MyRocks' WAL (`.rocksdb/000012.log`).
+fn is_log(rel: &Path) -> bool {
+    let name = rel.file_name().and_then(|n| n.to_str()).unwrap_or_default();
+    let numbered = |ext: &str| ext.len() >= 6 && ext.bytes().all(|b| b.is_ascii_digit());
+    let binlog_like = match name.rsplit_once('.') {
+        Some((stem, ext)) => {
+            (numbered(ext) || ext == "index")
+                && (stem == "binlog" || stem.ends_with("-bin") || stem.ends_with("-relay-bin"))
+        }
+        None => false,
+    };
+    rel.starts_with("#innodb_redo")
+        || name.starts_with("ib_logfile")
+        || name.starts_with("aria_log")
+        || binlog_like
+        || (rel.starts_with(".rocksdb") && name.ends_with(".log"))
 }
 
 /// The accounts and database on a server that answers.
@@ -361,6 +385,31 @@ fn set_up(conn: &mut WireConn, rt: &Runtime) -> anyhow::Result<()> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn redo_binary_logs_and_rocksdb_wal_are_logs() {
+        for l in [
+            "ib_logfile0",
+            "#innodb_redo/#ib_redo9",
+            "binlog.000001",
+            "binlog.index",
+            "mysql-bin.000012",
+            "host-relay-bin.000003",
+            "aria_log.00000001",
+            ".rocksdb/000012.log",
+        ] {
+            assert!(is_log(Path::new(l)), "{l}");
+        }
+        for d in [
+            "ibdata1",
+            "sbtest/sbtest1.ibd",
+            ".rocksdb/000010.sst",
+            "undo001",
+            "mysql/db.opt",
+        ] {
+            assert!(!is_log(Path::new(d)), "{d}");
+        }
+    }
 
     #[test]
     fn args_that_open_the_server_are_refused() {

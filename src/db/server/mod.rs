@@ -31,6 +31,8 @@ use std::time::{Duration, Instant};
 
 use anyhow::{bail, Context};
 
+use crate::measure::size::{self, DbSize};
+
 /// The managed-server half for an engine.
 pub fn flavor_for(engine: crate::db::EngineKind) -> anyhow::Result<Box<dyn Flavor>> {
     use crate::db::EngineKind;
@@ -136,6 +138,9 @@ pub trait Flavor: Send + Sync {
     fn ready(&self, rt: &Runtime) -> anyhow::Result<()>;
     /// The signal for a clean, prompt shutdown.
     fn stop_signal(&self) -> i32;
+    /// Whether a file of the datadir (relative path) is a log: redo, WAL,
+    /// binary log. The size is reported with and without them.
+    fn is_log(&self, rel: &Path) -> bool;
 }
 
 /// Where a started server can be reached.
@@ -769,8 +774,9 @@ impl Handle {
         }
     }
 
-    pub fn data_size(&self) -> Option<u64> {
-        self.lock().and_then(|s| dir_size(&s.rt.datadir))
+    pub fn data_size(&self) -> Option<DbSize> {
+        self.lock()
+            .and_then(|s| size::of_dir(&s.rt.datadir, &|p| s.flavor.is_log(p)))
     }
 
     pub fn data_dir(&self) -> Option<PathBuf> {
@@ -798,21 +804,6 @@ impl Handle {
         }
         Ok(())
     }
-}
-
-/// Bytes of all files under `dir`.
-pub fn dir_size(dir: &Path) -> Option<u64> {
-    fn walk(p: &Path) -> u64 {
-        match fs::symlink_metadata(p) {
-            Ok(m) if m.is_dir() => fs::read_dir(p)
-                .map(|d| d.flatten().map(|e| walk(&e.path())).sum())
-                .unwrap_or(0),
-            Ok(m) => m.len(),
-            Err(_) => 0,
-        }
-    }
-    fs::metadata(dir).ok()?;
-    Some(walk(dir))
 }
 
 #[cfg(test)]

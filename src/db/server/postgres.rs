@@ -191,6 +191,11 @@ impl Flavor for Postgres {
         // SIGINT is the "fast" shutdown: no waiting for clients to leave.
         libc::SIGINT
     }
+
+    fn is_log(&self, rel: &Path) -> bool {
+        // pg_xlog before PostgreSQL 10.
+        rel.starts_with("pg_wal") || rel.starts_with("pg_xlog")
+    }
 }
 
 /// The benchmark role and database on a server that answers.

@@ -76,6 +76,7 @@ pub fn load(
     tables: u32,
     rows: i64,
     seed: u64,
+    random_pct: u8,
     stop: &AtomicBool,
 ) -> anyhow::Result<LoadOutcome> {
     let threads = if driver.concurrent_writers() {
@@ -87,7 +88,7 @@ pub fn load(
     let t0 = Instant::now();
     let methods = Mutex::new(Vec::new());
     in_parallel(driver, tables, threads, |conn, n| {
-        let m = fill_table(conn, driver, n, rows, seed, stop)?;
+        let m = fill_table(conn, driver, n, rows, seed, random_pct, stop)?;
         methods.lock().unwrap_or_else(|p| p.into_inner()).push(m);
         Ok(())
     })?;
@@ -160,6 +161,7 @@ fn fill_table(
     n: u32,
     rows: i64,
     seed: u64,
+    random_pct: u8,
     stop: &AtomicBool,
 ) -> anyhow::Result<LoadMethod> {
     let d = driver.dialect();
@@ -190,8 +192,8 @@ fn fill_table(
             if stop.load(Ordering::Relaxed) || next_id > rows {
                 return false;
             }
-            fill_digits(&mut rng, &mut c, 10);
-            fill_digits(&mut rng, &mut pad, 5);
+            fill_digits(&mut rng, &mut c, 10, random_pct);
+            fill_digits(&mut rng, &mut pad, 5, random_pct);
             let k = rng.random_range(1..=rows);
             let _ = writeln!(buf, "{next_id}\t{k}\t{c}\t{pad}");
             next_id += 1;
@@ -242,8 +244,8 @@ fn fill_table(
                 conn.prepare(&sql::insert_rows(d, n, batch))?
             };
             for i in 0..batch {
-                fill_digits(&mut rng, &mut cs[i], 10);
-                fill_digits(&mut rng, &mut pads[i], 5);
+                fill_digits(&mut rng, &mut cs[i], 10, random_pct);
+                fill_digits(&mut rng, &mut pads[i], 5, random_pct);
             }
             let mut params = Vec::with_capacity(batch * 4);
             for i in 0..batch {

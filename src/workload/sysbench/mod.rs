@@ -572,7 +572,7 @@ impl MicroClient {
                 }
                 Op::UpdateNonIndex(pick) => {
                     let id = self.pick(pick);
-                    fill_digits(&mut self.rng, &mut self.c, 10);
+                    fill_digits(&mut self.rng, &mut self.c, 10, self.scale.random_pct);
                     let s = &self.slots[slot];
                     timed(rec, s.class, s.expect, || {
                         conn.exec(s.per_table[t], &[Param::Str(&self.c), Param::Int(id)])
@@ -580,7 +580,7 @@ impl MicroClient {
                 }
                 Op::UpdateInList(n) => {
                     dist::distinct(&self.ids_dist, &mut self.rng, n as usize, &mut self.ids);
-                    fill_digits(&mut self.rng, &mut self.c, 10);
+                    fill_digits(&mut self.rng, &mut self.c, 10, self.scale.random_pct);
                     let mut params = [Param::Int(0); 11];
                     params[0] = Param::Str(&self.c);
                     for (p, &id) in params[1..].iter_mut().zip(&self.ids) {
@@ -596,8 +596,8 @@ impl MicroClient {
                     self.timed_exec(conn, rec, slot, t, &[Param::Int(id)])?;
                     slot += 1;
                     let k = self.ids_dist.sample(&mut self.rng);
-                    fill_digits(&mut self.rng, &mut self.c, 10);
-                    fill_digits(&mut self.rng, &mut self.pad, 5);
+                    fill_digits(&mut self.rng, &mut self.c, 10, self.scale.random_pct);
+                    fill_digits(&mut self.rng, &mut self.pad, 5, self.scale.random_pct);
                     let s = &self.slots[slot];
                     let params = [
                         Param::Int(id),
@@ -615,8 +615,8 @@ impl MicroClient {
                 }
                 Op::Insert => {
                     let k = self.ids_dist.sample(&mut self.rng);
-                    fill_digits(&mut self.rng, &mut self.c, 10);
-                    fill_digits(&mut self.rng, &mut self.pad, 5);
+                    fill_digits(&mut self.rng, &mut self.c, 10, self.scale.random_pct);
+                    fill_digits(&mut self.rng, &mut self.pad, 5, self.scale.random_pct);
                     let s = &self.slots[slot];
                     let params = [Param::Int(k), Param::Str(&self.c), Param::Str(&self.pad)];
                     timed(rec, s.class, s.expect, || {
@@ -712,16 +712,25 @@ fn timed(
 
 /// `groups` groups of 11 random digits joined by '-', as sysbench fills
 /// `c` (10 groups, 119 characters) and `pad` (5 groups, 59 characters).
-pub fn fill_digits(rng: &mut Rng, buf: &mut String, groups: usize) {
+pub fn fill_digits(rng: &mut Rng, buf: &mut String, groups: usize, random_pct: u8) {
     buf.clear();
+    // Of each group's 11 digits, this many are random and the rest '0':
+    // the plan's `random_pct` makes the strings compress (100: sysbench's
+    // own, all random). One draw per group whatever the share, so the ids
+    // and values drawn after it do not change with it.
+    let random = (11 * usize::from(random_pct)).div_ceil(100);
     for g in 0..groups {
         if g > 0 {
             buf.push('-');
         }
         // One draw gives 19 decimal digits; take 11 of them.
         let mut v: u64 = rng.random();
-        for _ in 0..11 {
-            buf.push((b'0' + (v % 10) as u8) as char);
+        for i in 0..11 {
+            buf.push(if i < random {
+                (b'0' + (v % 10) as u8) as char
+            } else {
+                '0'
+            });
             v /= 10;
         }
     }
@@ -770,9 +779,9 @@ mod tests {
     fn digits_have_sysbench_shape() {
         let mut r = dist::rng(1, 1);
         let mut s = String::new();
-        fill_digits(&mut r, &mut s, 10);
+        fill_digits(&mut r, &mut s, 10, 100);
         assert_eq!(s.len(), 119);
-        fill_digits(&mut r, &mut s, 5);
+        fill_digits(&mut r, &mut s, 5, 100);
         assert_eq!(s.len(), 59);
         assert_eq!(s.matches('-').count(), 4);
     }

@@ -1,0 +1,147 @@
+//! A campaign's timeline: every step of the sequence in run order, across
+//! phases (with where each begins and the server settings it brought),
+//! the intervals of long steps, and the timed maintenance steps and
+//! restarts, each target's figure beside its base's, and the database's
+//! allocated and apparent size after each. Built only when the plan has
+//! phases, intervals or maintenance steps: a plain sequence reads better
+//! by group.
+
+use serde::Serialize;
+
+use super::median;
+use crate::measure::size::DbSize;
+use crate::plan::{Step, StepKind};
+use crate::results::{StepResult, Unit};
+
+#[derive(Debug, Clone, Serialize)]
+pub struct TimelineRow {
+    pub seq: usize,
+    pub step: Step,
+    pub title: String,
+    pub clients: u32,
+    /// The phase the step ran in.
+    pub phase: Option<String>,
+    /// Set on a phase's first row: the phase and the server settings it
+    /// brought, in words.
+    pub phase_begins: Option<String>,
+    /// A step whose figure is its duration (maintenance, restart, settle),
+    /// not a throughput.
+    pub timed: bool,
+    pub unit: Unit,
+    /// One per target, in `Report::targets` order.
+    pub cells: Vec<TimelineCell>,
+}
+
+#[derive(Debug, Clone, Default, Serialize)]
+pub struct TimelineCell {
+    /// Median over the repeats that succeeded.
+    pub throughput: Option<f64>,
+    pub secs: Option<f64>,
+    /// Throughput ÷ the base's; for a timed step, seconds ÷ the base's.
+    pub relative: Option<f64>,
+    /// After the step, in the first repeat that succeeded.
+    pub size: Option<DbSize>,
+    /// Allocated bytes ÷ the base's.
+    pub allocated_relative: Option<f64>,
+    /// Apparent bytes ÷ the base's.
+    pub apparent_relative: Option<f64>,
+    /// The first failure's message, when no repeat succeeded.
+    pub failed: Option<String>,
+}
+
+/// Whether a run's steps make a campaign worth a timeline.
+pub fn is_campaign(steps: &[(usize, StepResult)]) -> bool {
+    steps.iter().any(|(_, s)| {
+        s.phase.is_some() || s.step.interval.is_some() || s.step.maintenance().is_some()
+    })
+}
+
+/// The timeline of `steps` (target index, result), with each target
+/// against `base_of[target]`.
+pub fn timeline(
+    targets: usize,
+    base_of: &[usize],
+    steps: &[(usize, StepResult)],
+) -> Vec<TimelineRow> {
+    if !is_campaign(steps) {
+        return Vec::new();
+    }
+    let mut rows: Vec<TimelineRow> = Vec::new();
+    for (_, s) in steps {
+        if rows
+            .iter()
+            .any(|r| r.seq == s.seq && r.clients == s.clients && r.step == s.step)
+        {
+            continue;
+        }
+        rows.push(TimelineRow {
+            seq: s.seq,
+            step: s.step.clone(),
+            title: s.step.title(),
+            clients: s.clients,
+            phase: s.phase.clone(),
+            phase_begins: None,
+            timed: matches!(s.step.kind, StepKind::Maintenance(_) | StepKind::Settle),
+            unit: s.unit,
+            cells: vec![TimelineCell::default(); targets],
+        });
+    }
+    rows.sort_by_key(|r| (r.seq, r.clients));
+    let mut last_phase: Option<String> = None;
+    for r in &mut rows {
+        if r.phase.is_some() && r.phase != last_phase {
+            let settings = steps
+                .iter()
+                .find(|(_, s)| s.seq == r.seq)
+                .and_then(|(_, s)| s.server_settings.clone());
+            r.phase_begins = Some(match (&r.phase, settings) {
+                (Some(p), Some(s)) => format!("{p} (server restarted: {s})"),
+                (Some(p), None) => p.clone(),
+                (None, _) => unreachable!("checked"),
+            });
+            last_phase = r.phase.clone();
+        }
+        for (ti, cell) in r.cells.iter_mut().enumerate() {
+            let mine: Vec<&StepResult> = steps
+                .iter()
+                .filter(|(t, s)| {
+                    *t == ti && s.seq == r.seq && s.clients == r.clients && s.step == r.step
+                })
+                .map(|(_, s)| s)
+                .collect();
+            let mut ok: Vec<&StepResult> = mine
+                .iter()
+                .copied()
+                .filter(|s| s.failed.is_none())
+                .collect();
+            ok.sort_by_key(|s| s.repeat);
+            if ok.is_empty() {
+                cell.failed = mine.iter().find_map(|s| s.failed.clone());
+                continue;
+            }
+            if !r.timed {
+                cell.throughput = median(&mut ok.iter().map(|s| s.throughput).collect::<Vec<_>>());
+            }
+            cell.secs = median(&mut ok.iter().map(|s| s.secs).collect::<Vec<_>>());
+            cell.size = ok.iter().find_map(|s| s.metrics.db_size_after);
+        }
+        let plain = r.cells.clone();
+        for (ti, cell) in r.cells.iter_mut().enumerate() {
+            let b = &plain[base_of[ti]];
+            let ratio = |a: Option<f64>, b: Option<f64>| match (a, b) {
+                (Some(a), Some(b)) if b > 0.0 => Some(a / b),
+                _ => None,
+            };
+            cell.relative = if r.timed {
+                ratio(cell.secs, b.secs)
+            } else {
+                ratio(cell.throughput, b.throughput)
+            };
+            let size =
+                |c: &TimelineCell, f: fn(&DbSize) -> u64| c.size.as_ref().map(|s| f(s) as f64);
+            cell.allocated_relative = ratio(size(cell, |s| s.allocated), size(b, |s| s.allocated));
+            cell.apparent_relative = ratio(size(cell, |s| s.apparent), size(b, |s| s.apparent));
+        }
+    }
+    rows
+}

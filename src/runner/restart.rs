@@ -1,0 +1,90 @@
+//! The `restart` step: stop a managed server cleanly and start it again on
+//! the same datadir, under the settings of the phase it begins. It swaps
+//! the target's driver (a new start has a new port, password and process),
+//! so it runs beside [`super::step::measure_step`], not inside it: the
+//! machine is sampled over both halves, and the result times each.
+
+use std::time::Instant;
+
+use super::step::blank_result;
+use super::{probe_of, Progress};
+use crate::db::{self, Dirs, Target};
+use crate::metrics::costs::{self, Scope};
+use crate::metrics::{Probe, Sampler};
+use crate::plan::{Execution, Plan, TargetSpec};
+use crate::results::StepResult;
+
+/// Restarts `driver`'s server as `spec` says. A server that does not come
+/// back leaves `driver` stopped and the result failed with why (its log's
+/// end); the caller stops sending the target work.
+pub(super) fn restart(
+    plan: &Plan,
+    spec: &TargetSpec,
+    driver: &mut Box<dyn Target>,
+    dirs: &Dirs,
+    e: &Execution,
+    ui: &mut Progress,
+) -> anyhow::Result<StepResult> {
+    let label = format!("[{}] {} c{}", spec.name, e.step.label(), e.clients);
+    let mut r = blank_result(plan, spec, e);
+    let size_before = driver.data_size();
+    // The server's processes change under the sampler: it reads the
+    // machine and the devices, and the server's CPU is in the machine's.
+    let probe = Probe {
+        devices: probe_of(driver.as_ref()).devices,
+        server_pid: None,
+        server_elsewhere_here: false,
+    };
+    ui.start_step(&label, None);
+    let t0 = Instant::now();
+    let sampler = Sampler::start(probe.clone(), t0);
+    let stopped = driver.cleanup(false);
+    let shutdown = t0.elapsed().as_secs_f64();
+    r.notes
+        .insert("shutdown_secs".into(), format!("{shutdown:.3}"));
+    match stopped {
+        Err(err) => r.failed = Some(format!("stopping the server: {err:#}")),
+        Ok(()) => {
+            let t1 = Instant::now();
+            match db::open(spec, dirs, &mut |line| ui.line(line)) {
+                Ok(d) => {
+                    *driver = d;
+                    r.notes.insert(
+                        "start_secs".into(),
+                        format!("{:.3}", t1.elapsed().as_secs_f64()),
+                    );
+                }
+                Err(err) => {
+                    r.failed = Some(format!("the server did not come back: {err:#}"));
+                }
+            }
+        }
+    }
+    r.secs = t0.elapsed().as_secs_f64();
+    if let Some(s) = plan.server_at(e.seq) {
+        r.notes.insert("settings".into(), s.describe());
+    }
+    let sampled = sampler.finish();
+    let scope = Scope {
+        here: true,
+        embedded: false,
+    };
+    let (metrics, notes) = costs::measure(&sampled, None, scope, &probe.devices);
+    r.metrics = metrics;
+    r.notes
+        .extend(notes.into_iter().map(|(k, v)| (k.to_string(), v)));
+    r.metrics.db_size_before = size_before;
+    r.metrics.db_size_after = driver.data_size();
+    r.metrics.db_bytes_before = size_before.map(|s| s.apparent);
+    r.metrics.db_bytes_after = r.metrics.db_size_after.map(|s| s.apparent);
+    let line = match &r.failed {
+        Some(f) => format!("{label}: FAILED: {f}"),
+        None => format!(
+            "{label}: {:.1} s (shutdown {shutdown:.1} s, start {} s)",
+            r.secs,
+            r.notes.get("start_secs").map_or("?", String::as_str)
+        ),
+    };
+    ui.finish_step(&line, r.failed.is_some());
+    Ok(r)
+}
