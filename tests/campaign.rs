@@ -228,7 +228,7 @@ fn plans_that_cannot_run_as_phases_are_refused_with_where_and_why() {
         dir.path(),
         &format!("[[phase]]\nname = \"p\"\nsteps = [\"load\"]\n[[phase]]\nname = \"q\"\nserver_args = [\"--log-bin\"]\nsteps = [\"point-query\"]\n{sqlite}"),
         "1:1",
-        "target \"a\" cannot be restarted: an embedded engine has no server to restart",
+        "target \"a\" cannot do that: an embedded engine has no server to restart",
     );
     check_refuses(
         dir.path(),
@@ -312,7 +312,12 @@ steps = ["update-index", "point-query:after"]
 
 [[phase]]
 name = "drop"
-steps = ["drop-table"]
+steps = ["drop-table", "drop-database"]
+
+[[hook]]
+when = "after"
+step = "drop-database"
+sql = "SELECT count(*) FROM information_schema.schemata WHERE schema_name = 'sbtest'"
 
 [[hook]]
 when = "before"
@@ -361,6 +366,8 @@ args = ["--innodb-compression-algorithm=zlib"]
     let drop = result_of(&out, "page", "drop-table");
     assert!(drop["failed"].is_null(), "{}", drop["failed"]);
     assert!(drop["secs"].as_f64().unwrap() > 0.0);
+    assert!(result_of(&out, "page", "drop-database")["failed"].is_null());
+    assert_eq!(read_hook(&out, "drop-database-c1.after").trim(), "0");
     // Page compression punches holes: fewer blocks than bytes.
     let load = result_of(&out, "page", "load");
     let size = &load["metrics"]["db_size_after"];
@@ -421,4 +428,52 @@ basedir = "/usr/lib/postgresql/15"
             .unwrap()
             .starts_with("not run: the server did not come back after the restart"));
     }
+}
+
+/// PostgreSQL through the same phases: a restart under another setting
+/// (read back by a hook), VACUUM FULL timed, the database dropped.
+#[test]
+fn postgres_restarts_between_phases_and_drops_its_database() {
+    let dir = shared_tempdir();
+    let text = format!(
+        r#"{SERVER_TIMES}
+[[phase]]
+name = "small"
+steps = ["load", "point-query"]
+
+[[phase]]
+name = "big"
+server_args = ["-c", "work_mem=77MB"]
+steps = ["update-index", "optimize"]
+
+[[phase]]
+name = "end"
+steps = ["drop-database"]
+
+[[hook]]
+when = "before"
+phase = "big"
+sql = "SHOW work_mem"
+
+[[target]]
+name = "pg"
+engine = "postgres"
+basedir = "/usr/lib/postgresql/15"
+"#
+    );
+    let plan = write_plan(dir.path(), &text);
+    let out = dir.path().join("out");
+    run_quiet(&plan, &out).assert().success();
+    assert_eq!(read_hook(&out, "update-index@1-c2.before").trim(), "77MB");
+    let r = result_of(&out, "pg", "restart.big");
+    assert!(r["notes"]["start_secs"].as_str().is_some());
+    let opt = result_of(&out, "pg", "optimize");
+    assert!(opt["notes"]["statement.001"]
+        .as_str()
+        .unwrap()
+        .starts_with("VACUUM FULL sbtest1:"));
+    // WAL is a log.
+    let size = &opt["metrics"]["db_size_after"];
+    assert!(size["logs_allocated"].as_u64().unwrap() > 0, "{size}");
+    assert!(result_of(&out, "pg", "drop-database")["failed"].is_null());
 }

@@ -126,9 +126,14 @@ fn missing_from_json(html: &str, json: &str) -> Vec<String> {
             // Shown rounded to `decimals`: the model's figure lies within
             // half a unit of the last digit.
             let half = 0.5 * 10f64.powi(-decimals) + 1e-9;
-            let (lo, hi) = ((value - half) / factor, (value + half) / factor);
-            let from = numbers.partition_point(|x| *x < lo);
-            if !numbers.get(from).is_some_and(|x| *x <= hi) {
+            let found = |factor: f64| {
+                let (lo, hi) = ((value - half) / factor, (value + half) / factor);
+                let from = numbers.partition_point(|x| *x < lo);
+                numbers.get(from).is_some_and(|x| *x <= hi)
+            };
+            // Seconds are a latency in µs, or a duration in seconds; a
+            // percentage a share, or a figure kept in percent.
+            if !found(factor) && !((factor == 1e-6 || factor == 100.0) && found(1.0)) {
                 missing.push(format!("{value} (in \"{cell}\")"));
             }
         }
@@ -161,6 +166,10 @@ fn every_figure_of_the_page_is_in_the_json() {
         (
             "two hosts",
             compare::build(&[run("results-tiny"), hostb], Some("base")),
+        ),
+        (
+            "a campaign",
+            compare::build(&[run("results-campaign")], None),
         ),
     ] {
         let r: Report = r.unwrap();

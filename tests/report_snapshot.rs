@@ -483,3 +483,25 @@ fn a_base_that_measured_nothing_is_said_at_the_top_with_the_base_to_use() {
         "{abs}"
     );
 }
+
+#[test]
+fn markdown_report_of_a_campaign() {
+    let run = load_run(&PathBuf::from("tests/fixtures/results-campaign")).unwrap();
+    let r = report::build(&[run], None).unwrap();
+    let md = Format::Markdown.render(&r);
+    // Run order across phases, where each begins, the intervals, the
+    // maintenance steps' durations, and the size with its logs apart.
+    for part in [
+        "## Campaign: the sequence in run order",
+        "| load | load | 1 |",
+        "| query | point-query @1/2 | 1 |",
+        "|  | point-query @2/2 | 1 |",
+        "|  | drop-index | 1 |",
+        "| end | drop-table | 1 |",
+        "### Database size after each step",
+        "(apparent ",
+    ] {
+        assert!(md.contains(part), "{part}\n{md}");
+    }
+    insta::assert_snapshot!(md);
+}

@@ -541,6 +541,37 @@ fn check(path: &Path, last: Option<&Path>) -> anyhow::Result<()> {
         plan.suite,
         steps.join(" → ")
     );
+    for (i, p) in plan.phases.iter().enumerate() {
+        let end = plan.phases.get(i + 1).map_or(plan.steps.len(), |n| n.first);
+        crate::outln!(
+            "phase {} ({}): {}",
+            p.name,
+            match &p.server {
+                Some(c) => format!("restarts the server with {}", c.describe()),
+                None => "on the server as it runs".into(),
+            },
+            steps[p.first..end].join(" → ")
+        );
+    }
+    for h in &plan.hooks {
+        crate::outln!(
+            "hook {} {}: {} (timeout {})",
+            match h.when {
+                plan::When::Before => "before",
+                plan::When::After => "after",
+            },
+            match &h.scope {
+                plan::HookScope::Steps => "every step".to_string(),
+                plan::HookScope::Step(s) => format!("step {s}"),
+                plan::HookScope::Phase(p) => format!("phase {p}"),
+            },
+            match &h.action {
+                plan::HookAction::Sql(q) => format!("sql `{q}`"),
+                plan::HookAction::Shell(c) => format!("shell `{c}`"),
+            },
+            plan::human_duration(h.timeout_secs)
+        );
+    }
     crate::outln!(
         "{} step runs; {:.0} s of warm-ups, timed windows and settles, plus loads, steps that run until their work is done, and server starts",
         execs.len(),

@@ -10,7 +10,7 @@ use serde::Serialize;
 
 use super::median;
 use crate::measure::size::DbSize;
-use crate::plan::{Step, StepKind};
+use crate::plan::{Maint, Step, StepKind};
 use crate::results::{StepResult, Unit};
 
 #[derive(Debug, Clone, Serialize)]
@@ -41,10 +41,16 @@ pub struct TimelineCell {
     pub relative: Option<f64>,
     /// After the step, in the first repeat that succeeded.
     pub size: Option<DbSize>,
-    /// Allocated bytes ÷ the base's.
-    pub allocated_relative: Option<f64>,
-    /// Apparent bytes ÷ the base's.
-    pub apparent_relative: Option<f64>,
+    /// Of `size`: the tables and indexes, allocated and apparent, and the
+    /// logs' allocated bytes.
+    pub data_allocated: Option<u64>,
+    pub data_apparent: Option<u64>,
+    pub logs_allocated: Option<u64>,
+    /// The data's (all but the logs) allocated bytes ÷ the base's: what
+    /// compression saves; the logs are sized by the configuration.
+    pub data_allocated_relative: Option<f64>,
+    /// The data's apparent bytes ÷ the base's.
+    pub data_apparent_relative: Option<f64>,
     /// The first failure's message, when no repeat succeeded.
     pub failed: Option<String>,
 }
@@ -94,10 +100,15 @@ pub fn timeline(
                 .iter()
                 .find(|(_, s)| s.seq == r.seq)
                 .and_then(|(_, s)| s.server_settings.clone());
-            r.phase_begins = Some(match (&r.phase, settings) {
-                (Some(p), Some(s)) => format!("{p} (server restarted: {s})"),
-                (Some(p), None) => p.clone(),
-                (None, _) => unreachable!("checked"),
+            let restarts = r.step.maintenance() == Some(Maint::Restart);
+            let p = r.phase.clone().unwrap_or_default();
+            r.phase_begins = Some(match settings {
+                Some(s) if restarts => format!("{p} (server restarted: {s})"),
+                Some(s) => format!("{p} (server as it runs: {s})"),
+                None if restarts => {
+                    format!("{p} (server restarted with the target's own settings)")
+                }
+                None => p,
             });
             last_phase = r.phase.clone();
         }
@@ -124,6 +135,9 @@ pub fn timeline(
             }
             cell.secs = median(&mut ok.iter().map(|s| s.secs).collect::<Vec<_>>());
             cell.size = ok.iter().find_map(|s| s.metrics.db_size_after);
+            cell.data_allocated = cell.size.map(|s| s.data_allocated());
+            cell.data_apparent = cell.size.map(|s| s.data_apparent());
+            cell.logs_allocated = cell.size.map(|s| s.logs_allocated);
         }
         let plain = r.cells.clone();
         for (ti, cell) in r.cells.iter_mut().enumerate() {
@@ -139,8 +153,14 @@ pub fn timeline(
             };
             let size =
                 |c: &TimelineCell, f: fn(&DbSize) -> u64| c.size.as_ref().map(|s| f(s) as f64);
-            cell.allocated_relative = ratio(size(cell, |s| s.allocated), size(b, |s| s.allocated));
-            cell.apparent_relative = ratio(size(cell, |s| s.apparent), size(b, |s| s.apparent));
+            cell.data_allocated_relative = ratio(
+                size(cell, DbSize::data_allocated),
+                size(b, DbSize::data_allocated),
+            );
+            cell.data_apparent_relative = ratio(
+                size(cell, DbSize::data_apparent),
+                size(b, DbSize::data_apparent),
+            );
         }
     }
     rows

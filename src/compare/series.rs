@@ -123,13 +123,42 @@ fn rate_points(s: &StepResult) -> Vec<(f64, f64)> {
         return Vec::new();
     }
     let per_event = s.throughput * s.secs / s.events as f64;
-    s.per_second
+    let points: Vec<(f64, f64)> = s
+        .per_second
         .iter()
         .enumerate()
         .filter_map(|(i, &c)| {
             let covered = (s.secs - i as f64).clamp(0.0, 1.0);
             (covered >= MIN_COVERED)
                 .then(|| (i as f64 + covered / 2.0, c as f64 * per_event / covered))
+        })
+        .collect();
+    thin(&points, false)
+}
+
+/// The most points a per-second line keeps in the report: a day-long step
+/// has 86,400 seconds, which no chart can show and no reader wants in
+/// report.json. The step's file keeps every second.
+pub const MAX_POINTS: usize = 720;
+
+/// `points` in at most [`MAX_POINTS`] buckets of whole seconds: each
+/// bucket's mean (throughput) or its largest value (a maximum latency), at
+/// the bucket's middle.
+fn thin(points: &[(f64, f64)], largest: bool) -> Vec<(f64, f64)> {
+    if points.len() <= MAX_POINTS {
+        return points.to_vec();
+    }
+    let per = points.len().div_ceil(MAX_POINTS);
+    points
+        .chunks(per)
+        .map(|c| {
+            let t = (c[0].0 + c[c.len() - 1].0) / 2.0;
+            let v = if largest {
+                c.iter().map(|p| p.1).fold(f64::MIN, f64::max)
+            } else {
+                c.iter().map(|p| p.1).sum::<f64>() / c.len() as f64
+            };
+            (t, v)
         })
         .collect()
 }
@@ -185,8 +214,8 @@ fn class_lines(ti: usize, s: &StepResult) -> Vec<ClassLine> {
             ClassLine {
                 target: ti,
                 class: class.clone(),
-                rate,
-                max_us,
+                rate: thin(&rate, false),
+                max_us: thin(&max_us, true),
             }
         })
         .collect()
@@ -397,4 +426,22 @@ pub fn problems(steps: &[(usize, StepResult)]) -> Vec<ProblemRow> {
         }
     }
     rows
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_day_of_seconds_is_thinned_to_a_readable_line() {
+        let points: Vec<(f64, f64)> = (0..86_400)
+            .map(|i| (i as f64 + 0.5, (i % 10) as f64))
+            .collect();
+        let mean = thin(&points, false);
+        assert!(mean.len() <= MAX_POINTS, "{}", mean.len());
+        // Buckets of 120 s: the mean of 0..9, twelve times over.
+        assert!((mean[0].1 - 4.5).abs() < 1e-9);
+        assert_eq!(thin(&points, true)[0].1, 9.0);
+        assert_eq!(thin(&points[..100], false).len(), 100);
+    }
 }

@@ -350,6 +350,12 @@ pub trait Site: Send + Sync {
     /// `--resume`, and for a plan that runs on tables loaded before).
     fn has_data(&self, table: &str) -> bool;
     /// Bytes the database occupies on disk, when that can be known.
+    /// Drops the benchmark database: only a managed server's, which
+    /// relbench created (and creates again at its next start).
+    fn drop_database(&self) -> anyhow::Result<()> {
+        anyhow::bail!("only the database of a server relbench started may be dropped")
+    }
+
     fn data_size(&self) -> Option<crate::measure::size::DbSize> {
         self.server()?.data_size()
     }

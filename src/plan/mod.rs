@@ -139,8 +139,10 @@ impl Hook {
                 let Some(p) = plan.phases.iter().position(|p| &p.name == name) else {
                     return false;
                 };
-                let first = plan.phases[p].first;
                 let end = plan.phases.get(p + 1).map_or(plan.steps.len(), |n| n.first);
+                // After the phase's restart: its hooks see its settings.
+                let restarts = usize::from(plan.phases[p].server.is_some());
+                let first = (plan.phases[p].first + restarts).min(end.saturating_sub(1));
                 let counts = plan.client_counts(&e.step);
                 match when {
                     When::Before => e.seq == first + 1 && e.clients == counts[0],

@@ -634,14 +634,19 @@ fn intervals(
     (out, phases)
 }
 
-/// A restart needs a server relbench started.
+/// A restart, or dropping the database, needs a server relbench started.
 fn restarts(cx: &mut Ctx<'_>, raw: &RawPlan, steps: &[Step], targets: &[TargetSpec]) {
-    if !steps
+    let Some(m) = steps
         .iter()
-        .any(|s| s.maintenance() == Some(Maint::Restart))
-    {
+        .filter_map(|s| s.maintenance())
+        .find(|m| m.needs_managed_server())
+    else {
         return;
-    }
+    };
+    let what = match m {
+        Maint::Restart => "restarts the server",
+        _ => "drops the database",
+    };
     let span = raw
         .phase
         .as_ref()
@@ -649,14 +654,18 @@ fn restarts(cx: &mut Ctx<'_>, raw: &RawPlan, steps: &[Step], targets: &[TargetSp
         .or(raw.steps.as_ref().map(|s| s.span()))
         .unwrap_or(0..0);
     for t in targets {
-        let why = match (&t.access, t.engine.is_server()) {
-            (Access::Managed(_), _) => continue,
-            (_, false) => "an embedded engine has no server to restart",
-            (_, true) => "it is reached by URL, and relbench restarts only a server it started",
+        let why = match (&t.access, t.engine.is_server(), m) {
+            (Access::Managed(_), _, _) => continue,
+            (_, false, Maint::Restart) => "an embedded engine has no server to restart",
+            (_, true, Maint::Restart) => {
+                "it is reached by URL, and relbench restarts only a server it started"
+            }
+            (_, false, _) => "an embedded engine's database is its file; use drop-table",
+            (_, true, _) => "it is reached by URL, and relbench drops only a database it created",
         };
         cx.err(
             span.clone(),
-            format!("the sequence restarts the server, but target \"{}\" cannot be restarted: {why}", t.name),
+            format!("the sequence {what}, but target \"{}\" cannot do that: {why}", t.name),
             Some("give the target a basedir so that relbench runs its server, or run the phases without restarts (restart = false, no config, server_args or malloc in [[phase]], no \"restart\" step)".into()),
         );
     }

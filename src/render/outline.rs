@@ -1080,6 +1080,10 @@ fn campaign(doc: &mut Vec<Block>, r: &Report) {
         })
         .collect();
     doc.push(Block::Table(Table::new(head, 3, rows)));
+    let charts = svg::intervals(r);
+    if !charts.is_empty() {
+        doc.push(Block::Charts(charts));
+    }
 
     if !r
         .timeline
@@ -1090,9 +1094,10 @@ fn campaign(doc: &mut Vec<Block>, r: &Report) {
     }
     doc.push(Block::Heading(3, "Database size after each step".into()));
     doc.push(Block::Paragraph(
-        "Allocated: the blocks the filesystem holds for the datadir's files (what du says, and what \
-         hole-punching page compression saves); apparent: their lengths; logs: of the allocated, the redo, \
-         WAL and binary logs. ÷ base: allocated bytes ÷ the base's (apparent ÷ the base's in brackets)."
+        "The datadir's files after each step, the data (tables and indexes) apart from the logs (redo, WAL, \
+         binary logs), whose size the configuration sets. Allocated: the blocks the filesystem holds (what \
+         du says, and what hole-punching page compression saves); apparent: the files' lengths. ÷ base: the \
+         data's allocated bytes ÷ the base's (apparent ÷ the base's in brackets)."
             .into(),
     ));
     let (mut head, _) = target_head(r, &["step", "clients"], &cols);
@@ -1110,20 +1115,23 @@ fn campaign(doc: &mut Vec<Block>, r: &Report) {
                 Text::plain(row.clients.to_string()),
             ];
             for &ti in &cols {
-                cells.push(Text::plain(match &row.cells[ti].size {
-                    Some(s) => format!(
-                        "{} (apparent {}; logs {})",
-                        fmt_bytes(s.allocated),
-                        fmt_bytes(s.apparent),
-                        fmt_bytes(s.logs_allocated)
-                    ),
-                    None => NOT_MEASURED.into(),
-                }));
+                let c = &row.cells[ti];
+                cells.push(Text::plain(
+                    match (c.data_allocated, c.data_apparent, c.logs_allocated) {
+                        (Some(d), Some(a), Some(l)) => format!(
+                            "data {} (apparent {}) + logs {}",
+                            fmt_bytes(d),
+                            fmt_bytes(a),
+                            fmt_bytes(l)
+                        ),
+                        _ => NOT_MEASURED.into(),
+                    },
+                ));
             }
             for &ti in &others {
                 let c = &row.cells[ti];
                 cells.push(Text::plain(
-                    match (c.allocated_relative, c.apparent_relative) {
+                    match (c.data_allocated_relative, c.data_apparent_relative) {
                         (Some(a), Some(p)) => format!("{a:.2} ({p:.2})"),
                         (Some(a), None) => format!("{a:.2}"),
                         _ => "—".into(),

@@ -434,6 +434,95 @@ pub fn db_size(r: &Report) -> Option<Chart> {
     })
 }
 
+/// A campaign's long steps: each step measured in intervals, its
+/// throughput at the end of each interval, one line per target (the qps@N
+/// chart of the studies). One chart per step and client count.
+pub fn intervals(r: &Report) -> Vec<Chart> {
+    let cols = r.columns();
+    let mut keys: Vec<(String, u32)> = Vec::new();
+    for row in &r.timeline {
+        let Some(_) = row.step.interval else { continue };
+        let k = (
+            row.step
+                .title()
+                .split(" @")
+                .next()
+                .unwrap_or_default()
+                .to_string(),
+            row.clients,
+        );
+        if !keys.contains(&k) {
+            keys.push(k);
+        }
+    }
+    let mut out = Vec::new();
+    for (name, clients) in keys {
+        let rows: Vec<_> = r
+            .timeline
+            .iter()
+            .filter(|row| {
+                row.clients == clients
+                    && row.step.interval.is_some()
+                    && row.step.title().split(" @").next() == Some(name.as_str())
+            })
+            .collect();
+        let n = rows.len();
+        if n < 2 {
+            continue;
+        }
+        let v_max = rows
+            .iter()
+            .flat_map(|row| row.cells.iter().filter_map(|c| c.throughput))
+            .fold(0.0, f64::max);
+        if v_max <= 0.0 {
+            continue;
+        }
+        let top = nice_ceiling(v_max * 1.05);
+        let (left, right, top_m, plot_h, bottom, w) = (48.0, 10.0, 42.0, 120.0, 22.0, 340.0);
+        let title = format!(
+            "{name}, {clients} client{}: {} per interval",
+            if clients == 1 { "" } else { "s" },
+            rows[0].unit.name()
+        );
+        let mut svg = Svg::new(w, top_m + plot_h + bottom, &title);
+        let x = |i: usize| left + (i as f64 + 0.5) / n as f64 * (w - left - right);
+        let y = |v: f64| top_m + plot_h - v / top * plot_h;
+        let tick_list: Vec<(f64, String)> =
+            ticks(top).into_iter().map(|t| (t, fmt_tick(t))).collect();
+        svg.y_axis(left, w - right, &tick_list, y);
+        for &ti in &cols {
+            let pts: Vec<(f64, f64)> = rows
+                .iter()
+                .enumerate()
+                .filter_map(|(i, row)| Some((x(i), y(row.cells[ti].throughput?))))
+                .collect();
+            svg.polyline(&pts, colour(ti), "", &r.targets[ti].name);
+        }
+        svg.legend(
+            left,
+            &cols
+                .iter()
+                .map(|&i| (r.targets[i].name.clone(), colour(i)))
+                .collect::<Vec<_>>(),
+        );
+        svg.line(left, y(0.0), w - right, y(0.0), "stroke=\"#999\"");
+        svg.text(left, top_m + plot_h + 16.0, "start", "", "@1");
+        svg.text(
+            w - right,
+            top_m + plot_h + 16.0,
+            "end",
+            "",
+            &format!("@{n}"),
+        );
+        out.push(Chart {
+            file: format!("intervals-{}-c{clients}.svg", slug(&name)),
+            title,
+            svg: svg.finish(),
+        });
+    }
+    out
+}
+
 /// Per row: throughput per second over the window (one line per target
 /// and repeat) and the latency percentiles (one bar per target).
 pub fn per_step(r: &Report) -> Vec<StepCharts> {

@@ -39,6 +39,7 @@ pub(super) fn restart(
     let t0 = Instant::now();
     let sampler = Sampler::start(probe.clone(), t0);
     let stopped = driver.cleanup(false);
+    let mut start = None;
     let shutdown = t0.elapsed().as_secs_f64();
     r.notes
         .insert("shutdown_secs".into(), format!("{shutdown:.3}"));
@@ -49,6 +50,7 @@ pub(super) fn restart(
             match db::open(spec, dirs, &mut |line| ui.line(line)) {
                 Ok(d) => {
                     *driver = d;
+                    start = Some(t1.elapsed().as_secs_f64());
                     r.notes.insert(
                         "start_secs".into(),
                         format!("{:.3}", t1.elapsed().as_secs_f64()),
@@ -80,9 +82,9 @@ pub(super) fn restart(
     let line = match &r.failed {
         Some(f) => format!("{label}: FAILED: {f}"),
         None => format!(
-            "{label}: {:.1} s (shutdown {shutdown:.1} s, start {} s)",
+            "{label}: {:.1} s (shutdown {shutdown:.1} s, start {:.1} s)",
             r.secs,
-            r.notes.get("start_secs").map_or("?", String::as_str)
+            start.unwrap_or_default()
         ),
     };
     ui.finish_step(&line, r.failed.is_some());

@@ -213,7 +213,17 @@ fn maintain(
     ui.start_step(label, None);
     let t0 = Instant::now();
     let sampler = Sampler::start(cx.probe.clone(), t0);
-    for (i, sql) in statements.iter().enumerate() {
+    if m == Maint::DropDatabase {
+        match cx.db.drop_database() {
+            Ok(()) => r.events = 1,
+            Err(err) => r.failed = Some(format!("{}: {err:#}", statements.join("; "))),
+        }
+    }
+    for (i, sql) in statements
+        .iter()
+        .enumerate()
+        .filter(|_| m != Maint::DropDatabase)
+    {
         if interrupted() {
             bail!(Interrupted);
         }

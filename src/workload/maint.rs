@@ -6,6 +6,7 @@
 
 use serde::{Deserialize, Serialize};
 
+use crate::db::server::mariadb::DATABASE;
 use crate::db::Dialect;
 
 /// A timed maintenance step.
@@ -24,19 +25,23 @@ pub enum Maint {
     Truncate,
     /// Drops the tables (the end of a sequence: nothing after it has data).
     DropTable,
+    /// Drops the benchmark database of a managed server (relbench made
+    /// it; it makes it again at the next start).
+    DropDatabase,
     /// Stops the managed server cleanly and starts it again (with the
     /// next phase's settings): how long shutdown and recovery take.
     Restart,
 }
 
 impl Maint {
-    pub const ALL: [Maint; 7] = [
+    pub const ALL: [Maint; 8] = [
         Maint::DropIndex,
         Maint::CreateIndex,
         Maint::Analyze,
         Maint::Optimize,
         Maint::Truncate,
         Maint::DropTable,
+        Maint::DropDatabase,
         Maint::Restart,
     ];
 
@@ -49,6 +54,7 @@ impl Maint {
             Maint::Optimize => "optimize",
             Maint::Truncate => "truncate",
             Maint::DropTable => "drop-table",
+            Maint::DropDatabase => "drop-database",
             Maint::Restart => "restart",
         }
     }
@@ -65,13 +71,24 @@ impl Maint {
             Maint::Optimize => "rebuild every table (OPTIMIZE TABLE, VACUUM FULL, VACUUM)",
             Maint::Truncate => "empty every table",
             Maint::DropTable => "drop every table",
+            Maint::DropDatabase => {
+                "drop the benchmark database (managed servers only: relbench created it)"
+            }
             Maint::Restart => "stop the managed server cleanly and start it again",
         }
     }
 
     /// Whether the tables are still there, with their rows, after it.
     pub fn keeps_rows(self) -> bool {
-        !matches!(self, Maint::Truncate | Maint::DropTable)
+        !matches!(
+            self,
+            Maint::Truncate | Maint::DropTable | Maint::DropDatabase
+        )
+    }
+
+    /// Whether the step needs a server relbench started.
+    pub fn needs_managed_server(self) -> bool {
+        matches!(self, Maint::Restart | Maint::DropDatabase)
     }
 
     /// Whether the step only works on sysbench's tables (the index steps:
@@ -92,7 +109,10 @@ impl Maint {
                 .collect()
         };
         match (self, d) {
-            (Maint::Restart, _) => Vec::new(),
+            (Maint::Restart, _) | (Maint::DropDatabase, Dialect::Sqlite) => Vec::new(),
+            // As the administrator; PostgreSQL's from its `postgres`
+            // database, since nobody may drop the database they are in.
+            (Maint::DropDatabase, _) => vec![format!("DROP DATABASE {DATABASE}")],
             (Maint::DropIndex, Dialect::Mysql) => each(&|n, t| format!("DROP INDEX k_{n} ON {t}")),
             (Maint::DropIndex, _) => each(&|n, _| format!("DROP INDEX k_{n}")),
             (Maint::CreateIndex, _) => each(&|n, t| format!("CREATE INDEX k_{n} ON {t}(k)")),

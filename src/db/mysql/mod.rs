@@ -330,7 +330,15 @@ impl Driver for MysqlDriver {
         sql: &str,
         timeout: Option<Duration>,
     ) -> anyhow::Result<Vec<Vec<Option<String>>>> {
-        let mut w = self.admin()?;
+        let mut w = match self.admin() {
+            Ok(w) => w,
+            // After a drop-database step: without a default database.
+            Err(e) if e.to_string().contains("1049") => WireConn::connect(&Opts {
+                database: None,
+                ..self.admin.clone()
+            })?,
+            Err(e) => return Err(e),
+        };
         w.set_read_timeout(timeout);
         Ok(w.query_text(sql)?)
     }
@@ -347,6 +355,15 @@ impl Driver for MysqlDriver {
 }
 
 impl Site for MysqlDriver {
+    fn drop_database(&self) -> anyhow::Result<()> {
+        if self.server.lock().is_none() {
+            anyhow::bail!("only the database of a server relbench started may be dropped");
+        }
+        self.admin()?
+            .execute_text(&format!("DROP DATABASE {}", mariadb::DATABASE))?;
+        Ok(())
+    }
+
     fn reset(&self) -> anyhow::Result<()> {
         // The loader drops and creates each table; nothing else to clear.
         Ok(())

@@ -186,7 +186,15 @@ impl Driver for PgDriver {
         sql: &str,
         timeout: Option<Duration>,
     ) -> anyhow::Result<Vec<Vec<Option<String>>>> {
-        let mut w = self.admin()?;
+        let mut w = match self.admin() {
+            Ok(w) => w,
+            // After a drop-database step: in the `postgres` database.
+            Err(e) if e.to_string().contains("does not exist") => WireConn::connect(&Opts {
+                database: "postgres".into(),
+                ..self.admin.clone()
+            })?,
+            Err(e) => return Err(e),
+        };
         w.set_read_timeout(timeout);
         Ok(w.query_text(sql)?)
     }
@@ -239,6 +247,19 @@ impl Driver for PgDriver {
 }
 
 impl Site for PgDriver {
+    fn drop_database(&self) -> anyhow::Result<()> {
+        if self.server.lock().is_none() {
+            anyhow::bail!("only the database of a server relbench started may be dropped");
+        }
+        // Nobody may drop the database they are connected to.
+        let opts = Opts {
+            database: "postgres".into(),
+            ..self.admin.clone()
+        };
+        WireConn::connect(&opts)?.execute_text(&format!("DROP DATABASE {}", flavor::DATABASE))?;
+        Ok(())
+    }
+
     fn reset(&self) -> anyhow::Result<()> {
         Ok(())
     }

@@ -465,15 +465,9 @@ impl Workload for Step {
                     conn.batch(&sql::create(d, &table, &ctx.table_options))?;
                 }
                 shared.init(conn, d, &table)?;
-                Box::new(Inserter::new(
-                    conn,
-                    d,
-                    &table,
-                    self.commit(&p),
-                    &p,
-                    rng,
-                    shared,
-                )?)
+                let mut ins = Inserter::new(conn, d, &table, self.commit(&p), &p, rng, shared)?;
+                ins.random_pct = scale.random_pct;
+                Box::new(ins)
             }
             (_, "deleter") => {
                 let (lo, hi) = shared.init(conn, d, &table)?;
@@ -514,6 +508,9 @@ struct Inserter {
     rng: Rng,
     shared: Arc<Shared>,
     data_len: (u32, u32),
+    /// Percent of `data` that is random letters; the rest is 'a', which
+    /// compresses (the benchmark's own `data_random_pct`).
+    random_pct: u8,
     /// Per row: price and data, reused so an event allocates only its
     /// parameter list.
     price: Vec<String>,
@@ -536,6 +533,7 @@ impl Inserter {
             rng,
             shared,
             data_len: (p.data_min, p.data_max.max(p.data_min)),
+            random_pct: 100,
             price: vec![String::new(); commit as usize],
             data: vec![String::new(); commit as usize],
         })
@@ -563,8 +561,12 @@ impl Client for Inserter {
             let len = self.rng.random_range(self.data_len.0..=self.data_len.1);
             let d = &mut self.data[i];
             d.clear();
-            for _ in 0..len {
+            let random = (len as usize * usize::from(self.random_pct)).div_ceil(100);
+            for _ in 0..random {
                 d.push(LETTERS[self.rng.random_range(0..LETTERS.len())] as char);
+            }
+            for _ in random..len as usize {
+                d.push('a');
             }
         }
         let mut params = Vec::with_capacity(self.commit as usize * 6);
