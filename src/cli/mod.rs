@@ -541,6 +541,9 @@ fn check(path: &Path, last: Option<&Path>) -> anyhow::Result<()> {
         plan.suite,
         steps.join(" → ")
     );
+    for why in plan.skipped() {
+        crate::outln!("note: {why}");
+    }
     for (i, p) in plan.phases.iter().enumerate() {
         let end = plan.phases.get(i + 1).map_or(plan.steps.len(), |n| n.first);
         crate::outln!(
@@ -674,6 +677,12 @@ fn list() {
             w.meta().about
         );
     }
+    crate::outln!(
+        "\nParameters of the sysbench workloads, as sysbench's options: NAME[key=value,...], e.g. read-only-order[order=4,range=1000]:"
+    );
+    for (k, about) in sysbench::knobs::KEYS {
+        crate::outln!("  {k:<22} {about}");
+    }
     crate::outln!("\nMaintenance steps (timed; `relbench show NAME` prints their SQL):");
     for m in Maint::ALL {
         crate::outln!("  {:<22} {}", m.name(), m.about());
@@ -691,6 +700,7 @@ fn runs_for(w: &dyn workload::Workload) -> &'static str {
         ids: Default::default(),
         insert: Default::default(),
         random_pct: 100,
+        own_table: false,
     };
     if w.events(&probe, 1).is_some() {
         return "rows";

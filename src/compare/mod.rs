@@ -265,6 +265,10 @@ pub struct Cell {
     pub sla_missed: Option<f64>,
     /// The base missed the SLA on this step: the comparison is not fair.
     pub base_sla_missed: bool,
+    /// An open-loop step (`rate`) that fell short of its rate in some
+    /// repeat: the lowest share of the rate reached. Its throughput is the
+    /// server's limit, not the rate asked: not judged.
+    pub rate_missed: Option<f64>,
     /// Why this target's figure is disturbed (half or more of its repeats
     /// ran while other programs or steal took ≥ 5% of the machine).
     pub disturbed: Option<String>,
@@ -306,7 +310,7 @@ impl Cell {
     /// against less write load than asked.
     pub fn verdict(&self) -> Option<Verdict> {
         let rel = self.relative?;
-        if self.sla_missed.is_some() || self.base_sla_missed {
+        if self.sla_missed.is_some() || self.base_sla_missed || self.rate_missed.is_some() {
             return Some(Verdict::Unsure);
         }
         if self.short_window {
@@ -1191,6 +1195,12 @@ fn cell<'a>(results: impl Iterator<Item = &'a StepResult>) -> Cell {
             .map(|s| s.achieved)
             .reduce(f64::min),
         base_sla_missed: false,
+        rate_missed: ok
+            .iter()
+            .filter_map(|s| s.rate.as_ref())
+            .filter(|r| r.missed)
+            .map(|r| r.reached_per_sec / r.asked_per_sec)
+            .reduce(f64::min),
         disturbed: disturbed_of(&ok),
         base_disturbed: false,
         short_window: false,

@@ -30,7 +30,8 @@ pub(super) fn summarise(
         .iter()
         .filter(|r| {
             let c = &r.cells[ti];
-            c.relative.is_some() && (c.sla_missed.is_some() || c.base_sla_missed)
+            c.relative.is_some()
+                && (c.sla_missed.is_some() || c.base_sla_missed || c.rate_missed.is_some())
         })
         .count();
     let mut disturbed = Vec::new();
@@ -39,7 +40,7 @@ pub(super) fn summarise(
         .iter()
         .filter_map(|r| {
             let c = &r.cells[ti];
-            if c.sla_missed.is_some() || c.base_sla_missed {
+            if c.sla_missed.is_some() || c.base_sla_missed || c.rate_missed.is_some() {
                 return None;
             }
             let rel = c.relative?;
@@ -194,7 +195,7 @@ pub fn lines(summary: &[TargetSummary]) -> Vec<SummaryLine> {
                 );
             }
             if s.unjudged > 0 {
-                head += &format!(", {} not judged (a missed SLA)", s.unjudged);
+                head += &format!(", {} not judged (a missed SLA or rate)", s.unjudged);
             }
             if !s.too_short.is_empty() {
                 head += &format!(

@@ -40,6 +40,9 @@ pub struct StepSpec<'a> {
     pub interrupt: &'a AtomicBool,
     /// What the sampler reads beside the step.
     pub probe: &'a metrics::Probe,
+    /// Open loop: events per second across all clients, each client's
+    /// share started on its own schedule (a workload with one role only).
+    pub rate: Option<f64>,
 }
 
 /// What the progress display is told a few times a second.
@@ -100,7 +103,10 @@ struct Shared<'a> {
 /// Runs one step: every client's connections from a shared start, the
 /// sampler over the measured window, until the step's stop.
 pub fn run(spec: &StepSpec<'_>, live: &mut dyn FnMut(&Live)) -> Measured {
-    let roles = spec.workload.roles(&spec.scale);
+    let mut roles = spec.workload.roles(&spec.scale);
+    if let (Some(rate), [role]) = (spec.rate, roles.as_mut_slice()) {
+        role.rate = Some(rate / f64::from(spec.clients.max(1)));
+    }
     let meta = spec.workload.meta();
     // One thread per client and role: client c's role r is thread
     // c × roles + r.
@@ -320,10 +326,12 @@ mod tests {
                 ids: dist::Kind::Uniform,
                 insert: insert::Params::default(),
                 random_pct: 100,
+                own_table: false,
             },
             clients: 1,
             warmup: Duration::ZERO,
             stop: Stop::Time(Duration::from_secs(1)),
+            rate: None,
             seed: 1,
             interrupt: &interrupt,
             probe: &probe,

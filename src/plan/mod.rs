@@ -206,6 +206,22 @@ pub struct Step {
     /// a timed step into consecutive windows, each measured as a step.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub interval: Option<Interval>,
+    /// Client counts of its own, instead of the plan's.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub client_counts: Option<Vec<u32>>,
+    /// Open loop: events per second across all its clients, each started
+    /// on schedule (sysbench's `--rate`). Named apart from a result's
+    /// `rate` (what it reached), beside which a step is written.
+    #[serde(
+        default,
+        skip_serializing_if = "Option::is_none",
+        rename = "events_per_sec"
+    )]
+    pub rate: Option<u64>,
+    /// Each client runs one event and stops (the full scan: one pass per
+    /// client, each on its own table).
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub once: bool,
 }
 
 /// One of the consecutive windows a long step is measured in.
@@ -279,6 +295,12 @@ impl Step {
             Some(t) => format!("{} ({t})", self.name()),
             None => self.name().to_string(),
         };
+        if self.once {
+            s += " once per client";
+        }
+        if let Some(r) = self.rate {
+            s += &format!(" at {r}/s");
+        }
         if let Some(i) = &self.interval {
             s += &format!(" @{}/{}", i.n, i.of);
         }
@@ -320,6 +342,9 @@ impl Step {
             kind,
             tag: tag.map(String::from),
             interval: None,
+            client_counts: None,
+            rate: None,
+            once: false,
         }
     }
 }
@@ -413,11 +438,36 @@ impl Plan {
 
     /// The client counts a step runs at: the plan's for a workload, one
     /// for the rest.
-    pub fn client_counts(&self, step: &Step) -> &[u32] {
+    pub fn client_counts<'a>(&'a self, step: &'a Step) -> &'a [u32] {
         match step.kind {
-            StepKind::Workload(_) => &self.clients,
+            StepKind::Workload(_) => step.client_counts.as_deref().unwrap_or(&self.clients),
             _ => &[1],
         }
+    }
+
+    /// Whether a step is left out at a client count: a scan once per
+    /// client needs a table per client, as sysbench's users run it.
+    pub fn skips(&self, step: &Step, clients: u32) -> bool {
+        step.once && clients > self.tables
+    }
+
+    /// What the plan leaves out, in words, for `check` and `run` to say.
+    pub fn skipped(&self) -> Vec<String> {
+        self.steps
+            .iter()
+            .flat_map(|s| {
+                self.client_counts(s)
+                    .iter()
+                    .filter(|&&c| self.skips(s, c))
+                    .map(move |c| {
+                        format!(
+                            "{} is skipped at {c} clients: one pass per client needs a table each, and the plan has {}",
+                            s.label(),
+                            self.tables
+                        )
+                    })
+            })
+            .collect()
     }
 
     /// The phase step `seq` (1-based) runs in, when the plan has phases.
@@ -448,6 +498,7 @@ impl Plan {
             ids: self.distribution,
             insert: self.insert_benchmark,
             random_pct: self.random_pct,
+            own_table: false,
         }
     }
 
@@ -509,6 +560,9 @@ impl Plan {
                         None => 1,
                     };
                     for &clients in self.client_counts(&self.steps[i]) {
+                        if self.skips(&self.steps[i], clients) {
+                            continue;
+                        }
                         for (k, step) in self.steps.iter().enumerate().skip(i).take(run) {
                             let occurrence =
                                 1 + self.steps[..k].iter().filter(|s| *s == step).count() as u32;
@@ -553,7 +607,7 @@ impl Plan {
                     // A step with a fixed amount of work (the Insert
                     // Benchmark's l.i1) runs until it is done, however long
                     // the plan's duration for its class is: no time known.
-                    if w.events(&self.scale_at(e.seq), e.clients).is_some() {
+                    if e.step.once || w.events(&self.scale_at(e.seq), e.clients).is_some() {
                         return 0.0;
                     }
                     let warmup = if self.warms_up(&e.step) {
@@ -640,6 +694,9 @@ mod tests {
                 kind: StepKind::Settle,
                 tag: Some("pre".into()),
                 interval: None,
+                client_counts: None,
+                rate: None,
+                once: false,
             }
         );
     }

@@ -68,7 +68,7 @@ impl fmt::Display for PlanErrors {
 #[serde(deny_unknown_fields)]
 struct RawPlan {
     suite: Option<Spanned<String>>,
-    steps: Option<Spanned<Vec<Spanned<String>>>>,
+    steps: Option<Spanned<Vec<Spanned<toml::Value>>>>,
     clients: Option<Spanned<Vec<Spanned<i64>>>>,
     repeats: Option<Spanned<i64>>,
     seed: Option<Spanned<i64>>,
@@ -89,7 +89,7 @@ struct RawPlan {
 #[serde(deny_unknown_fields)]
 struct RawPhase {
     name: Spanned<String>,
-    steps: Spanned<Vec<Spanned<String>>>,
+    steps: Spanned<Vec<Spanned<toml::Value>>>,
     restart: Option<Spanned<bool>>,
     config: Option<Spanned<String>>,
     server_args: Option<Spanned<Vec<String>>>,
@@ -400,7 +400,7 @@ fn validate(cx: &mut Ctx<'_>, raw: RawPlan) -> Plan {
     let widest = steps
         .iter()
         .filter_map(|s| s.workload())
-        .filter_map(|w| sysbench::CATALOGUE.iter().find(|m| m.name == w.meta().name))
+        .filter_map(|w| sysbench::micro(w.meta().name))
         .max_by_key(|m| m.max_range());
     if let Some(m) = widest {
         if (m.max_range() as i64) > rows {
@@ -605,6 +605,7 @@ fn intervals(
                 ids: dist::Kind::Uniform,
                 insert: workload::insert::Params::default(),
                 random_pct: 100,
+                own_table: false,
             };
             w.events(&scale, 1)
                 .is_none()
@@ -872,7 +873,7 @@ fn steps(cx: &mut Ctx<'_>, raw: &RawPlan) -> (String, Vec<Step>, Vec<Phase>) {
                 Some("move the steps into the first phase".into()),
             );
         }
-        let mut items: Vec<(Range<usize>, String)> = Vec::new();
+        let mut items: Vec<(Range<usize>, String, Extra)> = Vec::new();
         let mut out_phases = Vec::new();
         for p in phases.get_ref() {
             let name = p.name.get_ref();
@@ -892,7 +893,7 @@ fn steps(cx: &mut Ctx<'_>, raw: &RawPlan) -> (String, Vec<Step>, Vec<Phase>) {
             let change = phase_server(cx, p);
             let first = items.len();
             if change.is_some() {
-                items.push((p.name.span(), format!("restart:{name}")));
+                items.push((p.name.span(), format!("restart:{name}"), Extra::default()));
             }
             if p.steps.get_ref().is_empty() && change.is_none() {
                 cx.err(
@@ -901,12 +902,7 @@ fn steps(cx: &mut Ctx<'_>, raw: &RawPlan) -> (String, Vec<Step>, Vec<Phase>) {
                     Some("list its steps, or restart = true to only restart the server".into()),
                 );
             }
-            items.extend(
-                p.steps
-                    .get_ref()
-                    .iter()
-                    .map(|s| (s.span(), s.get_ref().clone())),
-            );
+            items.extend(p.steps.get_ref().iter().filter_map(|v| entry(cx, v)));
             out_phases.push(Phase {
                 name: name.clone(),
                 first,
@@ -956,11 +952,8 @@ fn steps(cx: &mut Ctx<'_>, raw: &RawPlan) -> (String, Vec<Step>, Vec<Phase>) {
             ("sysbench".into(), standard())
         }
         (None, Some(list)) => {
-            let items: Vec<(Range<usize>, String)> = list
-                .get_ref()
-                .iter()
-                .map(|s| (s.span(), s.get_ref().clone()))
-                .collect();
+            let items: Vec<(Range<usize>, String, Extra)> =
+                list.get_ref().iter().filter_map(|v| entry(cx, v)).collect();
             if items.is_empty() {
                 cx.err(
                     list.span(),
@@ -1016,18 +1009,189 @@ fn valid_tag(t: &str) -> bool {
             .all(|c| c.is_ascii_alphanumeric() || c == '-' || c == '_')
 }
 
+/// What a step's table gives besides its name: how it runs.
+#[derive(Default)]
+struct Extra {
+    clients: Option<Vec<u32>>,
+    rate: Option<u64>,
+    once: bool,
+}
+
+impl Extra {
+    /// Sets them on the step, where they apply to it.
+    fn apply(&self, cx: &mut Ctx<'_>, span: &Range<usize>, step: &mut Step) {
+        if self.clients.is_none() && self.rate.is_none() && !self.once {
+            return;
+        }
+        let Some(w) = step.workload() else {
+            cx.err(
+                span.clone(),
+                format!(
+                    "\"{}\" is not a workload: clients, rate and once apply to workloads",
+                    step.name()
+                ),
+                None,
+            );
+            return;
+        };
+        let meta = w.meta();
+        if meta.group == workload::Group::Insert {
+            cx.err(
+                span.clone(),
+                "the Insert Benchmark's steps run at the plan's client count and their own rates",
+                Some(
+                    "set clients for the whole plan, and the benchmark's rates under [insert]"
+                        .into(),
+                ),
+            );
+            return;
+        }
+        if self.once && w.rows_per_event(&probe_scale()).is_none() {
+            cx.err(
+                span.clone(),
+                format!(
+                    "once applies to the full scan (each client scans one table once), not to {}",
+                    meta.name
+                ),
+                Some("for a fixed amount of work use [duration] events".into()),
+            );
+        }
+        if self.once && self.rate.is_some() {
+            cx.err(
+                span.clone(),
+                "a step runs once per client or at a rate, not both",
+                None,
+            );
+        }
+        step.client_counts = self.clients.clone();
+        step.rate = self.rate;
+        step.once = self.once;
+    }
+}
+
+/// A scale for asking a workload what does not depend on it.
+fn probe_scale() -> workload::Scale {
+    workload::Scale {
+        tables: 1,
+        rows: 1,
+        rows_may_be_missing: false,
+        ids: dist::Kind::Uniform,
+        insert: workload::insert::Params::default(),
+        random_pct: 100,
+        own_table: false,
+    }
+}
+
+/// One entry of `steps`: a name (`"scan:warm"`), or a table with the
+/// name under `step` and how it runs (`clients`, `rate`, `once`) and the
+/// workload's parameters as keys (`order = 4`).
+fn entry(cx: &mut Ctx<'_>, v: &Spanned<toml::Value>) -> Option<(Range<usize>, String, Extra)> {
+    let span = v.span();
+    let table = match v.get_ref() {
+        toml::Value::String(s) => return Some((span, s.clone(), Extra::default())),
+        toml::Value::Table(t) => t,
+        other => {
+            cx.err(
+                span,
+                format!("a step is a name or a table, not {}", other.type_str()),
+                Some("for example \"point-query\" or { step = \"scan\", once = true }".into()),
+            );
+            return None;
+        }
+    };
+    let Some(toml::Value::String(name)) = table.get("step") else {
+        cx.err(
+            span,
+            "a step's table names its step: step = \"NAME\"",
+            Some("for example { step = \"read-only-order\", order = 4, clients = [8] }".into()),
+        );
+        return None;
+    };
+    let mut extra = Extra::default();
+    let mut knobs: Vec<String> = Vec::new();
+    for (k, val) in table {
+        match (k.as_str(), val) {
+            ("step", _) => {}
+            ("clients", toml::Value::Array(a)) => {
+                let counts: Option<Vec<u32>> = a
+                    .iter()
+                    .map(|c| {
+                        c.as_integer()
+                            .filter(|n| (1..=MAX_CLIENTS).contains(n))
+                            .map(|n| n as u32)
+                    })
+                    .collect();
+                match counts {
+                    Some(c) if !c.is_empty() => extra.clients = Some(c),
+                    _ => cx.err(
+                        span.clone(),
+                        format!("clients takes a list of counts from 1 to {MAX_CLIENTS}"),
+                        Some("for example clients = [8, 48]".into()),
+                    ),
+                }
+            }
+            ("rate", toml::Value::Integer(n)) if *n > 0 => extra.rate = Some(*n as u64),
+            ("rate", _) => cx.err(
+                span.clone(),
+                "rate takes a whole number of events per second, across all clients",
+                Some("for example rate = 1000".into()),
+            ),
+            ("once", toml::Value::Boolean(b)) => extra.once = *b,
+            (key, val) if sysbench::knobs::KEYS.iter().any(|(n, _)| *n == key) => {
+                let text = match val {
+                    toml::Value::String(s) => s.clone(),
+                    other => other.to_string(),
+                };
+                knobs.push(format!("{key}={text}"));
+            }
+            (key, _) => {
+                let keys = ["step", "clients", "rate", "once"]
+                    .into_iter()
+                    .chain(sysbench::knobs::KEYS.iter().map(|(n, _)| *n));
+                cx.err(
+                    span.clone(),
+                    format!("unknown key \"{key}\" in a step's table"),
+                    Some(match did_you_mean(key, keys) {
+                        Some(m) => format!("did you mean \"{m}\"?"),
+                        None => "a step's table takes step, clients, rate, once and the workload's parameters (`relbench list`)".into(),
+                    }),
+                );
+            }
+        }
+    }
+    let mut name = name.clone();
+    if !knobs.is_empty() {
+        if name.contains('[') {
+            cx.err(
+                span,
+                "give the parameters in the name's brackets or as keys, not both",
+                None,
+            );
+            return None;
+        }
+        // The tag, if any, stays after the parameters.
+        let (base, tag) = match name.split_once(':') {
+            Some((b, t)) => (b.to_string(), format!(":{t}")),
+            None => (name.clone(), String::new()),
+        };
+        name = format!("{base}[{}]{tag}", knobs.join(","));
+    }
+    Some((span, name, extra))
+}
+
 /// A plan's own sequence, checked: known steps, load first, no step twice,
 /// one suite's tables, nothing that needs rows after the rows are gone.
 fn custom_steps(
     cx: &mut Ctx<'_>,
-    items: &[(Range<usize>, String)],
+    items: &[(Range<usize>, String, Extra)],
     whole: Range<usize>,
 ) -> Vec<Step> {
     let mut out = Vec::new();
     let mut gone: Option<&str> = None;
-    for (i, (span, s)) in items.iter().enumerate() {
+    for (i, (span, s, extra)) in items.iter().enumerate() {
         match parse_step(s) {
-            Ok(step) => {
+            Ok(mut step) => {
+                extra.apply(cx, span, &mut step);
                 // Without a load the sequence runs on tables that are
                 // already there (checked when the run starts).
                 if i > 0 && step.kind == StepKind::Load {
@@ -1057,6 +1221,11 @@ fn custom_steps(
                 }
                 out.push(step);
             }
+            Err(why) if s.contains('[') => cx.err(
+                span.clone(),
+                format!("step \"{s}\": {why}"),
+                Some("`relbench list` shows each parameter and what it sets".into()),
+            ),
             Err(help) => cx.err(span.clone(), format!("unknown step \"{s}\""), Some(help)),
         }
     }
@@ -1110,6 +1279,7 @@ fn parse_step(s: &str) -> Result<Step, String> {
     let kind = match name {
         "load" => StepKind::Load,
         "settle" => StepKind::Settle,
+        w if w.contains('[') => StepKind::Workload(sysbench::knobs::canonical_name(w)?),
         w if workload::find(w).is_some() => StepKind::Workload(w.to_string()),
         m if Maint::find(m).is_some() => StepKind::Maintenance(Maint::find(m).expect("found")),
         w => {
@@ -1127,6 +1297,9 @@ fn parse_step(s: &str) -> Result<Step, String> {
         kind,
         tag: tag.map(str::to_string),
         interval: None,
+        client_counts: None,
+        rate: None,
+        once: false,
     })
 }
 
@@ -1677,6 +1850,40 @@ mod tests {
             .as_deref()
             .unwrap()
             .contains("did you mean \"point-query\""));
+    }
+
+    #[test]
+    fn parameterised_steps_get_their_canonical_name_and_bad_ones_say_why() {
+        let p = parse(
+            &format!("steps = [\"load\", \"read-only-order[range=1000,order=4]:hot\"]\n[scale]\nrows = 2000\n{TARGET}"),
+            "plan.toml",
+            Path::new("."),
+        )
+        .unwrap();
+        assert_eq!(p.steps[1].name(), "read-only-order[order=4,range=1000]");
+        assert_eq!(
+            p.steps[1].label(),
+            "read-only-order[order=4,range=1000].hot"
+        );
+        let e = errors(&format!(
+            "steps = [\"load\", \"point-query[order=4]\"]\n{TARGET}"
+        ));
+        assert_eq!((e[0].line, e[0].column), (1, 18));
+        assert!(
+            e[0].message
+                .starts_with("step \"point-query[order=4]\": point-query has no mix of ranges"),
+            "{}",
+            e[0].message
+        );
+        // The table must hold the widest range the parameters ask for.
+        let e = errors(&format!(
+            "steps = [\"load\", \"read-only-10[range=5000]\"]\n[scale]\nrows = 2000\n{TARGET}"
+        ));
+        assert!(
+            e[0].message.contains("rows = 2000 is too small"),
+            "{}",
+            e[0].message
+        );
     }
 
     #[test]

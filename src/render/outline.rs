@@ -100,6 +100,12 @@ fn relative_cell(c: &Cell) -> Text {
             tone: Some(Verdict::Unsure),
         };
     }
+    if let Some(m) = c.rate_missed {
+        return Text {
+            text: format!("{rel:.2} (rate missed: {:.0}%)", m * 100.0),
+            tone: Some(Verdict::Unsure),
+        };
+    }
     if c.base_sla_missed {
         return Text {
             text: format!("{rel:.2} (the base missed the SLA)"),
@@ -371,12 +377,16 @@ pub fn absolute(r: &Report) -> Section {
                             (Some(t), None) => Text::plain(fmt_throughput(t)),
                             (None, _) => missing(c),
                         };
-                        match c.sla_missed {
-                            Some(_) => Text {
+                        match (c.sla_missed, c.rate_missed) {
+                            (Some(_), _) => Text {
                                 text: format!("{} (SLA missed)", text.text),
                                 tone: Some(Verdict::Unsure),
                             },
-                            None => text,
+                            (None, Some(_)) => Text {
+                                text: format!("{} (rate missed)", text.text),
+                                tone: Some(Verdict::Unsure),
+                            },
+                            (None, None) => text,
                         }
                     }));
                     cells

@@ -145,9 +145,26 @@ pub struct StepResult {
     /// A step with a background write rate: what it asked and got.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub sla: Option<Sla>,
+    /// An open-loop step (`rate`): the rate asked and the one reached.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub rate: Option<RateOutcome>,
     /// Step-specific facts: load phases, what settle did.
     pub notes: BTreeMap<String, String>,
 }
+
+/// What an open-loop step asked and got.
+#[derive(Debug, Clone, Copy, Serialize, Deserialize, PartialEq)]
+pub struct RateOutcome {
+    /// Events per second asked, across all clients.
+    pub asked_per_sec: f64,
+    /// Events per second completed over the measured window.
+    pub reached_per_sec: f64,
+    /// Reached less than [`RATE_MISSED_BELOW`] of the rate asked.
+    pub missed: bool,
+}
+
+/// A step that reaches less than this share of its rate missed it.
+pub const RATE_MISSED_BELOW: f64 = 0.98;
 
 impl StepResult {
     /// The throughput of each whole second of the window (a last, partial
@@ -448,8 +465,12 @@ mod tests {
                 kind: crate::plan::StepKind::Workload("scan".into()),
                 tag: Some("warm".into()),
                 interval: None,
+                client_counts: None,
+                rate: None,
+                once: false,
             },
             occurrence: 1,
+            rate: None,
             phase: None,
             server_settings: None,
             group: Some(Group::Range),

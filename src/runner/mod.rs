@@ -100,6 +100,9 @@ pub fn run(opts: &RunOptions, ui: &mut Progress) -> anyhow::Result<RunEnd> {
         out.display()
     ));
 
+    for why in plan.skipped() {
+        ui.line(&format!("relbench: {why}"));
+    }
     let mut failed_steps = 0;
     for repeat in 1..=plan.repeats {
         for (ti, target) in plan.targets.iter().enumerate() {

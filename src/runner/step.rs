@@ -18,7 +18,9 @@ use crate::metrics::costs::{self, Scope};
 use crate::metrics::interference;
 use crate::metrics::{Probe, Sampled, Sampler};
 use crate::plan::{Execution, Maint, Plan, StepKind, Stop, TargetSpec};
-use crate::results::{CounterDeltas, StepMetrics, StepResult, Unit, SCHEMA_VERSION};
+use crate::results::{
+    CounterDeltas, RateOutcome, StepMetrics, StepResult, Unit, RATE_MISSED_BELOW, SCHEMA_VERSION,
+};
 use crate::util::unix_now;
 use crate::workload::{self, Window};
 use crate::Interrupted;
@@ -68,6 +70,7 @@ pub(super) fn blank_result(plan: &Plan, target: &TargetSpec, e: &Execution) -> S
         per_second: Vec::new(),
         class_seconds: BTreeMap::new(),
         sla: None,
+        rate: None,
         latency: BTreeMap::new(),
         metrics: StepMetrics::default(),
         notes: BTreeMap::new(),
@@ -257,14 +260,17 @@ fn run_workload(
     let w = e.step.workload().expect("validated workload");
     let meta = w.meta();
     r.group = Some(meta.group);
-    let scale = plan.scale_at(e.seq);
+    let mut scale = plan.scale_at(e.seq);
+    scale.own_table = e.step.once;
     // A step with a fixed amount of work (insert N rows, build the
-    // indexes) counts all of it: no warm-up, stop when it is done.
+    // indexes, one scan per client) counts all of it: no warm-up, stop
+    // when it is done.
     let stop = match w.events(&scale, e.clients) {
+        _ if e.step.once => Stop::Events(u64::from(e.clients)),
         Some(n) => Stop::Events(n),
         None => plan.stop_of(&e.step, meta.duration).to_stop(),
     };
-    let warmup_secs = if plan.warms_up(&e.step) {
+    let warmup_secs = if plan.warms_up(&e.step) && !e.step.once {
         plan.warmup_secs
     } else {
         0.0
@@ -293,6 +299,7 @@ fn run_workload(
         seed: plan.seed ^ ((e.seq as u64) << 32) ^ ((e.repeat as u64) << 48) ^ e.clients as u64,
         interrupt: &INTERRUPT,
         probe: cx.probe,
+        rate: e.step.rate.map(|r| r as f64),
     };
     let m = engine::run(&spec, &mut |live| ui.update(live));
     if interrupted() {
@@ -314,6 +321,19 @@ fn run_workload(
     }
     r.events = m.merged.events;
     r.failed_events = m.merged.failed_events;
+    if let Some(asked) = e.step.rate {
+        let reached = if m.secs > 0.0 {
+            m.merged.events as f64 / m.secs
+        } else {
+            0.0
+        };
+        let asked = asked as f64;
+        r.rate = Some(RateOutcome {
+            asked_per_sec: asked,
+            reached_per_sec: reached,
+            missed: reached < RATE_MISSED_BELOW * asked,
+        });
+    }
     let per_event = r.rows_per_event.unwrap_or(1) as f64;
     r.throughput = if m.secs > 0.0 {
         m.merged.events as f64 * per_event / m.secs
@@ -368,6 +388,14 @@ fn step_line(label: &str, r: &StepResult) -> String {
     let errors: u64 = r.errors.values().sum();
     if errors > 0 {
         s += &format!(", {errors} errors");
+    }
+    if let Some(x) = &r.rate {
+        s += &format!(
+            ", rate {} of {} asked{}",
+            fmt_throughput(x.reached_per_sec),
+            fmt_throughput(x.asked_per_sec),
+            if x.missed { ": MISSED" } else { "" }
+        );
     }
     s
 }

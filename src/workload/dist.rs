@@ -29,6 +29,14 @@ pub enum Kind {
 impl Kind {
     pub const NAMES: [&'static str; 3] = ["uniform", "zipfian", "hotset"];
 
+    pub fn name(self) -> &'static str {
+        match self {
+            Kind::Uniform => "uniform",
+            Kind::Zipfian => "zipfian",
+            Kind::Hotset => "hotset",
+        }
+    }
+
     pub fn parse(s: &str) -> Option<Kind> {
         match s {
             "uniform" => Some(Kind::Uniform),

@@ -110,6 +110,9 @@ pub struct Scale {
     /// Percent of each generated string that is random (the rest
     /// compresses); 100 is sysbench's own.
     pub random_pct: u8,
+    /// Client i works on table i+1 only (a scan once per client, each
+    /// on its own table), instead of a random table per event.
+    pub own_table: bool,
 }
 
 /// What a step's measured window did, for [`Workload::sla`].
@@ -262,7 +265,14 @@ pub fn all() -> impl Iterator<Item = &'static dyn Workload> {
         .chain(insert::STEPS.iter().map(|s| s as &dyn Workload))
 }
 
+/// A workload by name: a catalogue entry, an Insert Benchmark step, or a
+/// sysbench entry with parameters (`read-only-order[order=4]`).
 pub fn find(name: &str) -> Option<&'static dyn Workload> {
+    if name.contains('[') {
+        return sysbench::knobs::parameterised(name)
+            .ok()
+            .map(|m| m as &dyn Workload);
+    }
     all()
         .find(|w| w.meta().name == name)
         .or_else(|| insert::find(name))

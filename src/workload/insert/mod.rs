@@ -735,6 +735,7 @@ mod tests {
             ids: Default::default(),
             insert: Params::default(),
             random_pct: 100,
+            own_table: false,
         };
         // 2 clients at 500 rows/s each, 10 rows per batch, over 2 s.
         let statements = std::collections::BTreeMap::from([
@@ -779,6 +780,7 @@ mod tests {
             ids: Default::default(),
             insert: Params::default(),
             random_pct: 100,
+            own_table: false,
         };
         // 1050 rows at 100 per commit: 11 commits per client.
         assert_eq!(STEPS[0].events(&scale, 2), Some(22));

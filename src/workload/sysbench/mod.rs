@@ -6,6 +6,7 @@
 //! new microbenchmark is one entry in [`CATALOGUE`] and SQL comes from one
 //! place ([`sql`]).
 
+pub mod knobs;
 pub mod load;
 pub mod sql;
 
@@ -86,6 +87,9 @@ pub struct Micro {
     pub about: &'static str,
     pub tx: Tx,
     pub ops: &'static [Op],
+    /// How ids are drawn, when the entry says (a `dist=` parameter);
+    /// otherwise the plan's distribution.
+    pub ids: Option<dist::Kind>,
 }
 
 const fn range(col: Col, size: u32, kind: RangeKind) -> Op {
@@ -139,6 +143,7 @@ macro_rules! micro {
             about: $about,
             tx: Tx::$tx,
             ops: $ops,
+            ids: None,
         }
     };
 }
@@ -266,6 +271,14 @@ pub const STANDARD_SEQUENCE: &[&str] = &[
     "insert",
 ];
 
+/// A catalogue entry, or one with parameters, by its name.
+pub fn micro(name: &str) -> Option<&'static Micro> {
+    if name.contains('[') {
+        return knobs::parameterised(name).ok();
+    }
+    CATALOGUE.iter().find(|m| m.name == name)
+}
+
 impl Micro {
     /// The largest range any op reads; the table must have at least as many rows.
     pub fn max_range(&self) -> u32 {
@@ -334,20 +347,31 @@ impl Workload for Micro {
     }
 
     fn statements(&self, d: Dialect) -> Vec<ShownStatement> {
-        let mut out = Vec::new();
+        // What the SQL's placeholders hide is said beside it: how many
+        // rows a range reads, how often a statement runs per event.
+        let mut out: Vec<(ShownStatement, u32)> = Vec::new();
         for op in self.ops {
-            let times = match op {
-                Op::PointSelects(n) if *n > 1 => format!(" -- ×{n}"),
-                _ => String::new(),
+            let (times, note) = match op {
+                Op::PointSelects(n) => (*n, String::new()),
+                Op::Range { size, .. } => (1, format!(" -- {size} rows")),
+                _ => (1, String::new()),
             };
             for (class, sql) in sql::op(d, op, 1) {
-                out.push(ShownStatement {
-                    class,
-                    sql: format!("{sql}{times}"),
-                });
+                let sql = format!("{sql}{note}");
+                match out.last_mut() {
+                    Some((last, n)) if last.class == class && last.sql == sql => *n += times,
+                    _ => out.push((ShownStatement { class, sql }, times)),
+                }
             }
         }
-        out
+        out.into_iter()
+            .map(|(mut s, n)| {
+                if n > 1 {
+                    s.sql += &format!(" -- ×{n}");
+                }
+                s
+            })
+            .collect()
     }
 
     fn rows_per_event(&self, scale: &Scale) -> Option<u64> {
@@ -360,9 +384,13 @@ impl Workload for Micro {
         d: Dialect,
         scale: &Scale,
         rng: Rng,
-        _ctx: &ClientCtx,
+        ctx: &ClientCtx,
     ) -> DbResult<Box<dyn Client>> {
-        Ok(Box::new(MicroClient::new(self, conn, d, scale, rng)?))
+        let mut c = MicroClient::new(self, conn, d, scale, rng)?;
+        if scale.own_table {
+            c.own_table = Some(ctx.index as usize % scale.tables.max(1) as usize);
+        }
+        Ok(Box::new(c))
     }
 }
 
@@ -421,6 +449,9 @@ pub struct MicroClient {
     hot: Vec<Param<'static>>,
     c: String,
     pad: String,
+    /// The table of a client that keeps to its own (index into the
+    /// tables), when the step says so.
+    own_table: Option<usize>,
 }
 
 impl MicroClient {
@@ -499,7 +530,7 @@ impl MicroClient {
             tx: micro.tx,
             scale: *scale,
             rng,
-            ids_dist: scale.ids.ids(scale.rows),
+            ids_dist: micro.ids.unwrap_or(scale.ids).ids(scale.rows),
             zipf: Ids::zipfian(scale.rows, dist::ZIPF_EXPONENT),
             slots,
             begin: class_id("begin"),
@@ -509,6 +540,7 @@ impl MicroClient {
             hot,
             c: String::with_capacity(120),
             pad: String::with_capacity(60),
+            own_table: None,
         })
     }
 
@@ -658,7 +690,9 @@ impl MicroClient {
 
 impl Client for MicroClient {
     fn event(&mut self, conn: &mut dyn Conn, rec: &mut Recorder) -> Result<(), ErrorKind> {
-        let t = if self.scale.tables > 1 {
+        let t = if let Some(t) = self.own_table {
+            t
+        } else if self.scale.tables > 1 {
             self.rng.random_range(0..self.scale.tables as usize)
         } else {
             0

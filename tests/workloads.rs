@@ -1,0 +1,157 @@
+//! Workloads a plan shapes: the built-in microbenchmarks with parameters
+//! (checked on a real MariaDB by its own statement counters), client
+//! counts per step, the full scan once per client, and open-loop rates.
+
+mod common;
+
+use std::path::Path;
+
+use common::*;
+
+fn results(out: &Path, part: &str) -> Vec<serde_json::Value> {
+    step_files(out)
+        .into_iter()
+        .filter(|f| f.contains(part))
+        .map(|f| read_json(&out.join("steps").join(f)))
+        .collect()
+}
+
+#[test]
+fn steps_take_their_own_client_counts_and_the_scan_runs_once_per_client() {
+    let dir = tempfile::tempdir().unwrap();
+    let text = r#"clients = [1]
+steps = ["load",
+  { step = "scan", once = true, clients = [1, 2, 3] },
+  { step = "point-query", clients = [2, 4] },
+]
+[scale]
+tables = 2
+rows = 5000
+[duration]
+warmup = "100ms"
+read = "400ms"
+[[target]]
+name = "a"
+engine = "sqlite"
+"#;
+    let plan = write_plan(dir.path(), text);
+    relbench()
+        .arg("check")
+        .arg(&plan)
+        .assert()
+        .success()
+        .stdout(predicates::str::contains(
+        "scan is skipped at 3 clients: one pass per client needs a table each, and the plan has 2",
+    ));
+    let out = dir.path().join("out");
+    run_quiet(&plan, &out).assert().success();
+    let files = step_files(&out);
+    for f in [
+        "a/r1-02-scan-c1.json",
+        "a/r1-02-scan-c2.json",
+        "a/r1-03-point-query-c2.json",
+        "a/r1-03-point-query-c4.json",
+    ] {
+        assert!(files.contains(&f.to_string()), "{f} in {files:?}");
+    }
+    assert!(!files.iter().any(|f| f.contains("scan-c3")), "{files:?}");
+    assert!(
+        !files.iter().any(|f| f.contains("point-query-c1")),
+        "{files:?}"
+    );
+    // One pass each: as many events as clients, every row of a table per
+    // pass, rows/s over the passes.
+    for (clients, r) in [(1, "scan-c1"), (2, "scan-c2")] {
+        let r = &results(&out, r)[0];
+        assert_eq!(r["events"], clients, "{r}");
+        assert_eq!(r["warmup_secs"], 0.0);
+        assert_eq!(r["unit"], "rows/s");
+        let want = 5000.0 * clients as f64 / r["secs"].as_f64().unwrap();
+        let got = r["throughput"].as_f64().unwrap();
+        assert!((got - want).abs() / want < 1e-6, "{got} vs {want}");
+        assert_eq!(r["once"], true);
+    }
+}
+
+#[test]
+fn a_rate_limited_step_reaches_its_rate_and_a_slow_target_reports_the_miss() {
+    let dir = tempfile::tempdir().unwrap();
+    // SQLite answers a point query in microseconds: 400/s is easy. A
+    // scan of 50,000 rows takes milliseconds: 100,000/s is not.
+    let text = r#"clients = [2]
+steps = ["load",
+  { step = "point-query", rate = 400 },
+  { step = "scan", rate = 100000 },
+]
+[scale]
+rows = 50000
+[duration]
+warmup = "200ms"
+read = "3s"
+[[target]]
+name = "a"
+engine = "sqlite"
+"#;
+    let plan = write_plan(dir.path(), text);
+    let out = dir.path().join("out");
+    run_quiet(&plan, &out).assert().success();
+    let fast = &results(&out, "point-query")[0];
+    let rate = &fast["rate"];
+    assert_eq!(rate["asked_per_sec"], 400.0);
+    let reached = rate["reached_per_sec"].as_f64().unwrap();
+    assert!((reached - 400.0).abs() / 400.0 < 0.02, "{reached}");
+    assert_eq!(rate["missed"], false);
+    let slow = &results(&out, "scan")[0];
+    assert_eq!(slow["rate"]["missed"], true, "{}", slow["rate"]);
+    let md = std::fs::read_to_string(out.join("report.md")).unwrap();
+    assert!(md.contains("scan at 100000/s"), "{md}");
+}
+
+#[test]
+fn parameters_change_what_the_server_runs() {
+    // MariaDB's own statement counters: each event of
+    // read-only-order[points=3,order=4,range=50] is 3 point selects and
+    // 4 ORDER BY ranges of 50 rows; the catalogue's is 10 and 1 of 1000.
+    let dir = shared_tempdir();
+    let text = r#"clients = [1]
+steps = ["load", "read-only-order", "read-only-order[points=3,order=4,range=50]", "range-covered-pk[si=true]"]
+[scale]
+rows = 20000
+[duration]
+warmup = "0s"
+read = "1s"
+[[target]]
+name = "ma"
+engine = "mariadb"
+basedir = "/usr"
+"#;
+    let plan = write_plan(dir.path(), text);
+    let out = dir.path().join("out");
+    run_quiet(&plan, &out).assert().success();
+    let per_event = |part: &str, counter: &str| {
+        let r = &results(&out, part)[0];
+        let events = r["events"].as_f64().unwrap();
+        r["metrics"]["counters"]["delta"][counter].as_f64().unwrap() / events
+    };
+    let base = per_event("02-read-only-order-c1", "Com_stmt_execute");
+    let with = per_event("03-read-only-order[", "Com_stmt_execute");
+    assert!((base - 11.0).abs() < 0.3, "{base}");
+    assert!((with - 7.0).abs() < 0.3, "{with}");
+    // Rows read along the ranges: about 1000 against 4 × 50.
+    let rows_base = per_event("02-read-only-order-c1", "Handler_read_next");
+    let rows_with = per_event("03-read-only-order[", "Handler_read_next");
+    assert!(
+        rows_base > 900.0 && rows_with < 300.0,
+        "{rows_base} {rows_with}"
+    );
+    // On the secondary index: the range reads k, not id.
+    let si = &results(&out, "range-covered-pk[si=true]")[0];
+    assert!(si["failed"].is_null(), "{}", si["failed"]);
+    relbench()
+        .args(["show", "range-covered-pk[si=true]"])
+        .assert()
+        .success()
+        .stdout(predicates::str::contains(
+            "SELECT id FROM sbtest1 WHERE k BETWEEN ? AND ? -- 100 rows",
+        ));
+}
