@@ -124,10 +124,17 @@ read = "1s"
 name = "ma"
 engine = "mariadb"
 basedir = "/usr"
+malloc = "/usr/lib/x86_64-linux-gnu/libtcmalloc_minimal.so.4"
 "#;
     let plan = write_plan(dir.path(), text);
     let out = dir.path().join("out");
     run_quiet(&plan, &out).assert().success();
+    // The allocator took: the server's memory map has it.
+    let run = read_json(&out.join("run.json"));
+    let malloc = run["targets"][0]["config"]["relbench.malloc"]
+        .as_str()
+        .unwrap();
+    assert!(malloc.ends_with("(loaded)"), "{malloc}");
     let per_event = |part: &str, counter: &str| {
         let r = &results(&out, part)[0];
         let events = r["events"].as_f64().unwrap();
@@ -154,4 +161,70 @@ basedir = "/usr"
         .stdout(predicates::str::contains(
             "SELECT id FROM sbtest1 WHERE k BETWEEN ? AND ? -- 100 rows",
         ));
+}
+
+#[test]
+fn a_one_off_run_without_a_plan_writes_results_that_report_reads() {
+    let dir = tempfile::tempdir().unwrap();
+    let db = dir.path().join("one.db");
+    let out = dir.path().join("out");
+    // Without --load the tables must be there: said, with what to do.
+    relbench()
+        .args(["run", "-q", "--sqlite"])
+        .arg(&db)
+        .args(["--workload", "point-query", "--time", "300ms"])
+        .arg("--out")
+        .arg(dir.path().join("first"))
+        .assert()
+        .code(1)
+        .stderr(predicates::str::contains("(without a plan: pass --load)"));
+    relbench()
+        .args(["run", "--sqlite"])
+        .arg(&db)
+        .args([
+            "--load",
+            "--rows",
+            "3000",
+            "--workload",
+            "read-only-order[order=2]",
+            "--clients",
+            "1,2",
+            "--time",
+            "500ms",
+            "--warmup",
+            "100ms",
+            "--out",
+        ])
+        .arg(&out)
+        .assert()
+        .success()
+        .stderr(predicates::str::contains(
+            "[target] read-only-order[order=2] c2: ",
+        ));
+    let files = step_files(&out);
+    assert_eq!(
+        files,
+        [
+            "target/r1-01-load-c1.json",
+            "target/r1-02-read-only-order[order=2]-c1.json",
+            "target/r1-02-read-only-order[order=2]-c2.json"
+        ]
+    );
+    let run = read_json(&out.join("run.json"));
+    assert_eq!(run["plan_source"], "<command line>");
+    relbench()
+        .arg("report")
+        .arg(&out)
+        .args(["--out"])
+        .arg(dir.path().join("again"))
+        .assert()
+        .success();
+    let md = std::fs::read_to_string(dir.path().join("again").join("report.md")).unwrap();
+    assert!(md.contains("| read-only-order[order=2] | 2 |"), "{md}");
+    // A workload without a target is refused with what to give.
+    relbench()
+        .args(["run", "--workload", "point-query"])
+        .assert()
+        .code(1)
+        .stderr(predicates::str::contains("--url URL or --sqlite FILE"));
 }

@@ -42,6 +42,160 @@ struct Cli {
     command: Command,
 }
 
+/// One workload against one target, without a plan (the sysbench habit):
+/// `--url URL` or `--sqlite FILE`, and `--workload NAME`.
+#[derive(clap::Args, Default)]
+struct OneOff {
+    /// A server someone else runs: mysql://, mariadb:// or postgres://USER@HOST[:PORT]/DB (no password in it).
+    #[arg(long, value_name = "URL", conflicts_with_all = ["plan", "sqlite", "confirm"], help_heading = "One workload without a plan")]
+    url: Option<String>,
+    /// The environment variable that holds the URL's password.
+    #[arg(
+        long,
+        value_name = "VAR",
+        requires = "url",
+        help_heading = "One workload without a plan"
+    )]
+    password_env: Option<String>,
+    /// An embedded SQLite database file (made if missing; with --load).
+    #[arg(long, value_name = "FILE", conflicts_with_all = ["plan", "confirm"], help_heading = "One workload without a plan")]
+    sqlite: Option<PathBuf>,
+    /// The workload, with parameters if any: point-query, read-only-order[order=4,range=1000].
+    #[arg(
+        long,
+        value_name = "NAME",
+        help_heading = "One workload without a plan"
+    )]
+    workload: Option<String>,
+    /// Client counts, comma-separated [default: 1].
+    #[arg(
+        long,
+        value_delimiter = ',',
+        value_name = "N,...",
+        help_heading = "One workload without a plan"
+    )]
+    clients: Vec<u32>,
+    /// How long the workload runs after its warm-up [default: 30s].
+    #[arg(
+        long,
+        value_name = "DURATION",
+        help_heading = "One workload without a plan"
+    )]
+    time: Option<String>,
+    /// The warm-up, excluded from every figure [default: 5s].
+    #[arg(
+        long,
+        value_name = "DURATION",
+        help_heading = "One workload without a plan"
+    )]
+    warmup: Option<String>,
+    /// Events per second across all clients (open loop), as sysbench's --rate.
+    #[arg(long, value_name = "N", help_heading = "One workload without a plan")]
+    rate: Option<u64>,
+    /// Create and fill the tables first (sysbench's prepare); without it
+    /// the workload runs on the tables there.
+    #[arg(long, help_heading = "One workload without a plan")]
+    load: bool,
+    /// Tables [default: 1].
+    #[arg(long, value_name = "N", help_heading = "One workload without a plan")]
+    tables: Option<u32>,
+    /// Rows per table [default: 100000].
+    #[arg(long, value_name = "N", help_heading = "One workload without a plan")]
+    rows: Option<u64>,
+}
+
+impl OneOff {
+    fn given(&self) -> bool {
+        self.url.is_some() || self.sqlite.is_some()
+    }
+
+    /// The plan these flags stand for, as TOML: validated like any plan,
+    /// recorded with the results, and what `--resume` reads back.
+    fn plan_text(&self) -> anyhow::Result<String> {
+        use toml::Value;
+        let Some(w) = &self.workload else {
+            bail!("a run without a plan needs --workload NAME (`relbench list` shows them)");
+        };
+        if self.workload.is_some() && !self.given() {
+            bail!("--workload runs against --url URL or --sqlite FILE; without them, give a plan");
+        }
+        let mut t = toml::Table::new();
+        let mut step = toml::Table::new();
+        step.insert("step".into(), Value::String(w.clone()));
+        if let Some(r) = self.rate {
+            step.insert("rate".into(), Value::Integer(r as i64));
+        }
+        let mut steps = Vec::new();
+        if self.load {
+            steps.push(Value::String("load".into()));
+        }
+        steps.push(Value::Table(step));
+        t.insert("steps".into(), Value::Array(steps));
+        let clients = if self.clients.is_empty() {
+            vec![1]
+        } else {
+            self.clients.clone()
+        };
+        t.insert(
+            "clients".into(),
+            Value::Array(clients.iter().map(|&c| Value::Integer(c.into())).collect()),
+        );
+        let mut scale = toml::Table::new();
+        if let Some(n) = self.tables {
+            scale.insert("tables".into(), Value::Integer(n.into()));
+        }
+        if let Some(n) = self.rows {
+            scale.insert("rows".into(), Value::Integer(n.min(i64::MAX as u64) as i64));
+        }
+        t.insert("scale".into(), Value::Table(scale));
+        let mut duration = toml::Table::new();
+        for (k, v) in [
+            ("warmup", &self.warmup),
+            ("read", &self.time),
+            ("write", &self.time),
+            ("insert", &self.time),
+        ] {
+            if let Some(v) = v {
+                duration.insert(k.into(), Value::String(v.clone()));
+            }
+        }
+        t.insert("duration".into(), Value::Table(duration));
+        let mut target = toml::Table::new();
+        target.insert("name".into(), Value::String("target".into()));
+        match (&self.url, &self.sqlite) {
+            (Some(url), _) => {
+                let scheme = url.split_once("://").map(|(s, _)| s).unwrap_or("");
+                let engine = match scheme {
+                    "mysql" => "mysql",
+                    "mariadb" => "mariadb",
+                    "postgres" | "postgresql" => "postgres",
+                    other => bail!("--url {url}: unknown scheme \"{other}\"; use mysql://, mariadb:// or postgres://"),
+                };
+                target.insert("engine".into(), Value::String(engine.into()));
+                target.insert("url".into(), Value::String(url.clone()));
+                if let Some(p) = &self.password_env {
+                    target.insert("password_env".into(), Value::String(p.clone()));
+                }
+            }
+            (None, Some(file)) => {
+                target.insert("engine".into(), Value::String("sqlite".into()));
+                let abs = std::path::absolute(file).unwrap_or_else(|_| file.clone());
+                target.insert("path".into(), Value::String(abs.display().to_string()));
+            }
+            (None, None) => unreachable!("given() was checked"),
+        }
+        t.insert("target".into(), Value::Array(vec![Value::Table(target)]));
+        Ok(format!(
+            "# relbench run {}\n{}",
+            std::env::args().skip(2).collect::<Vec<_>>().join(" "),
+            toml::to_string(&t)?
+        ))
+    }
+}
+
+/// How a one-off run's plan is named in messages and results.
+const ONE_OFF_SOURCE: &str = "<command line>";
+
 #[derive(Subcommand)]
 enum Command {
     /// Run a plan; without one, the built-in quick plan (two SQLite configurations).
@@ -62,6 +216,8 @@ enum Command {
         /// interleaved, until each has enough for a rank test (4).
         #[arg(long, value_name = "DIR", conflicts_with_all = ["plan", "out", "resume"])]
         confirm: Option<PathBuf>,
+        #[command(flatten)]
+        one_off: OneOff,
     },
     /// Compare results directories and write report.md, .csv, .json and .html.
     Report {
@@ -253,11 +409,36 @@ fn dispatch(cmd: Command) -> anyhow::Result<()> {
             ..
         } => confirm(&dir, quiet),
         Command::Run {
+            out,
+            resume: false,
+            quiet,
+            confirm: None,
+            one_off,
+            ..
+        } if one_off.given() || one_off.workload.is_some() => {
+            let text = one_off.plan_text()?;
+            let dir = std::env::current_dir()?;
+            let plan = plan::parse(&text, ONE_OFF_SOURCE, &dir).map_err(Exit::BadPlan)?;
+            let out = out.unwrap_or_else(|| Path::new("results").join(utc_stamp(unix_now())));
+            run(
+                RunOptions {
+                    plan,
+                    plan_source: ONE_OFF_SOURCE.into(),
+                    plan_text: text,
+                    plan_dir: dir,
+                    out,
+                    resume: false,
+                },
+                quiet,
+            )
+        }
+        Command::Run {
             plan,
             out,
             resume,
             quiet,
             confirm: None,
+            ..
         } => run(resolve_run(plan, out, resume)?, quiet),
         Command::Report {
             dirs,

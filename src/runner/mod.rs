@@ -151,7 +151,7 @@ pub fn run(opts: &RunOptions, ui: &mut Progress) -> anyhow::Result<RunEnd> {
             if !loads && !has_data && !dropped {
                 bail!(
                     "target \"{}\": the plan has no step that creates the tables (\"load\"), so it runs on \
-                     tables that exist already, but {first_table} is not there; put \"load\" first in `steps`",
+                     tables that exist already, but {first_table} is not there; put \"load\" first in `steps` (without a plan: pass --load)",
                     target.name
                 );
             }
@@ -418,6 +418,31 @@ fn record_target(
         facts
             .config
             .insert("relbench.table_options".into(), o.clone());
+    }
+    // A preloaded allocator, as the server's memory map shows it: a
+    // comparison of allocators must not rest on an LD_PRELOAD that did
+    // not take.
+    if let crate::plan::Access::Managed(m) = &target.access {
+        if let Some(lib) = &m.malloc {
+            let maps = driver
+                .server_pid()
+                .and_then(|pid| std::fs::read_to_string(format!("/proc/{pid}/maps")).ok());
+            let name = lib.file_name().and_then(|n| n.to_str()).unwrap_or_default();
+            let seen = match maps {
+                Some(m)
+                    if m.lines()
+                        .any(|l| l.ends_with(name) || l.contains(&format!("/{name}"))) =>
+                {
+                    "loaded"
+                }
+                Some(_) => "NOT in the server's memory map",
+                None => "not checked: the server's memory map could not be read",
+            };
+            facts.config.insert(
+                "relbench.malloc".into(),
+                format!("{} ({seen})", lib.display()),
+            );
+        }
     }
     let record = TargetRecord {
         name: target.name.clone(),
