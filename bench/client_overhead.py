@@ -54,6 +54,9 @@ ENGINES = {
 # relbench workload, sysbench test, sysbench options that make it the same work.
 WORKLOADS = [
     ("point-query", "oltp_point_select", []),
+    # The same point query, written in the plan as a SQL workload: it must
+    # cost the client no more than the built-in one (within 5%).
+    ("user-point-query", "oltp_point_select", []),
     ("read-only-100", "oltp_read_only", ["--range_size=100"]),
     ("update-index", "oltp_update_index", []),
 ]
@@ -123,6 +126,14 @@ name = "t"
 engine = "{'postgres' if url.startswith('postgres') else 'mariadb'}"
 url = "{url}"
 password_env = "RELBENCH_BENCH_PASSWORD"
+
+[[workload]]
+name = "user-point-query"
+[[workload.statement]]
+name = "get"
+sql = "SELECT c FROM sbtest1 WHERE id = :id"
+bind = {{ id = "uniform(1, rows)" }}
+returns = 1
 """.replace("'", '"'))
 
 
@@ -250,6 +261,10 @@ def main():
             print(f"  {'workload':<14} {'tool':<9} {'ops/s':>9} {'client us/op':>13} {'server us/op':>13}")
             for wl, _, _ in WORKLOADS:
                 ratio_lines(wl, {tool: rows[(wl, tool)] for tool in tools}, tools)
+            med = statistics.median
+            user = med(x[1] for x in rows[("user-point-query", "relbench")])
+            built = med(x[1] for x in rows[("point-query", "relbench")])
+            print(f"  user-point-query / point-query, relbench client us/op: {user:.2f} / {built:.2f} = {user / built:.3f}")
             print(f"  {'load':<14} {'tool':<9} {'rows/s':>9} {'client us/row':>13} {'server us/row':>13}")
             ratio_lines("load", loads, tools)
 

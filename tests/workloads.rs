@@ -228,3 +228,149 @@ fn a_one_off_run_without_a_plan_writes_results_that_report_reads() {
         .code(1)
         .stderr(predicates::str::contains("--url URL or --sqlite FILE"));
 }
+
+/// A plan's own workload: two statements by weight, and the same as a
+/// transaction mix, with its own table made by its set-up.
+const SCRIPT: &str = r#"
+[[workload]]
+name = "kv"
+about = "a key-value table: reads 3 to 1 over writes"
+setup = [
+  "DROP TABLE IF EXISTS kv",
+  "CREATE TABLE kv (id INTEGER PRIMARY KEY, v VARCHAR(64) NOT NULL)",
+  "INSERT INTO kv (id, v) VALUES (1, 'a'), (2, 'b'), (3, 'c'), (4, 'd'), (5, 'e'), (6, 'f'), (7, 'g'), (8, 'h')",
+]
+
+[[workload.statement]]
+name = "get"
+sql = "SELECT v FROM kv WHERE id = :id"
+bind = { id = "uniform(1, 8)" }
+returns = 1
+weight = 3
+
+[[workload.statement]]
+name = "put"
+sql = "UPDATE kv SET v = :v WHERE id = :id"
+bind = { id = "zipfian(1, 8)", v = "string(20, 50)" }
+returns = 1
+weight = 1
+"#;
+
+fn mix_of(out: &Path) -> (f64, u64) {
+    let r = &results(out, "-kv-")[0];
+    assert!(r["failed"].is_null(), "{}", r["failed"]);
+    let get = r["statements"]["get"].as_u64().unwrap();
+    let put = r["statements"]["put"].as_u64().unwrap();
+    assert_eq!(
+        r["errors"].as_object().map_or(0, |e| e.len()),
+        0,
+        "{}",
+        r["errors"]
+    );
+    (get as f64 * 100.0 / (get + put) as f64, get + put)
+}
+
+fn run_script(dir: &Path, target: &str) -> std::path::PathBuf {
+    let text = format!(
+        "clients = [2]\nseed = 11\nsteps = [\"kv\"]\n[duration]\nwarmup = \"0s\"\nevents = 100000\n{SCRIPT}\n{target}"
+    );
+    let plan = write_plan(dir, &text);
+    let out = dir.join("out");
+    run_quiet(&plan, &out).assert().success();
+    out
+}
+
+#[test]
+fn a_sql_workload_with_a_weighted_mix_runs_on_sqlite_with_its_weights() {
+    let dir = tempfile::tempdir().unwrap();
+    let out = run_script(
+        dir.path(),
+        "[[target]]\nname = \"a\"\nengine = \"sqlite\"\n",
+    );
+    let (get_pct, n) = mix_of(&out);
+    assert_eq!(n, 100_000);
+    assert!((get_pct - 75.0).abs() < 1.0, "{get_pct}");
+    // It shows, lists and reports like a built-in step.
+    let plan = dir.path().join("plan.toml");
+    relbench()
+        .args(["show", "kv", "--plan"])
+        .arg(&plan)
+        .assert()
+        .success()
+        .stdout(predicates::str::contains(
+            "UPDATE kv SET v = $1 WHERE id = $2 -- weight 1, returns exactly 1 rows; :id = zipfian(1, 8, 0.8), :v = string(20, 50)",
+        ));
+    relbench()
+        .args(["list", "--plan"])
+        .arg(&plan)
+        .assert()
+        .success()
+        .stdout(predicates::str::contains("kv                     custom"));
+    let md = std::fs::read_to_string(out.join("report.md")).unwrap();
+    assert!(md.contains("### The plan's own workloads"), "{md}");
+}
+
+#[test]
+fn a_sql_workload_runs_on_mariadb_and_postgres_with_its_weights() {
+    for target in [
+        "[[target]]\nname = \"ma\"\nengine = \"mariadb\"\nbasedir = \"/usr\"\n",
+        "[[target]]\nname = \"pg\"\nengine = \"postgres\"\nbasedir = \"/usr/lib/postgresql/15\"\n",
+    ] {
+        let dir = shared_tempdir();
+        let out = run_script(dir.path(), target);
+        let (get_pct, n) = mix_of(&out);
+        assert_eq!(n, 100_000, "{target}");
+        assert!((get_pct - 75.0).abs() < 1.0, "{target}: {get_pct}");
+    }
+}
+
+#[test]
+fn transactions_of_a_sql_workload_commit_together() {
+    let dir = tempfile::tempdir().unwrap();
+    let text = format!(
+        "clients = [1]\nsteps = [\"kv\"]\n[duration]\nwarmup = \"0s\"\nevents = 2000\n{SCRIPT}\n[[workload.transaction]]\nname = \"read-then-write\"\nstatements = [\"get\", \"put\"]\n\n[[target]]\nname = \"a\"\nengine = \"sqlite\"\n"
+    );
+    let plan = write_plan(dir.path(), &text);
+    let out = dir.path().join("out");
+    run_quiet(&plan, &out).assert().success();
+    let r = &results(&out, "-kv-")[0];
+    for class in ["begin", "get", "put", "commit"] {
+        assert_eq!(r["statements"][class], 2000, "{class}: {}", r["statements"]);
+    }
+}
+
+#[test]
+fn bad_sql_workloads_say_where_in_the_plan() {
+    let dir = tempfile::tempdir().unwrap();
+    let target = "\n[[target]]\nname = \"a\"\nengine = \"sqlite\"\n";
+    let head =
+        "steps = [\"w\"]\n[[workload]]\nname = \"w\"\n[[workload.statement]]\nname = \"s\"\n";
+    // An unknown function: the column of its name inside the string.
+    check_refuses(
+        dir.path(),
+        &format!("{head}sql = \"SELECT :id\"\nbind = {{ id = \"unifrom(1, 10)\" }}{target}"),
+        "7:16",
+        "unknown function \"unifrom\"; did you mean \"uniform\"?",
+    );
+    // A placeholder with no binding: the column of the placeholder.
+    check_refuses(
+        dir.path(),
+        &format!("{head}sql = \"SELECT c FROM t WHERE id = :id AND k = :k\"\nbind = {{ id = \"uniform(1, 10)\" }}{target}"),
+        "6:47",
+        "placeholder :k has no binding",
+    );
+    // A weight of 0.
+    check_refuses(
+        dir.path(),
+        &format!("{head}sql = \"SELECT 1\"\nweight = 0{target}"),
+        "7:10",
+        "weight must be between 1 and 1000000, not 0",
+    );
+    // A transaction of a statement the workload lacks.
+    check_refuses(
+        dir.path(),
+        &format!("{head}sql = \"SELECT 1\"\n[[workload.transaction]]\nname = \"t\"\nstatements = [\"s\", \"nope\"]{target}"),
+        "9:20",
+        "transaction \"t\" names statement \"nope\", which the workload does not have",
+    );
+}

@@ -267,13 +267,18 @@ enum Command {
         #[arg(long, value_name = "DIR")]
         last: Option<PathBuf>,
     },
-    /// List the suites and workloads.
-    List,
+    /// List the suites and workloads (and a plan's own, with --plan).
+    List {
+        /// A plan whose `[[workload]]`s to list too.
+        #[arg(long, value_name = "PLAN")]
+        plan: Option<PathBuf>,
+    },
     /// Show the SQL of a workload (or of `load`) for every engine.
     Show {
         workload: String,
-        /// `load` only: the CREATE TABLE of each target of this plan, with
-        /// its storage engine and `table_options`.
+        /// For `load`: the CREATE TABLE of each target of this plan, with
+        /// its storage engine and `table_options`; for a workload the plan
+        /// writes (`[[workload]]`), its SQL.
         #[arg(long, value_name = "PLAN")]
         plan: Option<PathBuf>,
         /// With --plan: only this target.
@@ -471,8 +476,22 @@ fn dispatch(cmd: Command) -> anyhow::Result<()> {
             serve::serve(&resolve_run(Some(plan), out, false)?, &target)
         }
         Command::Check { plan, last } => check(&plan, last.as_deref()),
-        Command::List => {
+        Command::List { plan } => {
             list();
+            if let Some(p) = plan {
+                let (plan, _, _) = read_plan(&p)?;
+                crate::outln!("\nThe workloads of {}:", p.display());
+                for w in &plan.workloads {
+                    crate::outln!(
+                        "  {:<22} {:<16} {} statement(s), {} transaction(s): {}",
+                        w.name,
+                        workload::Group::Custom.name(),
+                        w.statements.len(),
+                        w.transactions.len(),
+                        w.about
+                    );
+                }
+            }
             Ok(())
         }
         Command::Show {
@@ -480,7 +499,14 @@ fn dispatch(cmd: Command) -> anyhow::Result<()> {
             plan,
             target,
         } => match plan {
-            Some(plan) => show_targets_load(&workload, &plan, target.as_deref()),
+            Some(plan) if workload == "load" => {
+                show_targets_load(&workload, &plan, target.as_deref())
+            }
+            Some(plan) => {
+                // Reading the plan registers its workloads.
+                read_plan(&plan)?;
+                show(&workload)
+            }
             None => show(&workload),
         },
         Command::Init { file, force } => init(&file, force),

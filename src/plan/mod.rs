@@ -55,6 +55,10 @@ pub struct Plan {
     /// The Insert Benchmark's sizes (used by its steps only).
     #[serde(default)]
     pub insert_benchmark: crate::workload::insert::Params,
+    /// The plan's own SQL workloads (`[[workload]]`), registered when the
+    /// plan is read so that its steps can name them.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub workloads: Vec<crate::workload::script::ScriptSpec>,
     /// The sequence's phases (`[[phase]]`), in order; none: one phase.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub phases: Vec<Phase>,
@@ -581,6 +585,16 @@ impl Plan {
             }
         }
         out
+    }
+
+    /// Whether some step needs the suite's tables (sysbench's or the
+    /// Insert Benchmark's): every step but the plan's own workloads, which
+    /// may bring their own.
+    pub fn uses_suite_tables(&self) -> bool {
+        self.steps.iter().any(|s| match s.workload() {
+            Some(w) => w.meta().group != crate::workload::Group::Custom,
+            None => true,
+        })
     }
 
     /// Whether the sequence starts by creating the tables (a target then

@@ -9,6 +9,7 @@
 pub mod dist;
 pub mod insert;
 pub mod maint;
+pub mod script;
 pub mod sysbench;
 
 use std::any::Any;
@@ -30,6 +31,8 @@ pub enum Group {
     Write,
     /// The Insert Benchmark's steps.
     Insert,
+    /// The plan's own SQL workloads.
+    Custom,
     /// Groups by position in the sequence, for reports that read a study
     /// that way (`relbench report --groups position`): the steps before
     /// the write-heavy ones, those, the steps after, and the inserts and
@@ -42,7 +45,7 @@ pub enum Group {
 }
 
 impl Group {
-    pub const ALL: [Group; 10] = [
+    pub const ALL: [Group; 11] = [
         Group::Load,
         Group::Before,
         Group::Point,
@@ -53,6 +56,7 @@ impl Group {
         Group::After,
         Group::InsertDelete,
         Group::Insert,
+        Group::Custom,
     ];
 
     pub fn name(self) -> &'static str {
@@ -63,6 +67,7 @@ impl Group {
             Group::RangeAgg => "range-agg",
             Group::Write => "write",
             Group::Insert => "insert-benchmark",
+            Group::Custom => "custom",
             Group::Before => "before-writes",
             Group::WriteHeavy => "write-heavy",
             Group::After => "after-writes",
@@ -78,6 +83,7 @@ impl Group {
             Group::RangeAgg => "Range queries with aggregation",
             Group::Write => "Writes",
             Group::Insert => "Insert Benchmark",
+            Group::Custom => "The plan's own workloads",
             Group::Before => "Before the write-heavy steps",
             Group::WriteHeavy => "Write-heavy",
             Group::After => "After the write-heavy steps",
@@ -200,6 +206,7 @@ impl Meta {
     /// inserts): a later step's data depends on it having run.
     pub fn changes_data(&self) -> bool {
         matches!(self.group, Group::Load | Group::Write | Group::Insert)
+            || (self.group == Group::Custom && self.duration != DurationClass::Read)
     }
 }
 
@@ -276,4 +283,5 @@ pub fn find(name: &str) -> Option<&'static dyn Workload> {
     all()
         .find(|w| w.meta().name == name)
         .or_else(|| insert::find(name))
+        .or_else(|| script::find(name).map(|s| s as &dyn Workload))
 }
