@@ -186,3 +186,35 @@ fn a_target_too_slow_for_its_rate_misses_it_and_fails_the_sla() {
     let md = std::fs::read_to_string(out.join("report.md")).unwrap();
     assert!(md.contains("FAILED"), "the SLA table marks it");
 }
+
+#[test]
+fn each_client_count_runs_the_whole_sequence_on_fresh_tables() {
+    let dir = tempfile::tempdir().unwrap();
+    let text = INSERT_TINY
+        .replace("clients = [2]", "clients = [1, 2]")
+        .replace("read = \"1500ms\"", "read = \"400ms\"");
+    let plan = write_plan(dir.path(), &text);
+    let out = dir.path().join("out");
+    run_quiet(&plan, &out).assert().success();
+    let files = step_files(&out);
+    // 11 steps at one client, then all 11 again at two, per target.
+    assert_eq!(files.len(), 2 * 2 * 11, "{files:?}");
+    for f in [
+        "rollback/r1-01-l.i0-c1.json",
+        "rollback/r1-01-l.i0-c2.json",
+        "wal/r1-05-settle-c2.json",
+    ] {
+        assert!(files.contains(&f.to_string()), "{f}: {files:?}");
+    }
+    // Each count's load made its own tables afresh: rows per client each time.
+    let one = read_json(&out.join("steps/rollback/r1-01-l.i0-c1.json"));
+    let two = read_json(&out.join("steps/rollback/r1-01-l.i0-c2.json"));
+    assert_eq!(
+        one["events"].as_u64().unwrap() * 2,
+        two["events"].as_u64().unwrap()
+    );
+    for f in &files {
+        let r = read_json(&out.join("steps").join(f));
+        assert!(r["failed"].is_null(), "{f}: {}", r["failed"]);
+    }
+}

@@ -114,7 +114,8 @@ fn parameters_change_what_the_server_runs() {
     // 4 ORDER BY ranges of 50 rows; the catalogue's is 10 and 1 of 1000.
     let dir = shared_tempdir();
     let text = r#"clients = [1]
-steps = ["load", "read-only-order", "read-only-order[points=3,order=4,range=50]", "range-covered-pk[si=true]"]
+steps = ["load", "read-only-order", "read-only-order[points=3,order=4,range=50]", "range-covered-pk[si=true]",
+  { step = "point-query", reconnect = true }]
 [scale]
 rows = 20000
 [duration]
@@ -154,6 +155,10 @@ malloc = "/usr/lib/x86_64-linux-gnu/libtcmalloc_minimal.so.4"
     // On the secondary index: the range reads k, not id.
     let si = &results(&out, "range-covered-pk[si=true]")[0];
     assert!(si["failed"].is_null(), "{}", si["failed"]);
+    // sysbench's --reconnect: a connection per event, as the server
+    // counts them.
+    let per = per_event("05-point-query-c1", "Connections");
+    assert!((1.0..1.1).contains(&per), "{per} connections per event");
     relbench()
         .args(["show", "range-covered-pk[si=true]"])
         .assert()

@@ -17,7 +17,6 @@ use crate::workload::{dist, Client, ClientCtx};
 /// Thread `i`: client `i / roles`, role `i % roles`. Returns its recorder,
 /// why it stopped early (if it did), and when it left its loop.
 pub(super) fn thread(sh: &Shared, i: usize) -> (Recorder, Option<String>, Instant) {
-    let spec = sh.spec;
     let n_roles = sh.roles.len();
     let role = sh.roles[i % n_roles];
     let ctx = ClientCtx {
@@ -26,14 +25,7 @@ pub(super) fn thread(sh: &Shared, i: usize) -> (Recorder, Option<String>, Instan
         shared: sh.client_state[i / n_roles].clone(),
         table_options: sh.table_options.clone(),
     };
-    let rng = dist::rng(spec.seed, i as u64);
-    let dialect = spec.driver.dialect();
-    let setup = spec.driver.connect().and_then(|mut conn| {
-        let client = spec
-            .workload
-            .client(conn.as_mut(), dialect, &spec.scale, rng, &ctx)?;
-        Ok((conn, client))
-    });
+    let setup = open(sh, i, &ctx, 0);
     let setup = match setup {
         Ok(x) => Some(x),
         Err(e) => {
@@ -53,9 +45,9 @@ pub(super) fn thread(sh: &Shared, i: usize) -> (Recorder, Option<String>, Instan
     // The connection outlives the loop: it is closed only after the
     // sampler's last reading (below).
     let mut held = None;
-    if let (Some((mut conn, mut client)), false) = (setup, sh.abort.load(Ordering::Relaxed)) {
-        reason = events(sh, i, conn.as_mut(), client.as_mut(), &mut rec);
-        held = Some((conn, client));
+    if let (Some(mut both), false) = (setup, sh.abort.load(Ordering::Relaxed)) {
+        reason = events(sh, i, &ctx, &mut both, &mut rec);
+        held = Some(both);
     }
     let finished = Instant::now();
     if role.measured {
@@ -73,14 +65,32 @@ pub(super) fn thread(sh: &Shared, i: usize) -> (Recorder, Option<String>, Instan
     (rec, reason, finished)
 }
 
+/// A connection and the workload's client on it: the `n`th of thread
+/// `i`, each drawing its own ids (the first as a thread always has).
+fn open(
+    sh: &Shared,
+    i: usize,
+    ctx: &ClientCtx,
+    n: u64,
+) -> crate::db::DbResult<(Box<dyn Conn>, Box<dyn Client>)> {
+    let spec = sh.spec;
+    let rng = dist::rng(spec.seed ^ (n << 40), i as u64);
+    let mut conn = spec.driver.connect()?;
+    let client =
+        spec.workload
+            .client(conn.as_mut(), spec.driver.dialect(), &spec.scale, rng, ctx)?;
+    Ok((conn, client))
+}
+
 /// The event loop. Returns why the connection stopped early, if it did.
 fn events(
     sh: &Shared,
     i: usize,
-    conn: &mut dyn Conn,
-    client: &mut dyn Client,
+    ctx: &ClientCtx,
+    held: &mut (Box<dyn Conn>, Box<dyn Client>),
     rec: &mut Recorder,
 ) -> Option<String> {
+    let mut opened = 0u64;
     let spec = sh.spec;
     let n_roles = sh.roles.len();
     let role = sh.roles[i % n_roles];
@@ -106,7 +116,7 @@ fn events(
         if spec.interrupt.load(Ordering::Relaxed) || sh.abort.load(Ordering::Relaxed) {
             return None;
         }
-        if !role.measured && sh.measured_left.load(Ordering::Relaxed) == 0 && client.caught_up() {
+        if !role.measured && sh.measured_left.load(Ordering::Relaxed) == 0 && held.1.caught_up() {
             return None;
         }
         // A paced event starts when it was due: its response time counts
@@ -131,7 +141,24 @@ fn events(
             return None;
         }
         let started = due.unwrap_or(now);
-        match client.event(conn, rec) {
+        let outcome = held.1.event(held.0.as_mut(), rec);
+        // sysbench's --reconnect: a new connection (and its prepared
+        // statements) after every event, in the window, outside the
+        // event's latency.
+        if spec.reconnect && outcome.is_ok() {
+            opened += 1;
+            match open(sh, i, ctx, opened) {
+                Ok(both) => *held = both,
+                Err(e) => {
+                    return Some(format!(
+                        "client {} could not reconnect: {}",
+                        i / n_roles + 1,
+                        e.message
+                    ))
+                }
+            }
+        }
+        match outcome {
             Ok(()) => {
                 failures = 0;
                 if rec.active {

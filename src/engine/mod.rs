@@ -43,6 +43,8 @@ pub struct StepSpec<'a> {
     /// Open loop: events per second across all clients, each client's
     /// share started on its own schedule (a workload with one role only).
     pub rate: Option<f64>,
+    /// A new connection after every event (sysbench's `--reconnect`).
+    pub reconnect: bool,
 }
 
 /// What the progress display is told a few times a second.
@@ -332,6 +334,7 @@ mod tests {
             warmup: Duration::ZERO,
             stop: Stop::Time(Duration::from_secs(1)),
             rate: None,
+            reconnect: false,
             seed: 1,
             interrupt: &interrupt,
             probe: &probe,

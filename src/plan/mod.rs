@@ -226,6 +226,9 @@ pub struct Step {
     /// client, each on its own table).
     #[serde(default, skip_serializing_if = "std::ops::Not::not")]
     pub once: bool,
+    /// A new connection after every event (sysbench's `--reconnect`).
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub reconnect: bool,
 }
 
 /// One of the consecutive windows a long step is measured in.
@@ -302,6 +305,9 @@ impl Step {
         if self.once {
             s += " once per client";
         }
+        if self.reconnect {
+            s += " reconnecting";
+        }
         if let Some(r) = self.rate {
             s += &format!(" at {r}/s");
         }
@@ -349,6 +355,7 @@ impl Step {
             client_counts: None,
             rate: None,
             once: false,
+            reconnect: false,
         }
     }
 }
@@ -507,10 +514,16 @@ impl Plan {
     }
 
     /// The tables a settle step analyzes and flushes (never empty: a plan
-    /// has at least one table, or one client).
+    /// has at least one table, or one client), at the plan's largest
+    /// client count.
     pub fn tables_for_settle(&self) -> (Vec<String>, u64) {
+        self.tables_for(self.clients.iter().copied().max().unwrap_or(1))
+    }
+
+    /// The tables there are, and their rows, while the sequence runs at
+    /// `clients`: the Insert Benchmark has one per client.
+    pub fn tables_for(&self, clients: u32) -> (Vec<String>, u64) {
         if self.runs_insert_benchmark() {
-            let clients = self.clients.iter().copied().max().unwrap_or(1);
             (
                 (0..clients).map(crate::workload::insert::table).collect(),
                 self.rows as u64 * u64::from(clients),
@@ -555,6 +568,27 @@ impl Plan {
         let mut out = Vec::new();
         for repeat in 1..=self.repeats {
             for target in 0..self.targets.len() {
+                if self.runs_insert_benchmark() {
+                    // The benchmark's tables are one per client: each
+                    // client count runs the whole sequence on fresh ones,
+                    // and its settle steps know how many there are.
+                    for &clients in &self.clients {
+                        for (i, step) in self.steps.iter().enumerate() {
+                            out.push(Execution {
+                                repeat,
+                                target,
+                                seq: i + 1,
+                                step: step.clone(),
+                                occurrence: 1 + self.steps[..i]
+                                    .iter()
+                                    .filter(|s| *s == step)
+                                    .count() as u32,
+                                clients,
+                            });
+                        }
+                    }
+                    continue;
+                }
                 let mut i = 0;
                 while i < self.steps.len() {
                     // A step measured in intervals runs them back to back
@@ -611,7 +645,10 @@ impl Plan {
         self.executions()
             .iter()
             .map(|e| match &e.step.kind {
-                StepKind::Settle => self.settle.sleep(self.tables_for_settle().1).as_secs_f64(),
+                StepKind::Settle => self
+                    .settle
+                    .sleep(self.tables_for(e.clients).1)
+                    .as_secs_f64(),
                 StepKind::Load | StepKind::Maintenance(_) => 0.0,
                 StepKind::Workload(_) => {
                     let Some(w) = e.step.workload() else {
@@ -711,6 +748,7 @@ mod tests {
                 client_counts: None,
                 rate: None,
                 once: false,
+                reconnect: false,
             }
         );
     }

@@ -508,14 +508,6 @@ fn validate(cx: &mut Ctx<'_>, raw: RawPlan) -> Plan {
         s.workload()
             .is_some_and(|w| w.meta().group == workload::Group::Insert)
     }) {
-        if clients.len() > 1 {
-            let span = raw.clients.as_ref().map_or(0..0, |c| c.span());
-            cx.err(
-                span,
-                "the Insert Benchmark runs its whole sequence at one client count (one table per client)",
-                Some("give one count, e.g. clients = [4], and a plan per count to compare counts".into()),
-            );
-        }
         if let Some(first) = steps.iter().find(|s| s.kind != StepKind::Settle) {
             let name = first.name().to_string();
             if !first.workload().is_some_and(|w| w.meta().creates_tables) {
@@ -1261,19 +1253,20 @@ struct Extra {
     clients: Option<Vec<u32>>,
     rate: Option<u64>,
     once: bool,
+    reconnect: bool,
 }
 
 impl Extra {
     /// Sets them on the step, where they apply to it.
     fn apply(&self, cx: &mut Ctx<'_>, span: &Range<usize>, step: &mut Step) {
-        if self.clients.is_none() && self.rate.is_none() && !self.once {
+        if self.clients.is_none() && self.rate.is_none() && !self.once && !self.reconnect {
             return;
         }
         let Some(w) = step.workload() else {
             cx.err(
                 span.clone(),
                 format!(
-                    "\"{}\" is not a workload: clients, rate and once apply to workloads",
+                    "\"{}\" is not a workload: clients, rate, once and reconnect apply to workloads",
                     step.name()
                 ),
                 None,
@@ -1312,6 +1305,7 @@ impl Extra {
         step.client_counts = self.clients.clone();
         step.rate = self.rate;
         step.once = self.once;
+        step.reconnect = self.reconnect;
     }
 }
 
@@ -1383,6 +1377,7 @@ fn entry(cx: &mut Ctx<'_>, v: &Spanned<toml::Value>) -> Option<(Range<usize>, St
                 Some("for example rate = 1000".into()),
             ),
             ("once", toml::Value::Boolean(b)) => extra.once = *b,
+            ("reconnect", toml::Value::Boolean(b)) => extra.reconnect = *b,
             (key, val) if sysbench::knobs::KEYS.iter().any(|(n, _)| *n == key) => {
                 let text = match val {
                     toml::Value::String(s) => s.clone(),
@@ -1391,7 +1386,7 @@ fn entry(cx: &mut Ctx<'_>, v: &Spanned<toml::Value>) -> Option<(Range<usize>, St
                 knobs.push(format!("{key}={text}"));
             }
             (key, _) => {
-                let keys = ["step", "clients", "rate", "once"]
+                let keys = ["step", "clients", "rate", "once", "reconnect"]
                     .into_iter()
                     .chain(sysbench::knobs::KEYS.iter().map(|(n, _)| *n));
                 cx.err(
@@ -1546,6 +1541,7 @@ fn parse_step(s: &str) -> Result<Step, String> {
         client_counts: None,
         rate: None,
         once: false,
+        reconnect: false,
     })
 }
 
@@ -2042,13 +2038,23 @@ mod tests {
     }
 
     #[test]
-    fn the_insert_benchmark_needs_one_client_count_and_l_i0_first() {
-        let e = errors(&format!("suite = \"insert\"\nclients = [1, 2]\n{TARGET}"));
-        assert!(
-            e[0].message.contains("one client count"),
-            "{}",
-            e[0].message
-        );
+    fn the_insert_benchmark_starts_with_l_i0_and_runs_whole_per_client_count() {
+        // Each client count runs the whole sequence on fresh tables.
+        let p = parse(
+            &format!("suite = \"insert\"\nclients = [1, 2]\n{TARGET}"),
+            "plan.toml",
+            Path::new("."),
+        )
+        .unwrap();
+        let order: Vec<(u32, String)> = p
+            .executions()
+            .iter()
+            .map(|e| (e.clients, e.step.label()))
+            .collect();
+        assert_eq!(order[0], (1, "l.i0".to_string()));
+        assert_eq!(order[4], (1, "settle".to_string()));
+        assert_eq!(order[11], (2, "l.i0".to_string()));
+        assert_eq!(p.tables_for(1).0, ["pi1"]);
         let e = errors(&format!("steps = [\"l.x\", \"qr100\"]\n{TARGET}"));
         assert!(
             e[0].message.contains("start with \"l.i0\""),

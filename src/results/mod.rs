@@ -468,6 +468,7 @@ mod tests {
                 client_counts: None,
                 rate: None,
                 once: false,
+                reconnect: false,
             },
             occurrence: 1,
             rate: None,

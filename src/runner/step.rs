@@ -90,9 +90,9 @@ pub(super) fn measure_step(
     let before = cx.db.counters();
     let done = match &e.step.kind {
         StepKind::Load => load(cx, &mut r, ui, &label)?,
-        StepKind::Settle => settle(cx, &mut r, ui, &label)?,
+        StepKind::Settle => settle(cx, e, &mut r, ui, &label)?,
         StepKind::Workload(_) => run_workload(cx, e, &mut r, ui, &label)?,
-        StepKind::Maintenance(m) => maintain(cx, *m, &mut r, ui, &label)?,
+        StepKind::Maintenance(m) => maintain(cx, e, *m, &mut r, ui, &label)?,
     };
     let scope = Scope {
         here: cx.db.runs_here(),
@@ -163,11 +163,12 @@ fn load(cx: &StepCtx, r: &mut StepResult, ui: &mut Progress, label: &str) -> any
 /// The engine's settle (analyze, flush, checkpoint), then the plan's sleep.
 fn settle(
     cx: &StepCtx,
+    e: &Execution,
     r: &mut StepResult,
     ui: &mut Progress,
     label: &str,
 ) -> anyhow::Result<Done> {
-    let (tables, rows) = cx.plan.tables_for_settle();
+    let (tables, rows) = cx.plan.tables_for(e.clients);
     let sleep = cx.plan.settle.sleep(rows);
     ui.start_step(label, None);
     let t0 = Instant::now();
@@ -206,12 +207,13 @@ fn settle(
 /// connection, timed together (each table's time in the notes).
 fn maintain(
     cx: &StepCtx,
+    e: &Execution,
     m: Maint,
     r: &mut StepResult,
     ui: &mut Progress,
     label: &str,
 ) -> anyhow::Result<Done> {
-    let (tables, _) = cx.plan.tables_for_settle();
+    let (tables, _) = cx.plan.tables_for(e.clients);
     let statements = m.statements(cx.db.dialect(), &tables);
     ui.start_step(label, None);
     let t0 = Instant::now();
@@ -300,6 +302,7 @@ fn run_workload(
         interrupt: &INTERRUPT,
         probe: cx.probe,
         rate: e.step.rate.map(|r| r as f64),
+        reconnect: e.step.reconnect,
     };
     let m = engine::run(&spec, &mut |live| ui.update(live));
     if interrupted() {
