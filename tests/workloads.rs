@@ -379,3 +379,34 @@ fn bad_sql_workloads_say_where_in_the_plan() {
         "transaction \"t\" names statement \"nope\", which the workload does not have",
     );
 }
+
+/// Regression: `run --confirm` reads the plan back from run.json, where
+/// nothing registered its workloads, and starts each target afresh, where
+/// nothing made their tables again.
+#[test]
+fn confirming_a_plans_own_workload_registers_it_and_sets_it_up_again() {
+    let dir = tempfile::tempdir().unwrap();
+    let text = format!(
+        "clients = [1]\nsteps = [\"kv\"]\n[duration]\nwarmup = \"100ms\"\nwrite = \"1s\"\n{SCRIPT}\n\
+         [[target]]\nname = \"a\"\nengine = \"sqlite\"\n[[target]]\nname = \"b\"\nengine = \"sqlite\"\n\
+         [target.pragmas]\njournal_mode = \"wal\"\n"
+    );
+    let plan = write_plan(dir.path(), &text);
+    let out = dir.path().join("out");
+    run_quiet(&plan, &out).assert().success();
+    let f = out.join("steps/b/r1-01-kv-c1.json");
+    let mut r = read_json(&f);
+    r["metrics"]["interference"]["others_share_pct"] = 48.0.into();
+    r["metrics"]["interference"]["window_secs"] = 2.0.into();
+    std::fs::write(&f, serde_json::to_vec_pretty(&r).unwrap()).unwrap();
+    relbench()
+        .args(["run", "-q", "--confirm"])
+        .arg(&out)
+        .assert()
+        .success();
+    for t in ["a", "b"] {
+        let again = read_json(&out.join(format!("steps/{t}/r2-01-kv-c1.json")));
+        assert!(again["failed"].is_null(), "{t}: {}", again["failed"]);
+        assert!(again["notes"]["setup"].is_string(), "{again}");
+    }
+}

@@ -621,6 +621,15 @@ impl Plan {
         out
     }
 
+    /// Makes the plan's own workloads findable by name: a plan read back
+    /// from a run's record (`run --confirm`) was not parsed, which is
+    /// where a plan's workloads are registered otherwise.
+    pub fn register_workloads(&self) {
+        for w in &self.workloads {
+            crate::workload::script::register(w);
+        }
+    }
+
     /// Whether some step needs the suite's tables (sysbench's or the
     /// Insert Benchmark's): every step but the plan's own workloads, which
     /// may bring their own.

@@ -48,6 +48,7 @@ pub fn confirm(opts: &ConfirmOptions, ui: &mut Progress) -> anyhow::Result<(RunE
     let plan_dir = std::path::PathBuf::from(&info.plan_dir);
     // The plan as the run parsed it (its paths already resolved).
     let plan = info.plan.clone();
+    plan.register_workloads();
     info.status = results::RunStatus::Running;
     info.finished = None;
     results::write_atomic(&out.join("run.json"), &info)?;
@@ -128,13 +129,23 @@ pub fn confirm(opts: &ConfirmOptions, ui: &mut Progress) -> anyhow::Result<(RunE
             if loads {
                 remove_earlier_data(driver.as_ref(), target)?;
             }
+            let mut set_up: Vec<String> = Vec::new();
             for (e, keep) in chosen {
                 if target.engine.is_server() && e.step.maintenance() != Some(Maint::Restart) {
                     wait_serving(driver.as_ref(), ui, &target.name);
                 }
                 let mut e = e.clone();
                 e.repeat = repeat;
-                let measured = if e.step.maintenance() == Some(Maint::Restart) {
+                // The plan's own workloads make their tables again on the
+                // target that started afresh.
+                let mut notes = std::collections::BTreeMap::new();
+                let setup =
+                    super::set_up_workload(&plan, driver.as_ref(), &e, &mut set_up, &mut notes);
+                let measured = if let Err(why) = setup {
+                    let mut r = super::step::blank_result(&plan, target, &e);
+                    r.failed = Some(why);
+                    Ok(r)
+                } else if e.step.maintenance() == Some(Maint::Restart) {
                     let spec = super::settings_at(&plan, target, e.seq);
                     super::restart::restart(&plan, &spec, &mut driver, &dirs, &e, ui)
                 } else {
@@ -159,6 +170,7 @@ pub fn confirm(opts: &ConfirmOptions, ui: &mut Progress) -> anyhow::Result<(RunE
                     let _ = driver.cleanup(loads);
                     return Ok((finish_interrupted(&mut info, out, ui)?, added));
                 }
+                r.notes.extend(notes);
                 if r.failed.is_some() {
                     failed_steps += usize::from(keep);
                     if !keep || e.step.creates_tables() {

@@ -61,6 +61,7 @@ pub fn run(opts: &RunOptions, ui: &mut Progress) -> anyhow::Result<RunEnd> {
     let _lock = results::lock_run(out)?;
     let mut info = prepare_out_dir(opts)?;
     let plan = &opts.plan;
+    plan.register_workloads();
     let execs = plan.executions();
     // A step is done when it has a successful result: a failed one, one
     // that never ran, or a damaged file runs (again) on --resume, once.
@@ -290,7 +291,7 @@ pub fn run(opts: &RunOptions, ui: &mut Progress) -> anyhow::Result<RunEnd> {
 /// Runs the set-up statements of the plan's own workload before the first
 /// step that uses it, as the benchmark user (the tables are its own),
 /// outside the measured window; their time goes in the step's notes.
-fn set_up_workload(
+pub(super) fn set_up_workload(
     plan: &Plan,
     db: &dyn Target,
     e: &Execution,
