@@ -115,7 +115,8 @@ fn parameters_change_what_the_server_runs() {
     let dir = shared_tempdir();
     let text = r#"clients = [1]
 steps = ["load", "read-only-order", "read-only-order[points=3,order=4,range=50]", "range-covered-pk[si=true]",
-  { step = "point-query", reconnect = true }]
+  { step = "point-query", reconnect = true },
+  { step = "update-nonindex", prepared = false }]
 [scale]
 rows = 20000
 [duration]
@@ -139,7 +140,11 @@ malloc = "/usr/lib/x86_64-linux-gnu/libtcmalloc_minimal.so.4"
     let per_event = |part: &str, counter: &str| {
         let r = &results(&out, part)[0];
         let events = r["events"].as_f64().unwrap();
-        r["metrics"]["counters"]["delta"][counter].as_f64().unwrap() / events
+        // A counter that did not move is left out of the deltas.
+        r["metrics"]["counters"]["delta"][counter]
+            .as_f64()
+            .unwrap_or(0.0)
+            / events
     };
     let base = per_event("02-read-only-order-c1", "Com_stmt_execute");
     let with = per_event("03-read-only-order[", "Com_stmt_execute");
@@ -155,6 +160,19 @@ malloc = "/usr/lib/x86_64-linux-gnu/libtcmalloc_minimal.so.4"
     // On the secondary index: the range reads k, not id.
     let si = &results(&out, "range-covered-pk[si=true]")[0];
     assert!(si["failed"].is_null(), "{}", si["failed"]);
+    // prepared = false (sysbench's --db-ps-mode=disable): the server
+    // prepares nothing and gets one text UPDATE per event.
+    let r = &results(&out, "06-update-nonindex-c1")[0];
+    assert!(r["failed"].is_null(), "{}", r["failed"]);
+    assert_eq!(
+        r["errors"].as_object().map_or(0, |e| e.len()),
+        0,
+        "{}",
+        r["errors"]
+    );
+    assert!(per_event("06-update-nonindex-c1", "Com_stmt_execute") < 0.01);
+    let updates = per_event("06-update-nonindex-c1", "Com_update");
+    assert!((updates - 1.0).abs() < 0.05, "{updates}");
     // sysbench's --reconnect: a connection per event, as the server
     // counts them.
     let per = per_event("05-point-query-c1", "Connections");
@@ -408,5 +426,29 @@ fn confirming_a_plans_own_workload_registers_it_and_sets_it_up_again() {
         let again = read_json(&out.join(format!("steps/{t}/r2-01-kv-c1.json")));
         assert!(again["failed"].is_null(), "{t}: {}", again["failed"]);
         assert!(again["notes"]["setup"].is_string(), "{again}");
+    }
+}
+
+#[test]
+fn unprepared_statements_run_on_postgres_and_sqlite_as_prepared_ones_do() {
+    for target in [
+        "[[target]]\nname = \"pg\"\nengine = \"postgres\"\nbasedir = \"/usr/lib/postgresql/15\"\n",
+        "[[target]]\nname = \"lite\"\nengine = \"sqlite\"\n",
+    ] {
+        let dir = shared_tempdir();
+        let text = format!(
+            "clients = [2]\nsteps = [\"load\", {{ step = \"read-write-10\", prepared = false }}]\n[scale]\nrows = 5000\n[duration]\nwarmup = \"0s\"\nwrite = \"1s\"\n{target}"
+        );
+        let plan = write_plan(dir.path(), &text);
+        let out = dir.path().join("out");
+        run_quiet(&plan, &out).assert().success();
+        let r = &results(&out, "read-write-10")[0];
+        assert!(r["failed"].is_null(), "{target}: {}", r["failed"]);
+        assert!(r["events"].as_u64().unwrap() > 10, "{target}: {r}");
+        assert_eq!(r["plain"], true);
+        let wrong = r["errors"]
+            .as_object()
+            .map_or(0, |e| e.keys().filter(|k| k.contains("wrong")).count());
+        assert_eq!(wrong, 0, "{target}: {}", r["errors"]);
     }
 }

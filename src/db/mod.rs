@@ -144,6 +144,10 @@ pub type DbResult<T> = Result<T, DbError>;
 
 /// One client connection. Not shared between threads.
 pub trait Conn: Send {
+    /// From now on, statements are not prepared on the server: each
+    /// execution sends its text with the values in it (sysbench's
+    /// `--db-ps-mode=disable`); SQLite compiles it each time.
+    fn set_plain(&mut self, _plain: bool) {}
     /// Prepares a statement once for this connection.
     fn prepare(&mut self, sql: &str) -> DbResult<Stmt>;
     /// Runs a query and returns how many rows it produced (the rows are read

@@ -241,6 +241,7 @@ impl Driver for SqliteDriver {
             conn: self.open()?,
             sql: Vec::new(),
             path: self.path.clone(),
+            plain: false,
         }))
     }
 
@@ -361,10 +362,16 @@ struct SqliteConn {
     /// statements in its per-connection cache, keyed by this text.
     sql: Vec<String>,
     path: PathBuf,
+    /// Compile each statement at each execution (no prepared statements).
+    plain: bool,
 }
 
 impl SqliteConn {
     fn stmt(&self, stmt: Stmt) -> DbResult<rusqlite::CachedStatement<'_>> {
+        if self.plain {
+            // Emptying the cache makes the next line compile afresh.
+            self.conn.flush_prepared_statement_cache();
+        }
         self.conn
             .prepare_cached(&self.sql[stmt.0])
             .map_err(|e| map_err(e, &self.path))
@@ -383,6 +390,10 @@ fn bind(st: &mut rusqlite::Statement<'_>, params: &[Param<'_>], path: &Path) -> 
 }
 
 impl Conn for SqliteConn {
+    fn set_plain(&mut self, plain: bool) {
+        self.plain = plain;
+    }
+
     fn prepare(&mut self, sql: &str) -> DbResult<Stmt> {
         if let Some(i) = self.sql.iter().position(|s| s == sql) {
             return Ok(Stmt(i));

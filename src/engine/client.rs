@@ -76,6 +76,7 @@ fn open(
     let spec = sh.spec;
     let rng = dist::rng(spec.seed ^ (n << 40), i as u64);
     let mut conn = spec.driver.connect()?;
+    conn.set_plain(spec.plain);
     let client =
         spec.workload
             .client(conn.as_mut(), spec.driver.dialect(), &spec.scale, rng, ctx)?;

@@ -45,6 +45,9 @@ pub struct StepSpec<'a> {
     pub rate: Option<f64>,
     /// A new connection after every event (sysbench's `--reconnect`).
     pub reconnect: bool,
+    /// Statements sent as text, not prepared (sysbench's
+    /// `--db-ps-mode=disable`).
+    pub plain: bool,
 }
 
 /// What the progress display is told a few times a second.
@@ -335,6 +338,7 @@ mod tests {
             stop: Stop::Time(Duration::from_secs(1)),
             rate: None,
             reconnect: false,
+            plain: false,
             seed: 1,
             interrupt: &interrupt,
             probe: &probe,

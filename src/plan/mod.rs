@@ -229,6 +229,10 @@ pub struct Step {
     /// A new connection after every event (sysbench's `--reconnect`).
     #[serde(default, skip_serializing_if = "std::ops::Not::not")]
     pub reconnect: bool,
+    /// Statements sent as text with their values, not prepared
+    /// (`prepared = false`, sysbench's `--db-ps-mode=disable`).
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub plain: bool,
 }
 
 /// One of the consecutive windows a long step is measured in.
@@ -308,6 +312,9 @@ impl Step {
         if self.reconnect {
             s += " reconnecting";
         }
+        if self.plain {
+            s += " unprepared";
+        }
         if let Some(r) = self.rate {
             s += &format!(" at {r}/s");
         }
@@ -356,6 +363,7 @@ impl Step {
             rate: None,
             once: false,
             reconnect: false,
+            plain: false,
         }
     }
 }
@@ -758,6 +766,7 @@ mod tests {
                 rate: None,
                 once: false,
                 reconnect: false,
+                plain: false,
             }
         );
     }

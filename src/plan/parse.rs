@@ -1254,19 +1254,25 @@ struct Extra {
     rate: Option<u64>,
     once: bool,
     reconnect: bool,
+    plain: bool,
 }
 
 impl Extra {
     /// Sets them on the step, where they apply to it.
     fn apply(&self, cx: &mut Ctx<'_>, span: &Range<usize>, step: &mut Step) {
-        if self.clients.is_none() && self.rate.is_none() && !self.once && !self.reconnect {
+        if self.clients.is_none()
+            && self.rate.is_none()
+            && !self.once
+            && !self.reconnect
+            && !self.plain
+        {
             return;
         }
         let Some(w) = step.workload() else {
             cx.err(
                 span.clone(),
                 format!(
-                    "\"{}\" is not a workload: clients, rate, once and reconnect apply to workloads",
+                    "\"{}\" is not a workload: clients, rate, once, reconnect and prepared apply to workloads",
                     step.name()
                 ),
                 None,
@@ -1306,6 +1312,7 @@ impl Extra {
         step.rate = self.rate;
         step.once = self.once;
         step.reconnect = self.reconnect;
+        step.plain = self.plain;
     }
 }
 
@@ -1378,6 +1385,7 @@ fn entry(cx: &mut Ctx<'_>, v: &Spanned<toml::Value>) -> Option<(Range<usize>, St
             ),
             ("once", toml::Value::Boolean(b)) => extra.once = *b,
             ("reconnect", toml::Value::Boolean(b)) => extra.reconnect = *b,
+            ("prepared", toml::Value::Boolean(b)) => extra.plain = !*b,
             (key, val) if sysbench::knobs::KEYS.iter().any(|(n, _)| *n == key) => {
                 let text = match val {
                     toml::Value::String(s) => s.clone(),
@@ -1386,7 +1394,7 @@ fn entry(cx: &mut Ctx<'_>, v: &Spanned<toml::Value>) -> Option<(Range<usize>, St
                 knobs.push(format!("{key}={text}"));
             }
             (key, _) => {
-                let keys = ["step", "clients", "rate", "once", "reconnect"]
+                let keys = ["step", "clients", "rate", "once", "reconnect", "prepared"]
                     .into_iter()
                     .chain(sysbench::knobs::KEYS.iter().map(|(n, _)| *n));
                 cx.err(
@@ -1542,6 +1550,7 @@ fn parse_step(s: &str) -> Result<Step, String> {
         rate: None,
         once: false,
         reconnect: false,
+        plain: false,
     })
 }
 

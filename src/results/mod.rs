@@ -469,6 +469,7 @@ mod tests {
                 rate: None,
                 once: false,
                 reconnect: false,
+                plain: false,
             },
             occurrence: 1,
             rate: None,

@@ -303,6 +303,7 @@ fn run_workload(
         probe: cx.probe,
         rate: e.step.rate.map(|r| r as f64),
         reconnect: e.step.reconnect,
+        plain: e.step.plain,
     };
     let m = engine::run(&spec, &mut |live| ui.update(live));
     if interrupted() {

@@ -146,7 +146,7 @@ impl Driver for MysqlDriver {
     }
 
     fn connect(&self) -> DbResult<Box<dyn Conn>> {
-        Ok(Box::new(ProtocolConn(WireConn::connect(&self.opts)?)))
+        Ok(Box::new(ProtocolConn::new(WireConn::connect(&self.opts)?)))
     }
 
     fn facts(&self) -> anyhow::Result<TargetFacts> {

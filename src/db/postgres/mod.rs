@@ -113,7 +113,7 @@ impl Driver for PgDriver {
     }
 
     fn connect(&self) -> DbResult<Box<dyn Conn>> {
-        Ok(Box::new(ProtocolConn(WireConn::connect(&self.opts)?)))
+        Ok(Box::new(ProtocolConn::new(WireConn::connect(&self.opts)?)))
     }
 
     fn facts(&self) -> anyhow::Result<TargetFacts> {
