@@ -218,3 +218,45 @@ fn each_client_count_runs_the_whole_sequence_on_fresh_tables() {
         assert!(r["failed"].is_null(), "{f}: {}", r["failed"]);
     }
 }
+
+#[test]
+fn all_clients_can_share_one_table() {
+    // The benchmark's other mode: two clients on pi1, their inserters
+    // taking ids from one counter, their deleters keeping the one table's
+    // size.
+    let dir = tempfile::tempdir().unwrap();
+    let db = dir.path().join("ib.db");
+    let text = plan_with(
+        r#""l.i0", "l.x", "l.i1", "l.i2""#,
+        "shared_table = true",
+        "journal_mode = \"wal\"\nsynchronous = \"normal\"",
+        &db,
+    );
+    let plan = write_plan(dir.path(), &text);
+    let out = dir.path().join("out");
+    run_quiet(&plan, &out).assert().success();
+    for f in step_files(&out) {
+        let r = read_json(&out.join("steps").join(&f));
+        assert!(r["failed"].is_null(), "{f}: {}", r["failed"]);
+    }
+    // 2 × 2000 loaded, then 2 × 3500 inserted and as many of the oldest
+    // deleted, all in one table.
+    assert_eq!(count(&db, "pi1"), 4000);
+    let c = rusqlite::Connection::open(&db).unwrap();
+    let (lo, hi): (i64, i64) = c
+        .query_row(
+            "SELECT MIN(transactionid), MAX(transactionid) FROM pi1",
+            [],
+            |r| Ok((r.get(0)?, r.get(1)?)),
+        )
+        .unwrap();
+    assert_eq!((lo, hi), (7001, 11000), "the oldest rows went");
+    let tables: i64 = c
+        .query_row(
+            "SELECT count(*) FROM sqlite_master WHERE type = 'table' AND name LIKE 'pi%'",
+            [],
+            |r| r.get(0),
+        )
+        .unwrap();
+    assert_eq!(tables, 1);
+}

@@ -908,6 +908,7 @@ fn runs_for(w: &dyn workload::Workload) -> &'static str {
         insert: Default::default(),
         random_pct: 100,
         own_table: false,
+        clients: 1,
     };
     if w.events(&probe, 1).is_some() {
         return "rows";

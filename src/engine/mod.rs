@@ -120,7 +120,7 @@ pub fn run(spec: &StepSpec<'_>, live: &mut dyn FnMut(&Live)) -> Measured {
     let measured_n = measured.iter().filter(|m| **m).count().max(1);
     let sh = Shared {
         spec,
-        client_state: (0..spec.clients).map(|_| spec.workload.shared()).collect(),
+        client_state: spec.workload.shared(&spec.scale, spec.clients),
         table_options: spec.driver.table_options(),
         classes: meta.classes,
         class_series: meta.class_series,
@@ -332,6 +332,7 @@ mod tests {
                 insert: insert::Params::default(),
                 random_pct: 100,
                 own_table: false,
+                clients: 1,
             },
             clients: 1,
             warmup: Duration::ZERO,

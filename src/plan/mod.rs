@@ -518,6 +518,7 @@ impl Plan {
             insert: self.insert_benchmark,
             random_pct: self.random_pct,
             own_table: false,
+            clients: 1,
         }
     }
 
@@ -532,8 +533,13 @@ impl Plan {
     /// `clients`: the Insert Benchmark has one per client.
     pub fn tables_for(&self, clients: u32) -> (Vec<String>, u64) {
         if self.runs_insert_benchmark() {
+            let tables = if self.insert_benchmark.shared_table {
+                1
+            } else {
+                clients
+            };
             (
-                (0..clients).map(crate::workload::insert::table).collect(),
+                (0..tables).map(crate::workload::insert::table).collect(),
                 self.rows as u64 * u64::from(clients),
             )
         } else {

@@ -167,6 +167,7 @@ struct RawInsert {
     q_commit: Option<Spanned<i64>>,
     data_min: Option<Spanned<i64>>,
     data_max: Option<Spanned<i64>>,
+    shared_table: Option<bool>,
 }
 
 #[derive(Deserialize)]
@@ -638,6 +639,7 @@ fn intervals(
                 insert: workload::insert::Params::default(),
                 random_pct: 100,
                 own_table: false,
+                clients: 1,
             };
             w.events(&scale, 1)
                 .is_none()
@@ -1071,6 +1073,7 @@ fn insert_params(cx: &mut Ctx<'_>, raw: &RawPlan) -> workload::insert::Params {
         set(v, what, max, &mut small[i]);
     }
     [p.l_i1_rows, p.l_i2_rows] = rows;
+    p.shared_table = r.shared_table.unwrap_or(false);
     let [a, b, c, q, dmin, dmax] = small.map(|v| v as u32);
     (p.l_i0_commit, p.l_i1_commit, p.l_i2_commit, p.q_commit) = (a, b, c, q);
     (p.data_min, p.data_max) = (dmin, dmax);
@@ -1326,6 +1329,7 @@ fn probe_scale() -> workload::Scale {
         insert: workload::insert::Params::default(),
         random_pct: 100,
         own_table: false,
+        clients: 1,
     }
 }
 

@@ -264,6 +264,7 @@ fn run_workload(
     r.group = Some(meta.group);
     let mut scale = plan.scale_at(e.seq);
     scale.own_table = e.step.once;
+    scale.clients = e.clients;
     // A step with a fixed amount of work (insert N rows, build the
     // indexes, one scan per client) counts all of it: no warm-up, stop
     // when it is done.

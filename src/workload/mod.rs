@@ -119,6 +119,8 @@ pub struct Scale {
     /// Client i works on table i+1 only (a scan once per client, each
     /// on its own table), instead of a random table per event.
     pub own_table: bool,
+    /// The step's client count.
+    pub clients: u32,
 }
 
 /// What a step's measured window did, for [`Workload::sla`].
@@ -236,9 +238,10 @@ pub trait Workload: Sync {
     fn roles(&self, _scale: &Scale) -> Vec<Role> {
         vec![Role::CLIENT]
     }
-    /// State shared by the connections of one client.
-    fn shared(&self) -> Option<Arc<dyn Any + Send + Sync>> {
-        None
+    /// State shared by the connections of each of `clients` clients (one
+    /// per client; the same one for clients that share their data).
+    fn shared(&self, _scale: &Scale, clients: u32) -> Vec<Option<Arc<dyn Any + Send + Sync>>> {
+        (0..clients).map(|_| None).collect()
     }
     /// A step with a fixed amount of work (insert N rows, build the
     /// indexes) says how many events; `None`: the plan's duration.

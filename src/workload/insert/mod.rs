@@ -42,6 +42,10 @@ pub struct Params {
     /// Length of the `data` column, drawn uniformly in this range.
     pub data_min: u32,
     pub data_max: u32,
+    /// All clients on one table (`pi1`), the benchmark's other mode,
+    /// instead of a table each.
+    #[serde(default)]
+    pub shared_table: bool,
 }
 
 impl Default for Params {
@@ -55,6 +59,7 @@ impl Default for Params {
             q_commit: 10,
             data_min: 10,
             data_max: 20,
+            shared_table: false,
         }
     }
 }
@@ -209,15 +214,26 @@ pub fn table(index: u32) -> String {
     format!("pi{}", index + 1)
 }
 
-/// The live ids of one client's table, shared by its connections.
+/// The table client `index` works on: its own, or the one all share.
+pub fn table_of(p: &Params, index: u32) -> String {
+    table(if p.shared_table { 0 } else { index })
+}
+
+/// The live ids of one client's table, shared by its connections (by
+/// every client's, when they share the table).
 #[derive(Default)]
 pub struct Shared {
     /// The lowest and highest id when the step began.
     start: OnceLock<(i64, i64)>,
-    /// The highest id committed by the inserter.
+    /// The highest id an inserter has committed.
     top: AtomicI64,
+    /// The highest id an inserter has taken: ids are reserved a batch at
+    /// a time, so inserters on one table never collide.
+    taken: AtomicI64,
     /// The lowest id not yet deleted.
     bottom: AtomicI64,
+    /// l.i0 with a shared table: the table is made (by client 1).
+    created: std::sync::atomic::AtomicBool,
 }
 
 impl Shared {
@@ -230,6 +246,7 @@ impl Shared {
         let r = id_range(conn, d, table)?;
         let r = *self.start.get_or_init(|| r);
         self.top.store(r.1, Ordering::Relaxed);
+        self.taken.store(r.1, Ordering::Relaxed);
         self.bottom.store(r.0, Ordering::Relaxed);
         Ok(r)
     }
@@ -355,6 +372,9 @@ impl Workload for Step {
     }
     fn rows_per_event(&self, scale: &Scale) -> Option<u64> {
         match self.kind {
+            Kind::Index if scale.insert.shared_table => {
+                Some(scale.rows as u64 * u64::from(scale.clients.max(1)))
+            }
             Kind::Index => Some(scale.rows as u64),
             Kind::Query { .. } => None,
             _ => Some(u64::from(self.commit(&scale.insert))),
@@ -404,11 +424,22 @@ impl Workload for Step {
             ],
         }
     }
-    fn shared(&self) -> Option<Arc<dyn Any + Send + Sync>> {
-        Some(Arc::new(Shared::default()))
+    fn shared(&self, scale: &Scale, clients: u32) -> Vec<Option<Arc<dyn Any + Send + Sync>>> {
+        let one: Arc<dyn Any + Send + Sync> = Arc::new(Shared::default());
+        (0..clients)
+            .map(|_| {
+                Some(if scale.insert.shared_table {
+                    one.clone()
+                } else {
+                    Arc::new(Shared::default()) as Arc<dyn Any + Send + Sync>
+                })
+            })
+            .collect()
     }
     fn events(&self, scale: &Scale, clients: u32) -> Option<u64> {
         let per_client = match self.kind {
+            // One index build for the one table all clients share.
+            Kind::Index if scale.insert.shared_table => return Some(1),
             Kind::Index => 1,
             Kind::Query { .. } => return None,
             _ => {
@@ -447,7 +478,7 @@ impl Workload for Step {
         rng: Rng,
         ctx: &ClientCtx,
     ) -> DbResult<Box<dyn Client>> {
-        let table = table(ctx.index);
+        let table = table_of(&scale.insert, ctx.index);
         let shared: Arc<Shared> = ctx
             .shared
             .clone()
@@ -460,9 +491,22 @@ impl Workload for Step {
                 statements: sql::indexes(&table),
             }),
             (Kind::Load, _) | (_, "inserter") => {
-                if self.kind == Kind::Load {
+                if self.kind == Kind::Load && (!p.shared_table || ctx.index == 0) {
                     conn.batch(&format!("DROP TABLE IF EXISTS {table}"))?;
                     conn.batch(&sql::create(d, &table, &ctx.table_options))?;
+                    shared.created.store(true, Ordering::Release);
+                } else if self.kind == Kind::Load {
+                    // The first client makes the table all of them share.
+                    let t0 = Instant::now();
+                    while !shared.created.load(Ordering::Acquire) {
+                        if t0.elapsed() > Duration::from_secs(120) {
+                            return Err(DbError::new(
+                                ErrorKind::Other,
+                                format!("the shared table {table} was not made within 120 s"),
+                            ));
+                        }
+                        std::thread::sleep(Duration::from_millis(5));
+                    }
                 }
                 shared.init(conn, d, &table)?;
                 let mut ins = Inserter::new(conn, d, &table, self.commit(&p), &p, rng, shared)?;
@@ -545,7 +589,13 @@ const LETTERS: &[u8] = b"abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ";
 impl Client for Inserter {
     fn event(&mut self, conn: &mut dyn Conn, rec: &mut Recorder) -> Result<(), ErrorKind> {
         use std::fmt::Write;
-        let first = self.shared.top.load(Ordering::Relaxed) + 1;
+        // This batch's ids, taken before it is built: inserters that share
+        // a table never write the same id.
+        let first = self
+            .shared
+            .taken
+            .fetch_add(i64::from(self.commit), Ordering::Relaxed)
+            + 1;
         let mut ints = Vec::with_capacity(self.commit as usize * 4);
         for i in 0..self.commit as usize {
             ints.push([
@@ -587,7 +637,7 @@ impl Client for Inserter {
                 rec.statement(INSERT, t.elapsed());
                 self.shared
                     .top
-                    .store(first + i64::from(self.commit) - 1, Ordering::Relaxed);
+                    .fetch_max(first + i64::from(self.commit) - 1, Ordering::Relaxed);
                 Ok(())
             }
             Err(e) => Err(record(rec, INSERT, e)),
@@ -626,11 +676,20 @@ impl Client for Deleter {
             std::thread::sleep(Duration::from_micros(200));
             return Ok(());
         }
+        // Take the batch: deleters that share a table never take the same
+        // one (another took it: try the next on the next event).
+        if self
+            .shared
+            .bottom
+            .compare_exchange(lo, lo + self.batch, Ordering::Relaxed, Ordering::Relaxed)
+            .is_err()
+        {
+            return Ok(());
+        }
         let t = Instant::now();
         match conn.exec(self.stmt, &[Param::Int(lo), Param::Int(lo + self.batch)]) {
             Ok(_) => {
                 rec.statement(DELETE, t.elapsed());
-                self.shared.bottom.store(lo + self.batch, Ordering::Relaxed);
                 Ok(())
             }
             Err(e) => Err(record(rec, DELETE, e)),
@@ -736,6 +795,7 @@ mod tests {
             insert: Params::default(),
             random_pct: 100,
             own_table: false,
+            clients: 1,
         };
         // 2 clients at 500 rows/s each, 10 rows per batch, over 2 s.
         let statements = std::collections::BTreeMap::from([
@@ -781,6 +841,7 @@ mod tests {
             insert: Params::default(),
             random_pct: 100,
             own_table: false,
+            clients: 1,
         };
         // 1050 rows at 100 per commit: 11 commits per client.
         assert_eq!(STEPS[0].events(&scale, 2), Some(22));
