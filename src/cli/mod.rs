@@ -900,16 +900,7 @@ fn list() {
 /// The plan duration a workload runs for, or "rows" for a step with a
 /// fixed amount of work (the Insert Benchmark's loads and index build).
 fn runs_for(w: &dyn workload::Workload) -> &'static str {
-    let probe = workload::Scale {
-        tables: 1,
-        rows: 1,
-        rows_may_be_missing: false,
-        ids: Default::default(),
-        insert: Default::default(),
-        random_pct: 100,
-        own_table: false,
-        clients: 1,
-    };
+    let probe = workload::Scale::probe();
     if w.events(&probe, 1).is_some() {
         return "rows";
     }

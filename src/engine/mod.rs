@@ -262,7 +262,7 @@ mod tests {
     use super::*;
     use crate::db::{Conn, DbResult, Dialect, ErrorKind};
     use crate::measure::Recorder;
-    use crate::workload::{dist, insert, Client, ClientCtx, Group, Meta, ShownStatement};
+    use crate::workload::{dist, Client, ClientCtx, Group, Meta, ShownStatement};
 
     /// A workload whose event sleeps for a fixed time: the clock is all
     /// it measures.
@@ -324,16 +324,7 @@ mod tests {
         let spec = StepSpec {
             driver: &driver,
             workload: &w,
-            scale: Scale {
-                tables: 1,
-                rows: 1,
-                rows_may_be_missing: false,
-                ids: dist::Kind::Uniform,
-                insert: insert::Params::default(),
-                random_pct: 100,
-                own_table: false,
-                clients: 1,
-            },
+            scale: Scale::probe(),
             clients: 1,
             warmup: Duration::ZERO,
             stop: Stop::Time(Duration::from_secs(1)),

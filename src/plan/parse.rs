@@ -631,16 +631,7 @@ fn intervals(
         let timed = step.workload().and_then(|w| {
             // Steps with a fixed amount of work stop when it is done,
             // whatever the scale.
-            let scale = workload::Scale {
-                tables: 1,
-                rows: 1,
-                rows_may_be_missing: false,
-                ids: dist::Kind::Uniform,
-                insert: workload::insert::Params::default(),
-                random_pct: 100,
-                own_table: false,
-                clients: 1,
-            };
+            let scale = workload::Scale::probe();
             w.events(&scale, 1)
                 .is_none()
                 .then(|| match w.meta().duration {
@@ -1294,7 +1285,7 @@ impl Extra {
             );
             return;
         }
-        if self.once && w.rows_per_event(&probe_scale()).is_none() {
+        if self.once && w.rows_per_event(&workload::Scale::probe()).is_none() {
             cx.err(
                 span.clone(),
                 format!(
@@ -1316,20 +1307,6 @@ impl Extra {
         step.once = self.once;
         step.reconnect = self.reconnect;
         step.plain = self.plain;
-    }
-}
-
-/// A scale for asking a workload what does not depend on it.
-fn probe_scale() -> workload::Scale {
-    workload::Scale {
-        tables: 1,
-        rows: 1,
-        rows_may_be_missing: false,
-        ids: dist::Kind::Uniform,
-        insert: workload::insert::Params::default(),
-        random_pct: 100,
-        own_table: false,
-        clients: 1,
     }
 }
 

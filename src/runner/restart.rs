@@ -6,7 +6,7 @@
 
 use std::time::Instant;
 
-use super::step::blank_result;
+use super::step::{blank_result, record_sizes};
 use super::{probe_of, Progress};
 use crate::db::{self, Dirs, Target};
 use crate::metrics::costs::{self, Scope};
@@ -75,10 +75,7 @@ pub(super) fn restart(
     r.metrics = metrics;
     r.notes
         .extend(notes.into_iter().map(|(k, v)| (k.to_string(), v)));
-    r.metrics.db_size_before = size_before;
-    r.metrics.db_size_after = driver.data_size();
-    r.metrics.db_bytes_before = size_before.map(|s| s.apparent);
-    r.metrics.db_bytes_after = r.metrics.db_size_after.map(|s| s.apparent);
+    record_sizes(&mut r, size_before, driver.data_size());
     let line = match &r.failed {
         Some(f) => format!("{label}: FAILED: {f}"),
         None => format!(

@@ -13,6 +13,7 @@ use anyhow::bail;
 use super::{interrupted, Progress, INTERRUPT};
 use crate::db::{Driver, Target};
 use crate::engine::{self, StepSpec};
+use crate::measure::size::DbSize;
 use crate::measure::units::{fmt_latency, fmt_throughput};
 use crate::metrics::costs::{self, Scope};
 use crate::metrics::interference;
@@ -118,12 +119,18 @@ pub(super) fn measure_step(
                 .insert("counters".into(), format!("not measured: {err:#}"));
         }
     }
-    r.metrics.db_size_before = db_size_before;
-    r.metrics.db_size_after = cx.db.data_size();
-    r.metrics.db_bytes_before = db_size_before.map(|s| s.apparent);
-    r.metrics.db_bytes_after = r.metrics.db_size_after.map(|s| s.apparent);
+    record_sizes(&mut r, db_size_before, cx.db.data_size());
     ui.finish_step(&step_line(&label, &r), r.failed.is_some());
     Ok(r)
+}
+
+/// The database's size before and after a step, and the apparent bytes
+/// readers of schema version 3 look for.
+pub(super) fn record_sizes(r: &mut StepResult, before: Option<DbSize>, after: Option<DbSize>) {
+    r.metrics.db_size_before = before;
+    r.metrics.db_size_after = after;
+    r.metrics.db_bytes_before = before.map(|s| s.apparent);
+    r.metrics.db_bytes_after = after.map(|s| s.apparent);
 }
 
 /// Creates and fills the tables (the `load` step).

@@ -123,6 +123,23 @@ pub struct Scale {
     pub clients: u32,
 }
 
+impl Scale {
+    /// A scale for asking a workload what does not depend on the data
+    /// (whether it runs by time or until its work is done).
+    pub fn probe() -> Scale {
+        Scale {
+            tables: 1,
+            rows: 1,
+            rows_may_be_missing: false,
+            ids: dist::Kind::Uniform,
+            insert: insert::Params::default(),
+            random_pct: 100,
+            own_table: false,
+            clients: 1,
+        }
+    }
+}
+
 /// What a step's measured window did, for [`Workload::sla`].
 pub struct Window<'a> {
     pub clients: u32,

@@ -502,7 +502,9 @@ impl Workload for Step {
                         if t0.elapsed() > Duration::from_secs(120) {
                             return Err(DbError::new(
                                 ErrorKind::Other,
-                                format!("the shared table {table} was not made within 120 s"),
+                                format!(
+                                    "the shared table {table} was not made within 120 s: the first client, which makes it, failed or hangs (its error, if any, is in this step's result)"
+                                ),
                             ));
                         }
                         std::thread::sleep(Duration::from_millis(5));

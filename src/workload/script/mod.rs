@@ -210,7 +210,6 @@ impl Workload for Script {
             begin: n,
             commit: n + 1,
             rng,
-            clients: 1,
         }))
     }
 }
@@ -393,8 +392,6 @@ struct ScriptClient {
     begin: usize,
     commit: usize,
     rng: Rng,
-    #[allow(dead_code)]
-    clients: u32,
 }
 
 impl ScriptClient {
@@ -501,7 +498,6 @@ mod tests {
             begin: 0,
             commit: 0,
             rng: dist::rng(7, 1),
-            clients: 1,
         };
         let mut n = [0u32; 3];
         for _ in 0..100_000 {
