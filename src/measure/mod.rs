@@ -19,4 +19,4 @@ pub mod units;
 pub mod within;
 
 pub use outcome::ErrorKind;
-pub use recorder::{merge, ClassSecond, LatencySummary, Merged, Recorder, IB_BOUNDS_US};
+pub use recorder::{merge, ClassSecond, LatencySummary, Merged, Recorder, Tally, IB_BOUNDS_US};

@@ -51,6 +51,30 @@ pub struct Recorder {
     /// the event's first statement, so response times count from the
     /// intended start.
     pub(crate) lag_ns: u64,
+    /// Per class: what its statements found, by [`Tally`].
+    tallies: Vec<[u64; Tally::ALL.len()]>,
+}
+
+/// Something a workload counts about its operations besides their time:
+/// rows written (a load's nodes and links), operations that found nothing
+/// to read or change, rows a check found wrong.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Tally {
+    Rows,
+    NotFound,
+    Wrong,
+}
+
+impl Tally {
+    pub const ALL: [Tally; 3] = [Tally::Rows, Tally::NotFound, Tally::Wrong];
+
+    pub fn name(self) -> &'static str {
+        match self {
+            Tally::Rows => "rows",
+            Tally::NotFound => "not-found",
+            Tally::Wrong => "wrong",
+        }
+    }
 }
 
 impl Recorder {
@@ -69,6 +93,7 @@ impl Recorder {
             per_second: Vec::with_capacity(expected_secs + 2),
             class_seconds: None,
             lag_ns: 0,
+            tallies: vec![[0; Tally::ALL.len()]; classes],
         }
     }
 
@@ -99,6 +124,14 @@ impl Recorder {
                 s[sec].0 += 1;
                 s[sec].1 = s[sec].1.max(ns);
             }
+        }
+    }
+
+    /// Counts `n` of `what` for class `class` (in the measured window only).
+    #[inline]
+    pub fn tally(&mut self, class: usize, what: Tally, n: u64) {
+        if self.active {
+            self.tallies[class][what as usize] += n;
         }
     }
 
@@ -140,7 +173,13 @@ impl Recorder {
 pub struct LatencySummary {
     pub count: u64,
     pub mean_us: f64,
+    /// The lower and upper quartiles (LinkBench reports them); absent
+    /// from results written before schema version 5.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub p25_us: Option<f64>,
     pub p50_us: f64,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub p75_us: Option<f64>,
     pub p95_us: f64,
     pub p99_us: f64,
     pub max_us: f64,
@@ -187,7 +226,9 @@ impl LatencySummary {
             mean_us: h.mean() / 1000.0,
             // A percentile is its bucket's highest equivalent value, which
             // can lie above the slowest event actually seen: clamp it.
+            p25_us: (!h.is_empty()).then(|| us(h.value_at_quantile(0.25).min(max_ns))),
             p50_us: us(h.value_at_quantile(0.50).min(max_ns)),
+            p75_us: (!h.is_empty()).then(|| us(h.value_at_quantile(0.75).min(max_ns))),
             p95_us: us(h.value_at_quantile(0.95).min(max_ns)),
             p99_us: us(h.value_at_quantile(0.99).min(max_ns)),
             max_us: us(max_ns),
@@ -211,6 +252,8 @@ pub struct Merged {
     pub latency: BTreeMap<String, LatencySummary>,
     /// Per class, per second: statements and the slowest, when kept.
     pub class_seconds: BTreeMap<String, Vec<ClassSecond>>,
+    /// `class/tally` → count, for the tallies a workload kept.
+    pub tallies: BTreeMap<String, u64>,
 }
 
 /// One second of one statement class.
@@ -260,6 +303,14 @@ pub fn merge(classes: &[&str], recs: &[Recorder], measured: &[bool]) -> Merged {
                 if *n > 0 {
                     let key = format!("{}/{}", classes[c], ERROR_KINDS[k].name());
                     *m.errors.entry(key).or_default() += n;
+                }
+            }
+        }
+        for (c, t) in r.tallies.iter().enumerate() {
+            for (k, n) in t.iter().enumerate() {
+                if *n > 0 {
+                    let key = format!("{}/{}", classes[c], Tally::ALL[k].name());
+                    *m.tallies.entry(key).or_default() += n;
                 }
             }
         }

@@ -55,6 +55,9 @@ pub struct Plan {
     /// The Insert Benchmark's sizes (used by its steps only).
     #[serde(default)]
     pub insert_benchmark: crate::workload::insert::Params,
+    /// LinkBench's parameters (`[linkbench]`, used by its steps only).
+    #[serde(default)]
+    pub linkbench: crate::workload::linkbench::Params,
     /// The plan's own SQL workloads (`[[workload]]`), registered when the
     /// plan is read so that its steps can name them.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
@@ -448,6 +451,13 @@ pub struct Execution {
 impl Plan {
     /// Whether the sequence is (or includes) the Insert Benchmark: its
     /// tables are one per client, `pi1`…
+    pub fn runs_linkbench(&self) -> bool {
+        self.steps.iter().any(|s| {
+            s.workload()
+                .is_some_and(|w| w.meta().group == crate::workload::Group::LinkBench)
+        })
+    }
+
     pub fn runs_insert_benchmark(&self) -> bool {
         self.steps.iter().any(|s| {
             s.workload()
@@ -516,6 +526,7 @@ impl Plan {
                 .any(|s| s.workload().is_some_and(|w| w.meta().removes_rows)),
             ids: self.distribution,
             insert: self.insert_benchmark,
+            linkbench: self.linkbench,
             random_pct: self.random_pct,
             own_table: false,
             clients: 1,
@@ -532,7 +543,18 @@ impl Plan {
     /// The tables there are, and their rows, while the sequence runs at
     /// `clients`: the Insert Benchmark has one per client.
     pub fn tables_for(&self, clients: u32) -> (Vec<String>, u64) {
-        if self.runs_insert_benchmark() {
+        if self.runs_linkbench() {
+            // Nodes and about four links each (the measured mean degree).
+            let nodes = (self.linkbench.maxid1 - self.linkbench.startid1).max(0) as f64;
+            let rows = nodes * (1.0 + crate::workload::linkbench::model::mean_degree());
+            (
+                crate::workload::linkbench::sql::TABLES
+                    .iter()
+                    .map(|t| t.to_string())
+                    .collect(),
+                rows as u64,
+            )
+        } else if self.runs_insert_benchmark() {
             let tables = if self.insert_benchmark.shared_table {
                 1
             } else {

@@ -78,6 +78,7 @@ struct RawPlan {
     duration: Option<RawDuration>,
     settle: Option<RawSettle>,
     insert: Option<RawInsert>,
+    linkbench: Option<RawLinkbench>,
     target: Option<Spanned<Vec<Spanned<RawTarget>>>>,
     comparison: Option<Vec<RawComparison>>,
     phase: Option<Spanned<Vec<RawPhase>>>,
@@ -168,6 +169,47 @@ struct RawInsert {
     data_min: Option<Spanned<i64>>,
     data_max: Option<Spanned<i64>>,
     shared_table: Option<bool>,
+}
+
+/// `[linkbench]`: the original's property names.
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+struct RawLinkbench {
+    startid1: Option<Spanned<i64>>,
+    maxid1: Option<Spanned<i64>>,
+    loaders: Option<Spanned<i64>>,
+    requesters: Option<Spanned<i64>>,
+    requests: Option<Spanned<i64>>,
+    requestrate: Option<Spanned<i64>>,
+    link_type_count: Option<Spanned<i64>>,
+    nlinks_func: Option<Spanned<String>>,
+    nlinks_default: Option<Spanned<i64>>,
+    link_datasize: Option<Spanned<toml::Value>>,
+    node_datasize: Option<Spanned<toml::Value>>,
+    addlink: Option<Spanned<toml::Value>>,
+    deletelink: Option<Spanned<toml::Value>>,
+    updatelink: Option<Spanned<toml::Value>>,
+    countlink: Option<Spanned<toml::Value>>,
+    getlink: Option<Spanned<toml::Value>>,
+    getlinklist: Option<Spanned<toml::Value>>,
+    getnode: Option<Spanned<toml::Value>>,
+    addnode: Option<Spanned<toml::Value>>,
+    updatenode: Option<Spanned<toml::Value>>,
+    deletenode: Option<Spanned<toml::Value>>,
+    getlinklist_history: Option<Spanned<toml::Value>>,
+    range_limit: Option<Spanned<i64>>,
+    link_multiget_dist_min: Option<Spanned<i64>>,
+    link_multiget_dist_max: Option<Spanned<i64>>,
+    link_multiget_dist_prob: Option<Spanned<toml::Value>>,
+    read_shape: Option<Spanned<toml::Value>>,
+    read_uncorr_blend: Option<Spanned<toml::Value>>,
+    write_shape: Option<Spanned<toml::Value>>,
+    write_uncorr_blend: Option<Spanned<toml::Value>>,
+    node_read_shape: Option<Spanned<toml::Value>>,
+    node_update_shape: Option<Spanned<toml::Value>>,
+    loader_chunk_size: Option<Spanned<i64>>,
+    bulk_insert_batch: Option<Spanned<i64>>,
+    check_ids: Option<Spanned<i64>>,
 }
 
 #[derive(Deserialize)]
@@ -490,7 +532,9 @@ fn validate(cx: &mut Ctx<'_>, raw: RawPlan) -> Plan {
         }
     }
     let [read, write, insert] = stops;
-    let (steps, phases) = intervals(cx, &raw, steps, phases, [read, write, insert]);
+    let linkbench = linkbench_params(cx, &raw);
+    let steps = linkbench_steps(cx, &raw, steps, &linkbench);
+    let (steps, phases) = intervals(cx, &raw, steps, phases, [read, write, insert], &linkbench);
 
     let s = raw.settle.as_ref();
     let settle = Settle {
@@ -544,6 +588,7 @@ fn validate(cx: &mut Ctx<'_>, raw: RawPlan) -> Plan {
         hooks,
         random_pct,
         insert_benchmark,
+        linkbench,
         suite,
         steps,
         tables: tables as u32,
@@ -571,6 +616,7 @@ fn intervals(
     steps: Vec<Step>,
     mut phases: Vec<Phase>,
     stops: [StopSpec; 3],
+    linkbench: &workload::linkbench::Params,
 ) -> (Vec<Step>, Vec<Phase>) {
     let plan_interval = raw
         .duration
@@ -631,7 +677,10 @@ fn intervals(
         let timed = step.workload().and_then(|w| {
             // Steps with a fixed amount of work stop when it is done,
             // whatever the scale.
-            let scale = workload::Scale::probe();
+            let scale = workload::Scale {
+                linkbench: *linkbench,
+                ..workload::Scale::probe()
+            };
             w.events(&scale, 1)
                 .is_none()
                 .then(|| match w.meta().duration {
@@ -1030,6 +1079,311 @@ fn comparisons(cx: &mut Ctx<'_>, raw: &RawPlan, targets: &[TargetSpec]) -> Vec<C
     out
 }
 
+/// A number from a plan value that may be written as an integer or not.
+fn number(
+    cx: &mut Ctx<'_>,
+    v: &Spanned<toml::Value>,
+    what: &str,
+    min: f64,
+    max: f64,
+) -> Option<f64> {
+    let x = match v.get_ref() {
+        toml::Value::Integer(i) => Some(*i as f64),
+        toml::Value::Float(f) if f.is_finite() => Some(*f),
+        _ => None,
+    };
+    match x {
+        Some(x) if (min..=max).contains(&x) => Some(x),
+        _ => {
+            cx.err(
+                v.span(),
+                format!(
+                    "{what} must be a number from {min} to {max}, not {}",
+                    v.get_ref()
+                ),
+                None,
+            );
+            None
+        }
+    }
+}
+
+/// `[linkbench]`, checked, over the original's defaults.
+fn linkbench_params(cx: &mut Ctx<'_>, raw: &RawPlan) -> workload::linkbench::Params {
+    use workload::linkbench::{model::Degree, Op};
+    let mut p = workload::linkbench::Params::default();
+    let Some(r) = &raw.linkbench else { return p };
+    let int = |cx: &mut Ctx<'_>,
+               v: &Option<Spanned<i64>>,
+               what: &str,
+               min: i64,
+               max: i64,
+               out: &mut i64| {
+        if let Some(v) = v {
+            let n = *v.get_ref();
+            if (min..=max).contains(&n) {
+                *out = n;
+            } else {
+                cx.err(
+                    v.span(),
+                    format!("{what} must be from {min} to {max}, not {n}"),
+                    None,
+                );
+            }
+        }
+    };
+    let mut ints = [
+        p.startid1,
+        p.maxid1,
+        i64::from(p.loaders),
+        i64::from(p.requesters),
+        p.requests as i64,
+        i64::from(p.requestrate),
+        i64::from(p.link_type_count),
+        i64::from(p.range_limit),
+        i64::from(p.multiget_min),
+        i64::from(p.multiget_max),
+        i64::from(p.loader_chunk_size),
+        i64::from(p.bulk_insert_batch),
+        p.check_ids as i64,
+    ];
+    for (i, (v, what, min, max)) in [
+        (&r.startid1, "startid1", 1, 1 << 40),
+        (&r.maxid1, "maxid1", 2, 1 << 40),
+        (&r.loaders, "loaders", 1, 1024),
+        (&r.requesters, "requesters", 1, 1024),
+        (&r.requests, "requests", 0, 1 << 40),
+        (&r.requestrate, "requestrate", 0, 10_000_000),
+        (&r.link_type_count, "link_type_count", 1, 1000),
+        (&r.range_limit, "range_limit", 1, 1_000_000),
+        (&r.link_multiget_dist_min, "link_multiget_dist_min", 1, 1024),
+        (&r.link_multiget_dist_max, "link_multiget_dist_max", 1, 1024),
+        (&r.loader_chunk_size, "loader_chunk_size", 1, 1_000_000),
+        // 7 parameters a link: 4096 rows stay under SQLite's 32,766.
+        (&r.bulk_insert_batch, "bulk_insert_batch", 1, 4096),
+        (&r.check_ids, "check_ids", 1, 1 << 40),
+    ]
+    .into_iter()
+    .enumerate()
+    {
+        int(cx, v, what, min, max, &mut ints[i]);
+    }
+    let [startid1, maxid1, loaders, requesters, requests, requestrate, types, range_limit, mg_min, mg_max, chunk, batch, check] =
+        ints;
+    p.startid1 = startid1;
+    p.maxid1 = maxid1;
+    (p.loaders, p.requesters) = (loaders as u32, requesters as u32);
+    (p.requests, p.requestrate) = (requests as u64, requestrate as u32);
+    p.link_type_count = types as u32;
+    p.range_limit = range_limit as u32;
+    (p.multiget_min, p.multiget_max) = (mg_min as u32, mg_max as u32);
+    (p.loader_chunk_size, p.bulk_insert_batch) = (chunk as u32, batch as u32);
+    p.check_ids = check as u64;
+    if p.maxid1 <= p.startid1 {
+        let span = r
+            .maxid1
+            .as_ref()
+            .or(r.startid1.as_ref())
+            .map_or(0..0, |v| v.span());
+        cx.err(
+            span,
+            format!(
+                "maxid1 = {} must be above startid1 = {}",
+                p.maxid1, p.startid1
+            ),
+            Some("the load makes nodes startid1 .. maxid1 - 1".into()),
+        );
+    }
+    if p.multiget_max < p.multiget_min {
+        let span = r.link_multiget_dist_max.as_ref().map_or(0..0, |v| v.span());
+        cx.err(
+            span,
+            "link_multiget_dist_max is below link_multiget_dist_min",
+            None,
+        );
+    }
+    let nlinks_default = r.nlinks_default.as_ref().map(|v| (v, *v.get_ref()));
+    match (r.nlinks_func.as_ref(), nlinks_default) {
+        (None, None) => {}
+        (Some(f), d) if f.get_ref() == "real" => {
+            if let Some((v, _)) = d {
+                cx.err(v.span(), "nlinks_default is for nlinks_func = \"const\"", Some("remove it, or set nlinks_func = \"const\"".into()));
+            }
+        }
+        (Some(f), Some((v, n))) if f.get_ref() == "const" => {
+            if (0..=1_000_000).contains(&n) {
+                p.degree = Degree::Const(n as u32);
+            } else {
+                cx.err(v.span(), format!("nlinks_default must be from 0 to 1000000, not {n}"), None);
+            }
+        }
+        (Some(f), None) if f.get_ref() == "const" => cx.err(
+            f.span(),
+            "nlinks_func = \"const\" needs nlinks_default, the links of every node",
+            Some("for example nlinks_default = 4".into()),
+        ),
+        (Some(f), _) => cx.err(
+            f.span(),
+            format!("unknown nlinks_func \"{}\"", f.get_ref()),
+            Some("\"real\" (the measured out-degrees, the original's default) or \"const\" with nlinks_default".into()),
+        ),
+        (None, Some((v, _))) => cx.err(
+            v.span(),
+            "nlinks_default is for nlinks_func = \"const\"",
+            Some("add nlinks_func = \"const\"".into()),
+        ),
+    }
+    for (v, what, max, out) in [
+        (
+            &r.link_datasize,
+            "link_datasize",
+            255.0,
+            &mut p.link_datasize,
+        ),
+        (
+            &r.node_datasize,
+            "node_datasize",
+            1048576.0,
+            &mut p.node_datasize,
+        ),
+        (
+            &r.getlinklist_history,
+            "getlinklist_history",
+            100.0,
+            &mut p.getlinklist_history,
+        ),
+        (
+            &r.link_multiget_dist_prob,
+            "link_multiget_dist_prob",
+            1.0,
+            &mut p.multiget_p,
+        ),
+        (&r.read_shape, "read_shape", 10.0, &mut p.read_shape),
+        (
+            &r.read_uncorr_blend,
+            "read_uncorr_blend",
+            100.0,
+            &mut p.read_uncorr_blend,
+        ),
+        (&r.write_shape, "write_shape", 10.0, &mut p.write_shape),
+        (
+            &r.write_uncorr_blend,
+            "write_uncorr_blend",
+            100.0,
+            &mut p.write_uncorr_blend,
+        ),
+        (
+            &r.node_read_shape,
+            "node_read_shape",
+            10.0,
+            &mut p.node_read_shape,
+        ),
+        (
+            &r.node_update_shape,
+            "node_update_shape",
+            10.0,
+            &mut p.node_update_shape,
+        ),
+    ] {
+        if let Some(x) = v.as_ref().and_then(|v| number(cx, v, what, 0.0, max)) {
+            *out = x;
+        }
+    }
+    if p.multiget_p <= 0.0 {
+        let span = r
+            .link_multiget_dist_prob
+            .as_ref()
+            .map_or(0..0, |v| v.span());
+        cx.err(span, "link_multiget_dist_prob must be above 0", None);
+    }
+    let weights = [
+        &r.addnode,
+        &r.updatenode,
+        &r.deletenode,
+        &r.getnode,
+        &r.addlink,
+        &r.deletelink,
+        &r.updatelink,
+        &r.countlink,
+        &r.getlink,
+        &r.getlinklist,
+    ];
+    let mut any = None;
+    for (i, v) in weights.iter().enumerate() {
+        if let Some(v) = v {
+            any = Some(v.span());
+            if let Some(x) = number(cx, v, Op::ALL[i].key(), 0.0, 1e9) {
+                p.mix[i] = x;
+            }
+        }
+    }
+    if let Some(span) = any {
+        if p.mix.iter().sum::<f64>() <= 0.0 {
+            cx.err(
+                span,
+                "the operation weights add to 0: no request would run",
+                Some("give at least one of addnode … getlinklist a weight above 0".into()),
+            );
+        }
+    }
+    p
+}
+
+/// LinkBench's steps run at the plan's `loaders` and `requesters` (the
+/// check on one connection) unless a step gives its own `clients`; a
+/// `requestrate` (per requester, as the original's) becomes the request
+/// step's rate.
+fn linkbench_steps(
+    cx: &mut Ctx<'_>,
+    raw: &RawPlan,
+    mut steps: Vec<Step>,
+    p: &workload::linkbench::Params,
+) -> Vec<Step> {
+    use workload::linkbench::Kind;
+    for step in &mut steps {
+        let Some(kind) = step.workload().and_then(|w| {
+            workload::linkbench::STEPS
+                .iter()
+                .find(|s| s.name == w.meta().name)
+                .map(|s| s.kind)
+        }) else {
+            continue;
+        };
+        let clients = match kind {
+            Kind::Load => p.loaders,
+            Kind::Request => p.requesters,
+            Kind::Check => 1,
+        };
+        let counts = step
+            .client_counts
+            .get_or_insert_with(|| vec![clients])
+            .clone();
+        if kind == Kind::Request && p.requestrate > 0 && step.rate.is_none() {
+            if let [n] = counts[..] {
+                step.rate = Some(u64::from(p.requestrate) * u64::from(n));
+            } else {
+                let span = raw
+                    .linkbench
+                    .as_ref()
+                    .and_then(|r| r.requestrate.as_ref())
+                    .map_or(0..0, |v| v.span());
+                cx.err(
+                    span,
+                    format!(
+                        "requestrate is per requester, and {} runs at several client counts",
+                        step.label()
+                    ),
+                    Some(
+                        "give the step one client count, or its own `rate` (all clients together)"
+                            .into(),
+                    ),
+                );
+            }
+        }
+    }
+    steps
+}
+
 fn insert_params(cx: &mut Ctx<'_>, raw: &RawPlan) -> workload::insert::Params {
     let mut p = workload::insert::Params::default();
     let Some(r) = &raw.insert else { return p };
@@ -1167,18 +1521,17 @@ fn steps(cx: &mut Ctx<'_>, raw: &RawPlan) -> (String, Vec<Step>, Vec<Phase>) {
                         .collect();
                     return ("insert".into(), steps, Vec::new());
                 }
-                "linkbench" => cx.err(
-                    s.span(),
-                    format!(
-                        "suite \"{}\" is not available in this version of relbench",
-                        s.get_ref()
-                    ),
-                    Some("use suite = \"sysbench\" or \"insert\"".into()),
-                ),
+                "linkbench" => {
+                    let steps = workload::linkbench::SEQUENCE
+                        .iter()
+                        .map(|s| parse_step(s).expect("the sequence is valid"))
+                        .collect();
+                    return ("linkbench".into(), steps, Vec::new());
+                }
                 other => cx.err(
                     s.span(),
                     format!("unknown suite \"{other}\""),
-                    Some("the built-in suites are: sysbench, insert".into()),
+                    Some("the built-in suites are: sysbench, insert, linkbench".into()),
                 ),
             }
             ("sysbench".into(), standard())
@@ -1459,34 +1812,44 @@ fn custom_steps(
             Err(help) => cx.err(span.clone(), format!("unknown step \"{s}\""), Some(help)),
         }
     }
-    // One suite per sequence: the Insert Benchmark's tables are not
-    // sysbench's, so its steps and sysbench's cannot share data.
-    let insert = |s: &Step| {
-        s.workload()
-            .is_some_and(|w| w.meta().group == workload::Group::Insert)
+    // One suite per sequence: the Insert Benchmark's and LinkBench's
+    // tables are not sysbench's, so their steps cannot share data.
+    let family = |s: &Step| match s.workload().map(|w| w.meta().group) {
+        Some(workload::Group::Insert) => Some("the Insert Benchmark's"),
+        Some(workload::Group::LinkBench) => Some("LinkBench's"),
+        Some(_) => Some("sysbench's"),
+        None if s.kind == StepKind::Load => Some("sysbench's"),
+        None => None,
     };
-    let other = |s: &Step| {
-        s.workload()
-            .is_some_and(|w| w.meta().group != workload::Group::Insert)
-            || s.kind == StepKind::Load
-    };
-    if out.iter().any(insert) && out.iter().any(other) {
+    let families: Vec<&str> = ["the Insert Benchmark's", "LinkBench's", "sysbench's"]
+        .into_iter()
+        .filter(|f| out.iter().any(|s| family(s) == Some(*f)))
+        .collect();
+    if let [a, b, ..] = families[..] {
         cx.err(
             whole.clone(),
-            "the steps mix the Insert Benchmark's with sysbench's, which run on different tables",
+            format!("the steps mix {a} with {b}, which run on different tables"),
             Some("run each suite in its own plan".into()),
         );
     }
-    if out.iter().any(insert) {
+    if let Some(f) = families.first().filter(|f| !f.starts_with("sysbench")) {
         if let Some(m) = out
             .iter()
             .filter_map(|s| s.maintenance())
             .find(|m| m.sysbench_only())
         {
+            let own = if f.starts_with("LinkBench") {
+                "its tables are made with their indexes by lb.load; leave the index steps out"
+            } else {
+                "its l.x step builds its indexes; leave the index steps out"
+            };
             cx.err(
                 whole,
-                format!("\"{}\" works on sysbench's secondary index, which the Insert Benchmark's tables do not have", m.name()),
-                Some("its l.x step builds its indexes; leave the index steps out".into()),
+                format!(
+                    "\"{}\" works on sysbench's secondary index, which {f} tables do not have",
+                    m.name()
+                ),
+                Some(own.into()),
             );
         }
     }

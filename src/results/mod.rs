@@ -24,7 +24,7 @@ use crate::workload::Group;
 
 /// Bumped when a field changes meaning or goes away; readers refuse newer
 /// versions instead of misreading them.
-pub const SCHEMA_VERSION: u32 = 4;
+pub const SCHEMA_VERSION: u32 = 5;
 
 /// The oldest version this relbench reads; older files are upgraded as
 /// they are read (version 2 named a step by one `"step": "scan.warm"`
@@ -141,6 +141,10 @@ pub struct StepResult {
     pub class_seconds: BTreeMap<String, Vec<crate::measure::ClassSecond>>,
     /// Per statement class, and `event`.
     pub latency: BTreeMap<String, LatencySummary>,
+    /// `class/tally` → count: rows a class wrote, operations that found
+    /// nothing, rows a check found wrong (LinkBench's steps keep them).
+    #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
+    pub tallies: BTreeMap<String, u64>,
     pub metrics: StepMetrics,
     /// A step with a background write rate: what it asked and got.
     #[serde(default, skip_serializing_if = "Option::is_none")]
@@ -292,7 +296,8 @@ fn read_json<T: for<'de> Deserialize<'de>>(path: &Path) -> anyhow::Result<T> {
         .with_context(|| format!("{} does not match the results schema", path.display()))
 }
 
-/// Version 3 → 4 only added fields a version 3 file goes without (phase,
+/// Version 4 → 5 only added fields a version 4 file goes without (tallies,
+/// the latency quartiles): its number changes. Version 3 → 4 only added fields a version 3 file goes without (phase,
 /// server settings, interval, maintenance steps, allocated sizes): its
 /// number changes. Version 2 → 3: a step result's `"step": "name.tag"` and `"kind"`
 /// become the plan's step (kind, workload, tag); its occurrence is filled
@@ -493,6 +498,7 @@ mod tests {
             class_seconds: BTreeMap::new(),
             sla: None,
             latency: BTreeMap::new(),
+            tallies: BTreeMap::new(),
             metrics: StepMetrics {
                 client_cpu_secs: Some(0.5),
                 cs_per_op: Some(2.5),

@@ -73,6 +73,7 @@ pub(super) fn blank_result(plan: &Plan, target: &TargetSpec, e: &Execution) -> S
         sla: None,
         rate: None,
         latency: BTreeMap::new(),
+        tallies: BTreeMap::new(),
         metrics: StepMetrics::default(),
         notes: BTreeMap::new(),
     }
@@ -347,17 +348,26 @@ fn run_workload(
         });
     }
     let per_event = r.rows_per_event.unwrap_or(1) as f64;
-    r.throughput = if m.secs > 0.0 {
-        m.merged.events as f64 * per_event / m.secs
+    // Work done: events, rows per event, or the rows the clients counted.
+    let work = if w.counts_rows() {
+        r.unit = Unit::RowsPerSec;
+        m.merged
+            .tallies
+            .iter()
+            .filter(|(k, _)| k.ends_with("/rows"))
+            .map(|(_, n)| *n as f64)
+            .sum()
     } else {
-        0.0
+        m.merged.events as f64 * per_event
     };
+    r.throughput = if m.secs > 0.0 { work / m.secs } else { 0.0 };
     r.statements = m.merged.statements;
     r.errors = m.merged.errors;
     r.error_samples = m.merged.error_samples;
     r.per_second = m.merged.per_second;
     r.class_seconds = m.merged.class_seconds;
     r.latency = m.merged.latency;
+    r.tallies = m.merged.tallies;
     r.sla = w.sla(
         &scale,
         &Window {
@@ -377,7 +387,7 @@ fn run_workload(
     Ok(Done {
         sampled: m.sampled,
         // Per unit of throughput: per operation, or per row.
-        ops: Some(r.events as f64 * per_event),
+        ops: Some(work),
     })
 }
 

@@ -3,11 +3,13 @@
 //! A [`Workload`] prepares its statements on a connection and returns a
 //! [`Client`] whose `event` runs one statement or one transaction. The engine
 //! owns the threads and the clock; a workload owns only the SQL and the row
-//! checks. One folder per family: `sysbench` (the microbenchmarks) and
-//! `insert` (the Insert Benchmark).
+//! checks. One folder per family: `sysbench` (the microbenchmarks),
+//! `insert` (the Insert Benchmark), `linkbench` (LinkBench) and `script`
+//! (the plan's own SQL).
 
 pub mod dist;
 pub mod insert;
+pub mod linkbench;
 pub mod maint;
 pub mod script;
 pub mod sysbench;
@@ -31,6 +33,8 @@ pub enum Group {
     Write,
     /// The Insert Benchmark's steps.
     Insert,
+    /// LinkBench's steps.
+    LinkBench,
     /// The plan's own SQL workloads.
     Custom,
     /// Groups by position in the sequence, for reports that read a study
@@ -45,7 +49,7 @@ pub enum Group {
 }
 
 impl Group {
-    pub const ALL: [Group; 11] = [
+    pub const ALL: [Group; 12] = [
         Group::Load,
         Group::Before,
         Group::Point,
@@ -56,6 +60,7 @@ impl Group {
         Group::After,
         Group::InsertDelete,
         Group::Insert,
+        Group::LinkBench,
         Group::Custom,
     ];
 
@@ -67,6 +72,7 @@ impl Group {
             Group::RangeAgg => "range-agg",
             Group::Write => "write",
             Group::Insert => "insert-benchmark",
+            Group::LinkBench => "linkbench",
             Group::Custom => "custom",
             Group::Before => "before-writes",
             Group::WriteHeavy => "write-heavy",
@@ -83,6 +89,7 @@ impl Group {
             Group::RangeAgg => "Range queries with aggregation",
             Group::Write => "Writes",
             Group::Insert => "Insert Benchmark",
+            Group::LinkBench => "LinkBench",
             Group::Custom => "The plan's own workloads",
             Group::Before => "Before the write-heavy steps",
             Group::WriteHeavy => "Write-heavy",
@@ -113,6 +120,8 @@ pub struct Scale {
     pub ids: dist::Kind,
     /// The Insert Benchmark's row counts and batch sizes.
     pub insert: insert::Params,
+    /// LinkBench's parameters.
+    pub linkbench: linkbench::Params,
     /// Percent of each generated string that is random (the rest
     /// compresses); 100 is sysbench's own.
     pub random_pct: u8,
@@ -133,6 +142,7 @@ impl Scale {
             rows_may_be_missing: false,
             ids: dist::Kind::Uniform,
             insert: insert::Params::default(),
+            linkbench: linkbench::Params::default(),
             random_pct: 100,
             own_table: false,
             clients: 1,
@@ -225,7 +235,8 @@ impl Meta {
     /// inserts): a later step's data depends on it having run.
     pub fn changes_data(&self) -> bool {
         matches!(self.group, Group::Load | Group::Write | Group::Insert)
-            || (self.group == Group::Custom && self.duration != DurationClass::Read)
+            || (matches!(self.group, Group::Custom | Group::LinkBench)
+                && self.duration != DurationClass::Read)
     }
 }
 
@@ -236,6 +247,13 @@ pub trait Workload: Sync {
     /// Rows each event processes when throughput is counted in rows (a full
     /// scan), `None` when it is counted in events.
     fn rows_per_event(&self, scale: &Scale) -> Option<u64>;
+    /// Whether throughput is the rows the clients tallied
+    /// ([`crate::measure::Tally::Rows`], all classes together) rather
+    /// than events (LinkBench's load: a chunk's rows vary with its
+    /// nodes' degrees).
+    fn counts_rows(&self) -> bool {
+        false
+    }
     /// Prepares the statements on `conn` and returns the client state.
     fn client(
         &self,
@@ -290,6 +308,7 @@ pub fn all() -> impl Iterator<Item = &'static dyn Workload> {
         .iter()
         .map(|m| m as &dyn Workload)
         .chain(insert::STEPS.iter().map(|s| s as &dyn Workload))
+        .chain(linkbench::STEPS.iter().map(|s| s as &dyn Workload))
 }
 
 /// A workload by name: a catalogue entry, an Insert Benchmark step, or a
