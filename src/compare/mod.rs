@@ -12,6 +12,7 @@
 mod campaign;
 mod cost;
 mod explain;
+pub mod linkbench;
 mod series;
 mod summary;
 
@@ -452,6 +453,8 @@ pub struct Report {
     pub sla: Vec<SlaRow>,
     /// The Insert Benchmark's response-time ranges.
     pub response_times: Vec<ResponseRow>,
+    /// LinkBench's own tables (empty when it did not run).
+    pub linkbench: linkbench::View,
     /// Failed steps and errors, with the first message of each kind.
     pub problems: Vec<ProblemRow>,
     /// What else used the machine during each step window.
@@ -931,6 +934,12 @@ pub fn build_subset(
         timeline: campaign::timeline(targets.len(), &base_of, &steps),
         sla: series::sla_rows(&steps),
         response_times,
+        linkbench: linkbench::view(
+            &targets.iter().map(|t| t.name.clone()).collect::<Vec<_>>(),
+            &base_of,
+            &rows,
+            &steps,
+        ),
         problems: series::problems(&steps),
         interference: series::interference(&steps),
         base_failed: base_failed(&targets, &base_of, &rows, &steps),

@@ -11,7 +11,7 @@ use crate::compare::{
     RunMeta, SummaryLine, TargetMeta, Verdict,
 };
 use crate::measure::stats::{self, Interval};
-use crate::measure::units::{fmt_bytes, fmt_latency, fmt_throughput};
+use crate::measure::units::{fmt_bytes, fmt_latency, fmt_ratio, fmt_throughput};
 use crate::workload::Group;
 
 /// One cell: its text and, when it is a ratio past a threshold, its tone.
@@ -681,6 +681,163 @@ pub fn response_times(r: &Report) -> Option<Table> {
             rows,
         )
     })
+}
+
+pub const LINKBENCH_LOAD_INTRO: &str = "The load's rate: nodes, links and every row inserted (nodes, links \
+    and counts) a second over the whole step, loaders in parallel; medians over repeats. Relative: rows/s ÷ the base's, \
+    above 1 is faster. The cost per inserted row is in the efficiency tables.";
+pub const LINKBENCH_QPS_INTRO: &str = "Requests a second over each measured window (one row per interval when the \
+    step is measured in intervals), all requesters together; errors: requests that failed after the retries of a \
+    deadlock or lock wait. Relative: ÷ the base's, above 1 is faster.";
+pub const LINKBENCH_OPS_INTRO: &str = "Each operation type: how many completed (all repeats), its share of the \
+    requests, its latency (the whole operation, its transaction included; medians over repeats), failures, and \
+    how many found nothing to read or change. p50 ÷ and p99 ÷ base: above 1 is slower.";
+pub const LINKBENCH_CHECK_INTRO: &str = "After the requests, counttable is compared with the visible links of \
+    linktable for a sample of ids spread over the loaded ones: every (id1, link_type) whose count differs, or that has \
+    links but no count, is wrong.";
+
+fn ratio_text(r: Option<f64>, tone: fn(f64) -> Verdict) -> Text {
+    match r {
+        Some(x) => Text {
+            text: fmt_ratio(x),
+            tone: Some(tone(x)).filter(|v| *v != Verdict::Same),
+        },
+        None => Text::plain("—"),
+    }
+}
+
+/// LinkBench's own tables: the load, requests a second, each operation's
+/// latency, the consistency check.
+fn linkbench(doc: &mut Vec<Block>, r: &Report) {
+    let v = &r.linkbench;
+    if v.is_empty() {
+        return;
+    }
+    doc.push(Block::Heading(2, "LinkBench".into()));
+    if !v.load.is_empty() {
+        doc.push(Block::Heading(3, "Load".into()));
+        doc.push(Block::Paragraph(LINKBENCH_LOAD_INTRO.into()));
+        let rows = v
+            .load
+            .iter()
+            .map(|x| {
+                vec![
+                    Text::plain(x.target.clone()),
+                    Text::plain(x.clients.to_string()),
+                    Text::plain(x.nodes.to_string()),
+                    Text::plain(x.links.to_string()),
+                    Text::plain(format!("{:.1} s", x.secs)),
+                    Text::plain(fmt_throughput(x.nodes_per_sec)),
+                    Text::plain(fmt_throughput(x.links_per_sec)),
+                    Text::plain(fmt_throughput(x.rows_per_sec)),
+                    ratio_text(x.relative, verdict),
+                ]
+            })
+            .collect();
+        doc.push(Block::Table(Table::new(
+            [
+                "target", "loaders", "nodes", "links", "time", "nodes/s", "links/s", "rows/s",
+                "÷ base",
+            ],
+            2,
+            rows,
+        )));
+    }
+    if !v.requests.is_empty() {
+        doc.push(Block::Heading(3, "Requests per second".into()));
+        doc.push(Block::Paragraph(LINKBENCH_QPS_INTRO.into()));
+        let rows = v
+            .requests
+            .iter()
+            .map(|x| {
+                vec![
+                    Text::plain(x.step.clone()),
+                    Text::plain(x.clients.to_string()),
+                    Text::plain(x.target.clone()),
+                    Text::plain(fmt_throughput(x.ops_per_sec)),
+                    ratio_text(x.relative, verdict),
+                    Text::plain(x.errors.to_string()),
+                ]
+            })
+            .collect();
+        doc.push(Block::Table(Table::new(
+            ["step", "requesters", "target", "requests/s", "÷ base", "errors"],
+            3,
+            rows,
+        )));
+    }
+    if !v.ops.is_empty() {
+        doc.push(Block::Heading(3, "Latency per operation".into()));
+        doc.push(Block::Paragraph(LINKBENCH_OPS_INTRO.into()));
+        let lat = |us: Option<f64>| Text::plain(us.map_or_else(|| "not measured".into(), fmt_latency));
+        let rows = v
+            .ops
+            .iter()
+            .map(|x| {
+                vec![
+                    Text::plain(x.step.clone()),
+                    Text::plain(x.target.clone()),
+                    Text::plain(x.op),
+                    Text::plain(x.count.to_string()),
+                    Text::plain(format!("{:.2}%", x.share_pct)),
+                    lat(x.p25_us),
+                    lat(Some(x.p50_us)),
+                    lat(x.p75_us),
+                    lat(Some(x.p95_us)),
+                    lat(Some(x.p99_us)),
+                    lat(Some(x.max_us)),
+                    lat(Some(x.mean_us)),
+                    Text::plain(x.errors.to_string()),
+                    Text::plain(x.not_found.to_string()),
+                    ratio_text(x.p50_relative, cost_verdict),
+                    ratio_text(x.p99_relative, cost_verdict),
+                ]
+            })
+            .collect();
+        doc.push(Block::Table(Table::new(
+            [
+                "step", "target", "operation", "count", "share", "p25", "p50", "p75", "p95", "p99",
+                "max", "mean", "errors", "not found", "p50 ÷ base", "p99 ÷ base",
+            ],
+            3,
+            rows,
+        )));
+    }
+    if !v.checks.is_empty() {
+        doc.push(Block::Heading(3, "Consistency".into()));
+        doc.push(Block::Paragraph(LINKBENCH_CHECK_INTRO.into()));
+        let rows = v
+            .checks
+            .iter()
+            .map(|x| {
+                let verdict = match (&x.failed, x.wrong) {
+                    (Some(f), _) => Text {
+                        text: format!("not checked: {f}"),
+                        tone: Some(Verdict::Worse),
+                    },
+                    (None, 0) => Text {
+                        text: "consistent".into(),
+                        tone: Some(Verdict::Better),
+                    },
+                    (None, n) => Text {
+                        text: format!("INCONSISTENT: {n} wrong"),
+                        tone: Some(Verdict::Worse),
+                    },
+                };
+                vec![
+                    Text::plain(x.target.clone()),
+                    Text::plain(x.ids.to_string()),
+                    Text::plain(x.wrong.to_string()),
+                    verdict,
+                ]
+            })
+            .collect();
+        doc.push(Block::Table(Table::new(
+            ["target", "ids checked", "wrong", "verdict"],
+            1,
+            rows,
+        )));
+    }
 }
 
 /// Steps with errors or failures, with the first message of each kind.
@@ -1400,6 +1557,7 @@ fn body(r: &Report) -> Vec<Block> {
     }
 
     campaign(&mut doc, r);
+    linkbench(&mut doc, r);
     if let Some(t) = sla(r) {
         doc.push(Block::Heading(
             2,
