@@ -505,3 +505,22 @@ fn markdown_report_of_a_campaign() {
     }
     insta::assert_snapshot!(md);
 }
+
+#[test]
+fn markdown_report_of_linkbench() {
+    let run = load_run(&PathBuf::from("tests/fixtures/results-linkbench")).unwrap();
+    let r = report::build(&[run], None).unwrap();
+    let md = Format::Markdown.render(&r);
+    for part in [
+        "## LinkBench",
+        "### Load",
+        "### Requests per second",
+        "### Latency per operation",
+        "| lb.request | rollback | get_link_list |",
+        "### Consistency",
+        "| rollback | 500 | 0 | consistent",
+    ] {
+        assert!(md.contains(part), "{part}");
+    }
+    insta::assert_snapshot!(md);
+}

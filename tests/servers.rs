@@ -244,6 +244,80 @@ max = "1s"
 }
 
 #[test]
+fn linkbench_runs_on_innodb_myrocks_and_postgres_and_its_counts_agree() {
+    let dir = shared_tempdir();
+    let text = format!(
+        r#"suite = "linkbench"
+seed = 6
+[linkbench]
+maxid1 = 3001
+loaders = 2
+requesters = 2
+requests = 3000
+nlinks_func = "const"
+nlinks_default = 5
+loader_chunk_size = 500
+[duration]
+warmup = "100ms"
+[settle]
+base = "0s"
+per_million_rows = "0s"
+max = "1s"
+{}{}{}"#,
+        target("innodb", ""),
+        target("myrocks", "storage_engine = \"ROCKSDB\""),
+        pg_target("pg")
+    );
+    let plan = write_plan(dir.path(), &text);
+    let out = dir.path().join("out");
+    run_quiet(&plan, &out).assert().success();
+    let files = step_files(&out);
+    assert_eq!(files.len(), 3 * 4, "{files:?}");
+    for f in &files {
+        let r = read_json(&out.join("steps").join(f));
+        assert!(r["failed"].is_null(), "{f}: {}", r["failed"]);
+        let t = &r["tallies"];
+        if f.contains("-lb.load-") {
+            // The bulk path (LOAD DATA, COPY) writes the rows the
+            // original's inserts would: 3,000 nodes, 3 + 3 links each
+            // (its arithmetic for two types), a count per type.
+            assert_eq!(t["load_node/rows"], 3000, "{f}");
+            assert_eq!(t["load_link/rows"], 18000, "{f}");
+            assert_eq!(t["load_count/rows"], 6000, "{f}");
+            assert!(
+                r["metrics"]["server_cpu_us_per_op"].as_f64().is_some(),
+                "{f}"
+            );
+        }
+        if f.contains("-lb.request-") {
+            assert_eq!(r["events"], 6000, "{f}");
+            // Deadlocks and lock waits are retried (MyRocks reports
+            // snapshot conflicts as deadlocks); nothing else may fail.
+            for k in r["errors"].as_object().unwrap().keys() {
+                assert!(
+                    k.ends_with("/deadlock") || k.ends_with("/busy"),
+                    "{f}: {k}: {}",
+                    r["error_samples"]
+                );
+            }
+            assert_eq!(r["failed_events"], 0, "{f}");
+        }
+        if f.contains("-lb.check-") {
+            assert_eq!(t["check/rows"], 3000, "{f}");
+            assert!(t["check/wrong"].is_null(), "{f}: {}", r["error_samples"]);
+        }
+    }
+    let md = std::fs::read_to_string(out.join("report.md")).unwrap();
+    for part in [
+        "### Load",
+        "| myrocks | 2 | 3000 | 18000 |",
+        "| pg | 3000 | 0 | consistent",
+    ] {
+        assert!(md.contains(part), "{part} missing:\n{md}");
+    }
+}
+
+#[test]
 fn a_postgres_datadir_its_user_cannot_reach_is_a_clear_error() {
     use std::os::unix::fs::PermissionsExt;
     let dir = shared_tempdir();

@@ -137,10 +137,14 @@ pub fn view(
                         let key = format!("{class}/rows");
                         med_u64(rs.iter().map(|s| s.tallies.get(&key).copied().unwrap_or(0)))
                     };
-                    let secs = median(&mut rs.iter().map(|s| s.secs).collect::<Vec<_>>()).unwrap_or(0.0);
+                    let secs =
+                        median(&mut rs.iter().map(|s| s.secs).collect::<Vec<_>>()).unwrap_or(0.0);
                     let rate = |n: u64| if secs > 0.0 { n as f64 / secs } else { 0.0 };
-                    let (nodes, links, counts) =
-                        (tally(LOAD_CLASSES[0]), tally(LOAD_CLASSES[1]), tally(LOAD_CLASSES[2]));
+                    let (nodes, links, counts) = (
+                        tally(LOAD_CLASSES[0]),
+                        tally(LOAD_CLASSES[1]),
+                        tally(LOAD_CLASSES[2]),
+                    );
                     v.load.push(LoadRow {
                         target: name.clone(),
                         clients: row.clients,
@@ -201,7 +205,11 @@ pub fn view(
                             target: name.clone(),
                             op,
                             count,
-                            share_pct: if total > 0 { 100.0 * count as f64 / total as f64 } else { 0.0 },
+                            share_pct: if total > 0 {
+                                100.0 * count as f64 / total as f64
+                            } else {
+                                0.0
+                            },
                             p25_us: q(|l| l.p25_us),
                             p50_us: m(|l| l.p50_us),
                             p75_us: q(|l| l.p75_us),
@@ -210,7 +218,10 @@ pub fn view(
                             max_us: m(|l| l.max_us),
                             mean_us: m(|l| l.mean_us),
                             errors,
-                            not_found: rs.iter().map(|s| s.tallies.get(&key).copied().unwrap_or(0)).sum(),
+                            not_found: rs
+                                .iter()
+                                .map(|s| s.tallies.get(&key).copied().unwrap_or(0))
+                                .sum(),
                             p50_relative: None,
                             p99_relative: None,
                         });
@@ -222,8 +233,10 @@ pub fn view(
                     if b == ti {
                         continue;
                     }
-                    let base: Vec<(&'static str, f64, f64)> =
-                        per_target[b].iter().map(|o| (o.op, o.p50_us, o.p99_us)).collect();
+                    let base: Vec<(&'static str, f64, f64)> = per_target[b]
+                        .iter()
+                        .map(|o| (o.op, o.p50_us, o.p99_us))
+                        .collect();
                     for o in &mut per_target[ti] {
                         if let Some((_, p50, p99)) = base.iter().find(|(op, ..)| *op == o.op) {
                             o.p50_relative = (*p50 > 0.0).then(|| o.p50_us / p50);
@@ -243,7 +256,11 @@ pub fn view(
                     if all.is_empty() {
                         continue;
                     }
-                    let sum = |key: &str| -> u64 { all.iter().map(|s| s.tallies.get(key).copied().unwrap_or(0)).sum() };
+                    let sum = |key: &str| -> u64 {
+                        all.iter()
+                            .map(|s| s.tallies.get(key).copied().unwrap_or(0))
+                            .sum()
+                    };
                     v.checks.push(CheckRow {
                         target: name.clone(),
                         ids: sum("check/rows"),

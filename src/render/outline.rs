@@ -761,7 +761,14 @@ fn linkbench(doc: &mut Vec<Block>, r: &Report) {
             })
             .collect();
         doc.push(Block::Table(Table::new(
-            ["step", "requesters", "target", "requests/s", "÷ base", "errors"],
+            [
+                "step",
+                "requesters",
+                "target",
+                "requests/s",
+                "÷ base",
+                "errors",
+            ],
             3,
             rows,
         )));
@@ -769,7 +776,8 @@ fn linkbench(doc: &mut Vec<Block>, r: &Report) {
     if !v.ops.is_empty() {
         doc.push(Block::Heading(3, "Latency per operation".into()));
         doc.push(Block::Paragraph(LINKBENCH_OPS_INTRO.into()));
-        let lat = |us: Option<f64>| Text::plain(us.map_or_else(|| "not measured".into(), fmt_latency));
+        let lat =
+            |us: Option<f64>| Text::plain(us.map_or_else(|| "not measured".into(), fmt_latency));
         let rows = v
             .ops
             .iter()
@@ -796,8 +804,22 @@ fn linkbench(doc: &mut Vec<Block>, r: &Report) {
             .collect();
         doc.push(Block::Table(Table::new(
             [
-                "step", "target", "operation", "count", "share", "p25", "p50", "p75", "p95", "p99",
-                "max", "mean", "errors", "not found", "p50 ÷ base", "p99 ÷ base",
+                "step",
+                "target",
+                "operation",
+                "count",
+                "share",
+                "p25",
+                "p50",
+                "p75",
+                "p95",
+                "p99",
+                "max",
+                "mean",
+                "errors",
+                "not found",
+                "p50 ÷ base",
+                "p99 ÷ base",
             ],
             3,
             rows,
