@@ -726,7 +726,27 @@ fn check(path: &Path, last: Option<&Path>) -> anyhow::Result<()> {
             .collect::<Vec<_>>()
             .join(", ")
     );
-    if plan.runs_insert_benchmark() {
+    if plan.runs_linkbench() {
+        let p = &plan.linkbench;
+        let degree = match p.degree {
+            workload::linkbench::model::Degree::Real => "out-degrees as measured".to_string(),
+            workload::linkbench::model::Degree::Const(n) => format!("{n} links a node"),
+        };
+        let requests = match p.requests {
+            0 => "for [duration] write".to_string(),
+            n => format!("{n} requests each"),
+        };
+        crate::outln!(
+            "scale: LinkBench ids {} … {} ({degree}, {} link types); {} loaders; {} requesters, {requests}{}; repeats {}",
+            p.startid1,
+            p.maxid1 - 1,
+            p.link_type_count,
+            p.loaders,
+            p.requesters,
+            if p.requestrate > 0 { format!(" at {} a second each", p.requestrate) } else { String::new() },
+            plan.repeats
+        );
+    } else if plan.runs_insert_benchmark() {
         let p = &plan.insert_benchmark;
         crate::outln!(
             "scale: one table per client; l.i0 loads {} rows each ({} per commit), l.i1 adds and deletes {} ({} per commit), l.i2 {} ({} per commit); q-steps write {} rows per commit; clients {:?}; repeats {}",
@@ -874,6 +894,11 @@ fn list() {
         workload::insert::SEQUENCE.len(),
         workload::insert::SEQUENCE.join(" → ")
     );
+    crate::outln!(
+        "  linkbench LinkBench ({} steps): {}",
+        workload::linkbench::SEQUENCE.len(),
+        workload::linkbench::SEQUENCE.join(" → ")
+    );
     crate::outln!("\nWorkloads (name, group, how long it runs, what one event does):");
     for w in workload::all() {
         crate::outln!(
@@ -888,6 +913,10 @@ fn list() {
         "\nParameters of the sysbench workloads, as sysbench's options: NAME[key=value,...], e.g. read-only-order[order=4,range=1000]:"
     );
     for (k, about) in sysbench::knobs::KEYS {
+        crate::outln!("  {k:<22} {about}");
+    }
+    crate::outln!("\nLinkBench's parameters ([linkbench], the original's names and defaults):");
+    for (k, about) in workload::linkbench::KEYS {
         crate::outln!("  {k:<22} {about}");
     }
     crate::outln!("\nMaintenance steps (timed; `relbench show NAME` prints their SQL):");

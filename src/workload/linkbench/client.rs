@@ -225,50 +225,18 @@ impl Loader {
         }
     }
 
-    /// Streams the chunk's rows through the engine's bulk path, in one
-    /// transaction. `Ok(false)`: the engine has none (nothing was written).
+    /// Streams the chunk's rows through the engine's bulk path, at most
+    /// [`BULK_ROWS`] a transaction. `Ok(false)`: the engine has none
+    /// (nothing was written).
     fn bulk(
         &mut self,
         conn: &mut dyn Conn,
         rec: &mut Recorder,
         nodes: bool,
     ) -> Result<bool, ErrorKind> {
-        let run = |conn: &mut dyn Conn,
-                   rec: &mut Recorder,
-                   class: usize,
-                   table: &str,
-                   columns: &[&str],
-                   rows: usize,
-                   row: &mut dyn FnMut(usize, &mut Vec<u8>)|
-         -> Result<Option<u64>, ErrorKind> {
-            let mut i = 0;
-            let mut fill = |buf: &mut Vec<u8>| -> bool {
-                let end = (i + 1000).min(rows);
-                while i < end {
-                    row(i, buf);
-                    i += 1;
-                }
-                i < rows
-            };
-            if rows == 0 {
-                return Ok(Some(0));
-            }
-            let t = Instant::now();
-            match conn.bulk_load(table, columns, &mut fill) {
-                Ok(Some(n)) => {
-                    rec.statement(class, t.elapsed());
-                    Ok(Some(n))
-                }
-                Ok(None) => Ok(None),
-                Err(e) => Err(record(rec, class, e)),
-            }
-        };
-        if let Err(e) = conn.begin(true) {
-            return Err(record(rec, if nodes { 0 } else { 1 }, e));
-        }
-        let outcome = if nodes {
+        if nodes {
             let rows = &self.node_rows;
-            run(
+            return bulk_table(
                 conn,
                 rec,
                 0,
@@ -281,69 +249,47 @@ impl Loader {
                     push_escaped(buf, data);
                     buf.push(b'\n');
                 },
-            )
-            .map(|n| n.map(|n| [n, 0, 0]))
-        } else {
-            let links = &self.link_rows;
-            let counts = &self.count_rows;
-            run(
-                conn,
-                rec,
-                1,
-                "linktable",
-                &[
-                    "id1",
-                    "id2",
-                    "link_type",
-                    "visibility",
-                    "data",
-                    "time",
-                    "version",
-                ],
-                links.len(),
-                &mut |i, buf| {
-                    let l = &links[i];
-                    let _ = write!(buf, "{}\t{}\t{}\t1\t", l.id1, l.id2, l.link_type);
-                    push_escaped(buf, &l.data);
-                    let _ = writeln!(buf, "\t{}\t0", l.time);
-                },
-            )
-            .and_then(|n| match n {
-                None => Ok(None),
-                Some(n) => run(
-                    conn,
-                    rec,
-                    2,
-                    "counttable",
-                    &["id", "link_type", "count", "time", "version"],
-                    counts.len(),
-                    &mut |i, buf| {
-                        let (id, t, c, time) = counts[i];
-                        let _ = writeln!(buf, "{id}\t{t}\t{c}\t{time}\t0");
-                    },
-                )
-                .map(|c| c.map(|c| [0, n, c])),
-            })
-        };
-        match outcome {
-            Ok(Some(rows)) => match conn.commit() {
-                Ok(()) => {
-                    for (class, n) in rows.iter().enumerate() {
-                        rec.tally(class, Tally::Rows, *n);
-                    }
-                    Ok(true)
-                }
-                Err(e) => Err(record(rec, if nodes { 0 } else { 1 }, e)),
-            },
-            Ok(None) => {
-                let _ = conn.rollback();
-                Ok(false)
-            }
-            Err(kind) => {
-                let _ = conn.rollback();
-                Err(kind)
-            }
+            );
         }
+        let links = &self.link_rows;
+        let counts = &self.count_rows;
+        let done = bulk_table(
+            conn,
+            rec,
+            1,
+            "linktable",
+            &[
+                "id1",
+                "id2",
+                "link_type",
+                "visibility",
+                "data",
+                "time",
+                "version",
+            ],
+            links.len(),
+            &mut |i, buf| {
+                let l = &links[i];
+                let _ = write!(buf, "{}\t{}\t{}\t1\t", l.id1, l.id2, l.link_type);
+                push_escaped(buf, &l.data);
+                let _ = writeln!(buf, "\t{}\t0", l.time);
+            },
+        )?;
+        if !done {
+            return Ok(false);
+        }
+        bulk_table(
+            conn,
+            rec,
+            2,
+            "counttable",
+            &["id", "link_type", "count", "time", "version"],
+            counts.len(),
+            &mut |i, buf| {
+                let (id, t, c, time) = counts[i];
+                let _ = writeln!(buf, "{id}\t{t}\t{c}\t{time}\t0");
+            },
+        )
     }
 
     /// The same rows as multi-row INSERTs of up to `bulk_insert_batch`
@@ -431,6 +377,60 @@ impl Loader {
     }
 }
 
+/// Rows per bulk transaction: a chunk can hold the most linked node's
+/// 961,963 links, past MyRocks' default of 1,048,576 row locks (a row and
+/// its index entry each take one); the original commits every 1024.
+const BULK_ROWS: usize = 50_000;
+
+/// `rows` rows of `table` through the bulk path, [`BULK_ROWS`] a
+/// transaction, each piece timed as one statement of `class` and its rows
+/// tallied. `Ok(false)`: the engine has no bulk path (nothing written).
+fn bulk_table(
+    conn: &mut dyn Conn,
+    rec: &mut Recorder,
+    class: usize,
+    table: &str,
+    columns: &[&str],
+    rows: usize,
+    row: &mut dyn FnMut(usize, &mut Vec<u8>),
+) -> Result<bool, ErrorKind> {
+    let mut at = 0;
+    while at < rows {
+        let end = (at + BULK_ROWS).min(rows);
+        let mut i = at;
+        let mut fill = |buf: &mut Vec<u8>| -> bool {
+            let stop = (i + 1000).min(end);
+            while i < stop {
+                row(i, buf);
+                i += 1;
+            }
+            i < end
+        };
+        conn.begin(true).map_err(|e| record(rec, class, e))?;
+        let t = Instant::now();
+        match conn.bulk_load(table, columns, &mut fill) {
+            Ok(Some(n)) => {
+                if let Err(e) = conn.commit() {
+                    let _ = conn.rollback();
+                    return Err(record(rec, class, e));
+                }
+                rec.statement(class, t.elapsed());
+                rec.tally(class, Tally::Rows, n);
+            }
+            Ok(None) => {
+                let _ = conn.rollback();
+                return Ok(false);
+            }
+            Err(e) => {
+                let _ = conn.rollback();
+                return Err(record(rec, class, e));
+            }
+        }
+        at = end;
+    }
+    Ok(true)
+}
+
 impl Client for Loader {
     fn event(&mut self, conn: &mut dyn Conn, rec: &mut Recorder) -> Result<(), ErrorKind> {
         let item = self.shared.next.fetch_add(1, Ordering::Relaxed);
@@ -475,7 +475,7 @@ pub struct Requester {
     node_up: Motif,
     multiget: Multiget,
     s: Stmts,
-    /// Multiget statements for 1, 2, 4 … 128 id2s.
+    /// Multiget statements for 1, 2, 4 … id2s, up to the largest multiget.
     multigets: Vec<Stmt>,
     /// Lists seen full: (id1, link_type, pages read), at most 2048 (the
     /// original's `listTailHistoryLimit`).
@@ -527,7 +527,9 @@ impl Requester {
             count_link: conn.prepare(&r.count_link)?,
             link_list: conn.prepare(&r.link_list)?,
         };
-        let multigets = (0..8)
+        // Up to the largest multiget, rounded up to a power of two.
+        let top = p.multiget_max.max(1).next_power_of_two().trailing_zeros();
+        let multigets = (0..=top)
             .map(|k| conn.prepare(&sql::multiget(d, 1 << k)))
             .collect::<DbResult<_>>()?;
         let mut mix = p.mix;
@@ -754,7 +756,7 @@ impl Requester {
                 params.extend([Param::Int(id1), Param::Int(link_type)]);
                 params.extend(self.id2s.iter().map(|&x| Param::Int(x)));
                 let t = Instant::now();
-                let r = conn.query(self.multigets[k.min(self.multigets.len() - 1)], &params);
+                let r = conn.query(self.multigets[k], &params);
                 finish(rec, class, (r, t))
             }
             Op::GetLinkList => {

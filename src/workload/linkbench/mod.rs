@@ -95,6 +95,30 @@ pub const LOAD_CLASSES: [&str; 3] = ["load_node", "load_link", "load_count"];
 /// `lb.check`'s class.
 pub const CHECK_CLASSES: [&str; 1] = ["check"];
 
+/// The `[linkbench]` keys, for `relbench list`.
+pub const KEYS: [(&str, &str); 20] = [
+    ("startid1, maxid1", "ids loaded: startid1 .. maxid1 - 1 (1, 10000001)"),
+    ("loaders", "load connections (10); lb.load's clients"),
+    ("requesters", "request connections (100); lb.request's clients"),
+    ("requests", "requests per requester; 0 runs for [duration] write (0)"),
+    ("requestrate", "requests a second per requester, 0 unthrottled (0)"),
+    ("link_type_count", "link types (2)"),
+    ("nlinks_func", "\"real\": the measured out-degrees; \"const\" with nlinks_default (real)"),
+    ("link_datasize", "median link payload, bytes (8)"),
+    ("node_datasize", "median node payload, bytes (128)"),
+    ("addlink … getnode", "the mix: addlink 8.99, deletelink 2.99, updatelink 8.01, countlink 4.89, getlink 0.53, getlinklist 50.71, getnode 12.93, addnode 2.57, updatenode 7.37, deletenode 1.01"),
+    ("getlinklist_history", "percent of link lists that ask for a page seen before (0.3)"),
+    ("range_limit", "rows per link-list page (10000)"),
+    ("link_multiget_dist_*", "links per multiget: min 1, max 128, prob 0.382 (geometric)"),
+    ("read_shape", "Zipf shape of link reads (0.8)"),
+    ("read_uncorr_blend", "percent of link reads not correlated with the degree (99.5)"),
+    ("write_shape", "Zipf shape of link writes (0.741)"),
+    ("write_uncorr_blend", "percent of link writes not correlated with the degree (95)"),
+    ("node_read_shape, node_update_shape", "Zipf shapes of node reads and updates (0.625, 0.606)"),
+    ("loader_chunk_size, bulk_insert_batch", "ids per load chunk (2048), rows per load statement (1024)"),
+    ("check_ids", "ids lb.check compares (10000)"),
+];
+
 /// The benchmark's parameters, from the plan's `[linkbench]` table. Names
 /// and defaults are the original's (`config/FBWorkload.properties` and
 /// `config/LinkConfigMysql.properties`), except where said.
