@@ -454,6 +454,7 @@ pub struct Report {
     /// The Insert Benchmark's response-time ranges.
     pub response_times: Vec<ResponseRow>,
     /// LinkBench's own tables (empty when it did not run).
+    #[serde(skip_serializing_if = "linkbench::View::is_empty")]
     pub linkbench: linkbench::View,
     /// Failed steps and errors, with the first message of each kind.
     pub problems: Vec<ProblemRow>,
