@@ -171,7 +171,10 @@ fn every_figure_of_the_page_is_in_the_json() {
             "a campaign",
             compare::build(&[run("results-campaign")], None),
         ),
-        ("LinkBench", compare::build(&[run("results-linkbench")], None)),
+        (
+            "LinkBench",
+            compare::build(&[run("results-linkbench")], None),
+        ),
     ] {
         let r: Report = r.unwrap();
         let missing = missing_from_json(&Format::Html.render(&r), &Format::Json.render(&r));
