@@ -8,7 +8,7 @@ use serde::Serialize;
 
 use super::{median, Row};
 use crate::results::StepResult;
-use crate::workload::linkbench::{Kind, LOAD_CLASSES, OPS, STEPS};
+use crate::workload::linkbench::{Kind, LOAD_CLASSES, OPS};
 use crate::workload::Group;
 
 /// Everything the report shows of LinkBench (empty when no step ran).
@@ -95,8 +95,7 @@ pub struct CheckRow {
 }
 
 fn kind_of(r: &Row) -> Option<Kind> {
-    let name = r.step.workload()?.meta().name;
-    STEPS.iter().find(|s| s.name == name).map(|s| s.kind)
+    crate::workload::linkbench::kind(r.step.workload()?.meta().name)
 }
 
 /// The view from the report's rows and every step result (`steps`: by
@@ -271,7 +270,6 @@ pub fn view(
             }
         }
     }
-    // Load ratios are the cells' (rows/s); fill a base's own as none.
     v
 }
 

@@ -1341,12 +1341,10 @@ fn linkbench_steps(
 ) -> Vec<Step> {
     use workload::linkbench::Kind;
     for step in &mut steps {
-        let Some(kind) = step.workload().and_then(|w| {
-            workload::linkbench::STEPS
-                .iter()
-                .find(|s| s.name == w.meta().name)
-                .map(|s| s.kind)
-        }) else {
+        let Some(kind) = step
+            .workload()
+            .and_then(|w| workload::linkbench::kind(w.meta().name))
+        else {
             continue;
         };
         let clients = match kind {

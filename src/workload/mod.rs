@@ -298,6 +298,14 @@ pub trait Client: Send {
     }
 }
 
+/// Records a failed statement of class `class` and returns its kind, for a
+/// client's `event` to return.
+pub(crate) fn record_error(rec: &mut Recorder, class: usize, e: crate::db::DbError) -> ErrorKind {
+    let kind = e.kind;
+    rec.error(class, kind, || e.message.clone());
+    kind
+}
+
 /// Creates and fills the tables of the standard sequence (the `load`
 /// step): one thread per table up to the cores, rows in id order.
 pub use sysbench::load::{load as load_tables, LoadOutcome};

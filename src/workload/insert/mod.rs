@@ -22,7 +22,8 @@ use serde::{Deserialize, Serialize};
 
 use super::dist::Rng;
 use super::{
-    Client, ClientCtx, DurationClass, Group, Meta, Role, Scale, ShownStatement, Window, Workload,
+    record_error as record, Client, ClientCtx, DurationClass, Group, Meta, Role, Scale,
+    ShownStatement, Window, Workload,
 };
 use crate::db::{Conn, DbError, DbResult, Dialect, ErrorKind, Param, Stmt};
 use crate::measure::Recorder;
@@ -760,12 +761,6 @@ impl Client for Indexer {
         }
         Ok(())
     }
-}
-
-fn record(rec: &mut Recorder, class: usize, e: DbError) -> ErrorKind {
-    let kind = e.kind;
-    rec.error(class, kind, || e.message.clone());
-    kind
 }
 
 #[cfg(test)]

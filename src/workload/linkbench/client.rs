@@ -15,7 +15,7 @@ use super::{sql, Op, Params};
 use crate::db::{Conn, DbError, DbResult, Dialect, ErrorKind, Param, Stmt};
 use crate::measure::{Recorder, Tally};
 use crate::workload::dist::Rng;
-use crate::workload::{Client, ClientCtx};
+use crate::workload::{record_error as record, Client, ClientCtx};
 
 /// What the connections of a step share: the next work item, and whether
 /// the tables exist yet.
@@ -29,12 +29,6 @@ fn now_ms() -> i64 {
     SystemTime::now()
         .duration_since(UNIX_EPOCH)
         .map_or(0, |d| d.as_millis() as i64)
-}
-
-fn record(rec: &mut Recorder, class: usize, e: DbError) -> ErrorKind {
-    let kind = e.kind;
-    rec.error(class, kind, || e.message.clone());
-    kind
 }
 
 /// Motif generators as FBWorkload configures them: links bytes 32..100,
@@ -302,40 +296,37 @@ impl Loader {
     ) -> Result<(), ErrorKind> {
         let d = self.d;
         if nodes {
-            let mut at = 0;
-            while at < self.node_rows.len() {
-                let (n, stmt) = self
-                    .nodes
-                    .next(conn, d, self.node_rows.len() - at)
-                    .map_err(|e| record(rec, 0, e))?;
-                let rows = &self.node_rows[at..at + n];
-                let mut params = Vec::with_capacity(n * 5);
-                for (id, time, data) in rows {
-                    params.extend([
+            let rows = &self.node_rows;
+            return insert_table(
+                conn,
+                rec,
+                d,
+                0,
+                &mut self.nodes,
+                rows.len(),
+                &mut |i, out| {
+                    let (id, time, data) = &rows[i];
+                    out.extend([
                         Param::Int(*id),
                         Param::Int(NODE_TYPE),
                         Param::Int(1),
                         Param::Int(*time),
                         Param::Str(data),
                     ]);
-                }
-                let t = Instant::now();
-                conn.exec(stmt, &params).map_err(|e| record(rec, 0, e))?;
-                rec.statement(0, t.elapsed());
-                rec.tally(0, Tally::Rows, n as u64);
-                at += n;
-            }
-            return Ok(());
+                },
+            );
         }
-        let mut at = 0;
-        while at < self.link_rows.len() {
-            let (n, stmt) = self
-                .links
-                .next(conn, d, self.link_rows.len() - at)
-                .map_err(|e| record(rec, 1, e))?;
-            let mut params = Vec::with_capacity(n * 7);
-            for l in &self.link_rows[at..at + n] {
-                params.extend([
+        let links = &self.link_rows;
+        insert_table(
+            conn,
+            rec,
+            d,
+            1,
+            &mut self.links,
+            links.len(),
+            &mut |i, out| {
+                let l = &links[i];
+                out.extend([
                     Param::Int(l.id1),
                     Param::Int(l.id2),
                     Param::Int(l.link_type),
@@ -344,37 +335,60 @@ impl Loader {
                     Param::Int(l.time),
                     Param::Int(0),
                 ]);
-            }
-            let t = Instant::now();
-            conn.exec(stmt, &params).map_err(|e| record(rec, 1, e))?;
-            rec.statement(1, t.elapsed());
-            rec.tally(1, Tally::Rows, n as u64);
-            at += n;
-        }
-        let mut at = 0;
-        while at < self.count_rows.len() {
-            let (n, stmt) = self
-                .counts
-                .next(conn, d, self.count_rows.len() - at)
-                .map_err(|e| record(rec, 2, e))?;
-            let mut params = Vec::with_capacity(n * 5);
-            for &(id, t, c, time) in &self.count_rows[at..at + n] {
-                params.extend([
+            },
+        )?;
+        let counts = &self.count_rows;
+        insert_table(
+            conn,
+            rec,
+            d,
+            2,
+            &mut self.counts,
+            counts.len(),
+            &mut |i, out| {
+                let (id, t, c, time) = counts[i];
+                out.extend([
                     Param::Int(id),
                     Param::Int(t),
                     Param::Int(c),
                     Param::Int(time),
                     Param::Int(0),
                 ]);
-            }
-            let t = Instant::now();
-            conn.exec(stmt, &params).map_err(|e| record(rec, 2, e))?;
-            rec.statement(2, t.elapsed());
-            rec.tally(2, Tally::Rows, n as u64);
-            at += n;
-        }
-        Ok(())
+            },
+        )
     }
+}
+
+/// `rows` rows through `batches`' statements, each one committed, timed as
+/// one statement of `class` and its rows tallied; `row(i, out)` appends row
+/// `i`'s parameters.
+fn insert_table<'a>(
+    conn: &mut dyn Conn,
+    rec: &mut Recorder,
+    d: Dialect,
+    class: usize,
+    batches: &mut Batches,
+    rows: usize,
+    row: &mut dyn FnMut(usize, &mut Vec<Param<'a>>),
+) -> Result<(), ErrorKind> {
+    let mut params = Vec::new();
+    let mut at = 0;
+    while at < rows {
+        let (n, stmt) = batches
+            .next(conn, d, rows - at)
+            .map_err(|e| record(rec, class, e))?;
+        params.clear();
+        for i in at..at + n {
+            row(i, &mut params);
+        }
+        let t = Instant::now();
+        conn.exec(stmt, &params)
+            .map_err(|e| record(rec, class, e))?;
+        rec.statement(class, t.elapsed());
+        rec.tally(class, Tally::Rows, n as u64);
+        at += n;
+    }
+    Ok(())
 }
 
 /// Rows per bulk transaction: a chunk can hold the most linked node's
@@ -686,16 +700,18 @@ impl Requester {
         let s = &self.s;
         match op {
             Op::AddNode | Op::UpdateNode => {
-                let (size, motif) = if op == Op::AddNode {
-                    (self.node_size.draw(&mut self.rng), &self.node_add)
+                let motif = if op == Op::AddNode {
+                    &self.node_add
                 } else {
-                    (self.node_size.draw(&mut self.rng), &self.node_up)
+                    &self.node_up
                 };
+                let size = self.node_size.draw(&mut self.rng);
                 motif.fill(&mut self.rng, size, &mut self.data);
                 let data = Param::Str(&self.data);
-                let r = if op == Op::AddNode {
-                    let t = Instant::now();
-                    let r = conn.exec(
+                let update = (op == Op::UpdateNode).then(|| self.node_updates.id(&mut self.rng));
+                let t = Instant::now();
+                let r = match update {
+                    None => conn.exec(
                         s.add_node,
                         &[
                             Param::Int(NODE_TYPE),
@@ -703,12 +719,8 @@ impl Requester {
                             Param::Int(time_s),
                             data,
                         ],
-                    );
-                    (r, t)
-                } else {
-                    let id = self.node_updates.id(&mut self.rng);
-                    let t = Instant::now();
-                    let r = conn.exec(
+                    ),
+                    Some(id) => conn.exec(
                         s.update_node,
                         &[
                             Param::Int(2),
@@ -717,10 +729,9 @@ impl Requester {
                             Param::Int(id),
                             Param::Int(NODE_TYPE),
                         ],
-                    );
-                    (r, t)
+                    ),
                 };
-                finish(rec, class, r)
+                finish(rec, class, (r, t))
             }
             Op::DeleteNode => {
                 let id = self.node_deletes.id(&mut self.rng);

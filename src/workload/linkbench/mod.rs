@@ -275,6 +275,11 @@ pub static STEPS: [Step; 3] = [
     },
 ];
 
+/// Which LinkBench step a workload name is.
+pub fn kind(name: &str) -> Option<Kind> {
+    STEPS.iter().find(|s| s.name == name).map(|s| s.kind)
+}
+
 /// The suite's sequence: load, let the engine write back, the requests,
 /// the check.
 pub const SEQUENCE: [&str; 4] = ["lb.load", "settle", "lb.request", "lb.check"];
