@@ -313,7 +313,11 @@ fn the_runner_names_no_engine_and_no_workload() {
     ]
     .map(String::from)
     .into();
-    names.extend(relbench::workload::all().map(|w| format!("\"{}\"", w.meta().name)));
+    names.extend(
+        relbench::workload::catalogue::Catalogue::builtin()
+            .names()
+            .map(|n| format!("\"{n}\"")),
+    );
     let mut found = Vec::new();
     for f in &files {
         let text = code(&fs::read_to_string(f).unwrap()).to_lowercase();
@@ -339,4 +343,137 @@ fn the_runner_names_no_engine_and_no_workload() {
         "the runner names engines or workloads:\n{}",
         found.join("\n")
     );
+}
+
+/// Regression for the registries the catalogue replaced: a plan's
+/// workloads, parameterised sysbench entries and q-steps were found by
+/// name through process-wide lists of leaked entries, which a plan read
+/// back from run.json had to remember to fill (a missed call was a bug).
+#[test]
+fn no_workload_registry_and_no_leaked_entries() {
+    let src = Path::new(env!("CARGO_MANIFEST_DIR")).join("src");
+    let mut files = Vec::new();
+    rust_files(&src.join("workload"), &mut files);
+    rust_files(&src.join("plan"), &mut files);
+    let mut found = Vec::new();
+    for f in &files {
+        let text = code(&fs::read_to_string(f).unwrap());
+        for bad in [
+            "Box::leak",
+            "static MADE",
+            "static REGISTERED",
+            "Mutex<Vec<&'static",
+        ] {
+            if text.contains(bad) {
+                found.push(format!("{}: {bad}", f.display()));
+            }
+        }
+    }
+    let mut all = Vec::new();
+    rust_files(&src, &mut all);
+    for f in &all {
+        if fs::read_to_string(f)
+            .unwrap()
+            .contains("register_workloads")
+        {
+            found.push(format!("{}: register_workloads", f.display()));
+        }
+    }
+    assert!(found.is_empty(), "{}", found.join("\n"));
+}
+
+/// The runner runs what the schedule says: of the plan it may name only
+/// the schedule's types (`crate::plan::schedule::…`), never the plan
+/// itself, so it cannot go back to the plan for a step.
+#[test]
+fn the_runner_asks_the_plan_nothing() {
+    let dir = Path::new(env!("CARGO_MANIFEST_DIR")).join("src/runner");
+    let mut files = Vec::new();
+    rust_files(&dir, &mut files);
+    let mut found = Vec::new();
+    for f in &files {
+        let text = code(&fs::read_to_string(f).unwrap());
+        for path in crate_paths(&text) {
+            if path.first().map(String::as_str) == Some("plan")
+                && path.get(1).map(String::as_str) != Some("schedule")
+            {
+                found.push(format!("{}: crate::{}", f.display(), path.join("::")));
+            }
+        }
+        if text.contains("Plan") && text.contains("plan::Plan") {
+            found.push(format!("{}: names Plan", f.display()));
+        }
+    }
+    assert!(
+        found.is_empty(),
+        "the runner reaches into the plan:\n{}",
+        found.join("\n")
+    );
+}
+
+/// Files that each hold one concern: none over 1,000 lines, and none but
+/// a catalogue (sysbench's table of microbenchmarks) over 800.
+#[test]
+fn no_file_holds_several_concerns() {
+    let src = Path::new(env!("CARGO_MANIFEST_DIR")).join("src");
+    let mut files = Vec::new();
+    rust_files(&src, &mut files);
+    let catalogues = ["workload/sysbench/mod.rs"];
+    let mut long = Vec::new();
+    for f in &files {
+        let n = fs::read_to_string(f).unwrap().lines().count();
+        let rel = f.strip_prefix(&src).unwrap().display().to_string();
+        let limit = if catalogues.contains(&rel.as_str()) {
+            1000
+        } else {
+            800
+        };
+        if n > limit {
+            long.push(format!("{rel}: {n} lines (at most {limit})"));
+        }
+    }
+    assert!(
+        long.is_empty(),
+        "split along the seams:\n{}",
+        long.join("\n")
+    );
+}
+
+/// A family's parameters are named in its own folder: the plan parser,
+/// the schedule and the command line ask the family (its `Params`, its
+/// catalogue entries), never read `[linkbench]`'s or `[insert]`'s keys.
+#[test]
+fn family_parameters_stay_in_their_folders() {
+    let src = Path::new(env!("CARGO_MANIFEST_DIR")).join("src");
+    let mut files = Vec::new();
+    rust_files(&src, &mut files);
+    let keys = [
+        "maxid1",
+        "startid1",
+        "requestrate",
+        "loader_chunk_size",
+        "bulk_insert_batch",
+        "l_i1_rows",
+        "l_i2_rows",
+        "q_commit",
+        "shared_table",
+    ];
+    let mut found = Vec::new();
+    for f in &files {
+        let rel = f.strip_prefix(&src).unwrap().display().to_string();
+        // Test modules write plans with the keys in them.
+        if rel.starts_with("workload/linkbench")
+            || rel.starts_with("workload/insert")
+            || rel.ends_with("/tests.rs")
+        {
+            continue;
+        }
+        let text = code(&fs::read_to_string(f).unwrap());
+        for k in keys {
+            if text.contains(k) {
+                found.push(format!("{rel}: {k}"));
+            }
+        }
+    }
+    assert!(found.is_empty(), "{}", found.join("\n"));
 }

@@ -20,8 +20,13 @@ pub fn serve(opts: &RunOptions, name: &str) -> anyhow::Result<()> {
         plan_dir: opts.plan_dir.clone(),
         out: opts.out.clone(),
     };
-    let Some(target) = opts.plan.targets.iter().find(|t| t.name == name) else {
-        let names: Vec<&str> = opts.plan.targets.iter().map(|t| t.name.as_str()).collect();
+    let Some(target) = opts.schedule.targets.iter().find(|t| t.name == name) else {
+        let names: Vec<&str> = opts
+            .schedule
+            .targets
+            .iter()
+            .map(|t| t.name.as_str())
+            .collect();
         bail!(
             "the plan has no target \"{name}\"; its targets are: {}",
             names.join(", ")

@@ -95,7 +95,7 @@ pub struct CheckRow {
 }
 
 fn kind_of(r: &Row) -> Option<Kind> {
-    crate::workload::linkbench::kind(r.step.workload()?.meta().name)
+    crate::workload::linkbench::kind(r.step.name())
 }
 
 /// The view from the report's rows and every step result (`steps`: by

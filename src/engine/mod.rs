@@ -86,7 +86,7 @@ struct Shared<'a> {
     /// Each client's state shared by its connections.
     client_state: Vec<Option<std::sync::Arc<dyn std::any::Any + Send + Sync>>>,
     table_options: String,
-    classes: Vec<&'static str>,
+    classes: Vec<&'a str>,
     class_series: bool,
     expected_secs: usize,
     /// Events measured so far, per thread, for the progress display.
@@ -278,7 +278,7 @@ mod tests {
     }
 
     impl Workload for Sleeper {
-        fn meta(&self) -> Meta {
+        fn meta(&self) -> Meta<'_> {
             Meta {
                 name: "sleep",
                 group: Group::Range,
@@ -292,7 +292,7 @@ mod tests {
                 class_series: false,
             }
         }
-        fn statements(&self, _: Dialect) -> Vec<ShownStatement> {
+        fn statements(&self, _: Dialect) -> Vec<ShownStatement<'_>> {
             Vec::new()
         }
         fn rows_per_event(&self, _: &Scale) -> Option<u64> {

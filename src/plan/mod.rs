@@ -1,29 +1,23 @@
 //! Plans: what to run, against which targets, at what scale.
 //!
 //! A plan file is parsed and fully validated ([`parse`]) before anything
-//! runs, then expanded into the ordered list of step executions the runner
-//! walks ([`Plan::executions`]).
+//! runs, then compiled with its catalogue into the schedule the runner
+//! walks ([`Plan::schedule`]).
 
 mod parse;
+pub mod schedule;
 
 pub use parse::{parse, PlanError, PlanErrors};
+pub use schedule::{ExecId, Execution, Schedule, Stop, Work, WorkloadRun};
 
 use std::time::Duration;
 
 pub use crate::db::spec::{Access, Managed, TargetSpec};
 use serde::{Deserialize, Serialize};
 
+use crate::workload::catalogue::Catalogue;
 pub use crate::workload::maint::Maint;
-use crate::workload::{self, DurationClass, Workload};
-
-/// When a step stops.
-#[derive(Debug, Clone, Copy, PartialEq)]
-pub enum Stop {
-    /// After this long (warm-up not included).
-    Time(Duration),
-    /// After this many events, all clients together (warm-up not included).
-    Events(u64),
-}
+use crate::workload::DurationClass;
 
 /// The built-in quick plan's text.
 pub const QUICK_PLAN: &str = include_str!("quick.toml");
@@ -58,8 +52,8 @@ pub struct Plan {
     /// LinkBench's parameters (`[linkbench]`, used by its steps only).
     #[serde(default)]
     pub linkbench: crate::workload::linkbench::Params,
-    /// The plan's own SQL workloads (`[[workload]]`), registered when the
-    /// plan is read so that its steps can name them.
+    /// The plan's own SQL workloads (`[[workload]]`), entries of the
+    /// plan's catalogue.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub workloads: Vec<crate::workload::script::ScriptSpec>,
     /// The sequence's phases (`[[phase]]`), in order; none: one phase.
@@ -133,48 +127,12 @@ pub struct Hook {
     pub timeout_secs: f64,
 }
 
-impl Hook {
-    /// Whether it runs around this execution, given the plan's phases.
-    pub fn applies(&self, plan: &Plan, e: &Execution, when: When) -> bool {
-        if self.when != when {
-            return false;
-        }
-        match &self.scope {
-            HookScope::Steps => true,
-            HookScope::Step(name) => e.step.name() == name,
-            HookScope::Phase(name) => {
-                let Some(p) = plan.phases.iter().position(|p| &p.name == name) else {
-                    return false;
-                };
-                let end = plan.phases.get(p + 1).map_or(plan.steps.len(), |n| n.first);
-                // After the phase's restart: its hooks see its settings.
-                let restarts = usize::from(plan.phases[p].server.is_some());
-                let first = (plan.phases[p].first + restarts).min(end.saturating_sub(1));
-                let counts = plan.client_counts(&e.step);
-                match when {
-                    When::Before => e.seq == first + 1 && e.clients == counts[0],
-                    When::After => e.seq == end && e.clients == counts[counts.len() - 1],
-                }
-            }
-        }
-    }
-}
-
 /// How long a workload step runs after its warm-up.
 #[derive(Debug, Clone, Copy, Serialize, Deserialize, PartialEq)]
 #[serde(rename_all = "lowercase")]
 pub enum StopSpec {
     Secs(f64),
     Events(u64),
-}
-
-impl StopSpec {
-    pub fn to_stop(self) -> Stop {
-        match self {
-            StopSpec::Secs(s) => Stop::Time(Duration::from_secs_f64(s)),
-            StopSpec::Events(n) => Stop::Events(n),
-        }
-    }
 }
 
 /// The sleep of a settle step: `base + per_million_rows × rows / 1e6`, capped.
@@ -296,13 +254,6 @@ impl Step {
         self.to_string()
     }
 
-    pub fn workload(&self) -> Option<&'static dyn Workload> {
-        match &self.kind {
-            StepKind::Workload(w) => workload::find(w),
-            _ => None,
-        }
-    }
-
     /// As tables show it: `scan (warm)`, `read-write-10 @3/12`.
     pub fn title(&self) -> String {
         let mut s = match &self.tag {
@@ -327,17 +278,6 @@ impl Step {
         s
     }
 
-    /// Whether the step creates the tables the rest of the sequence uses:
-    /// the target starts afresh before it (sysbench's load, the Insert
-    /// Benchmark's l.i0).
-    pub fn creates_tables(&self) -> bool {
-        match &self.kind {
-            StepKind::Load => true,
-            StepKind::Settle | StepKind::Maintenance(_) => false,
-            StepKind::Workload(_) => self.workload().is_some_and(|w| w.meta().creates_tables),
-        }
-    }
-
     /// The step a label names (`scan.warm`), as results of schema version 2
     /// wrote it. A workload whose own name has a dot (the Insert Benchmark's
     /// `l.i0`) keeps it: `l.i1.again` is `l.i1` tagged `again`.
@@ -346,7 +286,7 @@ impl Step {
             .match_indices('.')
             .map(|(i, _)| i)
             .chain(std::iter::once(label.len()))
-            .find(|&i| workload::find(&label[..i]).is_some())
+            .find(|&i| Catalogue::is_builtin(&label[..i]))
             .or_else(|| label.find('.'))
             .unwrap_or(label.len());
         let (name, tag) = (
@@ -359,8 +299,17 @@ impl Step {
             n => StepKind::Workload(n.to_string()),
         };
         Step {
-            kind,
             tag: tag.map(String::from),
+            ..Step::of(kind)
+        }
+    }
+
+    /// A step of this kind as the sequence names it plainly: no tag, no
+    /// interval, the plan's client counts, closed loop, prepared.
+    pub fn of(kind: StepKind) -> Step {
+        Step {
+            kind,
+            tag: None,
             interval: None,
             client_counts: None,
             rate: None,
@@ -434,37 +383,7 @@ impl ServerChange {
     }
 }
 
-/// One step at one client count for one target in one repeat.
-#[derive(Debug, Clone, PartialEq)]
-pub struct Execution {
-    pub repeat: u32,
-    pub target: usize,
-    /// Position of the step in the sequence (1-based).
-    pub seq: usize,
-    pub step: Step,
-    /// 1 the first time the sequence runs this step, 2 the second.
-    pub occurrence: u32,
-    /// Client count; for load, the loader's threads are decided at run time.
-    pub clients: u32,
-}
-
 impl Plan {
-    /// Whether the sequence is (or includes) the Insert Benchmark: its
-    /// tables are one per client, `pi1`…
-    pub fn runs_linkbench(&self) -> bool {
-        self.steps.iter().any(|s| {
-            s.workload()
-                .is_some_and(|w| w.meta().group == crate::workload::Group::LinkBench)
-        })
-    }
-
-    pub fn runs_insert_benchmark(&self) -> bool {
-        self.steps.iter().any(|s| {
-            s.workload()
-                .is_some_and(|w| w.meta().group == crate::workload::Group::Insert)
-        })
-    }
-
     /// The client counts a step runs at: the plan's for a workload, one
     /// for the rest.
     pub fn client_counts<'a>(&'a self, step: &'a Step) -> &'a [u32] {
@@ -514,82 +433,6 @@ impl Plan {
             .find_map(|p| p.server.as_ref())
     }
 
-    /// What the data looks like when step `seq` (1-based) starts.
-    pub fn scale_at(&self, seq: usize) -> workload::Scale {
-        workload::Scale {
-            tables: self.tables,
-            rows: self.rows,
-            // A step earlier in the sequence that deletes rows leaves
-            // holes in the ids.
-            rows_may_be_missing: self.steps[..seq.saturating_sub(1)]
-                .iter()
-                .any(|s| s.workload().is_some_and(|w| w.meta().removes_rows)),
-            ids: self.distribution,
-            insert: self.insert_benchmark,
-            linkbench: self.linkbench,
-            random_pct: self.random_pct,
-            own_table: false,
-            clients: 1,
-        }
-    }
-
-    /// The tables a settle step analyzes and flushes (never empty: a plan
-    /// has at least one table, or one client), at the plan's largest
-    /// client count.
-    pub fn tables_for_settle(&self) -> (Vec<String>, u64) {
-        self.tables_for(self.clients.iter().copied().max().unwrap_or(1))
-    }
-
-    /// The tables there are, and their rows, while the sequence runs at
-    /// `clients`: the Insert Benchmark has one per client.
-    pub fn tables_for(&self, clients: u32) -> (Vec<String>, u64) {
-        if self.runs_linkbench() {
-            // Nodes and about four links each (the measured mean degree).
-            let nodes = (self.linkbench.maxid1 - self.linkbench.startid1).max(0) as f64;
-            let rows = nodes * (1.0 + crate::workload::linkbench::model::mean_degree());
-            (
-                crate::workload::linkbench::sql::TABLES
-                    .iter()
-                    .map(|t| t.to_string())
-                    .collect(),
-                rows as u64,
-            )
-        } else if self.runs_insert_benchmark() {
-            let tables = if self.insert_benchmark.shared_table {
-                1
-            } else {
-                clients
-            };
-            (
-                (0..tables).map(crate::workload::insert::table).collect(),
-                self.rows as u64 * u64::from(clients),
-            )
-        } else {
-            (
-                (1..=self.tables)
-                    .map(crate::workload::sysbench::sql::table)
-                    .collect(),
-                self.rows as u64 * u64::from(self.tables),
-            )
-        }
-    }
-
-    /// When a workload step stops: its interval's length, or its class's
-    /// duration.
-    pub fn stop_of(&self, step: &Step, class: DurationClass) -> StopSpec {
-        match &step.interval {
-            Some(i) => StopSpec::Secs(i.ms as f64 / 1e3),
-            None => self.stop_for(class),
-        }
-    }
-
-    /// Whether a workload step warms up first: its workload says so, and
-    /// of a step measured in intervals only the first does.
-    pub fn warms_up(&self, step: &Step) -> bool {
-        step.workload().is_some_and(|w| w.meta().warms_up)
-            && step.interval.map_or(true, |i| i.n == 1)
-    }
-
     pub fn stop_for(&self, class: DurationClass) -> StopSpec {
         match class {
             DurationClass::Read => self.read,
@@ -597,157 +440,9 @@ impl Plan {
             DurationClass::Insert => self.insert,
         }
     }
-
-    /// Every step execution in run order: repeats outermost, then targets
-    /// (so targets take turns), then the sequence, then client counts.
-    pub fn executions(&self) -> Vec<Execution> {
-        let mut out = Vec::new();
-        for repeat in 1..=self.repeats {
-            for target in 0..self.targets.len() {
-                if self.runs_insert_benchmark() {
-                    // The benchmark's tables are one per client: each
-                    // client count runs the whole sequence on fresh ones,
-                    // and its settle steps know how many there are.
-                    for &clients in &self.clients {
-                        for (i, step) in self.steps.iter().enumerate() {
-                            out.push(Execution {
-                                repeat,
-                                target,
-                                seq: i + 1,
-                                step: step.clone(),
-                                occurrence: 1 + self.steps[..i]
-                                    .iter()
-                                    .filter(|s| *s == step)
-                                    .count() as u32,
-                                clients,
-                            });
-                        }
-                    }
-                    continue;
-                }
-                let mut i = 0;
-                while i < self.steps.len() {
-                    // A step measured in intervals runs them back to back
-                    // at each client count: one long window, cut up.
-                    let run = match self.steps[i].interval {
-                        Some(iv) => (iv.of as usize).min(self.steps.len() - i),
-                        None => 1,
-                    };
-                    for &clients in self.client_counts(&self.steps[i]) {
-                        if self.skips(&self.steps[i], clients) {
-                            continue;
-                        }
-                        for (k, step) in self.steps.iter().enumerate().skip(i).take(run) {
-                            let occurrence =
-                                1 + self.steps[..k].iter().filter(|s| *s == step).count() as u32;
-                            out.push(Execution {
-                                repeat,
-                                target,
-                                seq: k + 1,
-                                step: step.clone(),
-                                occurrence,
-                                clients,
-                            });
-                        }
-                    }
-                    i += run;
-                }
-            }
-        }
-        out
-    }
-
-    /// Makes the plan's own workloads findable by name: a plan read back
-    /// from a run's record (`run --confirm`) was not parsed, which is
-    /// where a plan's workloads are registered otherwise.
-    pub fn register_workloads(&self) {
-        for w in &self.workloads {
-            crate::workload::script::register(w);
-        }
-    }
-
-    /// Whether some step needs the suite's tables (sysbench's or the
-    /// Insert Benchmark's): every step but the plan's own workloads, which
-    /// may bring their own.
-    pub fn uses_suite_tables(&self) -> bool {
-        self.steps.iter().any(|s| match s.workload() {
-            Some(w) => w.meta().group != crate::workload::Group::Custom,
-            None => true,
-        })
-    }
-
-    /// Whether the sequence starts by creating the tables (a target then
-    /// starts afresh), rather than running on tables loaded before.
-    pub fn loads(&self) -> bool {
-        self.steps.first().is_some_and(|s| s.creates_tables())
-    }
-
-    /// The run's timed part: warm-ups, timed windows and settle sleeps.
-    /// Loads, steps that stop when their work is done, server starts and
-    /// a window stretched by an event in flight at its end add to it; a
-    /// step that fails early takes less.
-    pub fn estimated_secs(&self) -> f64 {
-        self.executions()
-            .iter()
-            .map(|e| match &e.step.kind {
-                StepKind::Settle => self
-                    .settle
-                    .sleep(self.tables_for(e.clients).1)
-                    .as_secs_f64(),
-                StepKind::Load | StepKind::Maintenance(_) => 0.0,
-                StepKind::Workload(_) => {
-                    let Some(w) = e.step.workload() else {
-                        return 0.0;
-                    };
-                    let meta = w.meta();
-                    // A step with a fixed amount of work (the Insert
-                    // Benchmark's l.i1) runs until it is done, however long
-                    // the plan's duration for its class is: no time known.
-                    if e.step.once || w.events(&self.scale_at(e.seq), e.clients).is_some() {
-                        return 0.0;
-                    }
-                    let warmup = if self.warms_up(&e.step) {
-                        self.warmup_secs
-                    } else {
-                        0.0
-                    };
-                    warmup
-                        + match self.stop_of(&e.step, meta.duration) {
-                            StopSpec::Secs(s) => s,
-                            StopSpec::Events(_) => 0.0,
-                        }
-                }
-            })
-            .sum()
-    }
 }
 
-/// Parses a duration: `"30s"`, `"500ms"`, `"2m"`, `"1h"` or a number of seconds.
-/// Seconds as a plan would write them: `100ms`, `30s`.
-pub fn human_duration(secs: f64) -> String {
-    if secs < 1.0 {
-        format!("{:.0}ms", secs * 1e3)
-    } else {
-        format!("{secs}s")
-    }
-}
-
-pub fn parse_duration(s: &str) -> Option<f64> {
-    let s = s.trim();
-    let (num, mult) = if let Some(n) = s.strip_suffix("ms") {
-        (n, 0.001)
-    } else if let Some(n) = s.strip_suffix('s') {
-        (n, 1.0)
-    } else if let Some(n) = s.strip_suffix('m') {
-        (n, 60.0)
-    } else if let Some(n) = s.strip_suffix('h') {
-        (n, 3600.0)
-    } else {
-        (s, 1.0)
-    };
-    let v: f64 = num.trim().parse().ok()?;
-    (v.is_finite() && v >= 0.0).then_some(v * mult)
-}
+pub use crate::workload::check::{human_duration, parse_duration};
 
 #[cfg(test)]
 mod tests {
@@ -787,14 +482,8 @@ mod tests {
         assert_eq!(
             Step::from_label("settle.pre", false),
             Step {
-                kind: StepKind::Settle,
                 tag: Some("pre".into()),
-                interval: None,
-                client_counts: None,
-                rate: None,
-                once: false,
-                reconnect: false,
-                plain: false,
+                ..Step::of(StepKind::Settle)
             }
         );
     }
@@ -805,7 +494,7 @@ mod tests {
         p.repeats = 2;
         p.steps.truncate(3);
         p.clients = vec![1, 2];
-        let e = p.executions();
+        let e = p.schedule(&p.catalogue().unwrap()).executions;
         let order: Vec<_> = e
             .iter()
             .map(|x| (x.repeat, x.target, x.seq, x.clients))
@@ -831,25 +520,27 @@ mod tests {
     fn the_estimate_counts_no_time_for_steps_that_stop_when_their_work_is_done() {
         let text = include_str!("../../tests/fixtures/insert-tiny.toml");
         let p = parse(text, "insert-tiny.toml", std::path::Path::new(".")).unwrap();
-        let q_steps = p
-            .executions()
+        let cat = p.catalogue().unwrap();
+        let schedule = p.schedule(&cat);
+        let q_steps = schedule
+            .executions
             .iter()
             .filter(|e| matches!(&e.step.kind, StepKind::Workload(w) if w.starts_with('q')))
             .count() as f64;
-        let settles = p
-            .executions()
+        let settles = schedule
+            .executions
             .iter()
             .filter(|e| e.step.kind == StepKind::Settle)
             .count() as f64;
         let StopSpec::Secs(q) = p.stop_for(DurationClass::Read) else {
             panic!("the fixture's q-steps run by time")
         };
-        let settle = p.settle.sleep(p.tables_for_settle().1).as_secs_f64();
+        let settle = p.settle.sleep(p.tables_for(&cat, 2).rows).as_secs_f64();
         let want = q_steps * (p.warmup_secs + q) + settles * settle;
         assert!(
-            (p.estimated_secs() - want).abs() < 1e-9,
+            (schedule.estimated_secs - want).abs() < 1e-9,
             "{} != {want}",
-            p.estimated_secs()
+            schedule.estimated_secs
         );
     }
 
@@ -857,6 +548,7 @@ mod tests {
     fn the_quick_plan_fits_in_three_minutes() {
         let p = parse(QUICK_PLAN, QUICK_PLAN_SOURCE, std::path::Path::new(".")).unwrap();
         // Leaves a minute for loads, connects and prepares.
-        assert!(p.estimated_secs() < 120.0, "{}", p.estimated_secs());
+        let secs = p.schedule(&p.catalogue().unwrap()).estimated_secs;
+        assert!(secs < 120.0, "{secs}");
     }
 }

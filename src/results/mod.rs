@@ -19,8 +19,8 @@ use crate::metrics::device::Devices;
 use crate::metrics::host::{Filesystem, HostFacts};
 use crate::plan::Step;
 pub use crate::util::{refuse_link, write_file};
-pub use crate::workload::insert::Sla;
 use crate::workload::Group;
+pub use crate::workload::Sla;
 
 /// Bumped when a field changes meaning or goes away; readers refuse newer
 /// versions instead of misreading them.
@@ -55,6 +55,31 @@ pub struct RunInfo {
     pub plan_dir: String,
     pub plan: crate::plan::Plan,
     pub targets: Vec<TargetRecord>,
+}
+
+impl RunInfo {
+    /// The record of a run about to start: where its plan came from and
+    /// the plan as it was read, on this host, now.
+    pub fn start(
+        plan_source: String,
+        plan_text: String,
+        plan_dir: &Path,
+        plan: crate::plan::Plan,
+    ) -> RunInfo {
+        RunInfo {
+            schema_version: SCHEMA_VERSION,
+            relbench_version: env!("CARGO_PKG_VERSION").to_string(),
+            status: RunStatus::Running,
+            started: crate::util::utc_iso(crate::util::unix_now()),
+            finished: None,
+            host: crate::metrics::host::facts(),
+            plan_source,
+            plan_text,
+            plan_dir: plan_dir.display().to_string(),
+            plan,
+            targets: Vec::new(),
+        }
+    }
 }
 
 #[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]
@@ -467,14 +492,8 @@ mod tests {
             repeat: 1,
             seq: 3,
             step: Step {
-                kind: crate::plan::StepKind::Workload("scan".into()),
                 tag: Some("warm".into()),
-                interval: None,
-                client_counts: None,
-                rate: None,
-                once: false,
-                reconnect: false,
-                plain: false,
+                ..Step::of(crate::plan::StepKind::Workload("scan".into()))
             },
             occurrence: 1,
             rate: None,

@@ -17,7 +17,7 @@ use anyhow::Context;
 
 use super::Progress;
 use crate::db::Target;
-use crate::plan::{Execution, HookAction, Plan, TargetSpec, When};
+use crate::plan::schedule::{Execution, Hook, HookAction};
 
 /// What the hooks around one execution did.
 #[derive(Default)]
@@ -28,23 +28,19 @@ pub(super) struct Ran {
     pub failed: Option<String>,
 }
 
-/// Runs the plan's hooks for this execution and moment, in plan order.
+/// Runs the hooks the schedule put at this moment (`before` or `after`)
+/// of an execution, in plan order.
 pub(super) fn run(
-    plan: &Plan,
-    target: &TargetSpec,
     db: &dyn Target,
     e: &Execution,
-    when: When,
+    hooks: &[Hook],
+    moment: &str,
     out: &Path,
     ui: &mut Progress,
 ) -> anyhow::Result<Ran> {
     let mut ran = Ran::default();
-    let moment = match when {
-        When::Before => "before",
-        When::After => "after",
-    };
-    let hooks = plan.hooks.iter().filter(|h| h.applies(plan, e, when));
-    for (i, h) in hooks.enumerate() {
+    let target = &e.settings;
+    for (i, h) in hooks.iter().enumerate() {
         let dir = out.join("hooks");
         fs::create_dir_all(&dir).with_context(|| format!("creating {}", dir.display()))?;
         let stem = format!(
@@ -65,7 +61,7 @@ pub(super) fn run(
                 sql_hook(db, sql, timeout, &mut file),
             ),
             HookAction::Shell(cmd) => {
-                let env = env_of(plan, target, db, e, moment, out);
+                let env = env_of(db, e, moment, out);
                 (
                     format!("shell `{cmd}`"),
                     shell_hook(cmd, &env, timeout, file),
@@ -138,24 +134,17 @@ fn sql_hook(db: &dyn Target, sql: &str, timeout: Duration, file: &mut File) -> a
 }
 
 /// What a shell hook is told about where it runs.
-fn env_of(
-    plan: &Plan,
-    target: &TargetSpec,
-    db: &dyn Target,
-    e: &Execution,
-    moment: &str,
-    out: &Path,
-) -> Vec<(&'static str, String)> {
+fn env_of(db: &dyn Target, e: &Execution, moment: &str, out: &Path) -> Vec<(&'static str, String)> {
     let mut env = vec![
-        ("RELBENCH_TARGET", target.name.clone()),
+        ("RELBENCH_TARGET", e.settings.name.clone()),
         ("RELBENCH_STEP", e.step.label()),
         ("RELBENCH_CLIENTS", e.clients.to_string()),
         ("RELBENCH_REPEAT", e.repeat.to_string()),
         ("RELBENCH_WHEN", moment.to_string()),
         ("RELBENCH_OUT", out.display().to_string()),
     ];
-    if let Some(p) = plan.phase_of(e.seq) {
-        env.push(("RELBENCH_PHASE", p.name.clone()));
+    if let Some(p) = &e.phase {
+        env.push(("RELBENCH_PHASE", p.clone()));
     }
     if let Some(d) = db.data_dir() {
         env.push(("RELBENCH_DATADIR", d.display().to_string()));

@@ -1,15 +1,19 @@
-//! The runner: walks a plan's step executions in order, target by target,
+//! The runner: walks a schedule's executions in order, target by target,
 //! and writes each step's result the moment it ends. Sequencing only: it
 //! opens each target through `db::open`, runs each step through one shape
 //! ([`step::measure_step`]), and owns the lifecycle around them (starting
-//! afresh before a step that creates tables, `--resume`, a server that dies,
-//! and stopping cleanly on Ctrl-C: the step in flight is dropped, everything
-//! written before it stays). It names no engine and no workload.
+//! afresh before a step that creates tables, `--resume`, `--confirm`, a
+//! server that dies, and stopping cleanly on Ctrl-C: the step in flight is
+//! dropped, everything written before it stays). Run, resume and confirm
+//! all go through the one loop in `sequence.rs`. It asks the plan nothing
+//! (every execution carries what it needs) and names no engine and no
+//! workload.
 
 mod confirm;
 mod hooks;
 mod progress;
 mod restart;
+mod sequence;
 mod step;
 
 pub use confirm::{confirm, ConfirmOptions, Need};
@@ -21,21 +25,23 @@ use std::time::{Duration, Instant};
 
 use anyhow::{bail, Context};
 
-use crate::db::{self, Dirs, ErrorKind, Target};
+use crate::db::{ErrorKind, Target};
 use crate::metrics::{self, host, Probe};
-use crate::plan::{Execution, Maint, Plan, TargetSpec, When};
-use crate::results::{self, RunInfo, RunStatus, TargetRecord, SCHEMA_VERSION};
+use crate::plan::schedule::{Execution, Schedule, Work};
+use crate::results::{self, RunInfo, RunStatus, TargetRecord};
 use crate::util::{unix_now, utc_iso};
-use crate::Interrupted;
-use step::{blank_result, measure_step, StepCtx};
+use sequence::{Job, Mode};
 
 /// Set by the Ctrl-C handler; every loop that can take long checks it.
 pub static INTERRUPT: AtomicBool = AtomicBool::new(false);
 
 pub struct RunOptions {
-    pub plan: Plan,
-    pub plan_source: String,
-    pub plan_text: String,
+    /// The plan compiled: what to run.
+    pub schedule: Schedule,
+    /// The run's record as it starts (the plan, its text and source, the
+    /// host); on `--resume` the record on disk is kept and its plan must
+    /// be this one.
+    pub record: RunInfo,
     /// Relative paths in the plan are resolved against this directory.
     pub plan_dir: PathBuf,
     pub out: PathBuf,
@@ -60,255 +66,100 @@ pub fn run(opts: &RunOptions, ui: &mut Progress) -> anyhow::Result<RunEnd> {
     // Held until the run returns: no other relbench writes here meanwhile.
     let _lock = results::lock_run(out)?;
     let mut info = prepare_out_dir(opts)?;
-    let plan = &opts.plan;
-    plan.register_workloads();
-    let execs = plan.executions();
+    let schedule = &opts.schedule;
     // A step is done when it has a successful result: a failed one, one
     // that never ran, or a damaged file runs (again) on --resume, once.
     // Each file is read once, here: what this run writes is not asked again.
-    let succeeded: Vec<bool> = execs
+    let jobs: Vec<Job> = schedule
+        .executions
         .iter()
         .map(|e| {
-            let file = out.join(results::step_file(
-                &plan.targets[e.target].name,
-                e.repeat,
-                e.seq,
-                &e.step.label(),
-                e.clients,
-            ));
-            file.exists() && results::read_step(&file).is_ok_and(|r| r.failed.is_none())
+            let file = out.join(result_file(e));
+            let done = file.exists() && results::read_step(&file).is_ok_and(|r| r.failed.is_none());
+            Job {
+                exec: e.clone(),
+                keep: true,
+                done,
+            }
         })
         .collect();
-    let done = |e: &Execution| {
-        execs
-            .iter()
-            .position(|x| std::ptr::eq(x, e))
-            .is_some_and(|i| succeeded[i])
-    };
-    let remaining = execs.iter().filter(|e| !done(e)).count();
+    let remaining = jobs.iter().filter(|j| !j.done).count();
     ui.line(&format!(
         "relbench: {} — {} target{}, {} step runs{}, about {} plus loads; results in {}",
-        opts.plan_source,
-        plan.targets.len(),
-        if plan.targets.len() == 1 { "" } else { "s" },
-        execs.len(),
-        if remaining < execs.len() {
+        info.plan_source,
+        schedule.targets.len(),
+        if schedule.targets.len() == 1 { "" } else { "s" },
+        jobs.len(),
+        if remaining < jobs.len() {
             format!(" ({remaining} left to run)")
         } else {
             String::new()
         },
-        human_secs(plan.estimated_secs()),
+        human_secs(schedule.estimated_secs),
         out.display()
     ));
-
-    for why in plan.skipped() {
+    for why in &schedule.skipped {
         ui.line(&format!("relbench: {why}"));
     }
-    let mut failed_steps = 0;
-    for repeat in 1..=plan.repeats {
-        for (ti, target) in plan.targets.iter().enumerate() {
-            let mine: Vec<&Execution> = execs
-                .iter()
-                .filter(|e| e.repeat == repeat && e.target == ti)
-                .collect();
-            if mine.iter().all(|e| done(e)) {
-                continue;
-            }
-            let dirs = Dirs {
-                plan_dir: opts.plan_dir.clone(),
-                out: opts.out.clone(),
-            };
-            let first_left = mine.iter().find(|e| !done(e)).expect("a step is left");
-            // A run resumed in a later phase starts the server under that
-            // phase's settings.
-            let opened = db::open(
-                &settings_at(plan, target, first_left.seq),
-                &dirs,
-                &mut |line| ui.line(line),
-            );
-            let mut driver = match opened {
-                Ok(d) => d,
-                Err(err) if target.engine.is_server() => {
-                    // The server would not start: record it against the
-                    // target's first step left and go on with the others.
-                    let mut r = blank_result(plan, target, first_left);
-                    r.failed = Some(format!("{err:#}"));
-                    ui.warn(&format!("[{}] FAILED to start: {err:#}", target.name));
-                    results::write_step(out, &r)?;
-                    failed_steps += 1;
-                    continue;
-                }
-                Err(err) => return Err(err),
-            };
-            let started = mine.iter().any(|e| done(e));
-            let loads = plan.loads();
-            let first_table = &plan.tables_for_settle().0[0];
-            let has_data = driver.has_data(first_table);
-            // A finished step that dropped or emptied the tables left no
-            // data on purpose.
-            let dropped = mine
-                .iter()
-                .any(|e| done(e) && e.step.maintenance().is_some_and(|m| !m.keeps_rows()));
-            if !loads && !has_data && !dropped && plan.uses_suite_tables() {
-                bail!(
-                    "target \"{}\": the plan has no step that creates the tables (\"load\"), so it runs on \
-                     tables that exist already, but {first_table} is not there; put \"load\" first in `steps` (without a plan: pass --load)",
-                    target.name
-                );
-            }
-            // A resumed target whose data is gone (its server died, or its
-            // start failed and was cleaned up) is made again: the step that
-            // creates the tables runs again, and its result says why.
-            let reload = loads && started && !has_data && !dropped;
-            // The plan's own workloads' set-up, once per target and repeat.
-            let mut set_up: Vec<String> = Vec::new();
-            if reload {
-                ui.warn(&format!(
-                    "[{}] the data the earlier steps ran on is gone: creating it again before the steps left",
-                    target.name
-                ));
-            }
-            if loads && (!started || reload) {
-                remove_earlier_data(driver.as_ref(), target)?;
-            }
-            record_target(
-                &mut info,
-                target,
-                driver.as_ref(),
-                &probe_of(driver.as_ref()),
-            )?;
-            results::write_atomic(&out.join("run.json"), &info)?;
+    let ran = sequence::run(
+        schedule,
+        &opts.plan_dir,
+        out,
+        &jobs,
+        Mode::Run,
+        &mut info,
+        ui,
+    )?;
+    finish(&mut info, out, ui, ran.end)
+}
 
-            let mut gone: Option<String> = None;
-            for e in mine {
-                let again = reload && e.step.creates_tables();
-                if done(e) && !again {
-                    continue;
-                }
-                if let Some(why) = &gone {
-                    // Not run: said in its result, so that the report shows
-                    // the hole and --resume runs it.
-                    ui.warn(&format!(
-                        "[{}] skipping {}: {why}",
-                        target.name,
-                        e.step.label()
-                    ));
-                    let mut r = blank_result(plan, target, e);
-                    r.failed = Some(format!("not run: {why}"));
-                    results::write_step(out, &r)?;
-                    failed_steps += 1;
-                    continue;
-                }
-                if target.engine.is_server() && e.step.maintenance() != Some(Maint::Restart) {
-                    wait_serving(driver.as_ref(), ui, &target.name);
-                }
-                let mut before =
-                    hooks::run(plan, target, driver.as_ref(), e, When::Before, out, ui)?;
-                if before.failed.is_none() {
-                    if let Err(why) =
-                        set_up_workload(plan, driver.as_ref(), e, &mut set_up, &mut before.notes)
-                    {
-                        before.failed = Some(why);
-                    }
-                }
-                let measured = if let Some(why) = before.failed {
-                    let mut r = blank_result(plan, target, e);
-                    r.failed = Some(why);
-                    Ok(r)
-                } else if e.step.maintenance() == Some(Maint::Restart) {
-                    let spec = settings_at(plan, target, e.seq);
-                    restart::restart(plan, &spec, &mut driver, &dirs, e, ui)
-                } else {
-                    let probe = probe_of(driver.as_ref());
-                    let cx = StepCtx {
-                        plan,
-                        target,
-                        db: driver.as_ref(),
-                        probe: &probe,
-                    };
-                    measure_step(&cx, e, ui)
-                };
-                let mut result = match measured {
-                    Ok(r) => r,
-                    Err(err) if err.is::<Interrupted>() || interrupted() => {
-                        return finish_interrupted(&mut info, out, ui);
-                    }
-                    Err(err) => return Err(err),
-                };
-                if interrupted() {
-                    return finish_interrupted(&mut info, out, ui);
-                }
-                result.notes.extend(before.notes);
-                if again {
-                    result.notes.insert(
-                        "reloaded".into(),
-                        "ran again on --resume: the data the earlier load made was gone".into(),
-                    );
-                }
-                if result.failed.is_none() {
-                    let after = hooks::run(plan, target, driver.as_ref(), e, When::After, out, ui)?;
-                    result.notes.extend(after.notes);
-                    result.failed = after.failed;
-                }
-                if result.failed.is_some() {
-                    failed_steps += 1;
-                    if e.step.maintenance() == Some(Maint::Restart) {
-                        ui.warn(&format!(
-                            "[{}] {}",
-                            target.name,
-                            result.failed.as_deref().unwrap_or_default()
-                        ));
-                        gone = Some(format!(
-                            "the server did not come back after the restart of step {}",
-                            e.seq
-                        ));
-                    } else if let Some(h) = driver.health() {
-                        // The server died: say so in the step, and stop
-                        // sending it work.
-                        result.failed =
-                            Some(format!("{}; {h}", result.failed.take().unwrap_or_default()));
-                        ui.warn(&format!("[{}] {h}", target.name));
-                        gone = Some("the server died".into());
-                    } else if e.step.creates_tables() {
-                        gone = Some("the step that creates the tables failed".into());
-                    }
-                }
-                results::write_step(out, &result)?;
-            }
-            // The next load starts from nothing, so the data is not needed;
-            // a managed server is stopped here.
-            driver.cleanup(loads)?;
-        }
+/// The run's record once the loop has ended: complete or interrupted.
+fn finish(
+    info: &mut RunInfo,
+    out: &Path,
+    ui: &mut Progress,
+    end: RunEnd,
+) -> anyhow::Result<RunEnd> {
+    if end == RunEnd::Interrupted {
+        return finish_interrupted(info, out, ui);
     }
     // Embedded targets kept their files here; remove the folder once empty.
     let _ = std::fs::remove_dir(out.join("data"));
     info.status = RunStatus::Complete;
     info.finished = Some(utc_iso(unix_now()));
-    results::write_atomic(&out.join("run.json"), &info)?;
-    Ok(RunEnd::Complete { failed_steps })
+    results::write_atomic(&out.join("run.json"), info)?;
+    Ok(end)
+}
+
+/// Where an execution's result is written.
+fn result_file(e: &Execution) -> PathBuf {
+    results::step_file(
+        &e.settings.name,
+        e.repeat,
+        e.seq,
+        &e.step.label(),
+        e.clients,
+    )
 }
 
 /// Runs the set-up statements of the plan's own workload before the first
 /// step that uses it, as the benchmark user (the tables are its own),
 /// outside the measured window; their time goes in the step's notes.
 pub(super) fn set_up_workload(
-    plan: &Plan,
     db: &dyn Target,
     e: &Execution,
     done: &mut Vec<String>,
     notes: &mut std::collections::BTreeMap<String, String>,
 ) -> Result<(), String> {
-    let crate::plan::StepKind::Workload(name) = &e.step.kind else {
+    let Work::Workload(w) = &e.work else {
         return Ok(());
     };
-    let Some(spec) = plan.workloads.iter().find(|w| &w.name == name) else {
-        return Ok(());
-    };
-    if done.contains(name) {
+    let name = e.step.name();
+    if done.iter().any(|d| d == name) {
         return Ok(());
     }
-    done.push(name.clone());
-    let statements = spec.setup.for_dialect(db.dialect());
+    done.push(name.to_string());
+    let statements = w.workload.setup(db.dialect());
     if statements.is_empty() {
         return Ok(());
     }
@@ -331,15 +182,11 @@ pub(super) fn set_up_workload(
     Ok(())
 }
 
-/// The target as it runs at step `seq`: its own settings, changed by the
-/// last phase before it that restarted the server.
-fn settings_at(plan: &Plan, target: &TargetSpec, seq: usize) -> TargetSpec {
-    plan.server_at(seq)
-        .map_or_else(|| target.clone(), |c| c.apply(target))
-}
-
 /// Empties a target before a sequence that creates its tables.
-fn remove_earlier_data(driver: &dyn Target, target: &TargetSpec) -> anyhow::Result<()> {
+fn remove_earlier_data(
+    driver: &dyn Target,
+    target: &crate::db::spec::TargetSpec,
+) -> anyhow::Result<()> {
     driver.reset().with_context(|| {
         format!(
             "target \"{}\": removing the data of an earlier run",
@@ -394,7 +241,7 @@ fn prepare_out_dir(opts: &RunOptions) -> anyhow::Result<RunInfo> {
     if opts.resume {
         let mut info = results::read_run_info(out)
             .with_context(|| format!("nothing to resume in {}", out.display()))?;
-        if info.plan != opts.plan {
+        if info.plan != opts.record.plan {
             bail!(
                 "the plan differs from the one the run in {} started with; resume it without a plan \
                  (`relbench run --resume --out {}`) or start a new run",
@@ -415,19 +262,7 @@ fn prepare_out_dir(opts: &RunOptions) -> anyhow::Result<RunInfo> {
         );
     }
     std::fs::create_dir_all(out).with_context(|| format!("creating {}", out.display()))?;
-    let info = RunInfo {
-        schema_version: SCHEMA_VERSION,
-        relbench_version: env!("CARGO_PKG_VERSION").to_string(),
-        status: RunStatus::Running,
-        started: utc_iso(unix_now()),
-        finished: None,
-        host: host::facts(),
-        plan_source: opts.plan_source.clone(),
-        plan_text: opts.plan_text.clone(),
-        plan_dir: opts.plan_dir.display().to_string(),
-        plan: opts.plan.clone(),
-        targets: Vec::new(),
-    };
+    let info = opts.record.clone();
     results::write_atomic(&run_json, &info)?;
     Ok(info)
 }
@@ -456,7 +291,7 @@ fn probe_of(driver: &dyn Target) -> Probe {
 
 fn record_target(
     info: &mut RunInfo,
-    target: &TargetSpec,
+    target: &crate::db::spec::TargetSpec,
     driver: &dyn Target,
     probe: &Probe,
 ) -> anyhow::Result<()> {
@@ -476,7 +311,7 @@ fn record_target(
     // A preloaded allocator, as the server's memory map shows it: a
     // comparison of allocators must not rest on an LD_PRELOAD that did
     // not take.
-    if let crate::plan::Access::Managed(m) = &target.access {
+    if let crate::db::spec::Access::Managed(m) = &target.access {
         if let Some(lib) = &m.malloc {
             let maps = driver
                 .server_pid()

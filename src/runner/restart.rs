@@ -11,22 +11,21 @@ use super::{probe_of, Progress};
 use crate::db::{self, Dirs, Target};
 use crate::metrics::costs::{self, Scope};
 use crate::metrics::{Probe, Sampler};
-use crate::plan::{Execution, Plan, TargetSpec};
+use crate::plan::schedule::Execution;
 use crate::results::StepResult;
 
 /// Restarts `driver`'s server as `spec` says. A server that does not come
 /// back leaves `driver` stopped and the result failed with why (its log's
 /// end); the caller stops sending the target work.
 pub(super) fn restart(
-    plan: &Plan,
-    spec: &TargetSpec,
     driver: &mut Box<dyn Target>,
     dirs: &Dirs,
     e: &Execution,
     ui: &mut Progress,
 ) -> anyhow::Result<StepResult> {
-    let label = format!("[{}] {} c{}", spec.name, e.step.label(), e.clients);
-    let mut r = blank_result(plan, spec, e);
+    let spec = &e.settings;
+    let label = e.label();
+    let mut r = blank_result(e);
     let size_before = driver.data_size();
     // The server's processes change under the sampler: it reads the
     // machine and the devices, and the server's CPU is in the machine's.
@@ -63,8 +62,8 @@ pub(super) fn restart(
         }
     }
     r.secs = t0.elapsed().as_secs_f64();
-    if let Some(s) = plan.server_at(e.seq) {
-        r.notes.insert("settings".into(), s.describe());
+    if let Some(s) = &e.server_settings {
+        r.notes.insert("settings".into(), s.clone());
     }
     let sampled = sampler.finish();
     let scope = Scope {

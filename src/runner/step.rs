@@ -18,18 +18,17 @@ use crate::measure::units::{fmt_latency, fmt_throughput};
 use crate::metrics::costs::{self, Scope};
 use crate::metrics::interference;
 use crate::metrics::{Probe, Sampled, Sampler};
-use crate::plan::{Execution, Maint, Plan, StepKind, Stop, TargetSpec};
+use crate::plan::schedule::{Execution, StepKind, Stop, Work};
 use crate::results::{
     CounterDeltas, RateOutcome, StepMetrics, StepResult, Unit, RATE_MISSED_BELOW, SCHEMA_VERSION,
 };
 use crate::util::unix_now;
+use crate::workload::maint::Maint;
 use crate::workload::{self, Window};
 use crate::Interrupted;
 
 /// What a step runs against.
 pub(super) struct StepCtx<'a> {
-    pub plan: &'a Plan,
-    pub target: &'a TargetSpec,
     pub db: &'a dyn Target,
     pub probe: &'a Probe,
 }
@@ -43,18 +42,18 @@ struct Done {
 
 /// A result with nothing measured yet: which step, in which phase, under
 /// which server settings.
-pub(super) fn blank_result(plan: &Plan, target: &TargetSpec, e: &Execution) -> StepResult {
+pub(super) fn blank_result(e: &Execution) -> StepResult {
     StepResult {
         schema_version: SCHEMA_VERSION,
-        target: target.name.clone(),
+        target: e.settings.name.clone(),
         repeat: e.repeat,
         seq: e.seq,
         step: e.step.clone(),
         occurrence: e.occurrence,
-        phase: plan.phase_of(e.seq).map(|p| p.name.clone()),
-        server_settings: plan.server_at(e.seq).map(|c| c.describe()),
+        phase: e.phase.clone(),
+        server_settings: e.server_settings.clone(),
         // A step that fails before it runs still has its table's row.
-        group: e.step.workload().map(|w| w.meta().group),
+        group: e.group,
         clients: e.clients,
         started: unix_now(),
         failed: None,
@@ -86,15 +85,24 @@ pub(super) fn measure_step(
     e: &Execution,
     ui: &mut Progress,
 ) -> anyhow::Result<StepResult> {
-    let label = format!("[{}] {} c{}", cx.target.name, e.step.label(), e.clients);
-    let mut r = blank_result(cx.plan, cx.target, e);
+    let label = e.label();
+    let mut r = blank_result(e);
     let db_size_before = cx.db.data_size();
     let before = cx.db.counters();
-    let done = match &e.step.kind {
-        StepKind::Load => load(cx, &mut r, ui, &label)?,
-        StepKind::Settle => settle(cx, e, &mut r, ui, &label)?,
-        StepKind::Workload(_) => run_workload(cx, e, &mut r, ui, &label)?,
-        StepKind::Maintenance(m) => maintain(cx, e, *m, &mut r, ui, &label)?,
+    let done = match &e.work {
+        Work::Load {
+            tables,
+            rows,
+            seed,
+            random_pct,
+        } => load(cx, (*tables, *rows, *seed, *random_pct), &mut r, ui, &label)?,
+        Work::Settle { tables, sleep, max } => {
+            settle(cx, &tables.names, *sleep, *max, &mut r, ui, &label)?
+        }
+        Work::Workload(_) => run_workload(cx, e, &mut r, ui, &label)?,
+        Work::Maintenance { maint, tables } => {
+            maintain(cx, *maint, &tables.names, &mut r, ui, &label)?
+        }
     };
     let scope = Scope {
         here: cx.db.runs_here(),
@@ -135,21 +143,20 @@ pub(super) fn record_sizes(r: &mut StepResult, before: Option<DbSize>, after: Op
 }
 
 /// Creates and fills the tables (the `load` step).
-fn load(cx: &StepCtx, r: &mut StepResult, ui: &mut Progress, label: &str) -> anyhow::Result<Done> {
+fn load(
+    cx: &StepCtx,
+    (tables, rows, seed, random_pct): (u32, i64, u64, u8),
+    r: &mut StepResult,
+    ui: &mut Progress,
+    label: &str,
+) -> anyhow::Result<Done> {
     r.group = Some(workload::Group::Load);
     r.unit = Unit::RowsPerSec;
     ui.start_step(label, None);
     let t0 = Instant::now();
     let sampler = Sampler::start(cx.probe.clone(), t0);
     let driver: &dyn Driver = cx.db;
-    match workload::load_tables(
-        driver,
-        cx.plan.tables,
-        cx.plan.rows,
-        cx.plan.seed,
-        cx.plan.random_pct,
-        &INTERRUPT,
-    ) {
+    match workload::load_tables(driver, tables, rows, seed, random_pct, &INTERRUPT) {
         Ok(o) => {
             r.secs = t0.elapsed().as_secs_f64();
             r.events = o.rows;
@@ -171,20 +178,19 @@ fn load(cx: &StepCtx, r: &mut StepResult, ui: &mut Progress, label: &str) -> any
 /// The engine's settle (analyze, flush, checkpoint), then the plan's sleep.
 fn settle(
     cx: &StepCtx,
-    e: &Execution,
+    tables: &[String],
+    sleep: Duration,
+    max: Duration,
     r: &mut StepResult,
     ui: &mut Progress,
     label: &str,
 ) -> anyhow::Result<Done> {
-    let (tables, rows) = cx.plan.tables_for(e.clients);
-    let sleep = cx.plan.settle.sleep(rows);
     ui.start_step(label, None);
     let t0 = Instant::now();
     // Settle has no operations to divide by, but its per-second series
     // shows the write-back and compaction it waited for.
     let sampler = Sampler::start(cx.probe.clone(), t0);
-    let max = Duration::from_secs_f64(cx.plan.settle.max_secs);
-    match cx.db.settle(&tables, max) {
+    match cx.db.settle(tables, max) {
         Ok(notes) => r.notes = notes,
         Err(err) => r.failed = Some(format!("{err:#}")),
     }
@@ -215,14 +221,13 @@ fn settle(
 /// connection, timed together (each table's time in the notes).
 fn maintain(
     cx: &StepCtx,
-    e: &Execution,
     m: Maint,
+    tables: &[String],
     r: &mut StepResult,
     ui: &mut Progress,
     label: &str,
 ) -> anyhow::Result<Done> {
-    let (tables, _) = cx.plan.tables_for(e.clients);
-    let statements = m.statements(cx.db.dialect(), &tables);
+    let statements = m.statements(cx.db.dialect(), tables);
     ui.start_step(label, None);
     let t0 = Instant::now();
     let sampler = Sampler::start(cx.probe.clone(), t0);
@@ -266,27 +271,13 @@ fn run_workload(
     ui: &mut Progress,
     label: &str,
 ) -> anyhow::Result<Done> {
-    let plan = cx.plan;
-    let w = e.step.workload().expect("validated workload");
-    let meta = w.meta();
-    r.group = Some(meta.group);
-    let mut scale = plan.scale_at(e.seq);
-    scale.own_table = e.step.once;
-    scale.clients = e.clients;
-    // A step with a fixed amount of work (insert N rows, build the
-    // indexes, one scan per client) counts all of it: no warm-up, stop
-    // when it is done.
-    let stop = match w.events(&scale, e.clients) {
-        _ if e.step.once => Stop::Events(u64::from(e.clients)),
-        Some(n) => Stop::Events(n),
-        None => plan.stop_of(&e.step, meta.duration).to_stop(),
+    let Work::Workload(run) = &e.work else {
+        unreachable!("a workload step's work is a workload")
     };
-    let warmup_secs = if plan.warms_up(&e.step) && !e.step.once {
-        plan.warmup_secs
-    } else {
-        0.0
-    };
-    let warmup = Duration::from_secs_f64(warmup_secs);
+    let w = run.workload.as_ref();
+    r.group = Some(w.meta().group);
+    let (scale, stop, warmup) = (run.scale, run.stop, run.warmup);
+    let warmup_secs = warmup.as_secs_f64();
     r.warmup_secs = warmup_secs;
     r.rows_per_event = w.rows_per_event(&scale);
     if r.rows_per_event.is_some() {
@@ -306,13 +297,12 @@ fn run_workload(
         clients: e.clients,
         warmup,
         stop,
-        // Each step and repeat draws its own ids, reproducibly.
-        seed: plan.seed ^ ((e.seq as u64) << 32) ^ ((e.repeat as u64) << 48) ^ e.clients as u64,
+        seed: run.seed,
         interrupt: &INTERRUPT,
         probe: cx.probe,
-        rate: e.step.rate.map(|r| r as f64),
-        reconnect: e.step.reconnect,
-        plain: e.step.plain,
+        rate: run.rate.map(|r| r as f64),
+        reconnect: run.reconnect,
+        plain: run.plain,
     };
     let m = engine::run(&spec, &mut |live| ui.update(live));
     if interrupted() {
@@ -334,7 +324,7 @@ fn run_workload(
     }
     r.events = m.merged.events;
     r.failed_events = m.merged.failed_events;
-    if let Some(asked) = e.step.rate {
+    if let Some(asked) = run.rate {
         let reached = if m.secs > 0.0 {
             m.merged.events as f64 / m.secs
         } else {

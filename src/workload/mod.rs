@@ -7,6 +7,8 @@
 //! `insert` (the Insert Benchmark), `linkbench` (LinkBench) and `script`
 //! (the plan's own SQL).
 
+pub mod catalogue;
+pub mod check;
 pub mod dist;
 pub mod insert;
 pub mod linkbench;
@@ -118,10 +120,6 @@ pub struct Scale {
     pub rows_may_be_missing: bool,
     /// How ids are drawn where the catalogue says nothing else.
     pub ids: dist::Kind,
-    /// The Insert Benchmark's row counts and batch sizes.
-    pub insert: insert::Params,
-    /// LinkBench's parameters.
-    pub linkbench: linkbench::Params,
     /// Percent of each generated string that is random (the rest
     /// compresses); 100 is sysbench's own.
     pub random_pct: u8,
@@ -141,8 +139,6 @@ impl Scale {
             rows: 1,
             rows_may_be_missing: false,
             ids: dist::Kind::Uniform,
-            insert: insert::Params::default(),
-            linkbench: linkbench::Params::default(),
             random_pct: 100,
             own_table: false,
             clients: 1,
@@ -195,27 +191,55 @@ pub struct ClientCtx {
 }
 
 /// One statement as `relbench show` prints it.
-pub struct ShownStatement {
-    pub class: &'static str,
+pub struct ShownStatement<'a> {
+    pub class: &'a str,
     pub sql: String,
+}
+
+/// The tables a sequence works on, and how many rows they hold in all
+/// (what a settle step flushes, a maintenance step drops, a run checks).
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct Tables {
+    pub names: Vec<String>,
+    pub rows: u64,
+}
+
+/// A step's background writes against what it asked of the server (the
+/// Insert Benchmark's q-steps): rows inserted and deleted over the
+/// measured window, from the statements that completed (each a batch of
+/// `rows_per_commit` rows).
+#[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]
+pub struct Sla {
+    /// Rows each background insert or delete statement commits.
+    #[serde(default)]
+    pub rows_per_commit: u32,
+    /// Rows per second asked for, all clients together.
+    pub target_rows_per_sec: f64,
+    /// Rows per second inserted and deleted over the measured window.
+    pub insert_rows_per_sec: f64,
+    pub delete_rows_per_sec: f64,
+    /// Inserted ÷ target, and whether it reached the SLA's share.
+    pub achieved: f64,
+    pub passed: bool,
 }
 
 /// What a workload step is, as plain data: the runner, the plan and the
 /// report read it instead of asking the workload one question at a time
-/// (or testing it by name).
+/// (or testing it by name). It borrows its names from the workload: a
+/// catalogue entry made from a plan owns them, a built-in one is static.
 #[derive(Debug, Clone, PartialEq)]
-pub struct Meta {
-    pub name: &'static str,
+pub struct Meta<'a> {
+    pub name: &'a str,
     pub group: Group,
     /// Which of the plan's durations the step runs for.
     pub duration: DurationClass,
     /// One line on what an event does.
-    pub about: &'static str,
+    pub about: &'a str,
     /// Whether an event is one transaction.
     pub transactional: bool,
     /// The statement classes a client reports latencies and errors under;
     /// the index into this list is the class id given to the [`Recorder`].
-    pub classes: Vec<&'static str>,
+    pub classes: Vec<&'a str>,
     /// Whether the step starts with the plan's warm-up (a step that does a
     /// fixed amount of work counts all of it).
     pub warms_up: bool,
@@ -229,7 +253,7 @@ pub struct Meta {
     pub class_series: bool,
 }
 
-impl Meta {
+impl Meta<'_> {
     /// Whether the step leaves the data other than it found it (a load,
     /// writes, the Insert Benchmark's steps with their background
     /// inserts): a later step's data depends on it having run.
@@ -240,10 +264,12 @@ impl Meta {
     }
 }
 
-pub trait Workload: Sync {
-    fn meta(&self) -> Meta;
+/// One entry of a [`catalogue::Catalogue`]: a workload step as the plan
+/// configured it (a family's parameters are the entry's own).
+pub trait Workload: Send + Sync {
+    fn meta(&self) -> Meta<'_>;
     /// The SQL of one event on table `sbtest1`, for `relbench show`.
-    fn statements(&self, dialect: Dialect) -> Vec<ShownStatement>;
+    fn statements(&self, dialect: Dialect) -> Vec<ShownStatement<'_>>;
     /// Rows each event processes when throughput is counted in rows (a full
     /// scan), `None` when it is counted in events.
     fn rows_per_event(&self, scale: &Scale) -> Option<u64>;
@@ -266,8 +292,39 @@ pub trait Workload: Sync {
     /// Judges the step's measured window against what it asked of the
     /// server, for a workload that asks something (the Insert Benchmark's
     /// q-steps: background writes at a fixed rate).
-    fn sla(&self, _scale: &Scale, _window: &Window) -> Option<insert::Sla> {
+    fn sla(&self, _scale: &Scale, _window: &Window) -> Option<Sla> {
         None
+    }
+    /// The tables this family's sequence works on at `clients` (the
+    /// Insert Benchmark has one per client), when they are not the
+    /// plan's sysbench tables; `None`: the family brings none.
+    fn tables(&self, _scale: &Scale, _clients: u32) -> Option<Tables> {
+        None
+    }
+    /// Whether each client count runs the whole sequence on fresh tables
+    /// (the Insert Benchmark: a table per client, made by its first step).
+    fn sequence_per_client_count(&self) -> bool {
+        false
+    }
+    /// The fewest rows a table must hold for the workload's row checks
+    /// to hold (the widest range it reads).
+    fn rows_needed(&self) -> u64 {
+        0
+    }
+    /// The client count a step of this workload runs at when the step
+    /// gives none (LinkBench's loaders and requesters); `None`: the plan's.
+    fn clients(&self) -> Option<u32> {
+        None
+    }
+    /// Open-loop events a second per client when the step gives no rate
+    /// (LinkBench's `requestrate`); `None`: closed loop.
+    fn rate_per_client(&self) -> Option<u64> {
+        None
+    }
+    /// Statements that make what the workload needs (its own tables),
+    /// run once per target before the first step that uses it.
+    fn setup(&self, _dialect: Dialect) -> &[String] {
+        &[]
     }
     /// The connections of one client.
     fn roles(&self, _scale: &Scale) -> Vec<Role> {
@@ -309,26 +366,3 @@ pub(crate) fn record_error(rec: &mut Recorder, class: usize, e: crate::db::DbErr
 /// Creates and fills the tables of the standard sequence (the `load`
 /// step): one thread per table up to the cores, rows in id order.
 pub use sysbench::load::{load as load_tables, LoadOutcome};
-
-/// Every built-in workload, in catalogue order.
-pub fn all() -> impl Iterator<Item = &'static dyn Workload> {
-    sysbench::CATALOGUE
-        .iter()
-        .map(|m| m as &dyn Workload)
-        .chain(insert::STEPS.iter().map(|s| s as &dyn Workload))
-        .chain(linkbench::STEPS.iter().map(|s| s as &dyn Workload))
-}
-
-/// A workload by name: a catalogue entry, an Insert Benchmark step, or a
-/// sysbench entry with parameters (`read-only-order[order=4]`).
-pub fn find(name: &str) -> Option<&'static dyn Workload> {
-    if name.contains('[') {
-        return sysbench::knobs::parameterised(name)
-            .ok()
-            .map(|m| m as &dyn Workload);
-    }
-    all()
-        .find(|w| w.meta().name == name)
-        .or_else(|| insert::find(name))
-        .or_else(|| script::find(name).map(|s| s as &dyn Workload))
-}

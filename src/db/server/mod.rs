@@ -16,6 +16,9 @@
 //! start arguments, readiness, how to stop) lives in one file per engine
 //! behind [`Flavor`].
 
+mod datadir;
+mod log;
+
 pub mod mariadb;
 pub mod postgres;
 
@@ -32,6 +35,8 @@ use std::time::{Duration, Instant};
 use anyhow::{bail, Context};
 
 use crate::measure::size::{self, DbSize};
+use datadir::{chown_tree, datadir_state, pid_file, private_dir, reachable_by, stop_stale};
+pub use log::{tail, why};
 
 /// The managed-server half for an engine.
 pub fn flavor_for(engine: crate::db::EngineKind) -> anyhow::Result<Box<dyn Flavor>> {
@@ -222,198 +227,6 @@ pub fn lookup_user(name: &str) -> anyhow::Result<(u32, u32)> {
         bail!("there is no OS user \"{name}\"; create it or set `user` to an existing one");
     }
     Ok(unsafe { ((*pw).pw_uid, (*pw).pw_gid) })
-}
-
-/// Gives a tree relbench made to the server's user. Symbolic links are
-/// changed themselves, never followed: a link planted in a datadir cannot
-/// hand anything outside it to the server.
-fn chown_tree(path: &Path, uid: u32, gid: u32) -> anyhow::Result<()> {
-    std::os::unix::fs::lchown(path, Some(uid), Some(gid))
-        .with_context(|| format!("giving {} to uid {uid}", path.display()))?;
-    if fs::symlink_metadata(path)?.is_dir() {
-        for e in fs::read_dir(path)? {
-            chown_tree(&e?.path(), uid, gid)?;
-        }
-    }
-    Ok(())
-}
-
-/// A new private directory with a random name (`mkdtemp`, mode 0700): no
-/// one can have made it first, or point it somewhere else.
-fn private_dir(prefix: &str) -> anyhow::Result<PathBuf> {
-    let template = std::env::temp_dir().join(format!("{prefix}XXXXXX"));
-    let mut bytes =
-        std::ffi::CString::new(template.as_os_str().as_encoded_bytes())?.into_bytes_with_nul();
-    // SAFETY: mkdtemp rewrites the trailing XXXXXX of the NUL-terminated
-    // buffer in place and returns it, or null.
-    let p = unsafe { libc::mkdtemp(bytes.as_mut_ptr().cast()) };
-    if p.is_null() {
-        return Err(std::io::Error::last_os_error())
-            .with_context(|| format!("creating a private directory {}", template.display()));
-    }
-    bytes.pop();
-    Ok(PathBuf::from(std::ffi::OsString::from_vec(bytes)))
-}
-
-/// What relbench may do with a datadir: initialise it (it is new or
-/// empty), or start it (relbench initialised it before). Anything else is
-/// someone else's and is refused, untouched.
-fn datadir_state(datadir: &Path, target: &str) -> anyhow::Result<bool> {
-    match fs::symlink_metadata(datadir) {
-        Err(_) => Ok(true),
-        Ok(m) if m.file_type().is_symlink() => bail!(
-            "target \"{target}\": datadir {} is a symbolic link; relbench does not follow it into a directory \
-             it did not create: name the real directory",
-            datadir.display()
-        ),
-        Ok(m) if !m.is_dir() => bail!(
-            "target \"{target}\": datadir {} is a file, not a directory; name a new or empty directory",
-            datadir.display()
-        ),
-        Ok(_) => {
-            let mut entries = fs::read_dir(datadir)
-                .with_context(|| format!("reading datadir {}", datadir.display()))?;
-            if entries.next().is_none() {
-                return Ok(true);
-            }
-            if datadir.join(DATADIR_MARKER).is_file() {
-                return Ok(false);
-            }
-            bail!(
-                "target \"{target}\": datadir {} is not empty and relbench did not create it (it has no {DATADIR_MARKER}); \
-                 relbench takes over nothing it did not make: point `datadir` at a new or empty directory",
-                datadir.display()
-            )
-        }
-    }
-}
-
-/// The pid file of a target's server in its run's log directory.
-fn pid_file(spec: &ServerSpec) -> PathBuf {
-    spec.log_dir.join(format!("{}.server.pid", spec.target))
-}
-
-/// A server an earlier relbench started for this target and did not stop
-/// (it was killed): stopped now, before its datadir is used again. Only a
-/// process whose command line names this datadir is touched.
-fn stop_stale(spec: &ServerSpec) -> Option<String> {
-    let text = fs::read_to_string(pid_file(spec)).ok()?;
-    let pid: i32 = text.trim().parse().ok()?;
-    let cmdline = fs::read(format!("/proc/{pid}/cmdline")).ok()?;
-    let datadir = spec.datadir.as_os_str().as_encoded_bytes();
-    if !cmdline.windows(datadir.len()).any(|w| w == datadir) {
-        return None;
-    }
-    // SAFETY: a signal to the server an earlier relbench started on this
-    // datadir, checked above by its command line.
-    unsafe {
-        libc::kill(pid, libc::SIGTERM);
-    }
-    // Gone once it has exited: a zombie (not reaped by its parent yet)
-    // holds nothing any more.
-    let running = || {
-        fs::read_to_string(format!("/proc/{pid}/stat")).is_ok_and(|st| {
-            st.rsplit_once(") ")
-                .is_some_and(|(_, rest)| !rest.starts_with('Z'))
-        })
-    };
-    let t0 = Instant::now();
-    while running() && t0.elapsed() < Duration::from_secs(60) {
-        std::thread::sleep(Duration::from_millis(50));
-    }
-    Some(format!(
-        "target \"{}\": stopped server {pid}, which an earlier relbench started on {} and did not stop",
-        spec.target,
-        spec.datadir.display()
-    ))
-}
-
-/// Checks that every directory above `path` lets `user` through, since the
-/// server runs as that user (a temporary directory is often root's alone).
-fn reachable_by(path: &Path, uid: u32, gid: u32, user: &str, target: &str) -> anyhow::Result<()> {
-    use std::os::unix::fs::MetadataExt;
-    for dir in path.ancestors().skip(1) {
-        let Ok(m) = fs::metadata(dir) else { continue };
-        let mode = m.mode();
-        let ok = if m.uid() == uid {
-            mode & 0o100 != 0
-        } else if m.gid() == gid {
-            mode & 0o010 != 0
-        } else {
-            mode & 0o001 != 0
-        };
-        if !ok {
-            bail!(
-                "target \"{target}\": the server runs as {user}, who cannot reach {}: {} is not searchable by it; \
-                 set `datadir` somewhere {user} can reach, or `chmod o+x {}`",
-                path.display(),
-                dir.display(),
-                dir.display()
-            );
-        }
-    }
-    Ok(())
-}
-
-/// The last `lines` lines of a log file.
-/// What a server's log says about why this start failed: its error lines
-/// since relbench's last start marker, or its last `lines` lines when none
-/// reads as an error.
-pub fn tail(path: &Path, lines: usize) -> String {
-    let Ok(mut f) = fs::File::open(path) else {
-        return format!("(no log at {})", path.display());
-    };
-    let len = f.metadata().map_or(0, |m| m.len());
-    let _ = f.seek(SeekFrom::Start(len.saturating_sub(16 * 1024)));
-    let mut s = String::new();
-    let _ = f.read_to_string(&mut s);
-    let this_start = s.rfind("----- relbench (pid ").map_or(&s[..], |i| &s[i..]);
-    why(this_start, lines)
-}
-
-/// The lines of a server's or install script's output that say why it
-/// failed. An install script prints thirty lines of generic advice around
-/// the one that matters ("unknown option '--skip-test-db'", "[ERROR]
-/// Fatal error: ..."), so those lines come first, then the last few for
-/// context; all of the output when it is short.
-pub fn why(output: &str, lines: usize) -> String {
-    let all: Vec<&str> = output.lines().filter(|l| !l.trim().is_empty()).collect();
-    if all.len() <= lines {
-        return all.join("\n");
-    }
-    let says_why = |l: &&str| {
-        let l = l.to_ascii_lowercase();
-        [
-            "[error]",
-            "error:",
-            "fatal",
-            "unknown option",
-            "unknown variable",
-            "can't ",
-            "cannot ",
-            "could not",
-            "failed",
-            "panic",
-        ]
-        .iter()
-        .any(|w| l.contains(w))
-    };
-    let errors: Vec<&str> = all.iter().copied().filter(says_why).take(lines).collect();
-    if errors.is_empty() {
-        return all[all.len() - lines..].join("\n");
-    }
-    let context = &all[all.len() - 3..];
-    let mut out = errors.join("\n");
-    let rest: Vec<&str> = context
-        .iter()
-        .copied()
-        .filter(|l| !errors.contains(l))
-        .collect();
-    if !rest.is_empty() {
-        out += "\n...\n";
-        out += &rest.join("\n");
-    }
-    out
 }
 
 impl ManagedServer {

@@ -10,11 +10,15 @@
 //! removes the oldest at the bottom, never more than the inserter has added
 //! since the step began.
 
+mod client;
+
+pub mod params;
 mod sql;
 
 use std::any::Any;
+use std::borrow::Cow;
 use std::sync::atomic::{AtomicI64, Ordering};
-use std::sync::{Arc, Mutex, OnceLock};
+use std::sync::{Arc, OnceLock};
 use std::time::{Duration, Instant};
 
 use rand::Rng as _;
@@ -23,10 +27,11 @@ use serde::{Deserialize, Serialize};
 use super::dist::Rng;
 use super::{
     record_error as record, Client, ClientCtx, DurationClass, Group, Meta, Role, Scale,
-    ShownStatement, Window, Workload,
+    ShownStatement, Sla, Tables, Window, Workload,
 };
 use crate::db::{Conn, DbError, DbResult, Dialect, ErrorKind, Param, Stmt};
 use crate::measure::Recorder;
+use client::{Deleter, Indexer, Inserter, Querier};
 
 /// The benchmark's sizes, from the plan's `[insert]` table.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
@@ -47,6 +52,17 @@ pub struct Params {
     /// instead of a table each.
     #[serde(default)]
     pub shared_table: bool,
+}
+
+impl Params {
+    /// The sizes in words, for `relbench check`; `rows` is l.i0's per client.
+    pub fn describe(&self, rows: i64) -> String {
+        format!(
+            "{}; l.i0 loads {rows} rows each ({} per commit), l.i1 adds and deletes {} ({} per commit), l.i2 {} ({} per commit); q-steps write {} rows per commit",
+            if self.shared_table { "one table all clients share" } else { "one table per client" },
+            self.l_i0_commit, self.l_i1_rows, self.l_i1_commit, self.l_i2_rows, self.l_i2_commit, self.q_commit
+        )
+    }
 }
 
 impl Default for Params {
@@ -87,73 +103,76 @@ pub enum Kind {
     Query { point: bool, rate: u32 },
 }
 
-/// One step of the benchmark.
+/// One step of the benchmark, with the plan's sizes.
 pub struct Step {
-    pub name: &'static str,
+    /// `qr2000` and the like are made from their names.
+    pub name: Cow<'static, str>,
     pub kind: Kind,
+    pub params: Params,
 }
 
-/// The standard sequence: the steps with the benchmark's default rates.
-pub static STEPS: [Step; 10] = [
-    Step {
-        name: "l.i0",
-        kind: Kind::Load,
-    },
-    Step {
-        name: "l.x",
-        kind: Kind::Index,
-    },
-    Step {
-        name: "l.i1",
-        kind: Kind::Churn { second: false },
-    },
-    Step {
-        name: "l.i2",
-        kind: Kind::Churn { second: true },
-    },
-    Step {
-        name: "qr100",
-        kind: Kind::Query {
+/// The standard sequence's steps by name, with the benchmark's default
+/// rates.
+pub const KINDS: [(&str, Kind); 10] = [
+    ("l.i0", Kind::Load),
+    ("l.x", Kind::Index),
+    ("l.i1", Kind::Churn { second: false }),
+    ("l.i2", Kind::Churn { second: true }),
+    (
+        "qr100",
+        Kind::Query {
             point: false,
             rate: 100,
         },
-    },
-    Step {
-        name: "qp100",
-        kind: Kind::Query {
+    ),
+    (
+        "qp100",
+        Kind::Query {
             point: true,
             rate: 100,
         },
-    },
-    Step {
-        name: "qr500",
-        kind: Kind::Query {
+    ),
+    (
+        "qr500",
+        Kind::Query {
             point: false,
             rate: 500,
         },
-    },
-    Step {
-        name: "qp500",
-        kind: Kind::Query {
+    ),
+    (
+        "qp500",
+        Kind::Query {
             point: true,
             rate: 500,
         },
-    },
-    Step {
-        name: "qr1000",
-        kind: Kind::Query {
+    ),
+    (
+        "qr1000",
+        Kind::Query {
             point: false,
             rate: 1000,
         },
-    },
-    Step {
-        name: "qp1000",
-        kind: Kind::Query {
+    ),
+    (
+        "qp1000",
+        Kind::Query {
             point: true,
             rate: 1000,
         },
-    },
+    ),
 ];
+
+/// The standard steps, as a plan with these sizes runs them.
+pub fn steps(params: &Params) -> Vec<Step> {
+    KINDS
+        .iter()
+        .map(|&(name, kind)| Step {
+            name: Cow::Borrowed(name),
+            kind,
+            params: *params,
+        })
+        .collect()
+}
 
 /// The standard sequence as plan steps: the settle after l.i2 lets the
 /// engine write back what the loads left (its length grows with the rows).
@@ -162,43 +181,23 @@ pub const SEQUENCE: [&str; 11] = [
 ];
 
 /// A q-step at another rate, `qr<N>` or `qp<N>` (rows per second per
-/// client), made once and kept for the run.
-pub fn find(name: &str) -> Option<&'static dyn Workload> {
-    static MADE: Mutex<Vec<&'static Step>> = Mutex::new(Vec::new());
-    let kind = kind_of(name)?;
-    let mut made = MADE.lock().unwrap_or_else(|p| p.into_inner());
-    if let Some(s) = made.iter().find(|s| s.name == name) {
-        return Some(*s as &dyn Workload);
-    }
-    let step: &'static Step = Box::leak(Box::new(Step {
-        name: Box::leak(name.to_string().into_boxed_str()),
-        kind,
-    }));
-    made.push(step);
-    Some(step as &dyn Workload)
+/// client), with the plan's sizes.
+pub fn query_step(name: &str, params: &Params) -> Option<Step> {
+    Some(Step {
+        name: Cow::Owned(name.to_string()),
+        kind: kind_of(name)?,
+        params: *params,
+    })
+}
+
+/// Whether `name` is one of the benchmark's steps or a q-step at some rate.
+pub fn is_step(name: &str) -> bool {
+    KINDS.iter().any(|(n, _)| *n == name) || kind_of(name).is_some()
 }
 
 /// The SLA: a q-step passes when its inserts reach this share of the
 /// target rate.
 pub const SLA: f64 = 0.95;
-
-/// A q-step's background writes against their target: rows inserted and
-/// deleted over the measured window, from the statements that completed
-/// (each a batch of `rows_per_commit` rows).
-#[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]
-pub struct Sla {
-    /// Rows each background insert or delete statement commits.
-    #[serde(default)]
-    pub rows_per_commit: u32,
-    /// Rows per second asked for, all clients together.
-    pub target_rows_per_sec: f64,
-    /// Rows per second inserted and deleted over the measured window.
-    pub insert_rows_per_sec: f64,
-    pub delete_rows_per_sec: f64,
-    /// Inserted ÷ target, and whether it reached the SLA's share.
-    pub achieved: f64,
-    pub passed: bool,
-}
 
 /// `qr<N>` or `qp<N>`: N in 1..=1,000,000 written plainly (no `qr01`).
 fn kind_of(name: &str) -> Option<Kind> {
@@ -303,8 +302,8 @@ impl Step {
     fn rows(&self, scale: &Scale) -> i64 {
         match self.kind {
             Kind::Load => scale.rows,
-            Kind::Churn { second: false } => scale.insert.l_i1_rows,
-            Kind::Churn { second: true } => scale.insert.l_i2_rows,
+            Kind::Churn { second: false } => self.params.l_i1_rows,
+            Kind::Churn { second: true } => self.params.l_i2_rows,
             _ => 0,
         }
     }
@@ -324,9 +323,9 @@ impl Step {
 }
 
 impl Workload for Step {
-    fn meta(&self) -> Meta {
+    fn meta(&self) -> Meta<'_> {
         Meta {
-            name: self.name,
+            name: &self.name,
             group: Group::Insert,
             duration: DurationClass::Read,
             about: self.about(),
@@ -342,9 +341,9 @@ impl Workload for Step {
             class_series: true,
         }
     }
-    fn statements(&self, d: Dialect) -> Vec<ShownStatement> {
+    fn statements(&self, d: Dialect) -> Vec<ShownStatement<'_>> {
         let t = "pi1";
-        let p = Params::default();
+        let p = self.params;
         let mut out = Vec::new();
         let show = |class: &'static str, sql: String| ShownStatement { class, sql };
         match self.kind {
@@ -373,20 +372,20 @@ impl Workload for Step {
     }
     fn rows_per_event(&self, scale: &Scale) -> Option<u64> {
         match self.kind {
-            Kind::Index if scale.insert.shared_table => {
+            Kind::Index if self.params.shared_table => {
                 Some(scale.rows as u64 * u64::from(scale.clients.max(1)))
             }
             Kind::Index => Some(scale.rows as u64),
             Kind::Query { .. } => None,
-            _ => Some(u64::from(self.commit(&scale.insert))),
+            _ => Some(u64::from(self.commit(&self.params))),
         }
     }
-    fn roles(&self, scale: &Scale) -> Vec<Role> {
+    fn roles(&self, _scale: &Scale) -> Vec<Role> {
         // The q-steps' writers run on a schedule: rate ÷ rows per commit
         // events a second.
         let paced = match self.kind {
             Kind::Query { rate, .. } => {
-                Some(f64::from(rate) / f64::from(scale.insert.q_commit.max(1)))
+                Some(f64::from(rate) / f64::from(self.params.q_commit.max(1)))
             }
             _ => None,
         };
@@ -425,11 +424,22 @@ impl Workload for Step {
             ],
         }
     }
-    fn shared(&self, scale: &Scale, clients: u32) -> Vec<Option<Arc<dyn Any + Send + Sync>>> {
+    fn sequence_per_client_count(&self) -> bool {
+        true
+    }
+    /// A table per client, or the one all share.
+    fn tables(&self, scale: &Scale, clients: u32) -> Option<Tables> {
+        let tables = if self.params.shared_table { 1 } else { clients };
+        Some(Tables {
+            names: (0..tables).map(table).collect(),
+            rows: scale.rows as u64 * u64::from(clients),
+        })
+    }
+    fn shared(&self, _scale: &Scale, clients: u32) -> Vec<Option<Arc<dyn Any + Send + Sync>>> {
         let one: Arc<dyn Any + Send + Sync> = Arc::new(Shared::default());
         (0..clients)
             .map(|_| {
-                Some(if scale.insert.shared_table {
+                Some(if self.params.shared_table {
                     one.clone()
                 } else {
                     Arc::new(Shared::default()) as Arc<dyn Any + Send + Sync>
@@ -440,21 +450,21 @@ impl Workload for Step {
     fn events(&self, scale: &Scale, clients: u32) -> Option<u64> {
         let per_client = match self.kind {
             // One index build for the one table all clients share.
-            Kind::Index if scale.insert.shared_table => return Some(1),
+            Kind::Index if self.params.shared_table => return Some(1),
             Kind::Index => 1,
             Kind::Query { .. } => return None,
             _ => {
-                let c = i64::from(self.commit(&scale.insert).max(1));
+                let c = i64::from(self.commit(&self.params).max(1));
                 ((self.rows(scale) + c - 1) / c) as u64
             }
         };
         Some(per_client * u64::from(clients))
     }
-    fn sla(&self, scale: &Scale, run: &Window) -> Option<Sla> {
+    fn sla(&self, _scale: &Scale, run: &Window) -> Option<Sla> {
         let Kind::Query { rate, .. } = self.kind else {
             return None;
         };
-        let commit = scale.insert.q_commit;
+        let commit = self.params.q_commit;
         let rows = |class: &str| {
             run.statements.get(class).copied().unwrap_or(0) as f64 * f64::from(commit)
         };
@@ -479,13 +489,13 @@ impl Workload for Step {
         rng: Rng,
         ctx: &ClientCtx,
     ) -> DbResult<Box<dyn Client>> {
-        let table = table_of(&scale.insert, ctx.index);
+        let table = table_of(&self.params, ctx.index);
         let shared: Arc<Shared> = ctx
             .shared
             .clone()
             .and_then(|s| s.downcast::<Shared>().ok())
             .expect("the benchmark's shared state");
-        let p = scale.insert;
+        let p = self.params;
         let role = self.roles(scale)[ctx.role].name;
         Ok(match (self.kind, role) {
             (Kind::Index, _) => Box::new(Indexer {
@@ -548,234 +558,23 @@ impl Workload for Step {
     }
 }
 
-/// Appends rows at the top of the table, `commit` per statement.
-struct Inserter {
-    stmt: Stmt,
-    commit: u32,
-    rng: Rng,
-    shared: Arc<Shared>,
-    data_len: (u32, u32),
-    /// Percent of `data` that is random letters; the rest is 'a', which
-    /// compresses (the benchmark's own `data_random_pct`).
-    random_pct: u8,
-    /// Per row: price and data, reused so an event allocates only its
-    /// parameter list.
-    price: Vec<String>,
-    data: Vec<String>,
-}
-
-impl Inserter {
-    fn new(
-        conn: &mut dyn Conn,
-        d: Dialect,
-        table: &str,
-        commit: u32,
-        p: &Params,
-        rng: Rng,
-        shared: Arc<Shared>,
-    ) -> DbResult<Self> {
-        Ok(Inserter {
-            stmt: conn.prepare(&sql::insert(d, table, commit as usize))?,
-            commit,
-            rng,
-            shared,
-            data_len: (p.data_min, p.data_max.max(p.data_min)),
-            random_pct: 100,
-            price: vec![String::new(); commit as usize],
-            data: vec![String::new(); commit as usize],
-        })
-    }
-}
-
-const LETTERS: &[u8] = b"abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ";
-
-impl Client for Inserter {
-    fn event(&mut self, conn: &mut dyn Conn, rec: &mut Recorder) -> Result<(), ErrorKind> {
-        use std::fmt::Write;
-        // This batch's ids, taken before it is built: inserters that share
-        // a table never write the same id.
-        let first = self
-            .shared
-            .taken
-            .fetch_add(i64::from(self.commit), Ordering::Relaxed)
-            + 1;
-        let mut ints = Vec::with_capacity(self.commit as usize * 4);
-        for i in 0..self.commit as usize {
-            ints.push([
-                first + i as i64,
-                self.rng.random_range(0..1000),
-                self.rng.random_range(0..100_000),
-                self.rng.random_range(0..10_000),
-            ]);
-            let p = &mut self.price[i];
-            p.clear();
-            let cents: u32 = self.rng.random_range(0..50_000);
-            let _ = write!(p, "{}.{:02}", cents / 100, cents % 100);
-            let len = self.rng.random_range(self.data_len.0..=self.data_len.1);
-            let d = &mut self.data[i];
-            d.clear();
-            let random = (len as usize * usize::from(self.random_pct)).div_ceil(100);
-            for _ in 0..random {
-                d.push(LETTERS[self.rng.random_range(0..LETTERS.len())] as char);
-            }
-            for _ in random..len as usize {
-                d.push('a');
-            }
-        }
-        let mut params = Vec::with_capacity(self.commit as usize * 6);
-        for (i, v) in ints.iter().enumerate() {
-            params.extend([
-                Param::Int(v[0]),
-                Param::Int(v[1]),
-                Param::Int(v[2]),
-                Param::Int(v[3]),
-                Param::Str(&self.price[i]),
-                Param::Str(&self.data[i]),
-            ]);
-        }
-        let t = Instant::now();
-        // One multi-row statement in autocommit: one commit per batch.
-        match conn.exec(self.stmt, &params) {
-            Ok(_) => {
-                rec.statement(INSERT, t.elapsed());
-                self.shared
-                    .top
-                    .fetch_max(first + i64::from(self.commit) - 1, Ordering::Relaxed);
-                Ok(())
-            }
-            Err(e) => Err(record(rec, INSERT, e)),
-        }
-    }
-}
-
-/// Removes the oldest rows, a batch at a time, never taking the table below
-/// its size when the step began.
-struct Deleter {
-    stmt: Stmt,
-    batch: i64,
-    keep: i64,
-    shared: Arc<Shared>,
-}
-
-impl Deleter {
-    /// Whether the next batch may go: the table keeps at least its size at
-    /// the step's start.
-    fn may_delete(&self) -> bool {
-        let lo = self.shared.bottom.load(Ordering::Relaxed);
-        let top = self.shared.top.load(Ordering::Relaxed);
-        lo + self.batch - 1 <= top - self.keep
-    }
-}
-
-impl Client for Deleter {
-    fn caught_up(&self) -> bool {
-        !self.may_delete()
-    }
-
-    fn event(&mut self, conn: &mut dyn Conn, rec: &mut Recorder) -> Result<(), ErrorKind> {
-        let lo = self.shared.bottom.load(Ordering::Relaxed);
-        if !self.may_delete() {
-            // The inserter has not added this batch yet: wait for it.
-            std::thread::sleep(Duration::from_micros(200));
-            return Ok(());
-        }
-        // Take the batch: deleters that share a table never take the same
-        // one (another took it: try the next on the next event).
-        if self
-            .shared
-            .bottom
-            .compare_exchange(lo, lo + self.batch, Ordering::Relaxed, Ordering::Relaxed)
-            .is_err()
-        {
-            return Ok(());
-        }
-        let t = Instant::now();
-        match conn.exec(self.stmt, &[Param::Int(lo), Param::Int(lo + self.batch)]) {
-            Ok(_) => {
-                rec.statement(DELETE, t.elapsed());
-                Ok(())
-            }
-            Err(e) => Err(record(rec, DELETE, e)),
-        }
-    }
-}
-
-/// The q-steps' unthrottled query connection.
-struct Querier {
-    stmts: Vec<Stmt>,
-    point: bool,
-    next: usize,
-    rng: Rng,
-    shared: Arc<Shared>,
-}
-
-impl Client for Querier {
-    fn event(&mut self, conn: &mut dyn Conn, rec: &mut Recorder) -> Result<(), ErrorKind> {
-        let stmt = self.stmts[self.next % self.stmts.len()];
-        self.next += 1;
-        let t = Instant::now();
-        let r = if self.point {
-            // Ten ids among the live ones; the deleter may remove one
-            // meanwhile, so the row count is not checked.
-            let lo = self.shared.bottom.load(Ordering::Relaxed);
-            let hi = self.shared.top.load(Ordering::Relaxed).max(lo);
-            let mut ids = [0i64; 10];
-            for id in &mut ids {
-                *id = self.rng.random_range(lo..=hi);
-            }
-            let params: [Param<'_>; 10] = ids.map(Param::Int);
-            conn.query(stmt, &params)
-        } else {
-            // Each range query starts at a random value of its index's
-            // leading column.
-            let start = match self.next % 3 {
-                1 => self.rng.random_range(0..10_000),
-                2 => self.rng.random_range(0..1000),
-                _ => self.rng.random_range(0..500),
-            };
-            conn.query(stmt, &[Param::Int(start)])
-        };
-        match r {
-            Ok(_) => {
-                rec.statement(QUERY, t.elapsed());
-                Ok(())
-            }
-            Err(e) => Err(record(rec, QUERY, e)),
-        }
-    }
-}
-
-/// l.x: the three indexes of one table, as one event.
-struct Indexer {
-    statements: Vec<String>,
-}
-
-impl Client for Indexer {
-    fn event(&mut self, conn: &mut dyn Conn, rec: &mut Recorder) -> Result<(), ErrorKind> {
-        for s in &self.statements {
-            let t = Instant::now();
-            match conn.batch(s) {
-                Ok(()) => rec.statement(INDEX, t.elapsed()),
-                Err(e) => return Err(record(rec, INDEX, e)),
-            }
-        }
-        Ok(())
-    }
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
 
     #[test]
-    fn q_steps_at_other_rates_are_found_once() {
+    fn q_steps_at_other_rates_are_made_from_their_names() {
+        let p = Params::default();
+        let find = |n: &str| query_step(n, &p);
         let a = find("qr2000").unwrap();
-        let b = find("qr2000").unwrap();
-        assert!(std::ptr::eq(
-            a as *const dyn Workload as *const u8,
-            b as *const dyn Workload as *const u8
-        ));
         assert_eq!(a.meta().name, "qr2000");
+        assert_eq!(
+            a.kind,
+            Kind::Query {
+                point: false,
+                rate: 2000
+            }
+        );
         assert!(find("qr").is_none());
         assert!(find("qr0").is_none());
         assert!(find("qr01").is_none());
@@ -789,8 +588,6 @@ mod tests {
             rows: 1000,
             rows_may_be_missing: false,
             ids: Default::default(),
-            insert: Params::default(),
-            linkbench: Default::default(),
             random_pct: 100,
             own_table: false,
             clients: 1,
@@ -805,7 +602,7 @@ mod tests {
             secs: 2.0,
             statements: &statements,
         };
-        let sla = crate::workload::find("qp500")
+        let sla = query_step("qp500", &Params::default())
             .unwrap()
             .sla(&scale, &window)
             .unwrap();
@@ -815,7 +612,7 @@ mod tests {
         assert_eq!(sla.delete_rows_per_sec, 1000.0);
         assert!(sla.passed, "95% is the SLA's share");
         let statements = std::collections::BTreeMap::from([("insert".to_string(), 189)]);
-        let missed = crate::workload::find("qp500").unwrap().sla(
+        let missed = query_step("qp500", &Params::default()).unwrap().sla(
             &scale,
             &Window {
                 statements: &statements,
@@ -823,10 +620,7 @@ mod tests {
             },
         );
         assert!(!missed.unwrap().passed);
-        assert!(crate::workload::find("l.i1")
-            .unwrap()
-            .sla(&scale, &window)
-            .is_none());
+        assert!(steps(&Params::default())[2].sla(&scale, &window).is_none());
     }
 
     #[test]
@@ -836,16 +630,15 @@ mod tests {
             rows: 1050,
             rows_may_be_missing: false,
             ids: Default::default(),
-            insert: Params::default(),
-            linkbench: Default::default(),
             random_pct: 100,
             own_table: false,
             clients: 1,
         };
+        let steps = steps(&Params::default());
         // 1050 rows at 100 per commit: 11 commits per client.
-        assert_eq!(STEPS[0].events(&scale, 2), Some(22));
-        assert_eq!(STEPS[1].events(&scale, 2), Some(2));
-        assert_eq!(STEPS[4].events(&scale, 2), None);
-        assert_eq!(STEPS[1].rows_per_event(&scale), Some(1050));
+        assert_eq!(steps[0].events(&scale, 2), Some(22));
+        assert_eq!(steps[1].events(&scale, 2), Some(2));
+        assert_eq!(steps[4].events(&scale, 2), None);
+        assert_eq!(steps[1].rows_per_event(&scale), Some(1050));
     }
 }

@@ -13,6 +13,7 @@
 
 mod client;
 pub mod model;
+pub mod params;
 pub mod sql;
 
 use std::any::Any;
@@ -21,7 +22,9 @@ use std::sync::Arc;
 use serde::{Deserialize, Serialize};
 
 use super::dist::Rng;
-use super::{Client, ClientCtx, DurationClass, Group, Meta, Scale, ShownStatement, Workload};
+use super::{
+    Client, ClientCtx, DurationClass, Group, Meta, Scale, ShownStatement, Tables, Workload,
+};
 use crate::db::{Conn, DbResult, Dialect};
 use model::Degree;
 
@@ -221,6 +224,31 @@ impl Default for Params {
 }
 
 impl Params {
+    /// The scale in words, for `relbench check`.
+    pub fn describe(&self) -> String {
+        let degree = match self.degree {
+            Degree::Real => "out-degrees as measured".to_string(),
+            Degree::Const(n) => format!("{n} links a node"),
+        };
+        let requests = match self.requests {
+            0 => "for [duration] write".to_string(),
+            n => format!("{n} requests each"),
+        };
+        format!(
+            "LinkBench ids {} … {} ({degree}, {} link types); {} loaders; {} requesters, {requests}{}",
+            self.startid1,
+            self.maxid1 - 1,
+            self.link_type_count,
+            self.loaders,
+            self.requesters,
+            if self.requestrate > 0 {
+                format!(" at {} a second each", self.requestrate)
+            } else {
+                String::new()
+            },
+        )
+    }
+
     pub fn graph(&self) -> model::Graph {
         model::Graph::new(
             self.startid1,
@@ -230,7 +258,7 @@ impl Params {
         )
     }
 
-    fn nodes(&self) -> i64 {
+    pub fn nodes(&self) -> i64 {
         (self.maxid1 - self.startid1).max(0)
     }
 
@@ -255,29 +283,35 @@ pub enum Kind {
     Check,
 }
 
+/// One step of the benchmark, with the plan's parameters.
 pub struct Step {
     pub name: &'static str,
     pub kind: Kind,
+    pub params: Params,
 }
 
-pub static STEPS: [Step; 3] = [
-    Step {
-        name: "lb.load",
-        kind: Kind::Load,
-    },
-    Step {
-        name: "lb.request",
-        kind: Kind::Request,
-    },
-    Step {
-        name: "lb.check",
-        kind: Kind::Check,
-    },
+/// The steps by name.
+pub const KINDS: [(&str, Kind); 3] = [
+    ("lb.load", Kind::Load),
+    ("lb.request", Kind::Request),
+    ("lb.check", Kind::Check),
 ];
+
+/// The three steps, as a plan with these parameters runs them.
+pub fn steps(params: &Params) -> Vec<Step> {
+    KINDS
+        .iter()
+        .map(|&(name, kind)| Step {
+            name,
+            kind,
+            params: *params,
+        })
+        .collect()
+}
 
 /// Which LinkBench step a workload name is.
 pub fn kind(name: &str) -> Option<Kind> {
-    STEPS.iter().find(|s| s.name == name).map(|s| s.kind)
+    KINDS.iter().find(|(n, _)| *n == name).map(|&(_, k)| k)
 }
 
 /// The suite's sequence: load, let the engine write back, the requests,
@@ -285,7 +319,7 @@ pub fn kind(name: &str) -> Option<Kind> {
 pub const SEQUENCE: [&str; 4] = ["lb.load", "settle", "lb.request", "lb.check"];
 
 impl Workload for Step {
-    fn meta(&self) -> Meta {
+    fn meta(&self) -> Meta<'_> {
         let (about, classes, duration) = match self.kind {
             Kind::Load => (
                 "LinkBench: load nodes, their links (out-degrees from the measured distribution) and link counts, loaders in parallel",
@@ -317,7 +351,7 @@ impl Workload for Step {
         }
     }
 
-    fn statements(&self, d: Dialect) -> Vec<ShownStatement> {
+    fn statements(&self, d: Dialect) -> Vec<ShownStatement<'_>> {
         let show = |class: &'static str, sql: String| ShownStatement { class, sql };
         match self.kind {
             Kind::Load => {
@@ -360,6 +394,30 @@ impl Workload for Step {
         None
     }
 
+    /// The three tables, with the nodes and about four links each (the
+    /// measured mean degree).
+    fn tables(&self, _scale: &Scale, _clients: u32) -> Option<Tables> {
+        let nodes = self.params.nodes() as f64;
+        Some(Tables {
+            names: sql::TABLES.iter().map(|t| t.to_string()).collect(),
+            rows: (nodes * (1.0 + model::mean_degree())) as u64,
+        })
+    }
+
+    fn clients(&self) -> Option<u32> {
+        Some(match self.kind {
+            Kind::Load => self.params.loaders,
+            Kind::Request => self.params.requesters,
+            Kind::Check => 1,
+        })
+    }
+
+    /// The original's `requestrate` is per requester.
+    fn rate_per_client(&self) -> Option<u64> {
+        (self.kind == Kind::Request && self.params.requestrate > 0)
+            .then_some(u64::from(self.params.requestrate))
+    }
+
     fn counts_rows(&self) -> bool {
         self.kind == Kind::Load
     }
@@ -370,8 +428,8 @@ impl Workload for Step {
         (0..clients).map(|_| Some(one.clone())).collect()
     }
 
-    fn events(&self, scale: &Scale, clients: u32) -> Option<u64> {
-        let p = &scale.linkbench;
+    fn events(&self, _scale: &Scale, clients: u32) -> Option<u64> {
+        let p = &self.params;
         match self.kind {
             Kind::Load => Some(2 * p.chunks()),
             Kind::Request => (p.requests > 0).then(|| p.requests * u64::from(clients)),
@@ -383,7 +441,7 @@ impl Workload for Step {
         &self,
         conn: &mut dyn Conn,
         d: Dialect,
-        scale: &Scale,
+        _scale: &Scale,
         rng: Rng,
         ctx: &ClientCtx,
     ) -> DbResult<Box<dyn Client>> {
@@ -392,7 +450,7 @@ impl Workload for Step {
             .clone()
             .and_then(|s| s.downcast::<client::Shared>().ok())
             .expect("LinkBench's shared state");
-        let p = &scale.linkbench;
+        let p = &self.params;
         Ok(match self.kind {
             Kind::Load => Box::new(client::Loader::new(conn, d, p, rng, ctx, shared)?),
             Kind::Request => Box::new(client::Requester::new(conn, d, p, rng)?),
@@ -417,14 +475,19 @@ mod tests {
 
     #[test]
     fn fixed_steps_count_their_work() {
-        let mut scale = Scale::probe();
-        scale.linkbench.maxid1 = 5001;
-        scale.linkbench.loader_chunk_size = 1000;
-        assert_eq!(STEPS[0].events(&scale, 3), Some(10));
-        assert_eq!(STEPS[1].events(&scale, 3), None, "by time");
-        scale.linkbench.requests = 7;
-        assert_eq!(STEPS[1].events(&scale, 3), Some(21));
+        let scale = Scale::probe();
+        let mut p = Params {
+            maxid1: 5001,
+            loader_chunk_size: 1000,
+            ..Params::default()
+        };
+        let s = steps(&p);
+        assert_eq!(s[0].events(&scale, 3), Some(10));
+        assert_eq!(s[1].events(&scale, 3), None, "by time");
+        p.requests = 7;
+        let s = steps(&p);
+        assert_eq!(s[1].events(&scale, 3), Some(21));
         // 5000 ids, fewer than check_ids: all of them, 100 per statement.
-        assert_eq!(STEPS[2].events(&scale, 1), Some(50));
+        assert_eq!(s[2].events(&scale, 1), Some(50));
     }
 }

@@ -4,13 +4,13 @@
 //! built-in ones: prepared once per connection, values drawn into buffers
 //! the client keeps, no allocation per event.
 //!
-//! Like the catalogue, a workload is borrowed for the life of the process:
-//! a plan's are registered once when it is read ([`register`]), and
-//! [`find`] looks them up by name as [`crate::workload::find`] does.
+//! A plan's workloads are entries of its catalogue
+//! ([`crate::workload::catalogue::Catalogue`]), made from the plan's text
+//! ([`Script::new`]) whenever the plan is read, from its file or from a
+//! run's record.
 
 pub mod spec;
 
-use std::sync::Mutex;
 use std::time::Instant;
 
 use rand::Rng as _;
@@ -22,75 +22,48 @@ use crate::db::{Conn, DbResult, Dialect, ErrorKind, Param, Stmt};
 use crate::measure::Recorder;
 pub use spec::{Bound, Gen, Returns, ScriptSpec, StatementSpec, TxSpec, Variants};
 
-/// A registered workload: its spec and what every step asks of it,
+/// A plan's workload: its spec and what every step asks of it,
 /// computed once.
 #[derive(Debug)]
 pub struct Script {
     pub spec: ScriptSpec,
-    name: &'static str,
-    about: &'static str,
     /// Statement names, then `begin` and `commit` when it has transactions.
-    classes: Vec<&'static str>,
+    classes: Vec<String>,
     writes: bool,
 }
 
-static REGISTERED: Mutex<Vec<&'static Script>> = Mutex::new(Vec::new());
-
-/// Makes a plan's workload findable by name; the same spec registered
-/// again is the same workload, another spec under the name replaces it
-/// for later lookups.
-pub fn register(spec: &ScriptSpec) -> &'static Script {
-    let mut all = REGISTERED.lock().unwrap_or_else(|p| p.into_inner());
-    if let Some(s) = all.iter().rev().find(|s| s.spec == *spec) {
-        return s;
+impl Script {
+    pub fn new(spec: &ScriptSpec) -> Script {
+        let mut classes: Vec<String> = spec.statements.iter().map(|s| s.name.clone()).collect();
+        if !spec.transactions.is_empty() {
+            classes.push("begin".into());
+            classes.push("commit".into());
+        }
+        let writes = spec
+            .statements
+            .iter()
+            .any(|s| !spec::is_query(s.sql.for_dialect(Dialect::Mysql)));
+        Script {
+            spec: spec.clone(),
+            classes,
+            writes,
+        }
     }
-    let mut classes: Vec<&'static str> = spec
-        .statements
-        .iter()
-        .map(|s| &*Box::leak(s.name.clone().into_boxed_str()))
-        .collect();
-    if !spec.transactions.is_empty() {
-        classes.push("begin");
-        classes.push("commit");
-    }
-    let writes = spec
-        .statements
-        .iter()
-        .any(|s| !spec::is_query(s.sql.for_dialect(Dialect::Mysql)));
-    let s: &'static Script = Box::leak(Box::new(Script {
-        spec: spec.clone(),
-        name: Box::leak(spec.name.clone().into_boxed_str()),
-        about: Box::leak(spec.about.clone().into_boxed_str()),
-        classes,
-        writes,
-    }));
-    all.push(s);
-    s
-}
-
-pub fn find(name: &str) -> Option<&'static Script> {
-    REGISTERED
-        .lock()
-        .unwrap_or_else(|p| p.into_inner())
-        .iter()
-        .rev()
-        .find(|s| s.name == name)
-        .copied()
 }
 
 impl Workload for Script {
-    fn meta(&self) -> Meta {
+    fn meta(&self) -> Meta<'_> {
         Meta {
-            name: self.name,
+            name: &self.spec.name,
             group: Group::Custom,
             duration: if self.writes {
                 DurationClass::Write
             } else {
                 DurationClass::Read
             },
-            about: self.about,
+            about: &self.spec.about,
             transactional: !self.spec.transactions.is_empty(),
-            classes: self.classes.clone(),
+            classes: self.classes.iter().map(String::as_str).collect(),
             warms_up: true,
             creates_tables: false,
             // A statement of the plan's may delete: ids are not promised.
@@ -99,7 +72,7 @@ impl Workload for Script {
         }
     }
 
-    fn statements(&self, d: Dialect) -> Vec<ShownStatement> {
+    fn statements(&self, d: Dialect) -> Vec<ShownStatement<'_>> {
         self.spec
             .statements
             .iter()
@@ -127,6 +100,10 @@ impl Workload for Script {
 
     fn rows_per_event(&self, _scale: &Scale) -> Option<u64> {
         None
+    }
+
+    fn setup(&self, d: Dialect) -> &[String] {
+        self.spec.setup.for_dialect(d)
     }
 
     fn client(

@@ -10,7 +10,7 @@
 //! life of the process (a plan names a handful), so it is borrowed the
 //! same way.
 
-use std::sync::Mutex;
+use std::borrow::Cow;
 
 use super::{Col, Micro, Op, RangeKind, Tx, CATALOGUE};
 use crate::workload::dist;
@@ -152,7 +152,7 @@ impl Knobs {
     /// The catalogue entry `base` with these values: its ops rebuilt, or
     /// why a parameter does not apply to it.
     fn apply(&self, base: &Micro) -> Result<(Vec<Op>, Tx), String> {
-        let name = base.name;
+        let name = &base.name;
         let has = |f: &dyn Fn(&Op) -> bool| base.ops.iter().any(f);
         let mut ops: Vec<Op> = base.ops.to_vec();
         if let Some(n) = self.points {
@@ -304,12 +304,10 @@ impl<T> ReplaceWith<T> for Option<T> {
     }
 }
 
-/// The parameterised entries made so far, kept for the process's life.
-static MADE: Mutex<Vec<&'static Micro>> = Mutex::new(Vec::new());
-
 /// `base[key=value,…]`: the catalogue entry `base` with those parameters,
-/// named canonically; or why not, in words a plan error can show.
-pub fn parameterised(name: &str) -> Result<&'static Micro, String> {
+/// named canonically; or why not, in words a plan error can show. The
+/// entry is the caller's to keep (a plan's catalogue holds it).
+pub fn parameterised(name: &str) -> Result<Micro, String> {
     let Some((base_name, rest)) = name.split_once('[') else {
         return Err(format!("\"{name}\" has no [parameters]"));
     };
@@ -320,7 +318,7 @@ pub fn parameterised(name: &str) -> Result<&'static Micro, String> {
         .iter()
         .find(|m| m.name == base_name)
         .ok_or_else(|| {
-            let names = CATALOGUE.iter().map(|m| m.name);
+            let names = CATALOGUE.iter().map(|m| &*m.name);
             match crate::util::did_you_mean(base_name, names) {
                 Some(m) => format!("\"{base_name}\" is not a sysbench microbenchmark; did you mean \"{m}\"?"),
                 None => format!(
@@ -329,30 +327,22 @@ pub fn parameterised(name: &str) -> Result<&'static Micro, String> {
             }
         })?;
     let knobs = Knobs::parse(inner)?;
-    let full = format!("{base_name}[{}]", knobs.canonical());
-    let mut made = MADE.lock().unwrap_or_else(|p| p.into_inner());
-    if let Some(m) = made.iter().find(|m| m.name == full) {
-        return Ok(m);
-    }
     let (ops, tx) = knobs.apply(base)?;
-    let about = format!("{} — with {}", base.about, knobs.canonical());
-    let micro: &'static Micro = Box::leak(Box::new(Micro {
-        name: Box::leak(full.into_boxed_str()),
+    Ok(Micro {
+        name: Cow::Owned(format!("{base_name}[{}]", knobs.canonical())),
         group: base.group,
-        about: Box::leak(about.into_boxed_str()),
+        about: Cow::Owned(format!("{} — with {}", base.about, knobs.canonical())),
         tx,
-        ops: Box::leak(ops.into_boxed_slice()),
+        ops: Cow::Owned(ops),
         ids: knobs.dist.or(base.ids),
-    }));
-    made.push(micro);
-    Ok(micro)
+    })
 }
 
 /// The canonical name of `name` (`read-only-order[range=1000,order=4]`
 /// is `read-only-order[order=4,range=1000]`), or `name` itself.
 pub fn canonical_name(name: &str) -> Result<String, String> {
     if name.contains('[') {
-        Ok(parameterised(name)?.name.to_string())
+        Ok(parameterised(name)?.name.into_owned())
     } else {
         Ok(name.to_string())
     }
@@ -365,8 +355,12 @@ mod tests {
     use crate::workload::Workload;
 
     fn sql(name: &str) -> Vec<String> {
+        let made;
         let w: &dyn Workload = match name.contains('[') {
-            true => parameterised(name).unwrap(),
+            true => {
+                made = parameterised(name).unwrap();
+                &made
+            }
             false => CATALOGUE.iter().find(|m| m.name == name).unwrap(),
         };
         // As `relbench show` prints it: the transaction, then each statement.
@@ -406,7 +400,8 @@ mod tests {
         // The same parameters in another order are the same step.
         let again =
             parameterised("read-only-10[range=1000,order=4,simple=0,sum=0,distinct=0]").unwrap();
-        assert!(std::ptr::eq(m, again));
+        assert_eq!(m.name, again.name);
+        assert_eq!(m.ops, again.ops);
     }
 
     #[test]

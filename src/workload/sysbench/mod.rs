@@ -10,6 +10,7 @@ pub mod knobs;
 pub mod load;
 pub mod sql;
 
+use std::borrow::Cow;
 use std::time::Instant;
 
 use super::dist::{self, Ids, Rng};
@@ -80,13 +81,15 @@ pub enum Tx {
 }
 
 /// One microbenchmark of the catalogue.
-#[derive(Debug)]
+#[derive(Debug, Clone)]
 pub struct Micro {
-    pub name: &'static str,
+    /// Built-in entries borrow their words and ops; one with parameters
+    /// (`knobs`) owns them.
+    pub name: Cow<'static, str>,
     pub group: Group,
-    pub about: &'static str,
+    pub about: Cow<'static, str>,
     pub tx: Tx,
-    pub ops: &'static [Op],
+    pub ops: Cow<'static, [Op]>,
     /// How ids are drawn, when the entry says (a `dist=` parameter);
     /// otherwise the plan's distribution.
     pub ids: Option<dist::Kind>,
@@ -138,11 +141,11 @@ static RW10000: [Op; 8] = read_write(10000);
 macro_rules! micro {
     ($name:literal, $group:ident, $tx:ident, $ops:expr, $about:literal) => {
         Micro {
-            name: $name,
+            name: Cow::Borrowed($name),
             group: Group::$group,
-            about: $about,
+            about: Cow::Borrowed($about),
             tx: Tx::$tx,
-            ops: $ops,
+            ops: Cow::Borrowed($ops),
             ids: None,
         }
     };
@@ -271,14 +274,6 @@ pub const STANDARD_SEQUENCE: &[&str] = &[
     "insert",
 ];
 
-/// A catalogue entry, or one with parameters, by its name.
-pub fn micro(name: &str) -> Option<&'static Micro> {
-    if name.contains('[') {
-        return knobs::parameterised(name).ok();
-    }
-    CATALOGUE.iter().find(|m| m.name == name)
-}
-
 impl Micro {
     /// The largest range any op reads; the table must have at least as many rows.
     pub fn max_range(&self) -> u32 {
@@ -306,7 +301,7 @@ impl Micro {
 
 impl Micro {
     fn duration_class(&self) -> DurationClass {
-        match (self.group, self.ops) {
+        match (self.group, &*self.ops) {
             (_, [Op::Insert]) => DurationClass::Insert,
             (Group::Write, _) => DurationClass::Write,
             _ => DurationClass::Read,
@@ -331,12 +326,12 @@ impl Micro {
 }
 
 impl Workload for Micro {
-    fn meta(&self) -> Meta {
+    fn meta(&self) -> Meta<'_> {
         Meta {
-            name: self.name,
+            name: &self.name,
             group: self.group,
             duration: self.duration_class(),
-            about: self.about,
+            about: &self.about,
             transactional: self.tx != Tx::None,
             classes: self.classes(),
             warms_up: true,
@@ -346,11 +341,11 @@ impl Workload for Micro {
         }
     }
 
-    fn statements(&self, d: Dialect) -> Vec<ShownStatement> {
+    fn statements(&self, d: Dialect) -> Vec<ShownStatement<'_>> {
         // What the SQL's placeholders hide is said beside it: how many
         // rows a range reads, how often a statement runs per event.
         let mut out: Vec<(ShownStatement, u32)> = Vec::new();
-        for op in self.ops {
+        for op in self.ops.iter() {
             let (times, note) = match op {
                 Op::PointSelects(n) => (*n, String::new()),
                 Op::Range { size, .. } => (1, format!(" -- {size} rows")),
@@ -375,7 +370,11 @@ impl Workload for Micro {
     }
 
     fn rows_per_event(&self, scale: &Scale) -> Option<u64> {
-        matches!(self.ops, [Op::Scan]).then_some(scale.rows as u64)
+        matches!(&*self.ops, [Op::Scan]).then_some(scale.rows as u64)
+    }
+
+    fn rows_needed(&self) -> u64 {
+        u64::from(self.max_range())
     }
 
     fn client(
@@ -432,7 +431,7 @@ struct Slot {
 }
 
 pub struct MicroClient {
-    ops: &'static [Op],
+    ops: Vec<Op>,
     tx: Tx,
     scale: Scale,
     rng: Rng,
@@ -479,7 +478,7 @@ impl MicroClient {
         let reinserts = micro.ops.iter().any(|o| matches!(o, Op::DeleteInsert));
         let updated = |n: u64| if reinserts { Expect::Any } else { exact(n) };
         let mut slots: Vec<Slot> = Vec::new();
-        for op in micro.ops {
+        for op in micro.ops.iter() {
             let expects: Vec<Expect> = match *op {
                 Op::PointSelects(_) => vec![exact(1)],
                 Op::InList {
@@ -526,7 +525,7 @@ impl MicroClient {
         let mid = (scale.rows / 2).max(50);
         let hot = (mid - 49..=mid + 50).map(Param::Int).collect();
         Ok(MicroClient {
-            ops: micro.ops,
+            ops: micro.ops.to_vec(),
             tx: micro.tx,
             scale: *scale,
             rng,
@@ -567,8 +566,10 @@ impl MicroClient {
         t: usize,
     ) -> Result<(), ErrorKind> {
         let mut slot = 0;
-        for op in self.ops {
-            match *op {
+        // By index: the ops are Copy, and the loop needs `self` mutably.
+        for i in 0..self.ops.len() {
+            let op = self.ops[i];
+            match op {
                 Op::PointSelects(n) => {
                     for _ in 0..n {
                         let id = self.ids_dist.sample(&mut self.rng);
@@ -800,9 +801,9 @@ mod tests {
         for m in CATALOGUE {
             let in_sequence = STANDARD_SEQUENCE
                 .iter()
-                .any(|s| s.split(':').next() == Some(m.name));
+                .any(|s| s.split(':').next() == Some(&*m.name));
             assert!(
-                in_sequence != OUTSIDE_SEQUENCE.contains(&m.name),
+                in_sequence != OUTSIDE_SEQUENCE.contains(&&*m.name),
                 "{}: in the standard sequence or in OUTSIDE_SEQUENCE, not both or neither",
                 m.name
             );

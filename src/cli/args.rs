@@ -1,0 +1,366 @@
+//! The command line as clap reads it: the commands, their flags, and the
+//! parsers of flag values; `mod.rs` resolves them into typed options.
+
+use std::path::{Path, PathBuf};
+
+use anyhow::{bail, Context};
+use clap::{Parser, Subcommand};
+
+use crate::compare::{ComparisonSpec, Grouping};
+use crate::render::Format;
+
+pub(super) const EXIT_CODES: &str =
+    "Exit codes: 0 done; 1 error; 2 bad command line or plan (nothing run); \
+3 run finished but some steps failed; 130 interrupted (finished steps kept, --resume goes on).";
+
+#[derive(Parser)]
+#[command(
+    name = "relbench",
+    version,
+    about = "Finds performance regressions between database builds and configurations.",
+    after_help = EXIT_CODES
+)]
+pub(super) struct Cli {
+    #[command(subcommand)]
+    pub(super) command: Command,
+}
+
+/// One workload against one target, without a plan (the sysbench habit):
+/// `--url URL` or `--sqlite FILE`, and `--workload NAME`.
+#[derive(clap::Args, Default)]
+pub(super) struct OneOff {
+    /// A server someone else runs: mysql://, mariadb:// or postgres://USER@HOST[:PORT]/DB (no password in it).
+    #[arg(long, value_name = "URL", conflicts_with_all = ["plan", "sqlite", "confirm"], help_heading = "One workload without a plan")]
+    pub(super) url: Option<String>,
+    /// The environment variable that holds the URL's password.
+    #[arg(
+        long,
+        value_name = "VAR",
+        requires = "url",
+        help_heading = "One workload without a plan"
+    )]
+    pub(super) password_env: Option<String>,
+    /// An embedded SQLite database file (made if missing; with --load).
+    #[arg(long, value_name = "FILE", conflicts_with_all = ["plan", "confirm"], help_heading = "One workload without a plan")]
+    pub(super) sqlite: Option<PathBuf>,
+    /// The workload, with parameters if any: point-query, read-only-order[order=4,range=1000].
+    #[arg(
+        long,
+        value_name = "NAME",
+        help_heading = "One workload without a plan"
+    )]
+    pub(super) workload: Option<String>,
+    /// Client counts, comma-separated [default: 1].
+    #[arg(
+        long,
+        value_delimiter = ',',
+        value_name = "N,...",
+        help_heading = "One workload without a plan"
+    )]
+    pub(super) clients: Vec<u32>,
+    /// How long the workload runs after its warm-up [default: 30s].
+    #[arg(
+        long,
+        value_name = "DURATION",
+        help_heading = "One workload without a plan"
+    )]
+    pub(super) time: Option<String>,
+    /// The warm-up, excluded from every figure [default: 5s].
+    #[arg(
+        long,
+        value_name = "DURATION",
+        help_heading = "One workload without a plan"
+    )]
+    pub(super) warmup: Option<String>,
+    /// Events per second across all clients (open loop), as sysbench's --rate.
+    #[arg(long, value_name = "N", help_heading = "One workload without a plan")]
+    pub(super) rate: Option<u64>,
+    /// Create and fill the tables first (sysbench's prepare); without it
+    /// the workload runs on the tables there.
+    #[arg(long, help_heading = "One workload without a plan")]
+    pub(super) load: bool,
+    /// Tables [default: 1].
+    #[arg(long, value_name = "N", help_heading = "One workload without a plan")]
+    pub(super) tables: Option<u32>,
+    /// Rows per table [default: 100000].
+    #[arg(long, value_name = "N", help_heading = "One workload without a plan")]
+    pub(super) rows: Option<u64>,
+}
+
+impl OneOff {
+    pub(super) fn given(&self) -> bool {
+        self.url.is_some() || self.sqlite.is_some()
+    }
+
+    /// The plan these flags stand for, as TOML: validated like any plan,
+    /// recorded with the results, and what `--resume` reads back.
+    pub(super) fn plan_text(&self) -> anyhow::Result<String> {
+        use toml::Value;
+        let Some(w) = &self.workload else {
+            bail!("a run without a plan needs --workload NAME (`relbench list` shows them)");
+        };
+        if self.workload.is_some() && !self.given() {
+            bail!("--workload runs against --url URL or --sqlite FILE; without them, give a plan");
+        }
+        let mut t = toml::Table::new();
+        let mut step = toml::Table::new();
+        step.insert("step".into(), Value::String(w.clone()));
+        if let Some(r) = self.rate {
+            step.insert("rate".into(), Value::Integer(r as i64));
+        }
+        let mut steps = Vec::new();
+        if self.load {
+            steps.push(Value::String("load".into()));
+        }
+        steps.push(Value::Table(step));
+        t.insert("steps".into(), Value::Array(steps));
+        let clients = if self.clients.is_empty() {
+            vec![1]
+        } else {
+            self.clients.clone()
+        };
+        t.insert(
+            "clients".into(),
+            Value::Array(clients.iter().map(|&c| Value::Integer(c.into())).collect()),
+        );
+        let mut scale = toml::Table::new();
+        if let Some(n) = self.tables {
+            scale.insert("tables".into(), Value::Integer(n.into()));
+        }
+        if let Some(n) = self.rows {
+            scale.insert("rows".into(), Value::Integer(n.min(i64::MAX as u64) as i64));
+        }
+        t.insert("scale".into(), Value::Table(scale));
+        let mut duration = toml::Table::new();
+        for (k, v) in [
+            ("warmup", &self.warmup),
+            ("read", &self.time),
+            ("write", &self.time),
+            ("insert", &self.time),
+        ] {
+            if let Some(v) = v {
+                duration.insert(k.into(), Value::String(v.clone()));
+            }
+        }
+        t.insert("duration".into(), Value::Table(duration));
+        let mut target = toml::Table::new();
+        target.insert("name".into(), Value::String("target".into()));
+        match (&self.url, &self.sqlite) {
+            (Some(url), _) => {
+                let scheme = url.split_once("://").map(|(s, _)| s).unwrap_or("");
+                let engine = match scheme {
+                    "mysql" => "mysql",
+                    "mariadb" => "mariadb",
+                    "postgres" | "postgresql" => "postgres",
+                    other => bail!("--url {url}: unknown scheme \"{other}\"; use mysql://, mariadb:// or postgres://"),
+                };
+                target.insert("engine".into(), Value::String(engine.into()));
+                target.insert("url".into(), Value::String(url.clone()));
+                if let Some(p) = &self.password_env {
+                    target.insert("password_env".into(), Value::String(p.clone()));
+                }
+            }
+            (None, Some(file)) => {
+                target.insert("engine".into(), Value::String("sqlite".into()));
+                let abs = std::path::absolute(file).unwrap_or_else(|_| file.clone());
+                target.insert("path".into(), Value::String(abs.display().to_string()));
+            }
+            (None, None) => unreachable!("given() was checked"),
+        }
+        t.insert("target".into(), Value::Array(vec![Value::Table(target)]));
+        Ok(format!(
+            "# relbench run {}\n{}",
+            std::env::args().skip(2).collect::<Vec<_>>().join(" "),
+            toml::to_string(&t)?
+        ))
+    }
+}
+
+/// How a one-off run's plan is named in messages and results.
+pub(super) const ONE_OFF_SOURCE: &str = "<command line>";
+
+#[derive(Subcommand)]
+pub(super) enum Command {
+    /// Run a plan; without one, the built-in quick plan (two SQLite configurations).
+    Run {
+        /// The plan file (TOML); `relbench init` writes an example.
+        plan: Option<PathBuf>,
+        /// Results directory [default: results/<UTC time>].
+        #[arg(long)]
+        out: Option<PathBuf>,
+        /// Finish the run in --out, skipping the steps it already wrote.
+        #[arg(long)]
+        resume: bool,
+        /// Print only the final report and errors.
+        #[arg(long, short)]
+        quiet: bool,
+        /// Add repeats to the run in DIR for the steps its report could not
+        /// judge (disturbed, or past 5% but not significant), the targets
+        /// interleaved, until each has enough for a rank test (4).
+        #[arg(long, value_name = "DIR", conflicts_with_all = ["plan", "out", "resume"])]
+        confirm: Option<PathBuf>,
+        #[command(flatten)]
+        one_off: OneOff,
+    },
+    /// Compare results directories and write report.md, .csv, .json and .html.
+    Report {
+        /// Results directories, from one host or several.
+        #[arg(required = true)]
+        dirs: Vec<PathBuf>,
+        /// The target others are compared with [default: the first target of the first run].
+        #[arg(long)]
+        base: Option<String>,
+        /// Where to write the report [default: the first results directory].
+        #[arg(long)]
+        out: Option<PathBuf>,
+        /// Formats to write, comma-separated: md, csv, json, html, txt.
+        #[arg(long, value_delimiter = ',', default_value = "md,csv,json,html,txt", value_parser = parse_format)]
+        format: Vec<Format>,
+        /// A comparison of its own, repeatable: `[TITLE=]BASE[:T1,T2,...]`
+        /// (the base and the targets it shows, in order; all when none are
+        /// named). Each gets its own overview, summary and tables.
+        #[arg(long, value_name = "SPEC", value_parser = parse_compare, conflicts_with = "base")]
+        compare: Vec<ComparisonSpec>,
+        /// The comparisons from a TOML file: `[[comparison]]` tables with
+        /// `title`, `base` and `targets`.
+        #[arg(long, value_name = "FILE", conflicts_with_all = ["base", "compare"])]
+        config: Option<PathBuf>,
+        /// Group steps by what they do (`kind`: point, range, writes) or by
+        /// where they run (`position`: before the write-heavy steps, those,
+        /// after, inserts and deletes).
+        #[arg(long, default_value = "kind", value_parser = parse_grouping)]
+        groups: Grouping,
+    },
+    /// Start one managed target's server as a run would and keep it until
+    /// stdin closes or Ctrl-C (for looking at it by hand, and for bench/).
+    Serve {
+        plan: PathBuf,
+        /// The target whose server to start.
+        #[arg(long)]
+        target: String,
+        /// Where the datadir goes when the plan sets none [default: results/<UTC time>].
+        #[arg(long)]
+        out: Option<PathBuf>,
+    },
+    /// Validate a plan and show what it would run, without running it.
+    Check {
+        /// The plan file, or a results directory (its run's plan, as recorded).
+        plan: PathBuf,
+        /// Print the schedule: every execution in run order with its
+        /// identity (target/repeat/[phase]step/clients), stop rule, seed
+        /// and hooks; the same plan gives the same list on any host.
+        #[arg(long)]
+        schedule: bool,
+        /// An earlier run whose per-second noise says how long steps must
+        /// be [default: the newest run under results/].
+        #[arg(long, value_name = "DIR")]
+        last: Option<PathBuf>,
+    },
+    /// List the suites and workloads (and a plan's own, with --plan).
+    List {
+        /// A plan whose `[[workload]]`s to list too.
+        #[arg(long, value_name = "PLAN")]
+        plan: Option<PathBuf>,
+    },
+    /// Show the SQL of a workload (or of `load`) for every engine.
+    Show {
+        workload: String,
+        /// For `load`: the CREATE TABLE of each target of this plan, with
+        /// its storage engine and `table_options`; for a workload the plan
+        /// writes (`[[workload]]`), its SQL.
+        #[arg(long, value_name = "PLAN")]
+        plan: Option<PathBuf>,
+        /// With --plan: only this target.
+        #[arg(long, value_name = "NAME", requires = "plan")]
+        target: Option<String>,
+    },
+    /// Write a commented example plan.
+    Init {
+        #[arg(default_value = "relbench.toml")]
+        file: PathBuf,
+        /// Overwrite the file if it exists.
+        #[arg(long)]
+        force: bool,
+    },
+}
+
+pub(super) fn parse_grouping(s: &str) -> Result<Grouping, String> {
+    match s {
+        "kind" => Ok(Grouping::Kind),
+        "position" => Ok(Grouping::Position),
+        _ => Err(format!("unknown grouping \"{s}\"; use kind or position")),
+    }
+}
+
+/// `[TITLE=]BASE[:T1,T2,...]`.
+pub(super) fn parse_compare(s: &str) -> Result<ComparisonSpec, String> {
+    let (title, rest) = match s.split_once('=') {
+        Some((t, r)) => (Some(t.trim().to_string()), r),
+        None => (None, s),
+    };
+    let (base, targets) = match rest.split_once(':') {
+        Some((b, t)) => (
+            b.trim().to_string(),
+            t.split(',')
+                .map(|x| x.trim().to_string())
+                .filter(|x| !x.is_empty())
+                .collect::<Vec<_>>(),
+        ),
+        None => (rest.trim().to_string(), Vec::new()),
+    };
+    if base.is_empty() {
+        return Err(format!(
+            "\"{s}\" names no base; write [TITLE=]BASE[:T1,T2,...], e.g. \"MariaDB over time=ma102:ma102,ma1011,ma114\""
+        ));
+    }
+    Ok(ComparisonSpec::new(title, base, targets))
+}
+
+/// The comparisons the run's plan asks for (`[[comparison]]`), if any.
+pub(super) fn plan_comparisons(dir: &Path) -> Vec<ComparisonSpec> {
+    crate::results::read_run_info(dir)
+        .map(|info| {
+            info.plan
+                .comparisons
+                .into_iter()
+                .map(|c| ComparisonSpec::new(c.title, c.base, c.targets))
+                .collect()
+        })
+        .unwrap_or_default()
+}
+
+/// The comparisons of a report configuration file.
+pub(super) fn read_comparisons(path: &Path) -> anyhow::Result<Vec<ComparisonSpec>> {
+    #[derive(serde::Deserialize)]
+    #[serde(deny_unknown_fields)]
+    struct File {
+        comparison: Vec<Entry>,
+    }
+    #[derive(serde::Deserialize)]
+    #[serde(deny_unknown_fields)]
+    struct Entry {
+        title: Option<String>,
+        base: String,
+        #[serde(default)]
+        targets: Vec<String>,
+    }
+    let text = std::fs::read_to_string(path)
+        .with_context(|| format!("cannot read the report configuration {}", path.display()))?;
+    let file: File = toml::from_str(&text).map_err(|e| {
+        anyhow::anyhow!(
+            "{}: {}; it holds [[comparison]] tables with `title`, `base` and `targets`",
+            path.display(),
+            e.message()
+        )
+    })?;
+    Ok(file
+        .comparison
+        .into_iter()
+        .map(|e| ComparisonSpec::new(e.title, e.base, e.targets))
+        .collect())
+}
+
+pub(super) fn parse_format(s: &str) -> Result<Format, String> {
+    Format::parse(s)
+        .ok_or_else(|| format!("unknown format \"{s}\"; use md, csv, json, html or txt"))
+}

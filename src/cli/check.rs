@@ -1,0 +1,179 @@
+//! `relbench check`: a plan validated and described (its scale, steps,
+//! phases, hooks and timed length; `--schedule` prints every execution
+//! with its identity), and how long its steps should be for the noise an
+//! earlier run showed.
+
+use std::path::{Path, PathBuf};
+
+use anyhow::Context;
+
+use super::read_plan;
+use crate::plan::{self, Plan};
+use crate::workload;
+
+/// `relbench check PLAN|DIR [--schedule]`.
+pub(super) fn check(path: &Path, last: Option<&Path>, schedule: bool) -> anyhow::Result<()> {
+    let plan = if path.is_dir() {
+        // A results directory: the plan its run recorded, as it ran.
+        crate::results::read_run_info(path)?.plan
+    } else {
+        read_plan(path)?.0
+    };
+    let cat = plan.catalogue().map_err(anyhow::Error::msg)?;
+    let sched = plan.schedule(&cat);
+    if schedule {
+        crate::out!("{}", sched.describe());
+        return Ok(());
+    }
+    crate::outln!("{}: valid", path.display());
+    crate::outln!(
+        "targets: {}",
+        plan.targets
+            .iter()
+            .map(|t| format!("{} ({})", t.name, t.engine))
+            .collect::<Vec<_>>()
+            .join(", ")
+    );
+    let groups: Vec<workload::Group> = sched.executions.iter().filter_map(|e| e.group).collect();
+    if groups.contains(&workload::Group::LinkBench) {
+        crate::outln!(
+            "scale: {}; repeats {}",
+            plan.linkbench.describe(),
+            plan.repeats
+        );
+    } else if groups.contains(&workload::Group::Insert) {
+        crate::outln!(
+            "scale: {}; clients {:?}; repeats {}",
+            plan.insert_benchmark.describe(plan.rows),
+            plan.clients,
+            plan.repeats
+        );
+    } else {
+        crate::outln!(
+            "scale: {} table(s) × {} rows; clients {:?}; repeats {}",
+            plan.tables,
+            plan.rows,
+            plan.clients,
+            plan.repeats
+        );
+    }
+    let steps: Vec<String> = plan.steps.iter().map(|s| s.label()).collect();
+    crate::outln!(
+        "steps ({}, suite {}): {}",
+        steps.len(),
+        plan.suite,
+        steps.join(" → ")
+    );
+    for why in plan.skipped() {
+        crate::outln!("note: {why}");
+    }
+    for (i, p) in plan.phases.iter().enumerate() {
+        let end = plan.phases.get(i + 1).map_or(plan.steps.len(), |n| n.first);
+        crate::outln!(
+            "phase {} ({}): {}",
+            p.name,
+            match &p.server {
+                Some(c) => format!("restarts the server with {}", c.describe()),
+                None => "on the server as it runs".into(),
+            },
+            steps[p.first..end].join(" → ")
+        );
+    }
+    for h in &plan.hooks {
+        crate::outln!(
+            "hook {} {}: {} (timeout {})",
+            match h.when {
+                plan::When::Before => "before",
+                plan::When::After => "after",
+            },
+            match &h.scope {
+                plan::HookScope::Steps => "every step".to_string(),
+                plan::HookScope::Step(s) => format!("step {s}"),
+                plan::HookScope::Phase(p) => format!("phase {p}"),
+            },
+            match &h.action {
+                plan::HookAction::Sql(q) => format!("sql `{q}`"),
+                plan::HookAction::Shell(c) => format!("shell `{c}`"),
+            },
+            plan::human_duration(h.timeout_secs)
+        );
+    }
+    crate::outln!(
+        "{} step runs; {:.0} s of warm-ups, timed windows and settles, plus loads, steps that run until their work is done, and server starts",
+        sched.executions.len(),
+        sched.estimated_secs
+    );
+    noise_advice(&plan, last)
+}
+
+/// The newest results directory under `results/`, by its name (a UTC time).
+fn newest_run() -> Option<PathBuf> {
+    let mut dirs: Vec<PathBuf> = std::fs::read_dir("results")
+        .ok()?
+        .flatten()
+        .map(|e| e.path())
+        .filter(|p| p.join("run.json").is_file())
+        .collect();
+    dirs.sort();
+    dirs.pop()
+}
+
+/// How long steps must be for the noise an earlier run showed, and a
+/// warning when the plan's timed steps are shorter.
+fn noise_advice(plan: &Plan, last: Option<&Path>) -> anyhow::Result<()> {
+    let dir = match last {
+        Some(d) => d.to_path_buf(),
+        None => match newest_run() {
+            Some(d) => d,
+            None => return Ok(()),
+        },
+    };
+    let run = crate::results::load_run(&dir)
+        .with_context(|| format!("--last {}: reading its results", dir.display()))?;
+    let mut needs: Vec<(f64, String)> = run
+        .steps
+        .iter()
+        .filter(|s| s.failed.is_none() && matches!(s.step.kind, plan::StepKind::Workload(_)))
+        .filter_map(|s| {
+            let n = crate::measure::within::seconds_for(0.05, &s.second_rates())?;
+            Some((
+                n,
+                format!("{} c{} on {}", s.step.label(), s.clients, s.target),
+            ))
+        })
+        .collect();
+    if needs.is_empty() {
+        crate::outln!(
+            "noise: {} has no step of 5 whole seconds or more to judge this machine's noise by",
+            dir.display()
+        );
+        return Ok(());
+    }
+    needs.sort_by(|a, b| a.0.total_cmp(&b.0));
+    let median = needs[needs.len() / 2].0;
+    let worst = needs.last().expect("not empty");
+    crate::outln!(
+        "noise: in {}, a 5% change needed windows of about {median:.0} s to be significant within one run \
+         (the median over {} steps; the noisiest, {}, needed {:.0} s)",
+        dir.display(),
+        needs.len(),
+        worst.1,
+        worst.0
+    );
+    for (class, name) in [
+        (workload::DurationClass::Read, "read"),
+        (workload::DurationClass::Write, "write"),
+    ] {
+        if let plan::StopSpec::Secs(secs) = plan.stop_for(class) {
+            if secs < median && plan.repeats < 4 {
+                crate::outln!(
+                    "warning: the plan's {name} steps run {}, shorter than the {median:.0} s the noise \
+                     last time called for: with one repeat, changes of 5% will read as not significant; lengthen \
+                     [duration] {name}, or set repeats = 4 or more",
+                    plan::human_duration(secs)
+                );
+            }
+        }
+    }
+    Ok(())
+}

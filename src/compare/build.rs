@@ -1,0 +1,393 @@
+//! Building the model: every step's row of cells, the comparisons a plan
+//! or the command line asks for (each with its own base and subset), the
+//! A/A noise floor, and the base's failures.
+
+use super::targets::name_targets;
+use super::targets::resolve_base;
+use super::targets::sampler_cost;
+use super::*;
+
+/// For each step result, the index of its row (settle steps have none).
+pub(super) fn step_rows(rows: &[Row], steps: &[(usize, StepResult)]) -> Vec<Option<usize>> {
+    steps
+        .iter()
+        .map(|(_, s)| {
+            rows.iter().position(|r| {
+                r.step == s.step && r.clients == s.clients && r.occurrence == s.occurrence
+            })
+        })
+        .collect()
+}
+
+/// `scan (warm)`, and `scan (warm) #2` the second time in the sequence.
+pub(super) fn row_title(step: &Step, occurrence: u32) -> String {
+    match occurrence {
+        1 => step.title(),
+        n => format!("{} #{n}", step.title()),
+    }
+}
+
+/// Builds the comparison from loaded runs. `base` names a target, or a
+/// plan's target name that each host has (then every host's targets are
+/// compared with that host's own base); it defaults to the first target.
+pub fn build(runs: &[LoadedRun], base: Option<&str>) -> anyhow::Result<Report> {
+    build_subset(runs, base, None)
+}
+
+/// One comparison of a report with several: a title, a base and the
+/// targets it shows (all, when `targets` is empty).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct ComparisonSpec {
+    pub title: String,
+    pub base: Option<String>,
+    pub targets: Vec<String>,
+}
+
+impl ComparisonSpec {
+    /// A comparison against `base` of `targets` (the base among them,
+    /// first when not named), titled "against BASE" when untitled.
+    pub fn new(title: Option<String>, base: String, mut targets: Vec<String>) -> Self {
+        if !targets.is_empty() && !targets.contains(&base) {
+            targets.insert(0, base.clone());
+        }
+        ComparisonSpec {
+            title: title.unwrap_or_else(|| format!("against {base}")),
+            base: Some(base),
+            targets,
+        }
+    }
+}
+
+/// A comparison and its model.
+pub struct Comparison {
+    pub title: String,
+    pub report: Report,
+}
+
+/// Builds each comparison, in the order given; with none, one comparison
+/// of every target against `base` (the first target when `None`).
+pub fn build_all(
+    runs: &[LoadedRun],
+    base: Option<&str>,
+    specs: &[ComparisonSpec],
+) -> anyhow::Result<Vec<Comparison>> {
+    if specs.is_empty() {
+        let report = build(runs, base)?;
+        return Ok(vec![Comparison {
+            title: format!("against {}", report.base),
+            report,
+        }]);
+    }
+    specs
+        .iter()
+        .map(|s| {
+            let subset = (!s.targets.is_empty()).then_some(s.targets.as_slice());
+            let report = build_subset(runs, s.base.as_deref(), subset)
+                .with_context(|| format!("comparison \"{}\"", s.title))?;
+            Ok(Comparison {
+                title: s.title.clone(),
+                report,
+            })
+        })
+        .collect()
+}
+
+/// [`build`] over the named targets only, in the order named (the base
+/// among them; the first named is the base when none is given).
+pub fn build_subset(
+    runs: &[LoadedRun],
+    base: Option<&str>,
+    subset: Option<&[String]>,
+) -> anyhow::Result<Report> {
+    if runs.is_empty() {
+        bail!("no results directories given");
+    }
+    let mut targets = name_targets(runs);
+    if let Some(names) = subset {
+        let all: Vec<String> = targets.iter().map(|t| t.name.clone()).collect();
+        let mut chosen = Vec::new();
+        for n in names {
+            let found = targets
+                .iter()
+                .find(|t| t.name == *n)
+                .or_else(|| {
+                    let by_plan: Vec<&TargetMeta> =
+                        targets.iter().filter(|t| t.plan_name == *n).collect();
+                    (by_plan.len() == 1).then(|| by_plan[0])
+                })
+                .with_context(|| {
+                    format!(
+                        "no target \"{n}\" in these results{}; the targets are: {}",
+                        crate::util::did_you_mean(n, all.iter().map(String::as_str))
+                            .map(|m| format!(" (did you mean \"{m}\"?)"))
+                            .unwrap_or_default(),
+                        all.join(", ")
+                    )
+                })?;
+            if !chosen.iter().any(|c: &TargetMeta| c.name == found.name) {
+                chosen.push(found.clone());
+            }
+        }
+        // A/A links point into the full list: point them into this one.
+        let originals: Vec<Option<String>> = chosen
+            .iter()
+            .map(|c| c.copy_of.map(|o| targets[o].name.clone()))
+            .collect();
+        let chosen_names: Vec<String> = chosen.iter().map(|c| c.name.clone()).collect();
+        for (c, o) in chosen.iter_mut().zip(originals) {
+            c.copy_of = o.and_then(|n| chosen_names.iter().position(|x| *x == n));
+        }
+        targets = chosen;
+    }
+    let base = base
+        .map(str::to_string)
+        .or_else(|| subset.and_then(|s| s.first().cloned()));
+    let base = base.as_deref();
+    let mut hosts: Vec<String> = Vec::new();
+    for t in &targets {
+        if !hosts.contains(&t.host) {
+            hosts.push(t.host.clone());
+        }
+    }
+    let first = targets
+        .first()
+        .map(|t| t.plan_name.clone())
+        .context("the results hold no targets")?;
+    let (base, base_of) = match base {
+        Some(b) => (b.to_string(), resolve_base(&targets, &hosts, b)?),
+        // The first target; on several hosts each host's target of that
+        // name, when every host has one.
+        None => match resolve_base(&targets, &hosts, &first) {
+            Ok(of) => (first, of),
+            Err(_) => {
+                let name = targets[0].name.clone();
+                let of = resolve_base(&targets, &hosts, &name)?;
+                (name, of)
+            }
+        },
+    };
+
+    for ti in 0..targets.len() {
+        let b = base_of[ti];
+        if b == ti {
+            continue;
+        }
+        // Every setting where both servers reported them all; the
+        // recorded few otherwise (older results, embedded engines).
+        let whole = !targets[ti].settings.is_empty() && !targets[b].settings.is_empty();
+        let (mine, theirs) = if whole {
+            (&targets[ti].settings, &targets[b].settings)
+        } else {
+            (&targets[ti].config, &targets[b].config)
+        };
+        let mut keys: Vec<&String> = mine.keys().chain(theirs.keys()).collect();
+        keys.sort();
+        keys.dedup();
+        let differ = keys
+            .into_iter()
+            .filter(|k| mine.get(*k) != theirs.get(*k))
+            .map(|k| {
+                let v =
+                    |m: &BTreeMap<String, String>| m.get(k).cloned().unwrap_or_else(|| "—".into());
+                (k.clone(), v(mine), v(theirs))
+            })
+            .collect();
+        targets[ti].settings_differ = differ;
+    }
+
+    // Every step result, tagged with its target's index in the report.
+    let mut steps: Vec<(usize, StepResult)> = Vec::new();
+    for (ri, run) in runs.iter().enumerate() {
+        for s in &run.steps {
+            if let Some(ti) = targets
+                .iter()
+                .position(|t| t.run == ri && t.plan_name == s.target)
+            {
+                steps.push((ti, s.clone()));
+            }
+        }
+    }
+
+    // Rows: every (step, occurrence, clients) that has a group, in
+    // sequence order.
+    let mut keys: Vec<(usize, Step, u32, u32, Group, Unit)> = Vec::new();
+    for (_, s) in &steps {
+        let Some(g) = s.group else { continue };
+        if s.step.kind == StepKind::Settle {
+            continue;
+        }
+        let occ = s.occurrence;
+        if !keys
+            .iter()
+            .any(|k| k.1 == s.step && k.2 == occ && k.3 == s.clients)
+        {
+            keys.push((s.seq, s.step.clone(), occ, s.clients, g, s.unit));
+        }
+    }
+    keys.sort_by_key(|k| (k.4, k.0, k.3));
+    let cols = column_order(&targets, &hosts);
+    let mut rows = Vec::new();
+    let mut response_times = Vec::new();
+    for (seq, step, occ, clients, group, unit) in keys {
+        // The results of this row for one target, in repeat order.
+        let results_of = |ti: usize| {
+            let mut v: Vec<&StepResult> = steps
+                .iter()
+                .filter(|(t, s)| {
+                    *t == ti && s.step == step && s.clients == clients && s.occurrence == occ
+                })
+                .map(|(_, s)| s)
+                .collect();
+            v.sort_by_key(|s| s.repeat);
+            v
+        };
+        let ok_of = |ti: usize| results_of(ti).into_iter().filter(|s| s.failed.is_none());
+        let mut cells: Vec<Cell> = (0..targets.len())
+            .map(|ti| cell(results_of(ti).into_iter()))
+            .collect();
+        let plain = cells.clone();
+        for (ti, c) in cells.iter_mut().enumerate() {
+            compare(c, &plain[base_of[ti]], ti == base_of[ti]);
+        }
+        let noise_floor = noise_floor(&targets, &cells);
+        for c in &mut cells {
+            c.noise_floor = noise_floor;
+        }
+        let series = series::row_series(&cols, ok_of);
+        let mut response = Vec::new();
+        if group == Group::Insert {
+            let title = row_title(&step, occ);
+            for &ti in &cols {
+                response.extend(series::response_rows(&title, ti, ok_of(ti)));
+            }
+        }
+        response_times.extend(response);
+        let row = Row {
+            seq,
+            step,
+            occurrence: occ,
+            group,
+            clients,
+            unit,
+            cells,
+            series,
+            noise_floor,
+        };
+        rows.push(row);
+    }
+    let step_rows = step_rows(&rows, &steps);
+
+    let summary: Vec<TargetSummary> = (0..targets.len())
+        .filter(|&ti| base_of[ti] != ti)
+        .map(|ti| {
+            summary::summarise(
+                &targets[ti].name,
+                targets[ti].copy_of.map(|o| targets[o].name.as_str()),
+                &targets[base_of[ti]].name,
+                ti,
+                base_of[ti],
+                &rows,
+                &steps,
+            )
+        })
+        .collect();
+    let runs = runs
+        .iter()
+        .map(|r| RunMeta {
+            dir: r.dir.display().to_string(),
+            status: r.info.status,
+            started: r.info.started.clone(),
+            finished: r.info.finished.clone(),
+            relbench_version: r.info.relbench_version.clone(),
+            plan_source: r.info.plan_source.clone(),
+            plan_text: r.info.plan_text.clone(),
+            sampler_us_per_reading: r
+                .steps
+                .iter()
+                .filter_map(|s| s.metrics.sampler.as_ref())
+                .filter(|c| c.samples > 0)
+                .map(|c| c.cpu_secs * 1e6 / f64::from(c.samples))
+                .reduce(f64::max),
+            sampler_cost: String::new(),
+            skipped_files: r.skipped.clone(),
+            host: r.info.host.clone(),
+        })
+        .map(|mut m: RunMeta| {
+            m.sampler_cost = sampler_cost(m.sampler_us_per_reading);
+            m
+        })
+        .collect();
+    Ok(Report {
+        base,
+        runs,
+        summary_lines: summary::lines(&summary),
+        db_size: series::db_size(targets.len(), &steps),
+        timeline: campaign::timeline(targets.len(), &base_of, &steps),
+        sla: series::sla_rows(&steps),
+        response_times,
+        linkbench: linkbench::view(
+            &targets.iter().map(|t| t.name.clone()).collect::<Vec<_>>(),
+            &base_of,
+            &rows,
+            &steps,
+        ),
+        problems: series::problems(&steps),
+        interference: series::interference(&steps),
+        base_failed: base_failed(&targets, &base_of, &rows, &steps),
+        targets,
+        base_of,
+        hosts,
+        rows,
+        summary,
+        steps,
+        step_rows,
+    })
+}
+
+/// The bases that have no figure on any row, with why and who could be
+/// the base instead.
+pub(super) fn base_failed(
+    targets: &[TargetMeta],
+    base_of: &[usize],
+    rows: &[Row],
+    steps: &[(usize, StepResult)],
+) -> Vec<BaseFailed> {
+    let measured = |ti: usize| rows.iter().any(|r| r.cells[ti].throughput.is_some());
+    let mut bases: Vec<usize> = base_of.to_vec();
+    bases.sort_unstable();
+    bases.dedup();
+    bases
+        .into_iter()
+        .filter(|&b| !measured(b))
+        .map(|b| BaseFailed {
+            base: targets[b].name.clone(),
+            why: steps
+                .iter()
+                .find(|(t, s)| *t == b && s.failed.is_some())
+                .and_then(|(_, s)| s.failed.clone()),
+            instead: (0..targets.len())
+                .find(|&i| i != b && targets[i].host == targets[b].host && measured(i))
+                .map(|i| targets[i].name.clone()),
+        })
+        .collect()
+}
+
+/// The largest spread between A/A copies of one target on a row: the
+/// largest ÷ the smallest throughput, less 1.
+pub(super) fn noise_floor(targets: &[TargetMeta], cells: &[Cell]) -> Option<f64> {
+    (0..targets.len())
+        .filter_map(|ti| {
+            let same: Vec<f64> = (0..targets.len())
+                .filter(|&j| j == ti || targets[j].copy_of == Some(ti))
+                .filter_map(|j| cells[j].throughput)
+                .collect();
+            if same.len() < 2 {
+                return None;
+            }
+            let (lo, hi) = same
+                .iter()
+                .fold((f64::MAX, f64::MIN), |(l, h), &v| (l.min(v), h.max(v)));
+            (lo > 0.0).then(|| hi / lo - 1.0)
+        })
+        .reduce(f64::max)
+}

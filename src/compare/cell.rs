@@ -1,0 +1,400 @@
+//! A cell: one target's results for one step, reduced to medians, costs,
+//! latency and counters, then compared with the base's cell (ratios,
+//! intervals, p-values from the rank-sum or the within-run test).
+
+use super::*;
+
+/// One statement class's latency in a cell, µs.
+#[derive(Debug, Clone, Copy, PartialEq, Serialize)]
+pub struct StatementLatency {
+    pub count: u64,
+    pub p50_us: f64,
+    pub p99_us: f64,
+    pub max_us: f64,
+}
+
+/// Which test produced a p-value and interval.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum Method {
+    /// Mann–Whitney rank-sum over the repeats' throughputs ([`stats`]).
+    RankSum,
+    /// Welch's t on the per-second throughput of one window each, sizes
+    /// corrected for autocorrelation, Fieller's interval ([`within`]).
+    PerSecond,
+}
+
+impl Method {
+    pub fn describe(self) -> &'static str {
+        match self {
+            Method::RankSum => "Mann–Whitney rank-sum test over the repeats, inverted for the interval",
+            Method::PerSecond => {
+                "Welch's t-test on the two windows' per-second throughput with sample sizes corrected for \
+                 autocorrelation, Fieller's interval of the ratio"
+            }
+        }
+    }
+}
+
+/// What the repeats (or, with one repeat each, the seconds of the two
+/// windows) say about a target's change against its base.
+#[derive(Debug, Clone, Serialize)]
+pub struct Significance {
+    pub method: Method,
+    /// Two-sided p-value.
+    pub p_value: f64,
+    /// The interval of target ÷ base, from the same test.
+    pub interval: Option<stats::Interval>,
+    /// Repeats per target a rank test would need to call a change of
+    /// this size significant, when this one is not.
+    pub repeats_needed: Option<u32>,
+}
+
+/// One target's figures for one row, the median over repeats.
+#[derive(Debug, Clone, Default, Serialize)]
+pub struct Cell {
+    pub throughput: Option<f64>,
+    /// Throughput of each repeat that did not fail, in repeat order.
+    pub throughputs: Vec<f64>,
+    /// The median's confidence interval (with two or more repeats).
+    pub throughput_interval: Option<stats::Interval>,
+    /// Target ÷ base.
+    pub relative: Option<f64>,
+    /// Set when the target and its base both have two or more repeats.
+    pub significance: Option<Significance>,
+    /// How many repeats were measured.
+    pub repeats: usize,
+    /// Why the step has no figure, when it failed in every repeat.
+    pub failed: Option<String>,
+    /// Cost per operation by [`Cost::key`], median over repeats; a cost
+    /// that was not measured is absent.
+    pub costs: BTreeMap<Cost, f64>,
+    /// Target ÷ base for each cost both have (above 1 = more cost).
+    pub costs_relative: BTreeMap<Cost, f64>,
+    /// The rank test's p-value for each cost, with repeats on both sides.
+    pub costs_p: BTreeMap<Cost, f64>,
+    /// Each cost per repeat, for the tests.
+    #[serde(skip)]
+    pub cost_samples: BTreeMap<Cost, Vec<f64>>,
+    pub p99_us: Option<f64>,
+    pub errors: u64,
+    /// Database size on disk after the step, and the server's peak
+    /// resident memory during it (medians over repeats).
+    pub db_bytes_after: Option<u64>,
+    pub server_rss_peak_bytes: Option<u64>,
+    /// An Insert Benchmark q-step whose background inserts missed the SLA
+    /// in some repeat: the lowest share of the target rate reached.
+    pub sla_missed: Option<f64>,
+    /// The base missed the SLA on this step: the comparison is not fair.
+    pub base_sla_missed: bool,
+    /// An open-loop step (`rate`) that fell short of its rate in some
+    /// repeat: the lowest share of the rate reached. Its throughput is the
+    /// server's limit, not the rate asked: not judged.
+    pub rate_missed: Option<f64>,
+    /// Why this target's figure is disturbed (half or more of its repeats
+    /// ran while other programs or steal took ≥ 5% of the machine).
+    pub disturbed: Option<String>,
+    /// The base's figure on this step is disturbed.
+    pub base_disturbed: bool,
+    /// This target's window or its base's was too short to judge by.
+    pub short_window: bool,
+    /// Other programs' share of the machine over the window, in %
+    /// (median over repeats).
+    pub others_share_pct: Option<f64>,
+    /// The row's A/A noise floor (see [`Row::noise_floor`]), copied here
+    /// so a cell can judge itself.
+    pub noise_floor: Option<f64>,
+    /// The measured window's length, the machine's CPU utilisation and
+    /// the devices' (medians over repeats): what bounded the step.
+    pub window_secs: Option<f64>,
+    pub cpu_util_pct: Option<f64>,
+    pub disk_util_pct: Option<f64>,
+    /// The machine's rates over the window (medians over repeats), and
+    /// target ÷ base for each.
+    pub rates: BTreeMap<Rate, f64>,
+    pub rates_relative: BTreeMap<Rate, f64>,
+    /// Latency per statement class (and `event`), medians over repeats.
+    pub statements: BTreeMap<String, StatementLatency>,
+    /// The engine's counters that moved, per operation (median over
+    /// repeats), and the ones that moved most against the base: (name,
+    /// target ÷ base), largest first.
+    pub counters_per_op: BTreeMap<String, f64>,
+    pub counters_moved: Vec<(String, f64)>,
+    /// Per-second throughput of a target's single repeat (whole seconds),
+    /// for the within-run test.
+    #[serde(skip)]
+    pub second_rates: Vec<f64>,
+}
+
+impl Cell {
+    /// The throughput change as the report judges it. A q-step whose
+    /// background writes missed the SLA is not judged: its queries ran
+    /// against less write load than asked.
+    pub fn verdict(&self) -> Option<Verdict> {
+        let rel = self.relative?;
+        if self.sla_missed.is_some() || self.base_sla_missed || self.rate_missed.is_some() {
+            return Some(Verdict::Unsure);
+        }
+        if self.short_window {
+            return Some(Verdict::TooShort);
+        }
+        if self.disturbed.is_some() || self.base_disturbed {
+            return Some(Verdict::Disturbed);
+        }
+        let v = verdict(rel);
+        if let Some(floor) = self.noise_floor {
+            // Symmetric: 0.97 is as far from 1 as 1/0.97.
+            // (With a tolerance: the copy's own ratio is the floor.)
+            if matches!(v, Verdict::Worse | Verdict::Better)
+                && rel.max(1.0 / rel) - 1.0 <= floor + 1e-9
+            {
+                return Some(Verdict::Noise);
+            }
+        }
+        Some(judged(v, self.significance.as_ref().map(|s| s.p_value)))
+    }
+}
+
+pub(super) fn cell<'a>(results: impl Iterator<Item = &'a StepResult>) -> Cell {
+    let mut results: Vec<&StepResult> = results.collect();
+    results.sort_by_key(|s| s.repeat);
+    let ok: Vec<&&StepResult> = results.iter().filter(|s| s.failed.is_none()).collect();
+    let rates: BTreeMap<Rate, f64> = Rate::ALL
+        .iter()
+        .filter_map(|&k| {
+            let mut v: Vec<f64> = ok.iter().filter_map(|s| k.of(&s.metrics)).collect();
+            Some((k, median(&mut v)?))
+        })
+        .collect();
+    let throughputs: Vec<f64> = ok.iter().map(|s| s.throughput).collect();
+    let cost_samples: BTreeMap<Cost, Vec<f64>> = Cost::ALL
+        .iter()
+        .filter_map(|&k| {
+            let v: Vec<f64> = ok.iter().filter_map(|s| k.of(&s.metrics)).collect();
+            (!v.is_empty()).then_some((k, v))
+        })
+        .collect();
+    let costs = cost_samples
+        .iter()
+        .filter_map(|(k, v)| Some((*k, median(&mut v.clone())?)))
+        .collect();
+    let mut p99: Vec<f64> = ok
+        .iter()
+        .filter_map(|s| s.latency.get("event").map(|l| l.p99_us))
+        .collect();
+    Cell {
+        throughput: median(&mut throughputs.clone()),
+        throughput_interval: stats::median_interval(&throughputs),
+        throughputs,
+        relative: None,
+        significance: None,
+        repeats: ok.len(),
+        failed: if ok.is_empty() {
+            results.iter().find_map(|s| s.failed.clone())
+        } else {
+            None
+        },
+        costs,
+        costs_relative: BTreeMap::new(),
+        costs_p: BTreeMap::new(),
+        cost_samples,
+        p99_us: median(&mut p99),
+        errors: results.iter().flat_map(|s| s.errors.values()).sum(),
+        db_bytes_after: median_u64(ok.iter().filter_map(|s| s.metrics.db_bytes_after)),
+        server_rss_peak_bytes: median_u64(
+            ok.iter().filter_map(|s| s.metrics.server_rss_peak_bytes),
+        ),
+        sla_missed: ok
+            .iter()
+            .filter_map(|s| s.sla.as_ref())
+            .filter(|s| !s.passed)
+            .map(|s| s.achieved)
+            .reduce(f64::min),
+        base_sla_missed: false,
+        rate_missed: ok
+            .iter()
+            .filter_map(|s| s.rate.as_ref())
+            .filter(|r| r.missed)
+            .map(|r| r.reached_per_sec / r.asked_per_sec)
+            .reduce(f64::min),
+        disturbed: disturbed_of(&ok),
+        base_disturbed: false,
+        short_window: false,
+        others_share_pct: median(
+            &mut ok
+                .iter()
+                .filter_map(|s| s.metrics.interference.as_ref()?.others_share_pct)
+                .collect::<Vec<f64>>(),
+        ),
+        noise_floor: None,
+        window_secs: median(&mut ok.iter().map(|s| s.secs).collect::<Vec<f64>>()),
+        cpu_util_pct: rates.get(&Rate::CpuPct).copied(),
+        disk_util_pct: median(
+            &mut ok
+                .iter()
+                .filter_map(|s| Some(s.metrics.disk.as_ref()?.util_pct))
+                .collect::<Vec<f64>>(),
+        ),
+        rates,
+        rates_relative: BTreeMap::new(),
+        statements: statement_latency(&ok),
+        counters_per_op: counters_per_op(&ok),
+        counters_moved: Vec::new(),
+        second_rates: match ok.as_slice() {
+            [one] => one.second_rates(),
+            _ => Vec::new(),
+        },
+    }
+}
+
+/// Each statement class's latency, medians over the repeats.
+pub(super) fn statement_latency(ok: &[&&StepResult]) -> BTreeMap<String, StatementLatency> {
+    let mut classes: Vec<&String> = ok.iter().flat_map(|s| s.latency.keys()).collect();
+    classes.sort();
+    classes.dedup();
+    classes
+        .into_iter()
+        .filter_map(|k| {
+            let of: Vec<&crate::measure::LatencySummary> =
+                ok.iter().filter_map(|s| s.latency.get(k)).collect();
+            let m = |f: fn(&crate::measure::LatencySummary) -> f64| {
+                median(&mut of.iter().map(|l| f(l)).collect::<Vec<f64>>())
+            };
+            let count = of.iter().map(|l| l.count).sum::<u64>();
+            (count > 0).then(|| {
+                (
+                    k.clone(),
+                    StatementLatency {
+                        count,
+                        p50_us: m(|l| l.p50_us).unwrap_or(0.0),
+                        p99_us: m(|l| l.p99_us).unwrap_or(0.0),
+                        max_us: m(|l| l.max_us).unwrap_or(0.0),
+                    },
+                )
+            })
+        })
+        .collect()
+}
+
+/// The engine's counters that moved, per unit of the step's work
+/// (operations, or rows), medians over the repeats.
+pub(super) fn counters_per_op(ok: &[&&StepResult]) -> BTreeMap<String, f64> {
+    let mut all: BTreeMap<String, Vec<f64>> = BTreeMap::new();
+    for s in ok {
+        let (Some(c), true) = (&s.metrics.counters, s.throughput > 0.0) else {
+            continue;
+        };
+        let work = s.throughput * s.secs;
+        if work <= 0.0 {
+            continue;
+        }
+        for (k, d) in &c.delta {
+            all.entry(k.clone()).or_default().push(d / work);
+        }
+    }
+    all.into_iter()
+        .filter_map(|(k, mut v)| Some((k, median(&mut v)?)))
+        .collect()
+}
+
+/// The counters per operation that moved most against the base, at a
+/// rate that matters (ten a second on either side), largest first.
+pub(super) fn counters_moved(c: &Cell, base: &Cell) -> Vec<(String, f64)> {
+    let rate = |x: &Cell, v: f64| v * x.throughput.unwrap_or(0.0);
+    let mut moved: Vec<(String, f64)> = c
+        .counters_per_op
+        .iter()
+        .filter_map(|(k, &v)| {
+            let b = *base.counters_per_op.get(k)?;
+            let r = ratio(Some(v), Some(b))?;
+            let past = verdict(r) != Verdict::Same;
+            (past && (rate(c, v) >= 10.0 || rate(base, b) >= 10.0) && r > 0.0)
+                .then(|| (k.clone(), r))
+        })
+        .collect();
+    moved.sort_by(|a, b| b.1.ln().abs().total_cmp(&a.1.ln().abs()));
+    moved.truncate(5);
+    moved
+}
+
+/// Why a cell's figure is disturbed: when half or more of its repeats
+/// were (the median then rests on a disturbed window).
+pub(super) fn disturbed_of(ok: &[&&StepResult]) -> Option<String> {
+    let why: Vec<String> = ok
+        .iter()
+        .filter_map(|s| s.metrics.interference.as_ref()?.judge().0)
+        .collect();
+    if why.is_empty() || 2 * why.len() < ok.len() {
+        return None;
+    }
+    Some(match ok.len() {
+        1 => why[0].clone(),
+        n => format!("{} of {n} repeats; {}", why.len(), why[0]),
+    })
+}
+
+/// Fills a cell's ratios against its base and, when both have repeats,
+/// what the rank test says of them.
+pub(super) fn compare(c: &mut Cell, base: &Cell, is_base: bool) {
+    c.relative = ratio(c.throughput, base.throughput);
+    c.base_sla_missed = !is_base && base.sla_missed.is_some();
+    c.base_disturbed = !is_base && base.disturbed.is_some();
+    let short = |x: &Cell| x.window_secs.is_some_and(|w| w < SHORT_WINDOW_SECS);
+    c.short_window = !is_base && (short(c) || short(base));
+    c.rates_relative = Rate::ALL
+        .iter()
+        .filter_map(|k| {
+            Some((
+                *k,
+                ratio(c.rates.get(k).copied(), base.rates.get(k).copied())?,
+            ))
+        })
+        .collect();
+    if !is_base {
+        c.counters_moved = counters_moved(c, base);
+    }
+    c.costs_relative = Cost::ALL
+        .iter()
+        .filter_map(|k| {
+            Some((
+                *k,
+                ratio(c.costs.get(k).copied(), base.costs.get(k).copied())?,
+            ))
+        })
+        .collect();
+    let repeated = |a: &[f64], b: &[f64]| a.len() >= 2 && b.len() >= 2;
+    if is_base {
+        return;
+    }
+    if !repeated(&c.throughputs, &base.throughputs) {
+        // One repeat on a side: the seconds of the two windows are the
+        // only sample of the noise there is.
+        if let Some(w) = within::within_run(&c.second_rates, &base.second_rates) {
+            c.significance = Some(Significance {
+                method: Method::PerSecond,
+                p_value: w.p_value,
+                interval: w.interval,
+                repeats_needed: None,
+            });
+        }
+        return;
+    }
+    let p = stats::rank_sum_p(&c.throughputs, &base.throughputs).expect("two samples");
+    c.significance = Some(Significance {
+        method: Method::RankSum,
+        p_value: p,
+        interval: stats::ratio_interval(&c.throughputs, &base.throughputs),
+        repeats_needed: (p >= stats::ALPHA)
+            .then(|| stats::repeats_needed(&c.throughputs, &base.throughputs))
+            .flatten()
+            .map(|n| n.max(c.repeats.min(base.repeats) as u32 + 1)),
+    });
+    c.costs_p = c
+        .cost_samples
+        .iter()
+        .filter_map(|(k, v)| {
+            let b = base.cost_samples.get(k)?;
+            repeated(v, b).then(|| Some((*k, stats::rank_sum_p(v, b)?)))?
+        })
+        .collect();
+}

@@ -1,0 +1,437 @@
+//! Parsing and validating a plan file. Every error names the file, line and
+//! column, what is wrong and what would be right; all errors of a plan are
+//! reported at once. This file holds the file's shape and the plan-wide
+//! keys; the sequence, the plan's own workloads, what goes around the
+//! sequence and the targets each have a file.
+
+mod around;
+mod scripts;
+mod steps;
+mod targets;
+#[cfg(test)]
+mod tests;
+
+use around::{comparisons, hooks, restarts};
+use scripts::scripts;
+use steps::{family_clients, find, intervals, steps};
+use targets::targets;
+
+use std::collections::BTreeMap;
+use std::ops::Range;
+use std::path::{Path, PathBuf};
+
+use serde::Deserialize;
+use toml::Spanned;
+
+use super::{
+    Access, Comparison, Hook, HookAction, HookScope, Interval, Maint, Managed, Phase, Plan,
+    ServerChange, Settle, Step, StepKind, StopSpec, TargetSpec, When,
+};
+use crate::db::{server, sqlite, tls::Tls, url::ServerUrl, EngineKind};
+use crate::util::did_you_mean;
+use crate::workload::catalogue::Catalogue;
+use crate::workload::check::{line_col, Ctx, MAX_ROWS};
+pub use crate::workload::check::{PlanError, PlanErrors};
+use crate::workload::script::ScriptSpec;
+use crate::workload::{self, dist, sysbench};
+
+// The file's shape. `deny_unknown_fields` turns a misspelt key into an error
+// that lists the keys that are allowed.
+
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+struct RawPlan {
+    suite: Option<Spanned<String>>,
+    steps: Option<Spanned<Vec<Spanned<toml::Value>>>>,
+    clients: Option<Spanned<Vec<Spanned<i64>>>>,
+    repeats: Option<Spanned<i64>>,
+    seed: Option<Spanned<i64>>,
+    distribution: Option<Spanned<String>>,
+    scale: Option<RawScale>,
+    duration: Option<RawDuration>,
+    settle: Option<RawSettle>,
+    insert: Option<workload::insert::params::Raw>,
+    linkbench: Option<Spanned<workload::linkbench::params::Raw>>,
+    target: Option<Spanned<Vec<Spanned<RawTarget>>>>,
+    comparison: Option<Vec<RawComparison>>,
+    phase: Option<Spanned<Vec<RawPhase>>>,
+    hook: Option<Vec<Spanned<RawHook>>>,
+    workload: Option<Vec<RawWorkload>>,
+}
+
+/// A `[[workload]]`: the plan's own SQL.
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+struct RawWorkload {
+    name: Spanned<String>,
+    about: Option<String>,
+    setup: Option<Vec<String>>,
+    setup_mysql: Option<Vec<String>>,
+    setup_postgres: Option<Vec<String>>,
+    setup_sqlite: Option<Vec<String>>,
+    statement: Option<Spanned<Vec<RawStatement>>>,
+    transaction: Option<Vec<RawTransaction>>,
+}
+
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+struct RawStatement {
+    name: Spanned<String>,
+    sql: Spanned<String>,
+    sql_mysql: Option<Spanned<String>>,
+    sql_postgres: Option<Spanned<String>>,
+    sql_sqlite: Option<Spanned<String>>,
+    bind: Option<BTreeMap<Spanned<String>, Spanned<String>>>,
+    returns: Option<Spanned<toml::Value>>,
+    weight: Option<Spanned<i64>>,
+}
+
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+struct RawTransaction {
+    name: Spanned<String>,
+    statements: Vec<Spanned<String>>,
+    weight: Option<Spanned<i64>>,
+}
+
+/// A `[[phase]]`: steps that run on the data the phases before left, after
+/// a server restart when it says so.
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+struct RawPhase {
+    name: Spanned<String>,
+    steps: Spanned<Vec<Spanned<toml::Value>>>,
+    restart: Option<Spanned<bool>>,
+    config: Option<Spanned<String>>,
+    server_args: Option<Spanned<Vec<String>>>,
+    malloc: Option<Spanned<String>>,
+    interval: Option<Spanned<toml::Value>>,
+}
+
+/// A `[[hook]]`: a statement or a command before or after steps or a phase.
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+struct RawHook {
+    when: Spanned<String>,
+    step: Option<Spanned<String>>,
+    phase: Option<Spanned<String>>,
+    sql: Option<Spanned<String>>,
+    shell: Option<Spanned<String>>,
+    timeout: Option<Spanned<toml::Value>>,
+}
+
+/// A `[[comparison]]`: which targets the report compares with which base.
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+struct RawComparison {
+    title: Option<String>,
+    base: Spanned<String>,
+    targets: Option<Vec<Spanned<String>>>,
+}
+
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+struct RawScale {
+    tables: Option<Spanned<i64>>,
+    rows: Option<Spanned<i64>>,
+    random_pct: Option<Spanned<i64>>,
+}
+
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+struct RawDuration {
+    warmup: Option<Spanned<toml::Value>>,
+    read: Option<Spanned<toml::Value>>,
+    write: Option<Spanned<toml::Value>>,
+    insert: Option<Spanned<toml::Value>>,
+    events: Option<Spanned<i64>>,
+    interval: Option<Spanned<toml::Value>>,
+}
+
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+struct RawSettle {
+    base: Option<Spanned<toml::Value>>,
+    per_million_rows: Option<Spanned<toml::Value>>,
+    max: Option<Spanned<toml::Value>>,
+}
+
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+struct RawTarget {
+    name: Spanned<String>,
+    engine: Spanned<String>,
+    // SQLite
+    path: Option<Spanned<String>>,
+    pragmas: Option<Spanned<BTreeMap<Spanned<String>, Spanned<toml::Value>>>>,
+    // Managed servers
+    basedir: Option<Spanned<String>>,
+    config: Option<Spanned<String>>,
+    datadir: Option<Spanned<String>>,
+    port: Option<Spanned<i64>>,
+    user: Option<Spanned<String>>,
+    args: Option<Spanned<Vec<String>>>,
+    malloc: Option<Spanned<String>>,
+    transport: Option<Spanned<String>>,
+    start_timeout: Option<Spanned<toml::Value>>,
+    // Servers by URL
+    url: Option<Spanned<String>>,
+    password_env: Option<Spanned<String>>,
+    // MySQL and MariaDB
+    storage_engine: Option<Spanned<String>>,
+    // Servers, managed or by URL
+    tls: Option<Spanned<String>>,
+    // Any engine: appended to every CREATE TABLE
+    table_options: Option<Spanned<String>>,
+    // Any target: run it this many times as A/A copies.
+    copies: Option<Spanned<i64>>,
+}
+
+/// The most A/A copies of one target.
+const MAX_COPIES: i64 = 5;
+
+const DEFAULT_ROWS: i64 = 100_000;
+const DEFAULT_SECS: f64 = 30.0;
+const DEFAULT_WARMUP: f64 = 5.0;
+const MAX_CLIENTS: i64 = 1024;
+/// The shortest measured window of a step.
+const MIN_STEP_SECS: f64 = 0.1;
+
+/// Parses and validates a plan. `file` names it in error messages; files
+/// it names are looked up relative to `dir`.
+pub fn parse(text: &str, file: &str, dir: &Path) -> Result<Plan, PlanErrors> {
+    let raw: RawPlan = toml::from_str(text).map_err(|e| {
+        let (line, column) = e.span().map_or((1, 1), |s| line_col(text, s.start));
+        let message = e.message().trim().to_string();
+        let help = if message.starts_with("unknown field") {
+            Some("check the spelling; `relbench init` writes an example plan with every key".into())
+        } else {
+            None
+        };
+        PlanErrors(vec![PlanError {
+            file: file.to_string(),
+            line,
+            column,
+            message,
+            help,
+        }])
+    })?;
+    let mut cx = Ctx {
+        file,
+        text,
+        dir,
+        errors: Vec::new(),
+    };
+    let plan = validate(&mut cx, raw);
+    // Report in file order, whatever order the checks ran in.
+    cx.errors.sort_by_key(|e| (e.line, e.column));
+    if cx.errors.is_empty() {
+        Ok(plan)
+    } else {
+        Err(PlanErrors(cx.errors))
+    }
+}
+
+fn validate(cx: &mut Ctx<'_>, raw: RawPlan) -> Plan {
+    // The plan's own workloads first: its steps may name them.
+    let workloads = scripts(cx, &raw);
+    // The catalogue the steps are checked against: the families with the
+    // plan's parameters, and the plan's own workloads.
+    let linkbench =
+        workload::linkbench::params::check(cx, raw.linkbench.as_ref().map(|r| r.get_ref()));
+    let insert_benchmark = workload::insert::params::check(cx, raw.insert.as_ref());
+    let mut cat = Catalogue::new(&insert_benchmark, &linkbench, &workloads);
+    let (suite, steps, phases) = steps(cx, &raw, &mut cat);
+
+    let clients = match &raw.clients {
+        None => vec![1],
+        Some(list) if list.get_ref().is_empty() => {
+            cx.err(
+                list.span(),
+                "clients is empty",
+                Some("give at least one client count, e.g. clients = [1, 2, 4]".into()),
+            );
+            vec![1]
+        }
+        Some(list) => {
+            let mut out: Vec<u32> = Vec::new();
+            for c in list.get_ref() {
+                if let Some(n) = cx.positive(c, "a client count", MAX_CLIENTS) {
+                    if out.contains(&(n as u32)) {
+                        cx.err(
+                            c.span(),
+                            format!("client count {n} is listed twice"),
+                            Some("list each client count once".into()),
+                        );
+                    } else {
+                        out.push(n as u32);
+                    }
+                }
+            }
+            out
+        }
+    };
+    let repeats = raw
+        .repeats
+        .as_ref()
+        .and_then(|r| cx.positive(r, "repeats", 1000))
+        .unwrap_or(1) as u32;
+    let seed = match &raw.seed {
+        Some(s) if *s.get_ref() < 0 => {
+            cx.err(s.span(), "seed must not be negative", None);
+            1
+        }
+        Some(s) => *s.get_ref() as u64,
+        None => 1,
+    };
+
+    let distribution = match &raw.distribution {
+        None => dist::Kind::Uniform,
+        Some(d) => dist::Kind::parse(d.get_ref()).unwrap_or_else(|| {
+            cx.err(
+                d.span(),
+                format!("unknown distribution \"{}\"", d.get_ref()),
+                Some(format!("use one of: {}", dist::Kind::NAMES.join(", "))),
+            );
+            dist::Kind::Uniform
+        }),
+    };
+    let (tables, rows) = match &raw.scale {
+        None => (1, DEFAULT_ROWS),
+        Some(s) => (
+            s.tables
+                .as_ref()
+                .and_then(|t| cx.positive(t, "tables", 100_000))
+                .unwrap_or(1),
+            s.rows
+                .as_ref()
+                .and_then(|r| cx.positive(r, "rows", MAX_ROWS))
+                .unwrap_or(DEFAULT_ROWS),
+        ),
+    };
+    // Every range and in-list must fit in the table, or its row-count check
+    // would fail on every event.
+    let widest = steps
+        .iter()
+        .filter_map(|s| find(&cat, s))
+        .max_by_key(|w| w.rows_needed());
+    if let Some(w) = widest.filter(|w| w.rows_needed() as i64 > rows) {
+        {
+            let span = raw
+                .scale
+                .as_ref()
+                .and_then(|s| s.rows.as_ref())
+                .map_or(0..0, |r| r.span());
+            cx.err(
+                span,
+                format!(
+                    "rows = {rows} is too small: {} reads {} rows at a time",
+                    w.meta().name,
+                    w.rows_needed()
+                ),
+                Some(format!(
+                    "set rows to at least {} under [scale]",
+                    w.rows_needed()
+                )),
+            );
+        }
+    }
+
+    let d = raw.duration.as_ref();
+    let warmup_secs = cx.duration(
+        &d.and_then(|d| d.warmup.clone()),
+        "warmup",
+        DEFAULT_WARMUP,
+        0.0,
+    );
+    let mut stops = [
+        ("read", DEFAULT_SECS),
+        ("write", DEFAULT_SECS),
+        ("insert", DEFAULT_SECS),
+    ]
+    .map(|(what, default)| {
+        let v = d.and_then(|d| match what {
+            "read" => d.read.clone(),
+            "write" => d.write.clone(),
+            _ => d.insert.clone(),
+        });
+        StopSpec::Secs(cx.duration(&v, what, default, MIN_STEP_SECS))
+    });
+    if let Some(ev) = d.and_then(|d| d.events.as_ref()) {
+        if let Some(n) = cx.positive(ev, "events", i64::MAX) {
+            stops = [StopSpec::Events(n as u64); 3];
+        }
+    }
+    let [read, write, insert] = stops;
+    let steps = family_clients(cx, &raw, steps, &cat);
+    let (steps, phases) = intervals(cx, &raw, steps, phases, [read, write, insert], &cat);
+
+    let s = raw.settle.as_ref();
+    let settle = Settle {
+        base_secs: cx.duration(&s.and_then(|s| s.base.clone()), "settle base", 5.0, 0.0),
+        per_million_rows_secs: cx.duration(
+            &s.and_then(|s| s.per_million_rows.clone()),
+            "per_million_rows",
+            1.0,
+            0.0,
+        ),
+        max_secs: cx.duration(&s.and_then(|s| s.max.clone()), "settle max", 60.0, 0.0),
+    };
+
+    if steps
+        .iter()
+        .any(|s| find(&cat, s).is_some_and(|w| w.meta().group == workload::Group::Insert))
+    {
+        if let Some(first) = steps.iter().find(|s| s.kind != StepKind::Settle) {
+            let name = first.name().to_string();
+            if !find(&cat, first).is_some_and(|w| w.meta().creates_tables) {
+                let span = raw.steps.as_ref().map_or(0..0, |s| s.span());
+                cx.err(
+                    span,
+                    format!("the Insert Benchmark's steps start with \"l.i0\", which creates its tables; this plan starts with \"{name}\""),
+                    Some("put \"l.i0\" first".into()),
+                );
+            }
+        }
+    }
+
+    let random_pct = match raw.scale.as_ref().and_then(|s| s.random_pct.as_ref()) {
+        None => 100,
+        Some(v) if (0..=100).contains(v.get_ref()) => *v.get_ref() as u8,
+        Some(v) => {
+            cx.err(
+                v.span(),
+                format!("random_pct must be between 0 and 100, not {}", v.get_ref()),
+                Some("the percent of each generated string that is random; the rest repeats and compresses".into()),
+            );
+            100
+        }
+    };
+    let targets = targets(cx, &raw);
+    restarts(cx, &raw, &steps, &targets);
+    let hooks = hooks(cx, &raw, &steps, &phases);
+    let comparisons = comparisons(cx, &raw, &targets);
+    Plan {
+        workloads,
+        phases,
+        hooks,
+        random_pct,
+        insert_benchmark,
+        linkbench,
+        suite,
+        steps,
+        tables: tables as u32,
+        rows,
+        clients,
+        repeats,
+        seed,
+        distribution,
+        warmup_secs,
+        read,
+        write,
+        insert,
+        settle,
+        targets,
+        comparisons,
+    }
+}

@@ -1,0 +1,613 @@
+//! The report's outline, built once from the model: the document as a list
+//! of blocks (headings, paragraphs, tables of text cells, charts) in the
+//! order every format shows them. Markdown and HTML write the blocks, the
+//! terminal prints the relative table, so they always show the same cells
+//! in the same order; this file decides what a cell says, never a figure.
+
+mod campaign;
+mod costs;
+mod latency;
+mod linkbench;
+mod runs;
+mod throughput;
+
+use super::overview;
+use super::svg::{self, Chart};
+use crate::compare::{
+    cost_matters, cost_verdict, judged, verdict, Cell, Comparison, Cost, Method, Rate, Report,
+    RunMeta, SummaryLine, TargetMeta, Verdict,
+};
+use crate::measure::stats::{self, Interval};
+use crate::measure::units::{fmt_bytes, fmt_latency, fmt_ratio, fmt_throughput};
+use crate::workload::Group;
+use campaign::campaign;
+use costs::{counters, rates};
+pub use costs::{efficiency, efficiency_relative};
+use latency::statement_latency;
+pub use latency::{latency, response_times, sla};
+use linkbench::linkbench;
+pub use runs::problems;
+use runs::{interference, run_details, settings, target_details};
+pub use throughput::{absolute, relative};
+
+/// One cell: its text and, when it is a ratio past a threshold, its tone.
+#[derive(Debug, Clone)]
+pub struct Text {
+    pub text: String,
+    pub tone: Option<Verdict>,
+}
+
+impl Text {
+    fn plain(s: impl Into<String>) -> Self {
+        Text {
+            text: s.into(),
+            tone: None,
+        }
+    }
+}
+
+#[derive(Debug, Clone)]
+pub struct Table {
+    pub head: Vec<String>,
+    /// Column groups over `head` (a label and how many columns it spans),
+    /// or empty: the hosts, when results from several are side by side.
+    pub groups: Vec<(String, usize)>,
+    /// Columns after the first `text_columns` are numbers (right-aligned).
+    pub text_columns: usize,
+    pub rows: Vec<Vec<Text>>,
+}
+
+impl Table {
+    /// A table without column groups.
+    fn new<S: Into<String>>(
+        head: impl IntoIterator<Item = S>,
+        text_columns: usize,
+        rows: Vec<Vec<Text>>,
+    ) -> Table {
+        Table {
+            head: head.into_iter().map(Into::into).collect(),
+            groups: Vec::new(),
+            text_columns,
+            rows,
+        }
+    }
+}
+
+/// A titled set of tables, one per group.
+#[derive(Debug, Clone)]
+pub struct Section {
+    pub title: String,
+    pub intro: String,
+    pub groups: Vec<(Group, Table)>,
+}
+
+const NOT_MEASURED: &str = "not measured";
+
+fn missing(c: &Cell) -> Text {
+    Text::plain(if c.failed.is_some() { "failed" } else { "—" })
+}
+
+fn rel_text(v: Option<f64>, cost: bool, c: &Cell) -> Text {
+    match v {
+        Some(v) => Text {
+            text: format!("{v:.2}"),
+            tone: Some(if cost { cost_verdict(v) } else { verdict(v) }),
+        },
+        None if c.failed.is_some() => Text::plain("failed"),
+        None if cost && c.throughput.is_some() => Text::plain(NOT_MEASURED),
+        None => Text::plain("—"),
+    }
+}
+
+fn interval(i: &Interval, digits: usize) -> String {
+    format!("({:.digits$}–{:.digits$})", i.lo, i.hi)
+}
+
+/// A throughput ratio with what the repeats say of it: the interval, and
+/// `~` with the p-value (and the repeats a rank test would need) when the
+/// change is past a threshold but not significant.
+fn relative_cell(c: &Cell) -> Text {
+    let (Some(rel), Some(v)) = (c.relative, c.verdict()) else {
+        return rel_text(None, false, c);
+    };
+    if let Some(m) = c.sla_missed {
+        return Text {
+            text: format!("{rel:.2} (SLA missed: {:.0}%)", m * 100.0),
+            tone: Some(Verdict::Unsure),
+        };
+    }
+    if let Some(m) = c.rate_missed {
+        return Text {
+            text: format!("{rel:.2} (rate missed: {:.0}%)", m * 100.0),
+            tone: Some(Verdict::Unsure),
+        };
+    }
+    if c.base_sla_missed {
+        return Text {
+            text: format!("{rel:.2} (the base missed the SLA)"),
+            tone: Some(Verdict::Unsure),
+        };
+    }
+    if v == Verdict::Disturbed {
+        return Text {
+            text: format!(
+                "{rel:.2} (disturbed: {})",
+                if c.disturbed.is_some() {
+                    "here"
+                } else {
+                    "base"
+                }
+            ),
+            tone: Some(Verdict::Disturbed),
+        };
+    }
+    if v == Verdict::TooShort {
+        return Text {
+            text: format!("{rel:.2} (window too short)"),
+            tone: Some(Verdict::TooShort),
+        };
+    }
+    if v == Verdict::Noise {
+        return Text::plain(format!("{rel:.2} (≤ A/A)"));
+    }
+    let Some(sig) = &c.significance else {
+        return tone_only_past_threshold(rel_text(Some(rel), false, c));
+    };
+    let ci = sig
+        .interval
+        .as_ref()
+        .map(|i| format!(" {}", interval(i, 2)))
+        .unwrap_or_default();
+    if v == Verdict::Unsure {
+        let needed = sig
+            .repeats_needed
+            .map(|n| format!(", needs {n} repeats"))
+            .unwrap_or_default();
+        return Text {
+            text: format!("~{rel:.2}{ci} p={:.2}{needed}", sig.p_value),
+            tone: Some(Verdict::Unsure),
+        };
+    }
+    tone_only_past_threshold(Text {
+        text: format!("{rel:.2}{ci}"),
+        tone: Some(v),
+    })
+}
+
+/// The confidence levels of the intervals in `cells`, in words.
+fn interval_levels<'a>(cells: impl Iterator<Item = &'a Cell>, ratio: bool) -> Option<String> {
+    let mut levels: Vec<(f64, usize)> = Vec::new();
+    for c in cells {
+        let i = if ratio {
+            c.significance
+                .as_ref()
+                .filter(|s| s.method == Method::RankSum)
+                .and_then(|s| s.interval)
+        } else {
+            c.throughput_interval
+        };
+        if let Some(i) = i {
+            if !levels.iter().any(|(l, _)| (l - i.level).abs() < 1e-9) {
+                levels.push((i.level, c.repeats));
+            }
+        }
+    }
+    if levels.is_empty() {
+        return None;
+    }
+    levels.sort_by(|a, b| b.0.total_cmp(&a.0));
+    let list: Vec<String> = levels
+        .iter()
+        .map(|(l, n)| {
+            format!(
+                "{:.0}%{}",
+                l * 100.0,
+                if *l < stats::LEVEL - 1e-9 {
+                    format!(" (the most {n} repeats allow)")
+                } else {
+                    String::new()
+                }
+            )
+        })
+        .collect();
+    Some(list.join(", "))
+}
+
+fn tone_only_past_threshold(mut t: Text) -> Text {
+    if t.tone == Some(Verdict::Same) {
+        t.tone = None;
+    }
+    t
+}
+
+fn groups_of(r: &Report, make: impl Fn(&Report, Group) -> Option<Table>) -> Vec<(Group, Table)> {
+    Group::ALL
+        .iter()
+        .filter_map(|g| make(r, *g).map(|t| (*g, t)))
+        .collect()
+}
+
+/// The targets compared with a base, hosts together.
+fn others(r: &Report) -> Vec<usize> {
+    r.columns().into_iter().filter(|&i| !r.is_base(i)).collect()
+}
+
+/// The head of a table with a column per target: the label columns, then
+/// the targets (by their plan names under a host group when several hosts
+/// are side by side).
+fn target_head(r: &Report, labels: &[&str], cols: &[usize]) -> (Vec<String>, Vec<(String, usize)>) {
+    let mut head: Vec<String> = labels.iter().map(|s| s.to_string()).collect();
+    if !r.by_host() {
+        head.extend(cols.iter().map(|&i| r.targets[i].name.clone()));
+        return (head, Vec::new());
+    }
+    head.extend(cols.iter().map(|&i| r.targets[i].plan_name.clone()));
+    let mut groups: Vec<(String, usize)> = vec![(String::new(), labels.len())];
+    for &i in cols {
+        let h = &r.targets[i].host;
+        match groups.last_mut() {
+            Some((g, n)) if g == h => *n += 1,
+            _ => groups.push((h.clone(), 1)),
+        }
+    }
+    (head, groups)
+}
+
+pub const SLA_INTRO: &str = "Each q-step runs, per client, one query connection flat out and an inserter and a \
+    deleter on a fixed schedule (open loop: a slow server shows as a missed rate). Target: the insert rate asked \
+    for, all clients together; the SLA passes when the inserts reach 95% of it over the measured window. A step \
+    that failed it has its throughput greyed in the tables and is not counted as faster or slower.";
+
+pub const RESPONSE_INTRO: &str = "How many responses of each operation fell in each range (the Insert Benchmark's \
+    histogram), all repeats together; write responses count from their scheduled start. Max: the slowest.";
+
+pub const LINKBENCH_LOAD_INTRO: &str = "The load's rate: nodes, links and every row inserted (nodes, links \
+    and counts) a second over the whole step, loaders in parallel; medians over repeats. Relative: rows/s ÷ the base's, \
+    above 1 is faster. The cost per inserted row is in the efficiency tables.";
+pub const LINKBENCH_QPS_INTRO: &str = "Requests a second over each measured window (one row per interval when the \
+    step is measured in intervals), all requesters together; errors: requests that failed after the retries of a \
+    deadlock or lock wait. Relative: ÷ the base's, above 1 is faster.";
+pub const LINKBENCH_OPS_INTRO: &str = "Each operation type: how many completed (all repeats), its share of the \
+    requests, its latency (the whole operation, its transaction included; medians over repeats), failures, and \
+    how many found nothing to read or change. p50 ÷ and p99 ÷ base: above 1 is slower.";
+pub const LINKBENCH_CHECK_INTRO: &str = "After the requests, counttable is compared with the visible links of \
+    linktable for a sample of ids spread over the loaded ones: every (id1, link_type) whose count differs, or that has \
+    links but no count, is wrong.";
+
+fn ratio_text(r: Option<f64>, tone: fn(f64) -> Verdict) -> Text {
+    match r {
+        Some(x) => Text {
+            text: fmt_ratio(x),
+            tone: Some(tone(x)).filter(|v| *v != Verdict::Same),
+        },
+        None => Text::plain("—"),
+    }
+}
+
+/// One piece of the document, in the order it is shown.
+pub enum Block {
+    /// A heading of level 1 to 4.
+    Heading(u8, String),
+    Paragraph(String),
+    /// A warning the reader must not miss (a run that did not complete).
+    Note(String),
+    /// The summary: a sentence per target, with lines under it.
+    Summary(Vec<SummaryLine>),
+    Table(Table),
+    /// Charts side by side.
+    Charts(Vec<Chart>),
+    /// One row's charts, or why each could not be drawn.
+    Step {
+        title: String,
+        charts: Vec<Result<Chart, String>>,
+    },
+    /// The table of contents: (level, heading, anchor).
+    Toc(Vec<(u8, String, String)>),
+    /// Facts behind a line: a run or a target, and its plan text.
+    Details {
+        summary: String,
+        facts: Vec<(String, String)>,
+        text: Option<String>,
+    },
+}
+
+const PER_STEP_INTRO: &str = "Throughput in each second of the measured window (one line per target and repeat: \
+    stalls and write-back show here), and the latency percentiles of one event (median over repeats).";
+
+fn section(doc: &mut Vec<Block>, s: Section) {
+    doc.push(Block::Heading(2, s.title));
+    doc.push(Block::Paragraph(s.intro));
+    for (g, t) in s.groups {
+        doc.push(Block::Heading(3, g.title().into()));
+        doc.push(Block::Table(t));
+    }
+}
+
+/// The whole report, in order.
+/// A figure at three significant digits or so, for rates and counters.
+fn fig(v: f64) -> String {
+    if v.abs() >= 100.0 {
+        fmt_throughput(v)
+    } else if v.abs() >= 10.0 {
+        format!("{v:.1}")
+    } else if v.abs() >= 0.01 || v == 0.0 {
+        format!("{v:.2}")
+    } else {
+        format!("{v:.2e}")
+    }
+}
+
+const OVERVIEW_INTRO: &str = "Each step's throughput ÷ the base's, one column per target in plan order. Red at \
+    ≤ 0.95 and green at ≥ 1.05, deeper toward ×½ and ×2; white within 5% (or within the A/A noise floor); grey \
+    where the change cannot be judged (not significant, disturbed, a missed SLA). Hover a cell for both \
+    throughputs, the test and the cost that moved most. Below, per group, each step across the targets in \
+    order.";
+
+/// The document of one or more comparisons: the targets and any warning,
+/// a table of contents, the overview of each comparison, each
+/// comparison's summary and tables, then what belongs to the runs (per-step
+/// charts, errors, run and target facts) from `all`, the report of every
+/// target.
+pub fn document(cs: &[Comparison], all: &Report) -> Vec<Block> {
+    let mut doc = vec![Block::Heading(1, "relbench report".into())];
+    let names: Vec<&str> = all.targets.iter().map(|t| t.name.as_str()).collect();
+    let several = cs.len() > 1;
+    doc.push(Block::Paragraph(if several {
+        format!(
+            "Targets: {}. Comparisons: {}.",
+            names.join(", "),
+            cs.iter()
+                .map(|c| format!("{} (base {})", c.title, c.report.base))
+                .collect::<Vec<_>>()
+                .join("; ")
+        )
+    } else {
+        let r = &cs[0].report;
+        format!(
+            "Targets: {}. Base: {}{}.",
+            names.join(", "),
+            r.base,
+            if r.by_host() {
+                format!(" on each host ({})", r.hosts.join(", "))
+            } else {
+                String::new()
+            }
+        )
+    }));
+    for run in &all.runs {
+        if run.status != crate::results::RunStatus::Complete {
+            doc.push(Block::Note(format!(
+                "The run in {} is {:?}, not complete: steps it did not reach are missing.",
+                run.dir, run.status
+            )));
+        }
+        for why in &run.skipped_files {
+            doc.push(Block::Note(format!("Left out of this report: {why}.")));
+        }
+    }
+    for c in cs {
+        for f in &c.report.base_failed {
+            let dirs: Vec<&str> = all.runs.iter().map(|r| r.dir.as_str()).collect();
+            doc.push(Block::Note(format!(
+                "The base, {}, has no figure on any step{}, so no target is compared with it{}. {}",
+                f.base,
+                f.why
+                    .as_ref()
+                    .map(|w| format!(" (it failed: {w})"))
+                    .unwrap_or_default(),
+                if several {
+                    format!(" in \"{}\"", c.title)
+                } else {
+                    String::new()
+                },
+                match &f.instead {
+                    Some(t) => format!(
+                        "Every other target's absolute figures are below; to compare them, report against another base: `relbench report {} --base {t}`.",
+                        dirs.join(" ")
+                    ),
+                    None => "No other target has figures either.".into(),
+                }
+            )));
+        }
+    }
+    let toc_at = doc.len();
+    let maps: Vec<(String, Vec<Chart>)> = cs
+        .iter()
+        .map(|c| (c.title.clone(), overview::all(&c.report)))
+        .filter(|(_, charts)| !charts.is_empty())
+        .collect();
+    if !maps.is_empty() {
+        doc.push(Block::Heading(2, "Overview".into()));
+        doc.push(Block::Paragraph(OVERVIEW_INTRO.into()));
+        for (title, mut charts) in maps {
+            if several {
+                doc.push(Block::Heading(3, format!("Overview: {title}")));
+                for c in &mut charts {
+                    c.file = format!("{}-{}", svg::slug(&title), c.file);
+                }
+            }
+            let map = charts.remove(0);
+            doc.push(Block::Charts(vec![map]));
+            if !charts.is_empty() {
+                doc.push(Block::Charts(charts));
+            }
+        }
+    }
+    for c in cs {
+        let r = &c.report;
+        let mut part = body(r);
+        if several {
+            doc.push(Block::Heading(2, format!("Comparison: {}", c.title)));
+            let names: Vec<&str> = r.targets.iter().map(|t| t.name.as_str()).collect();
+            doc.push(Block::Paragraph(format!(
+                "Base: {}. Targets: {}.",
+                r.base,
+                names.join(", ")
+            )));
+            for b in &mut part {
+                match b {
+                    Block::Heading(level, _) => *level += 1,
+                    // Each comparison's charts get files of their own.
+                    Block::Charts(charts) => {
+                        for ch in charts {
+                            ch.file = format!("{}-{}", svg::slug(&c.title), ch.file);
+                        }
+                    }
+                    _ => {}
+                }
+            }
+        }
+        doc.extend(part);
+    }
+    doc.extend(tail(all));
+    let toc = contents(&doc, if several { 3 } else { 2 });
+    doc.insert(toc_at, Block::Toc(toc));
+    doc
+}
+
+/// A comparison's summary and tables.
+fn body(r: &Report) -> Vec<Block> {
+    let mut doc = Vec::new();
+    if !r.summary_lines.is_empty() {
+        doc.push(Block::Heading(2, "Summary".into()));
+        doc.push(Block::Summary(r.summary_lines.clone()));
+    }
+
+    // Per group: the relative table and its charts, then the absolute one.
+    let rel = relative(r);
+    let mut abs = absolute(r);
+    doc.push(Block::Heading(2, "Throughput".into()));
+    doc.push(Block::Paragraph(format!("{} {}", rel.intro, abs.intro)));
+    let mut rel_groups = rel.groups;
+    for g in Group::ALL {
+        let Some(ai) = abs.groups.iter().position(|(x, _)| *x == g) else {
+            continue;
+        };
+        doc.push(Block::Heading(3, g.title().into()));
+        if let Some(ri) = rel_groups.iter().position(|(x, _)| *x == g) {
+            doc.push(Block::Heading(4, "Relative".into()));
+            doc.push(Block::Table(rel_groups.remove(ri).1));
+            let charts = svg::relative(r, g);
+            if !charts.is_empty() {
+                doc.push(Block::Charts(charts));
+            }
+        }
+        doc.push(Block::Heading(4, "Absolute".into()));
+        doc.push(Block::Table(abs.groups.remove(ai).1));
+    }
+
+    campaign(&mut doc, r);
+    linkbench(&mut doc, r);
+    if let Some(t) = sla(r) {
+        doc.push(Block::Heading(
+            2,
+            "Insert Benchmark: background writes and the SLA".into(),
+        ));
+        doc.push(Block::Paragraph(SLA_INTRO.into()));
+        doc.push(Block::Table(t));
+    }
+    if let Some(t) = response_times(r) {
+        doc.push(Block::Heading(2, "Insert Benchmark: response times".into()));
+        doc.push(Block::Paragraph(RESPONSE_INTRO.into()));
+        doc.push(Block::Table(t));
+    }
+    section(&mut doc, efficiency(r));
+    if let Some(c) = svg::db_size(r) {
+        doc.push(Block::Charts(vec![c]));
+    }
+    section(&mut doc, efficiency_relative(r));
+    section(&mut doc, latency(r));
+    rates(&mut doc, r);
+    statement_latency(&mut doc, r);
+    counters(&mut doc, r);
+    settings(&mut doc, r);
+    interference(&mut doc, r);
+
+    doc
+}
+
+/// What belongs to the runs rather than to a comparison.
+fn tail(r: &Report) -> Vec<Block> {
+    let mut doc = Vec::new();
+    doc.push(Block::Heading(2, "Per step".into()));
+    doc.push(Block::Paragraph(PER_STEP_INTRO.into()));
+    // Why a chart is missing is said once, with the steps it applies to,
+    // not under each step.
+    let steps = svg::per_step(r);
+    let mut why: Vec<(String, Vec<String>)> = Vec::new();
+    for s in &steps {
+        for e in [&s.rate, &s.latency]
+            .into_iter()
+            .filter_map(|c| c.as_ref().err())
+        {
+            match why.iter_mut().find(|(w, _)| w == e) {
+                Some((_, list)) => list.push(s.title.clone()),
+                None => why.push((e.clone(), vec![s.title.clone()])),
+            }
+        }
+    }
+    for (w, list) in why {
+        doc.push(Block::Paragraph(format!(
+            "No chart where {w}: {}.",
+            list.join("; ")
+        )));
+    }
+    for s in steps {
+        let mut charts: Vec<Result<Chart, String>> = [s.rate, s.latency]
+            .into_iter()
+            .filter(Result::is_ok)
+            .collect();
+        charts.extend(s.classes.into_iter().map(Ok));
+        if charts.is_empty() {
+            continue;
+        }
+        doc.push(Block::Step {
+            title: s.title,
+            charts,
+        });
+    }
+    if let Some(t) = problems(r) {
+        doc.push(Block::Heading(2, "Errors and failed steps".into()));
+        doc.push(Block::Table(t));
+    }
+    doc.push(Block::Heading(2, "Runs".into()));
+    doc.extend(r.runs.iter().map(run_details));
+    doc.push(Block::Heading(2, "Targets".into()));
+    doc.extend(r.targets.iter().map(target_details));
+    doc
+}
+
+/// The headings down to `depth`, each with its anchor (GitHub's: lower
+/// case, punctuation dropped, spaces to hyphens, a count on repeats), so
+/// the Markdown's links work on GitHub and the HTML's headings carry the
+/// same ids.
+fn contents(doc: &[Block], depth: u8) -> Vec<(u8, String, String)> {
+    let mut seen: Vec<String> = Vec::new();
+    let mut out = Vec::new();
+    for b in doc {
+        if let Block::Heading(level, text) = b {
+            let a = anchor(text, &mut seen);
+            if (2..=depth).contains(level) {
+                out.push((*level, text.clone(), a));
+            }
+        }
+    }
+    out
+}
+
+/// GitHub's anchor of a heading, counting repeats in `seen`.
+pub fn anchor(text: &str, seen: &mut Vec<String>) -> String {
+    let base: String = text
+        .to_lowercase()
+        .chars()
+        .filter(|c| c.is_alphanumeric() || *c == ' ' || *c == '-' || *c == '_')
+        .map(|c| if c == ' ' { '-' } else { c })
+        .collect();
+    let n = seen.iter().filter(|s| **s == base).count();
+    seen.push(base.clone());
+    if n == 0 {
+        base
+    } else {
+        format!("{base}-{n}")
+    }
+}

@@ -1,0 +1,170 @@
+//! Throughput tables: relative to the base (with intervals and
+//! significance) and absolute.
+
+use super::*;
+
+/// Target ÷ base throughput for every target but the base.
+pub fn relative(r: &Report) -> Section {
+    let others = others(r);
+    let levels = interval_levels(
+        r.rows
+            .iter()
+            .flat_map(|row| others.iter().map(|&i| &row.cells[i])),
+        true,
+    );
+    let mut intro = format!(
+        "Target ÷ base ({}): above 1 is faster. Red at ≤ 0.95, green at ≥ 1.05.",
+        r.base
+    );
+    let cells = || {
+        r.rows
+            .iter()
+            .flat_map(|row| others.iter().map(move |&i| &row.cells[i]))
+    };
+    let uses = |m: Method| cells().any(|c| c.significance.as_ref().is_some_and(|s| s.method == m));
+    if uses(Method::PerSecond) {
+        intro += &format!(
+            " With one repeat on a side: the interval (95%) and p-value come from the two windows' \
+             seconds ({}); a cell is coloured only when p < {}, otherwise it shows ~ and the p-value.",
+            Method::PerSecond.describe(),
+            stats::ALPHA
+        );
+    }
+    if let Some(levels) = levels {
+        intro += &format!(
+            " With repeats: the median's ratio and its confidence interval ({levels}; Mann–Whitney \
+             rank-sum test inverted); a cell is coloured only when the change is also significant \
+             (two-sided rank-sum p < {}), otherwise it shows ~ with the p-value and the repeats a \
+             rank test would need.",
+            stats::ALPHA
+        );
+    }
+    if uses(Method::PerSecond) && uses(Method::RankSum) {
+        intro +=
+            " Cells marked ˢ use the per-second test (a target or its base has one repeat there).";
+    }
+    if cells().any(|c| c.relative.is_some() && c.significance.is_none()) {
+        intro += " Ratios with neither repeats nor five whole seconds a side are not tested.";
+    }
+    if r.rows.iter().any(|row| row.noise_floor.is_some()) {
+        intro +=
+            " A/A: the spread between identical runs of one target (its `copies`) on each step; \
+                   a change within it is not coloured and is marked ≤ A/A.";
+    }
+    if cells().any(|c| c.disturbed.is_some() || c.base_disturbed) {
+        intro += &format!(
+            " Disturbed: other programs or steal took {:.0}% of the machine or more while the step ran \
+             here or on the base; the ratio is shown but not judged (see Interference).",
+            crate::metrics::interference::DISTURBED_SHARE_PCT
+        );
+    }
+    let mixed = uses(Method::PerSecond) && uses(Method::RankSum);
+    let noise = r.rows.iter().any(|row| row.noise_floor.is_some());
+    Section {
+        title: "Relative throughput".into(),
+        intro,
+        groups: groups_of(r, |r, g| {
+            let rows: Vec<Vec<Text>> = r
+                .rows_in(g)
+                .map(|row| {
+                    let mut cells = vec![
+                        Text::plain(row.title()),
+                        Text::plain(row.clients.to_string()),
+                    ];
+                    if noise {
+                        cells.push(Text::plain(
+                            row.noise_floor
+                                .map_or_else(|| "—".into(), |f| format!("±{:.1}%", f * 100.0)),
+                        ));
+                    }
+                    cells.extend(others.iter().map(|&i| {
+                        let c = &row.cells[i];
+                        let mut t = relative_cell(c);
+                        let per_second = c
+                            .significance
+                            .as_ref()
+                            .is_some_and(|s| s.method == Method::PerSecond);
+                        if mixed && per_second {
+                            t.text.push_str(" ˢ");
+                        }
+                        t
+                    }));
+                    cells
+                })
+                .collect();
+            let labels: &[&str] = if noise {
+                &["step", "clients", "A/A noise"]
+            } else {
+                &["step", "clients"]
+            };
+            let (head, groups) = target_head(r, labels, &others);
+            (!rows.is_empty()).then_some(Table {
+                head,
+                groups,
+                text_columns: 1,
+                rows,
+            })
+        }),
+    }
+}
+
+/// Throughput of every target, base first.
+pub fn absolute(r: &Report) -> Section {
+    let cols = r.columns();
+    let mut intro =
+        "Operations per second (rows per second for load and scan), median over repeats."
+            .to_string();
+    if let Some(levels) = interval_levels(r.rows.iter().flat_map(|row| row.cells.iter()), false) {
+        intro += &format!(
+            " In brackets: the median's confidence interval over the repeats ({levels}; order statistics)."
+        );
+    }
+    Section {
+        title: "Absolute throughput".into(),
+        intro,
+        groups: groups_of(r, |r, g| {
+            let rows: Vec<Vec<Text>> = r
+                .rows_in(g)
+                .map(|row| {
+                    let mut cells = vec![
+                        Text::plain(row.title()),
+                        Text::plain(row.clients.to_string()),
+                        Text::plain(row.unit.name()),
+                    ];
+                    cells.extend(cols.iter().map(|&i| {
+                        let c = &row.cells[i];
+                        let text = match (c.throughput, &c.throughput_interval) {
+                            (Some(t), Some(ci)) => Text::plain(format!(
+                                "{} ({}–{})",
+                                fmt_throughput(t),
+                                fmt_throughput(ci.lo),
+                                fmt_throughput(ci.hi)
+                            )),
+                            (Some(t), None) => Text::plain(fmt_throughput(t)),
+                            (None, _) => missing(c),
+                        };
+                        match (c.sla_missed, c.rate_missed) {
+                            (Some(_), _) => Text {
+                                text: format!("{} (SLA missed)", text.text),
+                                tone: Some(Verdict::Unsure),
+                            },
+                            (None, Some(_)) => Text {
+                                text: format!("{} (rate missed)", text.text),
+                                tone: Some(Verdict::Unsure),
+                            },
+                            (None, None) => text,
+                        }
+                    }));
+                    cells
+                })
+                .collect();
+            let (head, groups) = target_head(r, &["step", "clients", "unit"], &cols);
+            (!rows.is_empty()).then_some(Table {
+                head,
+                groups,
+                text_columns: 1,
+                rows,
+            })
+        }),
+    }
+}

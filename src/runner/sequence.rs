@@ -1,0 +1,299 @@
+//! The one sequencer: a run, a resumed run and a confirmation all hand it
+//! a list of jobs (executions, each kept or replayed, some already done)
+//! and it runs them target by target in the same way — the server opened
+//! under the settings of the first step left, the data removed before a
+//! sequence that creates it, the hooks, the plan's own workloads' set-up,
+//! a wait for a recovering server, the restart step, the health check
+//! after a failure, Ctrl-C. Only what it writes differs: a run writes
+//! every kept result, failures included, and the steps a dead server
+//! leaves as "not run"; a confirmation writes only the kept results it
+//! measured, each with a note.
+
+use std::path::Path;
+
+use anyhow::bail;
+
+use super::step::{blank_result, measure_step, StepCtx};
+use super::{
+    hooks, interrupted, probe_of, record_target, remove_earlier_data, restart, set_up_workload,
+    wait_serving, Progress, RunEnd,
+};
+use crate::db::{self, Dirs};
+use crate::plan::schedule::{Execution, Schedule};
+use crate::results::{self, RunInfo};
+use crate::workload::maint::Maint;
+use crate::Interrupted;
+
+/// One execution to run.
+pub(super) struct Job {
+    pub exec: Execution,
+    /// Its result is recorded; a replayed job only puts the data in the
+    /// state the kept one after it needs.
+    pub keep: bool,
+    /// It has a successful result already (`--resume`): not run again,
+    /// unless the data it made is gone.
+    pub done: bool,
+}
+
+#[derive(Clone, Copy, PartialEq, Eq)]
+pub(super) enum Mode {
+    Run,
+    Confirm,
+}
+
+/// What the loop did.
+pub(super) struct Ran {
+    pub end: RunEnd,
+    /// Results written.
+    pub written: usize,
+}
+
+/// Runs the jobs, grouped by target and repeat in the order given.
+pub(super) fn run(
+    schedule: &Schedule,
+    plan_dir: &Path,
+    out: &Path,
+    jobs: &[Job],
+    mode: Mode,
+    info: &mut RunInfo,
+    ui: &mut Progress,
+) -> anyhow::Result<Ran> {
+    let mut failed_steps = 0;
+    let mut written = 0;
+    let dirs = Dirs {
+        plan_dir: plan_dir.to_path_buf(),
+        out: out.to_path_buf(),
+    };
+    for group in
+        jobs.chunk_by(|a, b| a.exec.target == b.exec.target && a.exec.repeat == b.exec.repeat)
+    {
+        if group.iter().all(|j| j.done) {
+            continue;
+        }
+        let target = &schedule.targets[group[0].exec.target];
+        let first_left = &group.iter().find(|j| !j.done).expect("a job is left").exec;
+        if mode == Mode::Confirm {
+            ui.line(&format!(
+                "[{}] confirming (repeat {}): {}",
+                target.name,
+                first_left.repeat,
+                group
+                    .iter()
+                    .map(|j| {
+                        let s = format!("{} c{}", j.exec.step.label(), j.exec.clients);
+                        if j.keep {
+                            s
+                        } else {
+                            format!("({s}, replayed)")
+                        }
+                    })
+                    .collect::<Vec<_>>()
+                    .join(" → ")
+            ));
+        }
+        // A run resumed in a later phase starts the server under that
+        // phase's settings.
+        let mut driver = match db::open(&first_left.settings, &dirs, &mut |line| ui.line(line)) {
+            Ok(d) => d,
+            Err(err) if mode == Mode::Confirm => {
+                ui.warn(&format!(
+                    "[{}] could not start, nothing confirmed for it this round: {err:#}",
+                    target.name
+                ));
+                continue;
+            }
+            Err(err) if target.engine.is_server() => {
+                // The server would not start: record it against the
+                // target's first step left and go on with the others.
+                let mut r = blank_result(first_left);
+                r.failed = Some(format!("{err:#}"));
+                ui.warn(&format!("[{}] FAILED to start: {err:#}", target.name));
+                results::write_step(out, &r)?;
+                failed_steps += 1;
+                continue;
+            }
+            Err(err) => return Err(err),
+        };
+        let started = group.iter().any(|j| j.done);
+        let loads = schedule.loads;
+        // A finished step that dropped or emptied the tables left no
+        // data on purpose.
+        let dropped = group
+            .iter()
+            .any(|j| j.done && j.exec.maintenance().is_some_and(|m| !m.keeps_rows()));
+        let has_data = schedule
+            .needs_table
+            .as_deref()
+            .map_or(true, |t| driver.has_data(t));
+        if !loads && !has_data && !dropped {
+            bail!(
+                "target \"{}\": the plan has no step that creates the tables (\"load\"), so it runs on \
+                 tables that exist already, but {} is not there; put \"load\" first in `steps` (without a plan: pass --load)",
+                target.name,
+                schedule.needs_table.as_deref().unwrap_or_default()
+            );
+        }
+        // A resumed target whose data is gone (its server died, or its
+        // start failed and was cleaned up) is made again: the step that
+        // creates the tables runs again, and its result says why.
+        let reload = loads && started && !has_data && !dropped;
+        if reload {
+            ui.warn(&format!(
+                "[{}] the data the earlier steps ran on is gone: creating it again before the steps left",
+                target.name
+            ));
+        }
+        if loads && (!started || reload) {
+            remove_earlier_data(driver.as_ref(), target)?;
+        }
+        if mode == Mode::Run {
+            record_target(info, target, driver.as_ref(), &probe_of(driver.as_ref()))?;
+            results::write_atomic(&out.join("run.json"), &*info)?;
+        }
+
+        // The plan's own workloads' set-up, once per target and repeat.
+        let mut set_up: Vec<String> = Vec::new();
+        let mut gone: Option<String> = None;
+        for job in group {
+            let e = &job.exec;
+            let again = reload && e.creates_tables;
+            if job.done && !again {
+                continue;
+            }
+            if let Some(why) = &gone {
+                if mode == Mode::Confirm || !job.keep {
+                    continue;
+                }
+                // Not run: said in its result, so that the report shows
+                // the hole and --resume runs it.
+                ui.warn(&format!(
+                    "[{}] skipping {}: {why}",
+                    target.name,
+                    e.step.label()
+                ));
+                let mut r = blank_result(e);
+                r.failed = Some(format!("not run: {why}"));
+                results::write_step(out, &r)?;
+                failed_steps += 1;
+                continue;
+            }
+            if target.engine.is_server() && e.maintenance() != Some(Maint::Restart) {
+                wait_serving(driver.as_ref(), ui, &target.name);
+            }
+            let mut before = hooks::run(driver.as_ref(), e, &e.before, "before", out, ui)?;
+            if before.failed.is_none() {
+                if let Err(why) =
+                    set_up_workload(driver.as_ref(), e, &mut set_up, &mut before.notes)
+                {
+                    before.failed = Some(why);
+                }
+            }
+            let measured = if let Some(why) = before.failed {
+                let mut r = blank_result(e);
+                r.failed = Some(why);
+                Ok(r)
+            } else if e.maintenance() == Some(Maint::Restart) {
+                restart::restart(&mut driver, &dirs, e, ui)
+            } else {
+                let probe = probe_of(driver.as_ref());
+                let cx = StepCtx {
+                    db: driver.as_ref(),
+                    probe: &probe,
+                };
+                measure_step(&cx, e, ui)
+            };
+            let mut result = match measured {
+                Ok(r) => r,
+                Err(err) if err.is::<Interrupted>() || interrupted() => {
+                    return Ok(interrupted_here(driver, mode, loads, written));
+                }
+                Err(err) => return Err(err),
+            };
+            if interrupted() {
+                return Ok(interrupted_here(driver, mode, loads, written));
+            }
+            result.notes.extend(before.notes);
+            if again {
+                result.notes.insert(
+                    "reloaded".into(),
+                    "ran again on --resume: the data the earlier load made was gone".into(),
+                );
+            }
+            if result.failed.is_none() {
+                let after = hooks::run(driver.as_ref(), e, &e.after, "after", out, ui)?;
+                result.notes.extend(after.notes);
+                result.failed = after.failed;
+            }
+            if result.failed.is_some() {
+                failed_steps += usize::from(job.keep);
+                if e.maintenance() == Some(Maint::Restart) {
+                    ui.warn(&format!(
+                        "[{}] {}",
+                        target.name,
+                        result.failed.as_deref().unwrap_or_default()
+                    ));
+                    gone = Some(format!(
+                        "the server did not come back after the restart of step {}",
+                        e.seq
+                    ));
+                } else if let Some(h) = driver.health() {
+                    // The server died: say so in the step, and stop
+                    // sending it work.
+                    result.failed =
+                        Some(format!("{}; {h}", result.failed.take().unwrap_or_default()));
+                    ui.warn(&format!("[{}] {h}", target.name));
+                    gone = Some("the server died".into());
+                } else if e.creates_tables {
+                    gone = Some("the step that creates the tables failed".into());
+                } else if !job.keep {
+                    gone = Some(format!("the replayed step {} failed", e.step.label()));
+                }
+                if mode == Mode::Confirm && gone.is_some() {
+                    ui.warn(&format!(
+                        "[{}] {} failed, so the steps after it are not confirmed this round",
+                        target.name,
+                        e.step.label()
+                    ));
+                }
+            }
+            if !job.keep {
+                continue;
+            }
+            if mode == Mode::Confirm {
+                result.notes.insert(
+                    "confirm".into(),
+                    "a confirmation repeat (relbench run --confirm): the target started afresh and replayed \
+                     the steps before this one that change the data"
+                        .into(),
+                );
+            }
+            results::write_step(out, &result)?;
+            written += 1;
+        }
+        // The next load starts from nothing, so the data is not needed;
+        // a managed server is stopped here.
+        driver.cleanup(loads)?;
+    }
+    Ok(Ran {
+        end: RunEnd::Complete { failed_steps },
+        written,
+    })
+}
+
+/// Ctrl-C: a run keeps the target's data for `--resume` (the server is
+/// stopped as the driver drops); a confirmation's data was made for it
+/// alone and goes.
+fn interrupted_here(
+    driver: Box<dyn crate::db::Target>,
+    mode: Mode,
+    loads: bool,
+    written: usize,
+) -> Ran {
+    if mode == Mode::Confirm {
+        let _ = driver.cleanup(loads);
+    }
+    Ran {
+        end: RunEnd::Interrupted,
+        written,
+    }
+}

@@ -1,0 +1,219 @@
+//! What each of a client's connections does: the inserter, the deleter
+//! beside it, the querier of the q-steps, and the index build.
+
+use super::*;
+
+/// Appends rows at the top of the table, `commit` per statement.
+pub(super) struct Inserter {
+    pub(super) stmt: Stmt,
+    pub(super) commit: u32,
+    pub(super) rng: Rng,
+    pub(super) shared: Arc<Shared>,
+    pub(super) data_len: (u32, u32),
+    /// Percent of `data` that is random letters; the rest is 'a', which
+    /// compresses (the benchmark's own `data_random_pct`).
+    pub(super) random_pct: u8,
+    /// Per row: price and data, reused so an event allocates only its
+    /// parameter list.
+    pub(super) price: Vec<String>,
+    pub(super) data: Vec<String>,
+}
+
+impl Inserter {
+    pub(super) fn new(
+        conn: &mut dyn Conn,
+        d: Dialect,
+        table: &str,
+        commit: u32,
+        p: &Params,
+        rng: Rng,
+        shared: Arc<Shared>,
+    ) -> DbResult<Self> {
+        Ok(Inserter {
+            stmt: conn.prepare(&sql::insert(d, table, commit as usize))?,
+            commit,
+            rng,
+            shared,
+            data_len: (p.data_min, p.data_max.max(p.data_min)),
+            random_pct: 100,
+            price: vec![String::new(); commit as usize],
+            data: vec![String::new(); commit as usize],
+        })
+    }
+}
+
+pub(super) const LETTERS: &[u8] = b"abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ";
+
+impl Client for Inserter {
+    fn event(&mut self, conn: &mut dyn Conn, rec: &mut Recorder) -> Result<(), ErrorKind> {
+        use std::fmt::Write;
+        // This batch's ids, taken before it is built: inserters that share
+        // a table never write the same id.
+        let first = self
+            .shared
+            .taken
+            .fetch_add(i64::from(self.commit), Ordering::Relaxed)
+            + 1;
+        let mut ints = Vec::with_capacity(self.commit as usize * 4);
+        for i in 0..self.commit as usize {
+            ints.push([
+                first + i as i64,
+                self.rng.random_range(0..1000),
+                self.rng.random_range(0..100_000),
+                self.rng.random_range(0..10_000),
+            ]);
+            let p = &mut self.price[i];
+            p.clear();
+            let cents: u32 = self.rng.random_range(0..50_000);
+            let _ = write!(p, "{}.{:02}", cents / 100, cents % 100);
+            let len = self.rng.random_range(self.data_len.0..=self.data_len.1);
+            let d = &mut self.data[i];
+            d.clear();
+            let random = (len as usize * usize::from(self.random_pct)).div_ceil(100);
+            for _ in 0..random {
+                d.push(LETTERS[self.rng.random_range(0..LETTERS.len())] as char);
+            }
+            for _ in random..len as usize {
+                d.push('a');
+            }
+        }
+        let mut params = Vec::with_capacity(self.commit as usize * 6);
+        for (i, v) in ints.iter().enumerate() {
+            params.extend([
+                Param::Int(v[0]),
+                Param::Int(v[1]),
+                Param::Int(v[2]),
+                Param::Int(v[3]),
+                Param::Str(&self.price[i]),
+                Param::Str(&self.data[i]),
+            ]);
+        }
+        let t = Instant::now();
+        // One multi-row statement in autocommit: one commit per batch.
+        match conn.exec(self.stmt, &params) {
+            Ok(_) => {
+                rec.statement(INSERT, t.elapsed());
+                self.shared
+                    .top
+                    .fetch_max(first + i64::from(self.commit) - 1, Ordering::Relaxed);
+                Ok(())
+            }
+            Err(e) => Err(record(rec, INSERT, e)),
+        }
+    }
+}
+
+/// Removes the oldest rows, a batch at a time, never taking the table below
+/// its size when the step began.
+pub(super) struct Deleter {
+    pub(super) stmt: Stmt,
+    pub(super) batch: i64,
+    pub(super) keep: i64,
+    pub(super) shared: Arc<Shared>,
+}
+
+impl Deleter {
+    /// Whether the next batch may go: the table keeps at least its size at
+    /// the step's start.
+    fn may_delete(&self) -> bool {
+        let lo = self.shared.bottom.load(Ordering::Relaxed);
+        let top = self.shared.top.load(Ordering::Relaxed);
+        lo + self.batch - 1 <= top - self.keep
+    }
+}
+
+impl Client for Deleter {
+    fn caught_up(&self) -> bool {
+        !self.may_delete()
+    }
+
+    fn event(&mut self, conn: &mut dyn Conn, rec: &mut Recorder) -> Result<(), ErrorKind> {
+        let lo = self.shared.bottom.load(Ordering::Relaxed);
+        if !self.may_delete() {
+            // The inserter has not added this batch yet: wait for it.
+            std::thread::sleep(Duration::from_micros(200));
+            return Ok(());
+        }
+        // Take the batch: deleters that share a table never take the same
+        // one (another took it: try the next on the next event).
+        if self
+            .shared
+            .bottom
+            .compare_exchange(lo, lo + self.batch, Ordering::Relaxed, Ordering::Relaxed)
+            .is_err()
+        {
+            return Ok(());
+        }
+        let t = Instant::now();
+        match conn.exec(self.stmt, &[Param::Int(lo), Param::Int(lo + self.batch)]) {
+            Ok(_) => {
+                rec.statement(DELETE, t.elapsed());
+                Ok(())
+            }
+            Err(e) => Err(record(rec, DELETE, e)),
+        }
+    }
+}
+
+/// The q-steps' unthrottled query connection.
+pub(super) struct Querier {
+    pub(super) stmts: Vec<Stmt>,
+    pub(super) point: bool,
+    pub(super) next: usize,
+    pub(super) rng: Rng,
+    pub(super) shared: Arc<Shared>,
+}
+
+impl Client for Querier {
+    fn event(&mut self, conn: &mut dyn Conn, rec: &mut Recorder) -> Result<(), ErrorKind> {
+        let stmt = self.stmts[self.next % self.stmts.len()];
+        self.next += 1;
+        let t = Instant::now();
+        let r = if self.point {
+            // Ten ids among the live ones; the deleter may remove one
+            // meanwhile, so the row count is not checked.
+            let lo = self.shared.bottom.load(Ordering::Relaxed);
+            let hi = self.shared.top.load(Ordering::Relaxed).max(lo);
+            let mut ids = [0i64; 10];
+            for id in &mut ids {
+                *id = self.rng.random_range(lo..=hi);
+            }
+            let params: [Param<'_>; 10] = ids.map(Param::Int);
+            conn.query(stmt, &params)
+        } else {
+            // Each range query starts at a random value of its index's
+            // leading column.
+            let start = match self.next % 3 {
+                1 => self.rng.random_range(0..10_000),
+                2 => self.rng.random_range(0..1000),
+                _ => self.rng.random_range(0..500),
+            };
+            conn.query(stmt, &[Param::Int(start)])
+        };
+        match r {
+            Ok(_) => {
+                rec.statement(QUERY, t.elapsed());
+                Ok(())
+            }
+            Err(e) => Err(record(rec, QUERY, e)),
+        }
+    }
+}
+
+/// l.x: the three indexes of one table, as one event.
+pub(super) struct Indexer {
+    pub(super) statements: Vec<String>,
+}
+
+impl Client for Indexer {
+    fn event(&mut self, conn: &mut dyn Conn, rec: &mut Recorder) -> Result<(), ErrorKind> {
+        for s in &self.statements {
+            let t = Instant::now();
+            match conn.batch(s) {
+                Ok(()) => rec.statement(INDEX, t.elapsed()),
+                Err(e) => return Err(record(rec, INDEX, e)),
+            }
+        }
+        Ok(())
+    }
+}

@@ -1,0 +1,91 @@
+//! What each LinkBench connection does: a loader takes the next chunk of
+//! ids and writes its nodes, or its links and their counts; a requester runs
+//! one operation of the mix per event; a checker compares counts with links
+//! over the next range of ids.
+
+mod checker;
+mod loader;
+mod requester;
+
+use std::io::Write as _;
+use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
+use std::sync::Arc;
+use std::time::{Duration, Instant, SystemTime, UNIX_EPOCH};
+
+use rand::Rng as _;
+
+use super::model::{self, Access, Graph, Motif, Multiget, Size, FIRST_LINK_TYPE, NODE_TYPE};
+use super::{sql, Op, Params};
+use crate::db::{Conn, DbError, DbResult, Dialect, ErrorKind, Param, Stmt};
+use crate::measure::{Recorder, Tally};
+use crate::workload::dist::Rng;
+use crate::workload::{record_error as record, Client, ClientCtx};
+pub use checker::Checker;
+#[cfg(test)]
+use loader::Batches;
+pub use loader::Loader;
+pub use requester::Requester;
+
+/// What the connections of a step share: the next work item, and whether
+/// the tables exist yet.
+#[derive(Default)]
+pub struct Shared {
+    next: AtomicU64,
+    created: AtomicBool,
+}
+
+fn now_ms() -> i64 {
+    SystemTime::now()
+        .duration_since(UNIX_EPOCH)
+        .map_or(0, |d| d.as_millis() as i64)
+}
+
+/// Motif generators as FBWorkload configures them: links bytes 32..100,
+/// uniqueness 0.225; nodes 50..220, uniqueness 0.63; motifs of 128 bytes.
+/// Node bytes stop at 127 here: relbench sends text as UTF-8, where the
+/// original's bytes above 127 would be two bytes each.
+fn link_motif(rng: &mut Rng) -> Motif {
+    Motif::new(rng, 32, 100, 0.225, 128)
+}
+fn node_motif(rng: &mut Rng) -> Motif {
+    Motif::new(rng, 50, 127, 0.63, 128)
+}
+
+/// Appends `s` to a bulk row, with the backslash escaped (LOAD DATA's and
+/// COPY's text formats both read `\\` as one).
+fn push_escaped(buf: &mut Vec<u8>, s: &str) {
+    for b in s.bytes() {
+        if b == b'\\' {
+            buf.push(b'\\');
+        }
+        buf.push(b);
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn batches_use_the_full_size_then_powers_of_two() {
+        let b = Batches::new(sql::load_nodes, 1024);
+        let size = |left: usize| {
+            if left >= b.full {
+                b.full
+            } else {
+                1 << (usize::BITS - 1 - left.leading_zeros())
+            }
+        };
+        assert_eq!(size(5000), 1024);
+        assert_eq!(size(1023), 512);
+        assert_eq!(size(5), 4);
+        assert_eq!(size(1), 1);
+    }
+
+    #[test]
+    fn bulk_rows_escape_the_backslash() {
+        let mut buf = Vec::new();
+        push_escaped(&mut buf, "a\\b");
+        assert_eq!(buf, b"a\\\\b");
+    }
+}

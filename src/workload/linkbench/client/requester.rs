@@ -1,0 +1,448 @@
+//! The requester: the ten operations of the mix, each as the original's
+//! `LinkStoreMysql` runs it, link writes retried after a deadlock.
+
+use super::*;
+
+/// `lb.request`: one operation of the mix per event.
+pub struct Requester {
+    p: Params,
+    graph: Graph,
+    rng: Rng,
+    /// Cumulative weights of [`Op::ALL`].
+    mix: [f64; 10],
+    link_reads: Access,
+    link_writes: Access,
+    node_reads: Access,
+    node_updates: Access,
+    node_deletes: Access,
+    link_size: Size,
+    node_size: Size,
+    link_add: Motif,
+    link_up: Motif,
+    node_add: Motif,
+    node_up: Motif,
+    multiget: Multiget,
+    s: Stmts,
+    /// Multiget statements for 1, 2, 4 … id2s, up to the largest multiget.
+    multigets: Vec<Stmt>,
+    /// Lists seen full: (id1, link_type, pages read), at most 2048 (the
+    /// original's `listTailHistoryLimit`).
+    history: Vec<(i64, i64, u32)>,
+    data: String,
+    id2s: Vec<i64>,
+}
+
+pub(super) struct Stmts {
+    add_node: Stmt,
+    get_node: Stmt,
+    update_node: Stmt,
+    delete_node: Stmt,
+    unhide_link: Stmt,
+    insert_link: Stmt,
+    update_link: Stmt,
+    count_up: Stmt,
+    lock_link: Stmt,
+    hide_link: Stmt,
+    count_down: Stmt,
+    count_link: Stmt,
+    link_list: Stmt,
+}
+
+pub(super) const HISTORY: usize = 2048;
+
+/// Attempts of a transaction the engine aborted for a deadlock or a lock
+/// wait (the original retries these too; each failed attempt is counted
+/// as an error of its kind).
+pub(super) const ATTEMPTS: u32 = 5;
+
+impl Requester {
+    pub fn new(conn: &mut dyn Conn, d: Dialect, p: &Params, mut rng: Rng) -> DbResult<Requester> {
+        if d == Dialect::Postgres {
+            conn.batch(sql::PG_NODE_SEQUENCE)?;
+        }
+        let r = sql::Requests::new(d);
+        let s = Stmts {
+            add_node: conn.prepare(&r.add_node)?,
+            get_node: conn.prepare(&r.get_node)?,
+            update_node: conn.prepare(&r.update_node)?,
+            delete_node: conn.prepare(&r.delete_node)?,
+            unhide_link: conn.prepare(&r.unhide_link)?,
+            insert_link: conn.prepare(&r.insert_link)?,
+            update_link: conn.prepare(&r.update_link)?,
+            count_up: conn.prepare(&r.count_up)?,
+            lock_link: conn.prepare(&r.lock_link)?,
+            hide_link: conn.prepare(&r.hide_link)?,
+            count_down: conn.prepare(&r.count_down)?,
+            count_link: conn.prepare(&r.count_link)?,
+            link_list: conn.prepare(&r.link_list)?,
+        };
+        // Up to the largest multiget, rounded up to a power of two.
+        let top = p.multiget_max.max(1).next_power_of_two().trailing_zeros();
+        let multigets = (0..=top)
+            .map(|k| conn.prepare(&sql::multiget(d, 1 << k)))
+            .collect::<DbResult<_>>()?;
+        let mut mix = p.mix;
+        for i in 1..mix.len() {
+            mix[i] += mix[i - 1];
+        }
+        let (start, end) = (p.startid1, p.maxid1);
+        let blend = |pct: f64| Some((pct / 100.0, model::UNCORR_SEED));
+        Ok(Requester {
+            graph: p.graph(),
+            mix,
+            link_reads: Access::new(
+                start,
+                end,
+                Some(p.read_shape),
+                model::DEGREE_SEED,
+                blend(p.read_uncorr_blend),
+            ),
+            link_writes: Access::new(
+                start,
+                end,
+                Some(p.write_shape),
+                model::DEGREE_SEED,
+                blend(p.write_uncorr_blend),
+            ),
+            node_reads: Access::new(start, end, Some(p.node_read_shape), model::NODE_SEED, None),
+            node_updates: Access::new(
+                start,
+                end,
+                Some(p.node_update_shape),
+                model::NODE_SEED,
+                None,
+            ),
+            node_deletes: Access::new(start, end, None, model::NODE_SEED, None),
+            link_size: Size::new(p.link_datasize, model::MAX_LINK_DATA),
+            node_size: Size::new(p.node_datasize, model::MAX_NODE_DATA),
+            link_add: link_motif(&mut rng),
+            link_up: link_motif(&mut rng),
+            node_add: node_motif(&mut rng),
+            node_up: node_motif(&mut rng),
+            multiget: Multiget::new(p.multiget_min, p.multiget_max, p.multiget_p),
+            p: *p,
+            rng,
+            s,
+            multigets,
+            history: Vec::new(),
+            data: String::new(),
+            id2s: Vec::new(),
+        })
+    }
+
+    /// The operation a draw picks.
+    pub fn pick(&mut self) -> Op {
+        let total = self.mix[self.mix.len() - 1];
+        let r = self.rng.random::<f64>() * total;
+        let i = self.mix.partition_point(|&c| c <= r);
+        Op::ALL[i.min(Op::ALL.len() - 1)]
+    }
+
+    /// A link write in one transaction (`addLinkImpl`): relbench's
+    /// connections report rows matched rather than changed, so where the
+    /// original reads the upsert's affected-row count (1 new, 2 changed,
+    /// 0 unchanged), this asks in turn: was it hidden (made visible again,
+    /// with the new payload: one more counted link), is it new (inserted:
+    /// one more), else it was visible (payload updated, count unchanged).
+    /// Returns whether the link existed.
+    fn write_link(&mut self, conn: &mut dyn Conn, link: &[i64; 5], data: &str) -> DbResult<bool> {
+        let [id1, id2, link_type, time, version] = *link;
+        let s = &self.s;
+        conn.begin(true)?;
+        let key = [Param::Int(link_type), Param::Int(id1), Param::Int(id2)];
+        let unhidden = conn.exec(
+            s.unhide_link,
+            &[
+                Param::Str(data),
+                Param::Int(time),
+                Param::Int(version),
+                key[0],
+                key[1],
+                key[2],
+            ],
+        )?;
+        let mut existed = unhidden > 0;
+        let counted = if existed {
+            true
+        } else {
+            let inserted = conn.exec(
+                s.insert_link,
+                &[
+                    Param::Int(id1),
+                    Param::Int(id2),
+                    Param::Int(link_type),
+                    Param::Int(1),
+                    Param::Str(data),
+                    Param::Int(time),
+                    Param::Int(version),
+                ],
+            )?;
+            existed = inserted == 0;
+            inserted > 0
+        };
+        if counted {
+            conn.exec(
+                s.count_up,
+                &[Param::Int(id1), Param::Int(link_type), Param::Int(time)],
+            )?;
+        } else {
+            conn.exec(
+                s.update_link,
+                &[
+                    Param::Int(1),
+                    Param::Str(data),
+                    Param::Int(time),
+                    Param::Int(version),
+                    key[0],
+                    key[1],
+                    key[2],
+                ],
+            )?;
+        }
+        conn.commit()?;
+        Ok(existed)
+    }
+
+    /// `deleteLinkImpl` without expunge, as the requests call it: lock the
+    /// row; a visible link is hidden and its count goes down by one.
+    /// Returns whether the link existed.
+    fn delete_link(
+        &mut self,
+        conn: &mut dyn Conn,
+        id1: i64,
+        link_type: i64,
+        id2: i64,
+    ) -> DbResult<bool> {
+        let s = &self.s;
+        let key = [Param::Int(link_type), Param::Int(id1), Param::Int(id2)];
+        conn.begin(true)?;
+        let found = conn.query(s.lock_link, &key)? > 0;
+        if found && conn.exec(s.hide_link, &key)? > 0 {
+            conn.exec(
+                s.count_down,
+                &[Param::Int(id1), Param::Int(link_type), Param::Int(now_ms())],
+            )?;
+        }
+        conn.commit()?;
+        Ok(found)
+    }
+
+    /// Runs one operation, retrying a transaction the engine aborted for a
+    /// deadlock or lock wait. `Ok(false)`: it found nothing.
+    fn run(&mut self, op: Op, conn: &mut dyn Conn, rec: &mut Recorder) -> Result<bool, ErrorKind> {
+        let class = op as usize;
+        let time_s = now_ms() / 1000;
+        let s = &self.s;
+        match op {
+            Op::AddNode | Op::UpdateNode => {
+                let motif = if op == Op::AddNode {
+                    &self.node_add
+                } else {
+                    &self.node_up
+                };
+                let size = self.node_size.draw(&mut self.rng);
+                motif.fill(&mut self.rng, size, &mut self.data);
+                let data = Param::Str(&self.data);
+                let update = (op == Op::UpdateNode).then(|| self.node_updates.id(&mut self.rng));
+                let t = Instant::now();
+                let r = match update {
+                    None => conn.exec(
+                        s.add_node,
+                        &[
+                            Param::Int(NODE_TYPE),
+                            Param::Int(1),
+                            Param::Int(time_s),
+                            data,
+                        ],
+                    ),
+                    Some(id) => conn.exec(
+                        s.update_node,
+                        &[
+                            Param::Int(2),
+                            Param::Int(time_s),
+                            data,
+                            Param::Int(id),
+                            Param::Int(NODE_TYPE),
+                        ],
+                    ),
+                };
+                finish(rec, class, (r, t))
+            }
+            Op::DeleteNode => {
+                let id = self.node_deletes.id(&mut self.rng);
+                let t = Instant::now();
+                let r = conn.exec(s.delete_node, &[Param::Int(id), Param::Int(NODE_TYPE)]);
+                finish(rec, class, (r, t))
+            }
+            Op::GetNode => {
+                let id = self.node_reads.id(&mut self.rng);
+                let t = Instant::now();
+                let r = conn.query(s.get_node, &[Param::Int(id)]);
+                finish(rec, class, (r, t))
+            }
+            Op::CountLink => {
+                let id1 = self.link_reads.id(&mut self.rng);
+                let link_type = self.graph.link_type(&mut self.rng);
+                let t = Instant::now();
+                let r = conn.query(s.count_link, &[Param::Int(id1), Param::Int(link_type)]);
+                finish(rec, class, (r, t))
+            }
+            Op::MultigetLink => {
+                let id1 = self.link_reads.id(&mut self.rng);
+                let link_type = self.graph.link_type(&mut self.rng);
+                let n = self.multiget.draw(&mut self.rng);
+                self.graph
+                    .id2s(&mut self.rng, id1, link_type, n, &mut self.id2s);
+                // One statement per power of two: the list is padded with
+                // its last id2, which IN reads once.
+                let k = n.next_power_of_two().trailing_zeros() as usize;
+                let last = *self.id2s.last().expect("n >= 1");
+                self.id2s.resize(1 << k, last);
+                let mut params = Vec::with_capacity(2 + self.id2s.len());
+                params.extend([Param::Int(id1), Param::Int(link_type)]);
+                params.extend(self.id2s.iter().map(|&x| Param::Int(x)));
+                let t = Instant::now();
+                let r = conn.query(self.multigets[k], &params);
+                finish(rec, class, (r, t))
+            }
+            Op::GetLinkList => {
+                let limit = i64::from(self.p.range_limit.max(1));
+                let tail = !self.history.is_empty()
+                    && self.rng.random::<f64>() * 100.0 < self.p.getlinklist_history;
+                // The next page of a list seen full: the original asks for
+                // the links older than the last one it read; relbench's
+                // connections count rows without reading values, so it
+                // skips the pages read instead (the same rows).
+                let (slot, id1, link_type, pages) = if tail {
+                    let i = self.rng.random_range(0..self.history.len());
+                    let (id1, t, pages) = self.history[i];
+                    (Some(i), id1, t, pages)
+                } else {
+                    (
+                        None,
+                        self.link_reads.id(&mut self.rng),
+                        self.graph.link_type(&mut self.rng),
+                        0,
+                    )
+                };
+                let t = Instant::now();
+                let r = conn.query(
+                    s.link_list,
+                    &[
+                        Param::Int(id1),
+                        Param::Int(link_type),
+                        Param::Int(0),
+                        Param::Int(i64::MAX),
+                        Param::Int(i64::from(pages) * limit),
+                        Param::Int(limit),
+                    ],
+                );
+                if let Ok(rows) = &r {
+                    let full = *rows as i64 == limit;
+                    match slot {
+                        Some(i) if full => self.history[i].2 += 1,
+                        Some(i) => {
+                            self.history.swap_remove(i);
+                        }
+                        None if full && self.history.len() < HISTORY => {
+                            self.history.push((id1, link_type, 1))
+                        }
+                        None if full => {
+                            let i = self.rng.random_range(0..HISTORY);
+                            self.history[i] = (id1, link_type, 1);
+                        }
+                        None => {}
+                    }
+                }
+                finish(rec, class, (r, t))
+            }
+            Op::AddLink | Op::UpdateLink => {
+                let id1 = self.link_writes.id(&mut self.rng);
+                let link_type = self.graph.link_type(&mut self.rng);
+                let (p_exist, motif) = if op == Op::AddLink {
+                    (model::P_ADD_EXIST, &self.link_add)
+                } else {
+                    (model::P_UPDATE_EXIST, &self.link_up)
+                };
+                let id2 = self.graph.id2(&mut self.rng, id1, link_type, p_exist);
+                let size = self.link_size.draw(&mut self.rng);
+                let mut data = std::mem::take(&mut self.data);
+                motif.fill(&mut self.rng, size, &mut data);
+                let link = [id1, id2, link_type, now_ms(), 0];
+                let r = self.retried(conn, rec, class, |me, conn| {
+                    me.write_link(conn, &link, &data)
+                });
+                self.data = data;
+                // An update of a link that was not there added it.
+                r.map(|existed| existed || op == Op::AddLink)
+            }
+            Op::DeleteLink => {
+                let id1 = self.link_writes.id(&mut self.rng);
+                let link_type = self.graph.link_type(&mut self.rng);
+                let id2 = self
+                    .graph
+                    .id2(&mut self.rng, id1, link_type, model::P_DELETE_EXIST);
+                self.retried(conn, rec, class, |me, conn| {
+                    me.delete_link(conn, id1, link_type, id2)
+                })
+            }
+        }
+    }
+
+    /// A transaction, retried after a deadlock or a lock wait; its time
+    /// counts from the first attempt.
+    fn retried(
+        &mut self,
+        conn: &mut dyn Conn,
+        rec: &mut Recorder,
+        class: usize,
+        mut tx: impl FnMut(&mut Self, &mut dyn Conn) -> DbResult<bool>,
+    ) -> Result<bool, ErrorKind> {
+        let t = Instant::now();
+        let mut attempt = 0;
+        loop {
+            attempt += 1;
+            match tx(self, conn) {
+                Ok(found) => {
+                    rec.statement(class, t.elapsed());
+                    return Ok(found);
+                }
+                Err(e) => {
+                    let _ = conn.rollback();
+                    let kind = record(rec, class, e);
+                    if !matches!(kind, ErrorKind::Deadlock | ErrorKind::Busy) || attempt >= ATTEMPTS
+                    {
+                        return Err(kind);
+                    }
+                }
+            }
+        }
+    }
+}
+
+/// Records a one-statement operation: its time, or its error. `Ok(false)`
+/// when it read or changed no row.
+pub(super) fn finish(
+    rec: &mut Recorder,
+    class: usize,
+    (r, t): (DbResult<u64>, Instant),
+) -> Result<bool, ErrorKind> {
+    match r {
+        Ok(n) => {
+            rec.statement(class, t.elapsed());
+            Ok(n > 0)
+        }
+        Err(e) => Err(record(rec, class, e)),
+    }
+}
+
+impl Client for Requester {
+    fn event(&mut self, conn: &mut dyn Conn, rec: &mut Recorder) -> Result<(), ErrorKind> {
+        let op = self.pick();
+        let found = self.run(op, conn, rec)?;
+        if !found {
+            rec.tally(op as usize, Tally::NotFound, 1);
+        }
+        Ok(())
+    }
+}
