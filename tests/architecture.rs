@@ -477,3 +477,31 @@ fn family_parameters_stay_in_their_folders() {
     }
     assert!(found.is_empty(), "{}", found.join("\n"));
 }
+
+/// Renderers format, never judge: every verdict (a colour, a `~`, a
+/// cost left uncoloured because it is too small to matter) is the
+/// model's answer, so every format shows the same judgement.
+#[test]
+fn renderers_never_judge() {
+    let dir = Path::new(env!("CARGO_MANIFEST_DIR")).join("src/render");
+    let mut files = Vec::new();
+    rust_files(&dir, &mut files);
+    let judges = [
+        "compare::verdict",
+        "compare::cost_verdict",
+        "compare::judged",
+        "compare::cost_matters",
+        "compare::superseded",
+    ];
+    let mut found = Vec::new();
+    for f in &files {
+        let text = code(&fs::read_to_string(f).unwrap());
+        for path in crate_paths(&text) {
+            let p = path.join("::");
+            if judges.iter().any(|j| p == *j) {
+                found.push(format!("{}: crate::{p}", f.display()));
+            }
+        }
+    }
+    assert!(found.is_empty(), "renderers judging:\n{}", found.join("\n"));
+}

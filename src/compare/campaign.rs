@@ -8,7 +8,7 @@
 
 use serde::Serialize;
 
-use super::median;
+use super::{median, Verdict};
 use crate::measure::size::DbSize;
 use crate::plan::{Maint, Step, StepKind};
 use crate::results::{StepResult, Unit};
@@ -164,4 +164,13 @@ pub fn timeline(
         }
     }
     rows
+}
+
+impl TimelineCell {
+    /// Against the base: throughput above 1 is faster; for a timed step
+    /// (`timed`), a duration that grew is the regression.
+    pub fn verdict(&self, timed: bool) -> Option<Verdict> {
+        self.relative
+            .map(|v| super::verdict(if timed { 1.0 / v } else { v }))
+    }
 }

@@ -398,3 +398,37 @@ pub(super) fn compare(c: &mut Cell, base: &Cell, is_base: bool) {
         })
         .collect();
 }
+
+impl Cell {
+    /// A throughput ratio's verdict by the thresholds alone, for a cell
+    /// with no significance to go by (one repeat, no within-run test).
+    pub fn ratio_verdict(&self) -> Option<Verdict> {
+        self.relative.map(super::verdict)
+    }
+
+    /// Cost `k` against the base's: `None` when it is too small at the
+    /// step's rate to matter (0.02 against 0.07 KiB written per point
+    /// query is background noise, not a win) or was not compared; with
+    /// repeats, `Unsure` unless the change is significant.
+    pub fn cost_verdict(&self, k: Cost, base: &Cell) -> Option<Verdict> {
+        let rel = *self.costs_relative.get(&k)?;
+        if !super::explain::cost_matters(k, self, base) {
+            return None;
+        }
+        Some(super::judged(
+            super::cost_verdict(rel),
+            self.costs_p.get(&k).copied(),
+        ))
+    }
+
+    /// The cost whose ratio moved furthest from 1, among those that
+    /// matter at the step's rate (the overview's tooltip names it).
+    pub fn moved_most(&self, base: &Cell) -> Option<(Cost, f64)> {
+        self.costs_relative
+            .iter()
+            .filter(|(k, _)| super::explain::cost_matters(**k, self, base))
+            .filter(|(k, _)| !super::explain::superseded(**k, self))
+            .map(|(k, r)| (*k, *r))
+            .max_by(|a, b| a.1.ln().abs().total_cmp(&b.1.ln().abs()))
+    }
+}

@@ -6,7 +6,7 @@
 
 use serde::Serialize;
 
-use super::{median, Row};
+use super::{cost_verdict, median, verdict, Row, Verdict};
 use crate::results::StepResult;
 use crate::workload::linkbench::{Kind, LOAD_CLASSES, OPS};
 use crate::workload::Group;
@@ -276,4 +276,29 @@ pub fn view(
 fn med_u64(it: impl Iterator<Item = u64>) -> u64 {
     let mut v: Vec<f64> = it.map(|n| n as f64).collect();
     median(&mut v).unwrap_or(0.0).round() as u64
+}
+
+impl LoadRow {
+    /// The load rate against the base's: above 1 is faster.
+    pub fn verdict(&self) -> Option<Verdict> {
+        self.relative.map(verdict)
+    }
+}
+
+impl RequestRow {
+    /// Requests a second against the base's: above 1 is faster.
+    pub fn verdict(&self) -> Option<Verdict> {
+        self.relative.map(verdict)
+    }
+}
+
+impl OpRow {
+    /// The median and p99 latency against the base's: above 1 is slower.
+    pub fn p50_verdict(&self) -> Option<Verdict> {
+        self.p50_relative.map(cost_verdict)
+    }
+
+    pub fn p99_verdict(&self) -> Option<Verdict> {
+        self.p99_relative.map(cost_verdict)
+    }
 }

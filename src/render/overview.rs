@@ -17,7 +17,7 @@ use std::fmt::Write;
 
 use super::escape::escape;
 use super::svg::{colour, nice_ceiling, row_label, trim, Chart, Svg};
-use crate::compare::{cost_matters, superseded, Cell, Cost, Method, Report, Row, Verdict};
+use crate::compare::{Cell, Method, Report, Row, Verdict};
 use crate::measure::units::{fmt_ratio, fmt_throughput};
 use crate::workload::Group;
 
@@ -54,17 +54,6 @@ pub fn heat(c: &Cell) -> (String, &'static str) {
         Verdict::Same | Verdict::Noise => ("#ffffff".into(), "#000"),
         Verdict::Unsure | Verdict::Disturbed | Verdict::TooShort => (GREY.into(), "#555"),
     }
-}
-
-/// The cost whose ratio moved furthest from 1, among those that matter at
-/// the step's rate.
-fn moved_most(c: &Cell, base: &Cell) -> Option<(Cost, f64)> {
-    c.costs_relative
-        .iter()
-        .filter(|(k, _)| cost_matters(**k, c, base))
-        .filter(|(k, _)| !superseded(**k, c))
-        .map(|(k, r)| (*k, *r))
-        .max_by(|a, b| a.1.ln().abs().total_cmp(&b.1.ln().abs()))
 }
 
 /// The tooltip of one cell: both throughputs, the test, the cost.
@@ -113,7 +102,7 @@ fn tip(r: &Report, row: &Row, ti: usize) -> String {
         Some(Verdict::TooShort) => s.push_str("; a window too short to judge"),
         _ => {}
     }
-    if let Some((k, ratio)) = moved_most(c, base) {
+    if let Some((k, ratio)) = c.moved_most(base) {
         let _ = write!(s, "; {} ×{}", k.short(), fmt_ratio(ratio));
     }
     s

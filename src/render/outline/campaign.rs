@@ -31,13 +31,13 @@ pub(super) fn campaign(doc: &mut Vec<Block>, r: &Report) {
             .iter()
             .map(|&i| format!("{} ÷ base", r.targets[i].name)),
     );
-    let ratio = |v: Option<f64>, timed: bool, failed: bool| match v {
-        // A duration that grew is the regression: toned as 1/ratio.
+    let ratio = |c: &crate::compare::TimelineCell, timed: bool| match c.relative {
+        // A duration that grew is the regression: the model tones it so.
         Some(v) => Text {
             text: format!("{v:.2}"),
-            tone: Some(verdict(if timed { 1.0 / v } else { v })),
+            tone: c.verdict(timed),
         },
-        None if failed => Text::plain("failed"),
+        None if c.failed.is_some() => Text::plain("failed"),
         None => Text::plain("—"),
     };
     let rows = r
@@ -60,11 +60,7 @@ pub(super) fn campaign(doc: &mut Vec<Block>, r: &Report) {
             }
             for &ti in &others {
                 let c = &row.cells[ti];
-                cells.push(tone_only_past_threshold(ratio(
-                    c.relative,
-                    row.timed,
-                    c.failed.is_some(),
-                )));
+                cells.push(tone_only_past_threshold(ratio(c, row.timed)));
             }
             cells
         })

@@ -87,29 +87,27 @@ pub fn efficiency(r: &Report) -> Section {
 pub(super) fn cost_relative(k: Cost, c: &Cell, base: &Cell) -> Text {
     let (v, b) = (c.costs.get(&k), base.costs.get(&k));
     match (c.costs_relative.get(&k), v, b) {
-        (Some(&rel), Some(_), Some(_)) => {
-            if !cost_matters(k, c, base) {
-                return Text::plain(format!("{rel:.2}"));
-            }
-            let p = c.costs_p.get(&k).copied();
-            match judged(cost_verdict(rel), p) {
-                Verdict::Unsure => Text {
-                    text: format!("~{rel:.2} p={:.2}", p.unwrap_or(1.0)),
-                    tone: Some(Verdict::Unsure),
-                },
-                v => tone_only_past_threshold(Text {
-                    text: format!("{rel:.2}"),
-                    tone: Some(v),
-                }),
-            }
-        }
+        (Some(&rel), Some(_), Some(_)) => match c.cost_verdict(k, base) {
+            None => Text::plain(format!("{rel:.2}")),
+            Some(Verdict::Unsure) => Text {
+                text: format!(
+                    "~{rel:.2} p={:.2}",
+                    c.costs_p.get(&k).copied().unwrap_or(1.0)
+                ),
+                tone: Some(Verdict::Unsure),
+            },
+            Some(v) => tone_only_past_threshold(Text {
+                text: format!("{rel:.2}"),
+                tone: Some(v),
+            }),
+        },
         // Both measured, the base's is 0: there is no ratio to show.
         // Quiet: nothing to compare is not a finding.
         (None, Some(v), Some(_)) => Text {
             text: if *v == 0.0 { "both 0" } else { "base 0" }.into(),
             tone: Some(Verdict::Same),
         },
-        _ => rel_text(None, true, c),
+        _ => no_ratio(true, c),
     }
 }
 

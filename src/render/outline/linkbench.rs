@@ -27,7 +27,7 @@ pub(super) fn linkbench(doc: &mut Vec<Block>, r: &Report) {
                     Text::plain(fmt_throughput(x.nodes_per_sec)),
                     Text::plain(fmt_throughput(x.links_per_sec)),
                     Text::plain(fmt_throughput(x.rows_per_sec)),
-                    ratio_text(x.relative, verdict),
+                    ratio_text(x.relative, x.verdict()),
                 ]
             })
             .collect();
@@ -52,7 +52,7 @@ pub(super) fn linkbench(doc: &mut Vec<Block>, r: &Report) {
                     Text::plain(x.clients.to_string()),
                     Text::plain(x.target.clone()),
                     Text::plain(fmt_throughput(x.ops_per_sec)),
-                    ratio_text(x.relative, verdict),
+                    ratio_text(x.relative, x.verdict()),
                     Text::plain(x.errors.to_string()),
                 ]
             })
@@ -94,8 +94,8 @@ pub(super) fn linkbench(doc: &mut Vec<Block>, r: &Report) {
                     lat(Some(x.mean_us)),
                     Text::plain(x.errors.to_string()),
                     Text::plain(x.not_found.to_string()),
-                    ratio_text(x.p50_relative, cost_verdict),
-                    ratio_text(x.p99_relative, cost_verdict),
+                    ratio_text(x.p50_relative, x.p50_verdict()),
+                    ratio_text(x.p99_relative, x.p99_verdict()),
                 ]
             })
             .collect();

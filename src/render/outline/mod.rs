@@ -14,8 +14,7 @@ mod throughput;
 use super::overview;
 use super::svg::{self, Chart};
 use crate::compare::{
-    cost_matters, cost_verdict, judged, verdict, Cell, Comparison, Cost, Method, Rate, Report,
-    RunMeta, SummaryLine, TargetMeta, Verdict,
+    Cell, Comparison, Cost, Method, Rate, Report, RunMeta, SummaryLine, TargetMeta, Verdict,
 };
 use crate::measure::stats::{self, Interval};
 use crate::measure::units::{fmt_bytes, fmt_latency, fmt_ratio, fmt_throughput};
@@ -87,14 +86,25 @@ fn missing(c: &Cell) -> Text {
     Text::plain(if c.failed.is_some() { "failed" } else { "—" })
 }
 
-fn rel_text(v: Option<f64>, cost: bool, c: &Cell) -> Text {
+/// Why a cell has no ratio to show: failed, not measured (a cost the
+/// step has no figure for), or nothing to compare.
+fn no_ratio(cost: bool, c: &Cell) -> Text {
+    if c.failed.is_some() {
+        Text::plain("failed")
+    } else if cost && c.throughput.is_some() {
+        Text::plain(NOT_MEASURED)
+    } else {
+        Text::plain("—")
+    }
+}
+
+/// A ratio and the verdict the model gave it, or a dash.
+fn ratio_2(v: Option<f64>, tone: Option<Verdict>) -> Text {
     match v {
         Some(v) => Text {
             text: format!("{v:.2}"),
-            tone: Some(if cost { cost_verdict(v) } else { verdict(v) }),
+            tone,
         },
-        None if c.failed.is_some() => Text::plain("failed"),
-        None if cost && c.throughput.is_some() => Text::plain(NOT_MEASURED),
         None => Text::plain("—"),
     }
 }
@@ -108,7 +118,7 @@ fn interval(i: &Interval, digits: usize) -> String {
 /// change is past a threshold but not significant.
 fn relative_cell(c: &Cell) -> Text {
     let (Some(rel), Some(v)) = (c.relative, c.verdict()) else {
-        return rel_text(None, false, c);
+        return no_ratio(false, c);
     };
     if let Some(m) = c.sla_missed {
         return Text {
@@ -151,7 +161,7 @@ fn relative_cell(c: &Cell) -> Text {
         return Text::plain(format!("{rel:.2} (≤ A/A)"));
     }
     let Some(sig) = &c.significance else {
-        return tone_only_past_threshold(rel_text(Some(rel), false, c));
+        return tone_only_past_threshold(ratio_2(Some(rel), c.ratio_verdict()));
     };
     let ci = sig
         .interval
@@ -274,11 +284,13 @@ pub const LINKBENCH_CHECK_INTRO: &str = "After the requests, counttable is compa
     linktable for a sample of ids spread over the loaded ones: every (id1, link_type) whose count differs, or that has \
     links but no count, is wrong.";
 
-fn ratio_text(r: Option<f64>, tone: fn(f64) -> Verdict) -> Text {
+/// A ratio as `fmt_ratio` writes it, coloured by the model's verdict
+/// unless that is "the same".
+fn ratio_text(r: Option<f64>, tone: Option<Verdict>) -> Text {
     match r {
         Some(x) => Text {
             text: fmt_ratio(x),
-            tone: Some(tone(x)).filter(|v| *v != Verdict::Same),
+            tone: tone.filter(|v| *v != Verdict::Same),
         },
         None => Text::plain("—"),
     }
