@@ -164,7 +164,8 @@ fn noise_advice(plan: &Plan, last: Option<&Path>) -> anyhow::Result<()> {
         (workload::DurationClass::Read, "read"),
         (workload::DurationClass::Write, "write"),
     ] {
-        if let plan::StopSpec::Secs(secs) = plan.stop_for(class) {
+        if let plan::Stop::Time(secs) = plan.stop_for(class) {
+            let secs = secs.as_secs_f64();
             if secs < median && plan.repeats < 4 {
                 crate::outln!(
                     "warning: the plan's {name} steps run {}, shorter than the {median:.0} s the noise \

@@ -8,7 +8,7 @@ mod parse;
 pub mod schedule;
 
 pub use parse::{parse, PlanError, PlanErrors};
-pub use schedule::{ExecId, Execution, Schedule, Stop, Work, WorkloadRun};
+pub use schedule::{ExecId, Execution, Schedule, Work, WorkloadRun};
 
 use std::time::Duration;
 
@@ -41,9 +41,9 @@ pub struct Plan {
     #[serde(default)]
     pub distribution: crate::workload::dist::Kind,
     pub warmup_secs: f64,
-    pub read: StopSpec,
-    pub write: StopSpec,
-    pub insert: StopSpec,
+    pub read: Stop,
+    pub write: Stop,
+    pub insert: Stop,
     pub settle: Settle,
     pub targets: Vec<TargetSpec>,
     /// The Insert Benchmark's sizes (used by its steps only).
@@ -127,12 +127,38 @@ pub struct Hook {
     pub timeout_secs: f64,
 }
 
-/// How long a workload step runs after its warm-up.
+/// When a workload step stops, after its warm-up: the plan's durations
+/// and each execution's stop rule are this one type. On disk (`run.json`)
+/// it is `{"secs": 30.0}` or `{"events": 1000}`.
 #[derive(Debug, Clone, Copy, Serialize, Deserialize, PartialEq)]
 #[serde(rename_all = "lowercase")]
-pub enum StopSpec {
-    Secs(f64),
+pub enum Stop {
+    /// After this long.
+    #[serde(rename = "secs", with = "secs")]
+    Time(Duration),
+    /// After this many events, all clients together.
     Events(u64),
+}
+
+impl Stop {
+    pub fn secs(s: f64) -> Stop {
+        Stop::Time(Duration::from_secs_f64(s))
+    }
+}
+
+/// A duration as a number of seconds, as plans and records write it.
+mod secs {
+    use serde::{Deserialize, Deserializer, Serializer};
+    use std::time::Duration;
+
+    pub fn serialize<S: Serializer>(d: &Duration, s: S) -> Result<S::Ok, S::Error> {
+        s.serialize_f64(d.as_secs_f64())
+    }
+
+    pub fn deserialize<'de, D: Deserializer<'de>>(d: D) -> Result<Duration, D::Error> {
+        let v = f64::deserialize(d)?;
+        Duration::try_from_secs_f64(v).map_err(serde::de::Error::custom)
+    }
 }
 
 /// The sleep of a settle step: `base + per_million_rows × rows / 1e6`, capped.
@@ -433,7 +459,7 @@ impl Plan {
             .find_map(|p| p.server.as_ref())
     }
 
-    pub fn stop_for(&self, class: DurationClass) -> StopSpec {
+    pub fn stop_for(&self, class: DurationClass) -> Stop {
         match class {
             DurationClass::Read => self.read,
             DurationClass::Write => self.write,
@@ -532,9 +558,10 @@ mod tests {
             .iter()
             .filter(|e| e.step.kind == StepKind::Settle)
             .count() as f64;
-        let StopSpec::Secs(q) = p.stop_for(DurationClass::Read) else {
+        let Stop::Time(q) = p.stop_for(DurationClass::Read) else {
             panic!("the fixture's q-steps run by time")
         };
+        let q = q.as_secs_f64();
         let settle = p.settle.sleep(p.tables_for(&cat, 2).rows).as_secs_f64();
         let want = q_steps * (p.warmup_secs + q) + settles * settle;
         assert!(

@@ -11,22 +11,14 @@ use std::time::Duration;
 
 use serde::Serialize;
 
+pub use super::Stop;
 /// What an execution carries of the plan: the step it runs (its identity
 /// in every result) and the hooks around it.
 pub use super::{Hook, HookAction, Step, StepKind};
-use super::{HookScope, Maint, Plan, ServerChange, StopSpec, When};
+use super::{HookScope, Maint, Plan, ServerChange, When};
 use crate::db::spec::TargetSpec;
 use crate::workload::catalogue::{Catalogue, Entry};
 use crate::workload::{self, DurationClass, Group, Scale, Tables};
-
-/// When a step stops.
-#[derive(Debug, Clone, Copy, PartialEq)]
-pub enum Stop {
-    /// After this long (warm-up not included).
-    Time(Duration),
-    /// After this many events, all clients together (warm-up not included).
-    Events(u64),
-}
 
 /// Who an execution is, in words that survive a change of host: the
 /// target's name, the repeat, the phase, the step's place and label, its
@@ -420,10 +412,7 @@ impl Plan {
         let stop = match w.events(&scale, clients) {
             _ if step.once => Stop::Events(u64::from(clients)),
             Some(n) => Stop::Events(n),
-            None => match self.stop_of(step, meta.duration) {
-                StopSpec::Secs(s) => Stop::Time(Duration::from_secs_f64(s)),
-                StopSpec::Events(n) => Stop::Events(n),
-            },
+            None => self.stop_of(step, meta.duration),
         };
         // Of a step measured in intervals only the first warms up.
         let warms_up = meta.warms_up && step.interval.map_or(true, |i| i.n == 1) && !step.once;
@@ -547,9 +536,9 @@ impl Plan {
 
     /// When a workload step stops: its interval's length, or its class's
     /// duration.
-    fn stop_of(&self, step: &Step, class: DurationClass) -> StopSpec {
+    fn stop_of(&self, step: &Step, class: DurationClass) -> Stop {
         match &step.interval {
-            Some(i) => StopSpec::Secs(i.ms as f64 / 1e3),
+            Some(i) => Stop::Time(Duration::from_millis(i.ms)),
             None => self.stop_for(class),
         }
     }

@@ -25,7 +25,7 @@ use toml::Spanned;
 
 use super::{
     Access, Comparison, Hook, HookAction, HookScope, Interval, Maint, Managed, Phase, Plan,
-    ServerChange, Settle, Step, StepKind, StopSpec, TargetSpec, When,
+    ServerChange, Settle, Step, StepKind, Stop, TargetSpec, When,
 };
 use crate::db::{server, sqlite, tls::Tls, url::ServerUrl, EngineKind};
 use crate::util::did_you_mean;
@@ -355,11 +355,11 @@ fn validate(cx: &mut Ctx<'_>, raw: RawPlan) -> Plan {
             "write" => d.write.clone(),
             _ => d.insert.clone(),
         });
-        StopSpec::Secs(cx.duration(&v, what, default, MIN_STEP_SECS))
+        Stop::secs(cx.duration(&v, what, default, MIN_STEP_SECS))
     });
     if let Some(ev) = d.and_then(|d| d.events.as_ref()) {
         if let Some(n) = cx.positive(ev, "events", i64::MAX) {
-            stops = [StopSpec::Events(n as u64); 3];
+            stops = [Stop::Events(n as u64); 3];
         }
     }
     let [read, write, insert] = stops;

@@ -528,7 +528,7 @@ pub(super) fn intervals(
     raw: &RawPlan,
     steps: Vec<Step>,
     mut phases: Vec<Phase>,
-    stops: [StopSpec; 3],
+    stops: [Stop; 3],
     cat: &Catalogue,
 ) -> (Vec<Step>, Vec<Phase>) {
     let plan_interval = raw
@@ -561,7 +561,7 @@ pub(super) fn intervals(
     if plan_interval.is_none() && phase_intervals.iter().all(Option::is_none) {
         return (steps, phases);
     }
-    if let (StopSpec::Events(_), Some((_, span))) = (
+    if let (Stop::Events(_), Some((_, span))) = (
         stops[0],
         plan_interval
             .clone()
@@ -600,7 +600,8 @@ pub(super) fn intervals(
                 })
         });
         match (every, timed) {
-            (Some(every), Some(StopSpec::Secs(total))) if total > every * 1.001 => {
+            (Some(every), Some(Stop::Time(total))) if total.as_secs_f64() > every * 1.001 => {
+                let total = total.as_secs_f64();
                 let of = (total / every).round().max(1.0) as u32;
                 let ms = (total * 1e3 / f64::from(of)).round() as u64;
                 for n in 1..=of {
