@@ -2,8 +2,9 @@
 
 use std::fs;
 use std::io::Write;
+use std::os::unix::ffi::OsStringExt;
 use std::os::unix::fs::OpenOptionsExt;
-use std::path::Path;
+use std::path::{Path, PathBuf};
 
 use anyhow::{bail, Context};
 use std::sync::atomic::{AtomicBool, Ordering};
@@ -180,8 +181,52 @@ pub fn write_file(path: &Path, body: &[u8]) -> anyhow::Result<()> {
         } else {
             ""
         };
-        anyhow::anyhow!("writing {}: {e}{hint}", path.display())
+        anyhow::Error::new(e).context(format!("writing {}{hint}", path.display()))
     })
+}
+
+/// A new private directory with a random name (`mkdtemp`, mode 0700): no
+/// one can have made it first, or point it somewhere else.
+pub fn private_dir(prefix: &str) -> anyhow::Result<PathBuf> {
+    let template = std::env::temp_dir().join(format!("{prefix}XXXXXX"));
+    let mut bytes =
+        std::ffi::CString::new(template.as_os_str().as_encoded_bytes())?.into_bytes_with_nul();
+    // SAFETY: mkdtemp rewrites the trailing XXXXXX of the NUL-terminated
+    // buffer in place and returns it, or null.
+    let p = unsafe { libc::mkdtemp(bytes.as_mut_ptr().cast()) };
+    if p.is_null() {
+        return Err(std::io::Error::last_os_error())
+            .with_context(|| format!("creating a private directory {}", template.display()));
+    }
+    bytes.pop();
+    Ok(PathBuf::from(std::ffi::OsString::from_vec(bytes)))
+}
+
+/// Whether an error comes from a full disk (`ENOSPC`) or quota.
+pub fn disk_full(e: &anyhow::Error) -> bool {
+    e.chain().any(|c| {
+        c.downcast_ref::<std::io::Error>()
+            .is_some_and(|io| matches!(io.raw_os_error(), Some(28) | Some(122)))
+    })
+}
+
+/// Text from a plan or a file as a message may show it: control
+/// characters (a terminal's escape sequences) escaped, and at most
+/// `max` characters, the rest said in a count.
+pub fn printable(s: &str, max: usize) -> String {
+    let mut out = String::new();
+    for (n, c) in s.chars().enumerate() {
+        if n == max {
+            out += &format!("… ({} more bytes)", s.len() - out.len());
+            break;
+        }
+        if c.is_control() && c != '\n' {
+            out.extend(c.escape_default());
+        } else {
+            out.push(c);
+        }
+    }
+    out
 }
 
 /// Refuses a directory of results (or one inside it) that is a symbolic
@@ -193,6 +238,117 @@ pub fn refuse_link(path: &Path) -> anyhow::Result<()> {
              name the directory it points to, or another one",
             path.display()
         );
+    }
+    Ok(())
+}
+
+/// Who may own a directory relbench writes into: this process's user, and
+/// for a managed server's datadir also the server's OS user.
+pub fn my_uid() -> u32 {
+    // SAFETY: geteuid has no preconditions and cannot fail.
+    unsafe { libc::geteuid() }
+}
+
+/// Makes `dir` (each missing component with `mkdir`, never through a link)
+/// or checks the one that is there, so that no other user can change what
+/// relbench writes into it: the directory must be a real directory owned by
+/// one of `owners`, with no write bit for group or others, and so must
+/// every directory above it be unwritable by group and others, up to one
+/// with the sticky bit (like /tmp) or the root. A directory someone else
+/// made or can write is refused with what to do; nothing is changed in it.
+pub fn secure_dir(dir: &Path, owners: &[u32], what: &str) -> anyhow::Result<()> {
+    secure(dir, owners, what, true)
+}
+
+/// [`secure_dir`]'s checks alone, for `relbench check`: nothing is made.
+pub fn check_dir(dir: &Path, owners: &[u32], what: &str) -> anyhow::Result<()> {
+    secure(dir, owners, what, false)
+}
+
+fn secure(dir: &Path, owners: &[u32], what: &str, create: bool) -> anyhow::Result<()> {
+    use std::os::unix::fs::{DirBuilderExt, MetadataExt};
+    let abs = std::path::absolute(dir).with_context(|| format!("{what} {}", dir.display()))?;
+    // The part that exists, and what is left to make.
+    let mut existing = abs.clone();
+    let mut missing = Vec::new();
+    while fs::symlink_metadata(&existing).is_err() {
+        let Some(name) = existing.file_name() else {
+            break;
+        };
+        missing.push(name.to_os_string());
+        existing.pop();
+    }
+    missing.reverse();
+    let ours = |uid: u32| owners.contains(&uid);
+    // A link on the way is followed only when a user we trust made it.
+    for a in existing.ancestors() {
+        if let Ok(m) = fs::symlink_metadata(a) {
+            if m.file_type().is_symlink() && m.uid() != 0 && !ours(m.uid()) {
+                bail!(
+                    "{what} {}: {} is a symbolic link another user (uid {}) owns, so that user chooses where \
+                     relbench's files go; name a path without it",
+                    dir.display(),
+                    a.display(),
+                    m.uid()
+                );
+            }
+        }
+    }
+    let real = fs::canonicalize(&existing)
+        .with_context(|| format!("{what} {}: resolving {}", dir.display(), existing.display()))?;
+    let check = |p: &Path, last: bool| -> anyhow::Result<()> {
+        let m = fs::symlink_metadata(p).with_context(|| format!("reading {}", p.display()))?;
+        if last {
+            if !m.is_dir() {
+                bail!(
+                    "{what} {} is not a directory; name a new directory, or one relbench made",
+                    dir.display()
+                );
+            }
+            if !ours(m.uid()) {
+                bail!(
+                    "{what} {} belongs to another user (uid {}), who could change what relbench writes there; \
+                     name a new directory, or one you made",
+                    dir.display(),
+                    m.uid()
+                );
+            }
+        }
+        if m.mode() & 0o022 != 0 && (last || m.mode() & 0o1000 == 0) {
+            bail!(
+                "{what} {}: {} can be written by {} (mode {:o}), who could swap what relbench writes there; \
+                 `chmod go-w {}`, or name a directory under one only you can write",
+                dir.display(),
+                p.display(),
+                if m.mode() & 0o002 != 0 { "every user" } else { "its group" },
+                m.mode() & 0o7777,
+                p.display()
+            );
+        }
+        Ok(())
+    };
+    if missing.is_empty() {
+        check(&real, true)?;
+    }
+    for a in real.ancestors().skip(usize::from(missing.is_empty())) {
+        let sticky = fs::metadata(a).is_ok_and(|m| m.mode() & 0o1000 != 0);
+        check(a, false)?;
+        if sticky {
+            break;
+        }
+    }
+    let mut p = real;
+    for name in missing.into_iter().filter(|_| create) {
+        p.push(name);
+        match fs::DirBuilder::new().mode(0o755).create(&p) {
+            Ok(()) => {}
+            // Made meanwhile (by another relbench, or a race): checked below.
+            Err(e) if e.kind() == std::io::ErrorKind::AlreadyExists => {}
+            Err(e) => {
+                return Err(e).with_context(|| format!("{what}: creating {}", p.display()));
+            }
+        }
+        check(&p, true)?;
     }
     Ok(())
 }

@@ -320,3 +320,97 @@ fn a_signal_during_a_sqlite_load_stops_it_promptly() {
         assert_eq!(read_json(&out.join("run.json"))["status"], "interrupted");
     }
 }
+
+/// The pids of `pid`'s children whose program name starts with `name`.
+fn children_named(pid: u32, name: &str) -> Vec<u32> {
+    let mut out = Vec::new();
+    for e in std::fs::read_dir("/proc").unwrap().flatten() {
+        let Ok(p) = e.file_name().to_string_lossy().parse::<u32>() else {
+            continue;
+        };
+        let Ok(stat) = std::fs::read_to_string(format!("/proc/{p}/stat")) else {
+            continue;
+        };
+        let Some((head, rest)) = stat.rsplit_once(") ") else {
+            continue;
+        };
+        let comm = head.split_once(" (").map_or("", |(_, c)| c);
+        let ppid: u32 = rest
+            .split(' ')
+            .nth(1)
+            .and_then(|x| x.parse().ok())
+            .unwrap_or(0);
+        if ppid == pid && comm.starts_with(name) {
+            out.push(p);
+        }
+    }
+    out
+}
+
+/// Regression: relbench killed while it initialised a datadir
+/// (`mariadb-install-db`, `initdb`) left a datadir it no longer knew as
+/// its own: every `--resume` failed with "not empty and relbench did not
+/// create it" and wrote a failed step each try.
+#[test]
+fn sigkill_during_the_datadir_initialisation_then_resume_finishes_every_step() {
+    let settings = "steps = [\"load\", \"point-query\"]\nclients = [1]\n[scale]\nrows = 2000\n[duration]\nwarmup = \"0s\"\nread = \"300ms\"\n";
+    for (name, target, init) in [
+        (
+            "m",
+            "[[target]]\nname = \"m\"\nengine = \"mariadb\"\nbasedir = \"/usr\"\n",
+            "mariadb-instal",
+        ),
+        (
+            "p",
+            "[[target]]\nname = \"p\"\nengine = \"postgres\"\nbasedir = \"/usr/lib/postgresql/15\"\n",
+            "initdb",
+        ),
+    ] {
+        let dir = shared_tempdir();
+        let plan = write_plan(dir.path(), &format!("{settings}{target}"));
+        let out = dir.path().join("out");
+        let mut child = spawn_run(&plan, &out);
+        let relbench = child.id();
+        let mut killed = false;
+        let t0 = std::time::Instant::now();
+        while t0.elapsed() < Duration::from_secs(60) {
+            let inits = children_named(relbench, init);
+            // Once the init script has written into the datadir.
+            let begun = std::fs::read_dir(out.join("data").join(name))
+                .is_ok_and(|mut d| d.next().is_some());
+            if let (Some(&p), true) = (inits.first(), begun) {
+                // Killed in the middle of the initialisation.
+                std::process::Command::new("kill")
+                    .args(["-9", &relbench.to_string()])
+                    .status()
+                    .unwrap();
+                killed = true;
+                // The orphaned init script ends by itself.
+                wait_for("the init script to end", 120, || {
+                    !std::path::Path::new(&format!("/proc/{p}")).exists()
+                });
+                break;
+            }
+            if child.try_wait().unwrap().is_some() {
+                break;
+            }
+            std::thread::sleep(Duration::from_millis(5));
+        }
+        if !killed {
+            let _ = child.kill();
+        }
+        let _ = child.wait();
+        assert!(killed, "{name}: never saw {init} run");
+        assert!(step_files(&out).is_empty());
+        let resumed = spawn_resume(&out).wait_with_output().unwrap();
+        let said = String::from_utf8_lossy(&resumed.stderr);
+        assert!(resumed.status.success(), "{name}: {said}");
+        assert!(said.contains("did not finish"), "{name}: {said}");
+        let files = step_files(&out);
+        assert_eq!(files.len(), 2, "{name}: {files:?}");
+        for f in files {
+            let r = read_json(&out.join("steps").join(&f));
+            assert!(r["failed"].is_null(), "{name} {f}: {}", r["failed"]);
+        }
+    }
+}

@@ -290,9 +290,10 @@ fn a_datadir_relbench_did_not_create_is_refused_and_untouched() {
             dir.path(),
             &format!("steps = [\"load\"]\n{SETTINGS}{target}"),
         );
+        // Refused with the plan (as `check` does), before anything runs.
         run_quiet(&plan, dir.path().join(format!("out-{}", target.len())))
             .assert()
-            .code(3)
+            .code(2)
             .stderr(contains("is not empty and relbench did not create it"));
         let after = std::fs::metadata(&theirs).unwrap();
         assert_eq!((after.uid(), after.mode()), (before.uid(), before.mode()));
@@ -469,4 +470,368 @@ fn a_stale_server_on_the_runs_datadir_is_stopped_and_said() {
             "stopped server {pid}, which an earlier relbench started"
         )));
     assert!(!alive(pid));
+}
+
+/// Runs a shell command as `nobody`; whether it succeeded.
+fn as_nobody(script: &str) -> bool {
+    Command::new("runuser")
+        .args(["-u", "nobody", "--", "sh", "-c", script])
+        .status()
+        .unwrap()
+        .success()
+}
+
+/// A directory every user may create entries in, as /tmp is (sticky).
+fn open_to_all(parent: &Path) -> PathBuf {
+    use std::os::unix::fs::PermissionsExt;
+    let d = parent.join("shared");
+    std::fs::create_dir(&d).unwrap();
+    std::fs::set_permissions(&d, std::fs::Permissions::from_mode(0o1777)).unwrap();
+    d
+}
+
+/// Regression: relbench trusted any directory holding `.relbench-datadir`,
+/// whoever made it. Another user's initdb'd datadir with the marker and a
+/// `restore_command` made root's run start PostgreSQL on it, running the
+/// command as postgres; a planted MariaDB datadir made the stranger an
+/// administrator of the server during root's run.
+#[test]
+fn a_datadir_another_user_made_with_a_forged_marker_is_refused_and_runs_nothing() {
+    let dir = shared_tempdir();
+    let shared = open_to_all(dir.path());
+    let pwned = shared.join("pwned");
+    let pgdata = shared.join("pgdata");
+    assert!(as_nobody(&format!(
+        "{PG_BIN}/initdb -D {} >/dev/null 2>&1 && touch {}/.relbench-datadir \
+         && echo \"restore_command = 'touch {}'\" >> {}/postgresql.auto.conf && touch {}/standby.signal",
+        pgdata.display(),
+        pgdata.display(),
+        pwned.display(),
+        pgdata.display(),
+        pgdata.display()
+    )));
+    let mdata = shared.join("mdata");
+    assert!(as_nobody(&format!(
+        "mkdir -m 700 {m} && mkdir {m}/mysql && touch {m}/.relbench-datadir {m}/mysql/global_priv.MAD",
+        m = mdata.display()
+    )));
+    for (name, target) in [
+        (
+            "p",
+            pg_target("p", &format!("datadir = \"{}\"", pgdata.display())),
+        ),
+        (
+            "m",
+            mariadb_target("m", &format!("datadir = \"{}\"", mdata.display())),
+        ),
+    ] {
+        let plan = write_plan(
+            dir.path(),
+            &format!("steps = [\"load\"]\n{SETTINGS}{target}"),
+        );
+        // Refused with the plan, before anything runs.
+        run_quiet(&plan, dir.path().join(format!("out-{name}")))
+            .assert()
+            .code(2)
+            .stderr(contains("belongs to another user"));
+    }
+    std::thread::sleep(Duration::from_millis(500));
+    assert!(!pwned.exists(), "the stranger's restore_command ran");
+}
+
+/// Regression: an empty datadir someone else made (`mkdir -m 777`) was
+/// used: while the install script ran the other user swapped the marker
+/// for a link and root wrote through it, and the live server's datadir
+/// stayed writable by all.
+#[test]
+fn an_empty_datadir_another_user_made_or_anyone_can_write_is_refused() {
+    use std::os::unix::fs::PermissionsExt;
+    let dir = shared_tempdir();
+    let shared = open_to_all(dir.path());
+    let victim = dir.path().join("victim");
+    std::fs::write(&victim, "root's").unwrap();
+    let theirs = shared.join("theirs");
+    assert!(as_nobody(&format!("mkdir -m 777 {}", theirs.display())));
+    // A root-made directory anyone can write is no better.
+    let open = dir.path().join("open");
+    std::fs::create_dir(&open).unwrap();
+    std::fs::set_permissions(&open, std::fs::Permissions::from_mode(0o777)).unwrap();
+    // The other user keeps trying to plant a link as the marker.
+    let swapper = Command::new("runuser")
+        .args(["-u", "nobody", "--", "sh", "-c"])
+        .arg(format!(
+            "for i in $(seq 400); do ln -sf {} {}/.relbench-datadir 2>/dev/null; sleep 0.01; done",
+            victim.display(),
+            theirs.display()
+        ))
+        .spawn()
+        .unwrap();
+    for (datadir, said) in [
+        (&theirs, "belongs to another user"),
+        (&open, "can be written by every user"),
+    ] {
+        let plan = write_plan(
+            dir.path(),
+            &format!(
+                "steps = [\"load\"]\n{SETTINGS}{}",
+                mariadb_target("m", &format!("datadir = \"{}\"", datadir.display()))
+            ),
+        );
+        run_quiet(
+            &plan,
+            dir.path()
+                .join(format!("out-{}", datadir.display().to_string().len())),
+        )
+        .assert()
+        .code(2)
+        .stderr(contains(said));
+    }
+    let _ = swapper.wait_with_output();
+    assert_eq!(std::fs::read_to_string(&victim).unwrap(), "root's");
+    let m = std::fs::metadata(&open).unwrap();
+    assert_eq!(m.permissions().mode() & 0o7777, 0o777, "untouched");
+}
+
+/// Regression: `--out` another user made, or under a directory another
+/// user can write, was used: a planted link at the server's pid file made
+/// root overwrite the file it pointed to, and a swapped `run` directory
+/// took root's results into the other user's.
+#[test]
+fn a_results_directory_another_user_made_or_can_swap_is_refused() {
+    use std::os::unix::fs::PermissionsExt;
+    let dir = shared_tempdir();
+    let shared = open_to_all(dir.path());
+    let victim = dir.path().join("victim");
+    std::fs::write(&victim, "root's").unwrap();
+    let theirs = shared.join("out");
+    assert!(as_nobody(&format!(
+        "mkdir -p {o}/data && ln -s {v} {o}/data/m.server.pid",
+        o = theirs.display(),
+        v = victim.display()
+    )));
+    let open = dir.path().join("open");
+    std::fs::create_dir(&open).unwrap();
+    std::fs::set_permissions(&open, std::fs::Permissions::from_mode(0o777)).unwrap();
+    let plan = write_plan(
+        dir.path(),
+        &format!("steps = [\"load\"]\n{SETTINGS}{}", mariadb_target("m", "")),
+    );
+    for (out, said) in [
+        (theirs.clone(), "belongs to another user"),
+        (open.join("run"), "can be written by every user"),
+    ] {
+        run_quiet(&plan, &out)
+            .assert()
+            .code(1)
+            .stderr(contains(said));
+    }
+    assert_eq!(std::fs::read_to_string(&victim).unwrap(), "root's");
+    assert!(!open.join("run").exists(), "nothing made under it");
+}
+
+/// Regression: `.lock` was mode 0644, so any user could take a shared
+/// lock on it and make every later run and `--resume` fail, naming a
+/// stale pid; a lock held by something else is now said to be so.
+#[test]
+fn another_user_cannot_lock_a_run_and_a_foreign_lock_is_named() {
+    use std::os::unix::fs::PermissionsExt;
+    let dir = shared_tempdir();
+    let plan = write_plan(
+        dir.path(),
+        "steps = [\"load\"]\n[scale]\nrows = 1000\n[[target]]\nname = \"a\"\nengine = \"sqlite\"\n",
+    );
+    let out = dir.path().join("out");
+    run_quiet(&plan, &out).assert().success();
+    let lock = out.join(".lock");
+    assert_eq!(
+        std::fs::metadata(&lock).unwrap().permissions().mode() & 0o777,
+        0o600
+    );
+    assert!(
+        !as_nobody(&format!("flock -s -n {} true", lock.display())),
+        "nobody took a lock on root's run"
+    );
+    // A lock file an older relbench left readable is made private.
+    std::fs::set_permissions(&lock, std::fs::Permissions::from_mode(0o644)).unwrap();
+    relbench()
+        .args(["run", "-q", "--resume", "--out"])
+        .arg(&out)
+        .assert()
+        .success();
+    assert_eq!(
+        std::fs::metadata(&lock).unwrap().permissions().mode() & 0o777,
+        0o600
+    );
+    // Held by a program that is not relbench: said so.
+    let mut holder = Command::new("flock")
+        .arg(&lock)
+        .args(["sleep", "20"])
+        .spawn()
+        .unwrap();
+    std::thread::sleep(Duration::from_millis(300));
+    relbench()
+        .args(["run", "-q", "--resume", "--out"])
+        .arg(&out)
+        .assert()
+        .code(1)
+        .stderr(contains("not a running relbench"));
+    let _ = holder.kill();
+    let _ = holder.wait();
+}
+
+/// Regression: a URL target's password read from `password_env` stayed in
+/// relbench's environment and was inherited by the managed servers and
+/// the shell hooks.
+#[test]
+fn a_url_targets_password_reaches_no_child() {
+    let dir = shared_tempdir();
+    let secret = "s3cret-in-the-environment";
+    let seen = dir.path().join("seen");
+    let text = format!(
+        "steps = [\"load\"]\n{SETTINGS}\n[[hook]]\nwhen = \"before\"\nstep = \"load\"\n\
+         shell = \"cat /proc/$RELBENCH_SERVER_PID/environ /proc/self/environ > {} 2>&1; true\"\n{}\
+         \n[[target]]\nname = \"u\"\nengine = \"mariadb\"\nurl = \"mariadb://relbench@127.0.0.1:1/sbtest\"\npassword_env = \"RB_TEST_SECRET\"\n",
+        seen.display(),
+        mariadb_target("m", "")
+    );
+    let plan = write_plan(dir.path(), &text);
+    let ran = relbench()
+        .args(["run", "-q", "--out"])
+        .arg(dir.path().join("out"))
+        .arg(&plan)
+        .env("RB_TEST_SECRET", secret)
+        .output()
+        .unwrap();
+    // The URL target has no server behind it: the run stops there, after
+    // the managed one ran its hook.
+    assert!(!ran.status.success());
+    let text = std::fs::read(&seen)
+        .unwrap_or_else(|e| panic!("{e}: {}", String::from_utf8_lossy(&ran.stderr)));
+    assert!(!text.is_empty());
+    assert!(
+        !text.windows(secret.len()).any(|w| w == secret.as_bytes()),
+        "the password is in a child's environment"
+    );
+}
+
+/// Regression: the PostgreSQL client sent the password in cleartext to
+/// any server that asked for it (a fake one on loopback received it).
+#[test]
+fn the_postgres_client_sends_no_cleartext_or_md5_password_unless_allowed() {
+    use std::io::{Read, Write};
+    let dir = tempfile::tempdir().unwrap();
+    for (code, allowed) in [(3u32, None), (5u32, None), (3u32, Some("password"))] {
+        let listener = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+        let port = listener.local_addr().unwrap().port();
+        // One connection: read the startup message, ask for the password
+        // in cleartext (3) or as MD5 (5), keep what comes back.
+        let fake = std::thread::spawn(move || {
+            let mut got = Vec::new();
+            let Ok((mut s, _)) = listener.accept() else {
+                return got;
+            };
+            s.set_read_timeout(Some(Duration::from_secs(5))).unwrap();
+            let mut len = [0u8; 4];
+            s.read_exact(&mut len).unwrap();
+            let mut rest = vec![0u8; u32::from_be_bytes(len) as usize - 4];
+            s.read_exact(&mut rest).unwrap();
+            let mut msg = vec![b'R', 0, 0, 0, if code == 5 { 12 } else { 8 }];
+            msg.extend_from_slice(&code.to_be_bytes());
+            if code == 5 {
+                msg.extend_from_slice(b"salt");
+            }
+            s.write_all(&msg).unwrap();
+            let _ = s.read_to_end(&mut got);
+            got
+        });
+        let auth = allowed
+            .map(|a| format!("auth = \"{a}\"\n"))
+            .unwrap_or_default();
+        let plan = write_plan(
+            dir.path(),
+            &format!(
+                "steps = [\"point-query\"]\n{SETTINGS}\n[[target]]\nname = \"u\"\nengine = \"postgres\"\n\
+                 url = \"postgres://relbench@127.0.0.1:{port}/sbtest\"\npassword_env = \"RB_PG_SECRET\"\ntls = \"off\"\n{auth}"
+            ),
+        );
+        let out = relbench()
+            .args(["run", "-q", "--out"])
+            .arg(dir.path().join(format!("out-{code}-{}", allowed.is_some())))
+            .arg(&plan)
+            .env("RB_PG_SECRET", "clear-as-day")
+            .output()
+            .unwrap();
+        let said = String::from_utf8_lossy(&out.stderr).into_owned();
+        let got = fake.join().unwrap();
+        let sent = got.windows(12).any(|w| w == b"clear-as-day");
+        if allowed.is_some() {
+            assert!(sent, "allowed, and the password was not sent: {said}");
+        } else {
+            assert!(
+                !sent,
+                "the password went to a server that asked for code {code}"
+            );
+            // At most the polite Terminate ('X') as the connection closes.
+            assert!(
+                got.is_empty() || got == b"X\0\0\0\x04",
+                "something was sent: {got:?}"
+            );
+            assert!(said.contains("relbench sent nothing"), "{said}");
+        }
+    }
+}
+
+/// Regression: `--loose-skip-grant-tables`, `--skip-grant` and
+/// `skip-grant-tables = 1` in a config passed `check`, and a phase's
+/// `server_args` were checked only at its restart, after the load ran.
+#[test]
+fn every_spelling_of_skip_grant_tables_is_refused_by_check_for_targets_and_phases() {
+    let dir = tempfile::tempdir().unwrap();
+    for arg in [
+        "--loose-skip-grant-tables",
+        "--skip-grant",
+        "--skip_grant_tables=ON",
+        "--enable-skip-grant-tables",
+    ] {
+        check_refuses(
+            dir.path(),
+            &format!(
+                "steps = [\"load\"]\n{SETTINGS}{}",
+                mariadb_target("m", &format!("args = [\"{arg}\"]"))
+            ),
+            "20:8",
+            "without a password",
+        );
+    }
+    std::fs::write(
+        dir.path().join("open.cnf"),
+        "[mysqld]\nskip-grant-tables = 1\n",
+    )
+    .unwrap();
+    check_refuses(
+        dir.path(),
+        &format!(
+            "steps = [\"load\"]\n{SETTINGS}{}",
+            mariadb_target("m", "config = \"open.cnf\"")
+        ),
+        "20:10",
+        "turns grant tables off",
+    );
+    // The same in a phase, found by check, not at the restart.
+    let phases = "[[phase]]\nname = \"a\"\nsteps = [\"load\"]\n[[phase]]\nname = \"b\"\nserver_args = [\"--loose-skip-grant\"]\nsteps = [\"point-query\"]\n";
+    check_refuses(
+        dir.path(),
+        &format!("{}{phases}{}", SETTINGS, mariadb_target("m", "")),
+        "19:15",
+        "phase \"b\" on target \"m\"",
+    );
+    // Turned off explicitly is fine.
+    let plan = write_plan(
+        dir.path(),
+        &format!(
+            "steps = [\"load\"]\n{SETTINGS}{}",
+            mariadb_target("m", "args = [\"--skip-grant-tables=0\"]")
+        ),
+    );
+    relbench().arg("check").arg(&plan).assert().success();
 }

@@ -85,6 +85,7 @@ fn dispatch(cmd: Command) -> anyhow::Result<()> {
             let schedule = compile(&plan)?;
             run::run(
                 RunOptions {
+                    secrets: crate::db::Secrets::take(&plan.targets)?,
                     schedule,
                     record: RunInfo::start(ONE_OFF_SOURCE.into(), text, &dir, plan),
                     plan_dir: dir,
@@ -229,6 +230,7 @@ fn resolve_run(
     };
     let out = out.unwrap_or_else(|| Path::new("results").join(utc_stamp(unix_now())));
     Ok(RunOptions {
+        secrets: crate::db::Secrets::take(&plan.targets)?,
         schedule: compile(&plan)?,
         record: RunInfo::start(plan_source, plan_text, &plan_dir, plan),
         plan_dir,

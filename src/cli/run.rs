@@ -68,6 +68,7 @@ pub(super) fn confirm(dir: &Path, quiet: bool) -> anyhow::Result<()> {
     let opts = runner::ConfirmOptions {
         out: dir.to_path_buf(),
         schedule: super::compile(&run.info.plan)?,
+        secrets: crate::db::Secrets::take(&run.info.plan.targets)?,
         needs,
         first_repeat: run.steps.iter().map(|s| s.repeat).max().unwrap_or(0) + 1,
     };

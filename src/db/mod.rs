@@ -11,6 +11,7 @@
 pub mod mysql;
 pub mod postgres;
 pub mod protocol;
+pub mod secrets;
 pub mod server;
 pub mod spec;
 pub mod sqlite;
@@ -21,6 +22,7 @@ pub mod url;
 mod open;
 
 pub use open::{open, server_spec, Dirs};
+pub use secrets::Secrets;
 
 pub use crate::measure::ErrorKind;
 use std::collections::BTreeMap;

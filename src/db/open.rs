@@ -21,6 +21,8 @@ use super::{EngineKind, Target};
 pub struct Dirs {
     pub plan_dir: PathBuf,
     pub out: PathBuf,
+    /// URL targets' passwords, taken from the environment before the run.
+    pub secrets: super::secrets::Secrets,
 }
 
 /// Opens a target from its spec: an embedded file, a managed server
@@ -65,10 +67,15 @@ pub fn open(
             .with_table_options(target.table_options.clone());
             Ok(Box::new(d))
         }
-        (Access::Url { url, password_env }, EngineKind::Mysql | EngineKind::Mariadb) => {
+        (
+            Access::Url {
+                url, password_env, ..
+            },
+            EngineKind::Mysql | EngineKind::Mariadb,
+        ) => {
             let u = ServerUrl::parse(url, target.engine)
                 .map_err(|e| anyhow::anyhow!("target \"{name}\": {e}"))?;
-            let password = password_of(name, password_env)?;
+            let password = password_of(name, password_env, dirs)?;
             let address = match &u.socket {
                 Some(s) => wire::Address::Socket(s.clone()),
                 None => wire::Address::Tcp {
@@ -101,7 +108,14 @@ pub fn open(
                     .with_table_options(target.table_options.clone()),
             ))
         }
-        (Access::Url { url, password_env }, EngineKind::Postgres) => {
+        (
+            Access::Url {
+                url,
+                password_env,
+                auth,
+            },
+            EngineKind::Postgres,
+        ) => {
             let u = ServerUrl::parse(url, target.engine)
                 .map_err(|e| anyhow::anyhow!("target \"{name}\": {e}"))?;
             let port = u.port.unwrap_or(5432);
@@ -119,7 +133,8 @@ pub fn open(
                 PgDriver::remote(pgwire::Opts {
                     address,
                     user: u.user.clone(),
-                    password: password_of(name, password_env)?,
+                    password: password_of(name, password_env, dirs)?,
+                    auth: *auth,
                     database: u.database.clone().unwrap_or_else(|| "sbtest".into()),
                     tls: target.tls,
                 })
@@ -130,13 +145,21 @@ pub fn open(
     }
 }
 
-/// The password of a URL target, from the environment variable it names.
-fn password_of(name: &str, password_env: &Option<String>) -> anyhow::Result<Option<String>> {
+/// The password of a URL target, taken from the environment variable it
+/// names before the run ([`super::secrets::Secrets::take`]).
+fn password_of(
+    name: &str,
+    password_env: &Option<String>,
+    dirs: &Dirs,
+) -> anyhow::Result<Option<String>> {
     password_env
         .as_ref()
         .map(|v| {
-            std::env::var(v).with_context(|| {
-                format!("target \"{name}\": the environment variable {v} (password_env) is not set")
+            dirs.secrets.get(v).map(str::to_string).ok_or_else(|| {
+                anyhow::anyhow!(
+                    "target \"{name}\": the environment variable {v} (password_env) was not read before the run; \
+                     export {v}=... and run again"
+                )
             })
         })
         .transpose()
@@ -172,14 +195,10 @@ pub fn server_spec(target: &TargetSpec, m: &Managed, dirs: &Dirs) -> ServerSpec 
         // A server relbench starts as root runs as the engine's own OS
         // user: PostgreSQL refuses root, and a MariaDB running as root
         // would hand root's files to anyone who got in.
-        user: m.user.clone().or_else(|| {
-            // SAFETY: geteuid has no preconditions.
-            let root = unsafe { libc::geteuid() } == 0;
-            root.then(|| match target.engine {
-                EngineKind::Postgres => "postgres".to_string(),
-                _ => "mysql".to_string(),
-            })
-        }),
+        user: m
+            .user
+            .clone()
+            .or_else(|| super::server::default_user(target.engine).map(str::to_string)),
         args: m.args.clone(),
         malloc: m.malloc.clone(),
         plugins,

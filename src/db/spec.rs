@@ -72,7 +72,51 @@ pub enum Access {
     Url {
         url: String,
         password_env: Option<String>,
+        /// The weakest password exchange the server may ask for.
+        #[serde(default, skip_serializing_if = "Auth::is_default")]
+        auth: Auth,
     },
+}
+
+/// The weakest password exchange a server by URL may ask for (libpq's
+/// `require_auth`): a password sent in cleartext can be read by whoever
+/// answers at that address, an MD5 hash replayed; relbench refuses a
+/// server that asks for less than this, before it sends anything.
+/// Weakest first; named as `pg_hba.conf` names the methods.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, PartialOrd, Ord, Serialize, Deserialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum Auth {
+    /// The password itself (`password` in `pg_hba.conf`).
+    Password,
+    Md5,
+    #[default]
+    ScramSha256,
+}
+
+impl Auth {
+    pub const NAMES: [&'static str; 3] = ["password", "md5", "scram-sha-256"];
+
+    pub fn parse(s: &str) -> Option<Auth> {
+        match s {
+            "password" | "cleartext" => Some(Auth::Password),
+            "md5" => Some(Auth::Md5),
+            "scram-sha-256" => Some(Auth::ScramSha256),
+            _ => None,
+        }
+    }
+
+    pub fn name(self) -> &'static str {
+        Self::NAMES[self as usize]
+    }
+
+    /// Whether a server may ask for `asked`.
+    pub fn allows(self, asked: Auth) -> bool {
+        asked >= self
+    }
+
+    fn is_default(&self) -> bool {
+        *self == Auth::default()
+    }
 }
 
 /// A managed server, as the plan describes it (relative paths are resolved

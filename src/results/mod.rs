@@ -239,11 +239,34 @@ pub fn write_atomic<T: Serialize>(path: &Path, value: &T) -> anyhow::Result<()> 
 /// refusing a linked `steps` or target directory.
 pub fn write_step(out: &Path, r: &StepResult) -> anyhow::Result<()> {
     let path = out.join(r.file_name());
-    refuse_link(&out.join("steps"))?;
-    if let Some(dir) = path.parent() {
-        refuse_link(dir)?;
+    let written = refuse_link(&out.join("steps"))
+        .and_then(|()| path.parent().map_or(Ok(()), refuse_link))
+        .and_then(|()| write_atomic(&path, r));
+    let Err(e) = written else { return Ok(()) };
+    // What was just measured is not lost: kept in a private directory of
+    // its own, and the run stops saying where.
+    let kept = keep_elsewhere(r);
+    match kept {
+        Ok(file) => Err(e.context(format!(
+            "the step's result is kept in {}: make {} writable, move the file there (as {}), and finish \
+             the run with `relbench run --resume --out {}`",
+            file.display(),
+            path.parent().unwrap_or(out).display(),
+            path.display(),
+            out.display()
+        ))),
+        Err(why) => Err(e.context(format!("the step's result could not be kept elsewhere either: {why:#}"))),
     }
-    write_atomic(&path, r)
+}
+
+/// A step's result in a new private directory under the temporary one
+/// (`mkdtemp`), for when its results directory cannot take it.
+fn keep_elsewhere(r: &StepResult) -> anyhow::Result<PathBuf> {
+    let dir = crate::util::private_dir("relbench-unsaved-")?;
+    let name = r.file_name();
+    let file = dir.join(name.file_name().unwrap_or(name.as_os_str()));
+    write_atomic(&file, r)?;
+    Ok(file)
 }
 
 /// The exclusive hold of a run on its results directory, for as long as
@@ -256,9 +279,11 @@ pub struct RunLock {
 
 /// Takes the results directory `out` (created if need be) for this run.
 pub fn lock_run(out: &Path) -> anyhow::Result<RunLock> {
+    use std::os::unix::fs::{MetadataExt, PermissionsExt};
     use std::os::unix::io::AsRawFd;
     refuse_link(out)?;
-    fs::create_dir_all(out).with_context(|| format!("creating {}", out.display()))?;
+    // Ours alone: no one else may have made it, or may swap what is in it.
+    crate::util::secure_dir(out, &[crate::util::my_uid()], "the results directory")?;
     let path = out.join(".lock");
     let mut file = fs::OpenOptions::new()
         .read(true)
@@ -266,21 +291,51 @@ pub fn lock_run(out: &Path) -> anyhow::Result<RunLock> {
         .create(true)
         .truncate(false)
         .custom_flags(libc::O_NOFOLLOW)
-        .mode(0o644)
+        .mode(0o600)
         .open(&path)
         .with_context(|| format!("opening {}", path.display()))?;
+    // A lock file an older relbench made readable by all: anyone could
+    // take a shared lock on it and stop every run here.
+    if file.metadata()?.mode() & 0o077 != 0 {
+        file.set_permissions(fs::Permissions::from_mode(0o600))?;
+    }
     // SAFETY: flock on a descriptor this function owns.
     if unsafe { libc::flock(file.as_raw_fd(), libc::LOCK_EX | libc::LOCK_NB) } != 0 {
         let mut holder = String::new();
         let _ = std::io::Read::read_to_string(&mut file, &mut holder);
-        bail!(
-            "another relbench (pid {}) is writing into {}; wait until it ends, or pick another directory with --out",
-            holder.trim().parse::<u32>().map_or("?".into(), |p| p.to_string()),
-            out.display()
-        );
+        let pid = holder.trim().parse::<u32>().ok();
+        // Whoever holds it: relbench writes its pid there; anything else
+        // holding the lock is said to be so.
+        let comm = pid.and_then(|p| fs::read_to_string(format!("/proc/{p}/comm")).ok());
+        match (pid, comm.as_deref().map(str::trim)) {
+            (Some(p), Some("relbench")) => bail!(
+                "another relbench (pid {p}) is writing into {}; wait until it ends, or pick another directory with --out",
+                out.display()
+            ),
+            _ => bail!(
+                "{} is locked by a process that is not a running relbench{}; find it with `fuser {}`, stop it, \
+                 and run again (or pick another directory with --out)",
+                out.display(),
+                match pid {
+                    Some(p) => format!(" (the file names pid {p}, which is not relbench now)"),
+                    None => String::new(),
+                },
+                path.display()
+            ),
+        }
     }
     file.set_len(0)?;
-    writeln!(file, "{}", std::process::id())?;
+    if let Err(e) = writeln!(file, "{}", std::process::id()) {
+        if matches!(e.raw_os_error(), Some(28) | Some(122)) {
+            // Nothing measured, nothing to resume: the same command again.
+            bail!(
+                "writing {}: the disk is full before anything was measured; free space and run the same \
+                 command again (there is nothing to resume yet)",
+                path.display()
+            );
+        }
+        return Err(e).with_context(|| format!("writing {}", path.display()));
+    }
     Ok(RunLock { _file: file })
 }
 
@@ -436,6 +491,29 @@ pub fn load_run(dir: &Path) -> anyhow::Result<LoadedRun> {
             }
         }
     }
+    // A result the run cannot have written is said and left out: a target
+    // its plan does not have (a file copied in from another run), or a
+    // throughput no measurement gives.
+    steps.retain(|s| {
+        let why = if !info.plan.targets.iter().any(|t| t.name == s.target) {
+            format!(
+                "names target \"{}\", which the run's plan does not have",
+                crate::util::printable(&s.target, 64)
+            )
+        } else if !s.throughput.is_finite() || s.throughput < 0.0 {
+            format!(
+                "has a throughput of {}, which no measurement gives",
+                s.throughput
+            )
+        } else {
+            return true;
+        };
+        skipped.push(format!(
+            "{} {why}; left out",
+            dir.join(s.file_name()).display()
+        ));
+        false
+    });
     steps.sort_by(|a, b| {
         (a.repeat, &a.target, a.seq, a.clients).cmp(&(b.repeat, &b.target, b.seq, b.clients))
     });

@@ -33,6 +33,8 @@ pub struct ConfirmOptions {
     pub out: std::path::PathBuf,
     /// The run's plan compiled again from its record.
     pub schedule: Schedule,
+    /// URL targets' passwords, taken from the environment.
+    pub secrets: crate::db::Secrets,
     pub needs: Vec<Need>,
     /// The first repeat number the new results take (one past the run's
     /// highest).
@@ -87,14 +89,18 @@ pub fn confirm(opts: &ConfirmOptions, ui: &mut Progress) -> anyhow::Result<(RunE
     info.finished = None;
     results::write_atomic(&out.join("run.json"), &info)?;
     let jobs = jobs(opts);
-    let ran = sequence::run(
-        &opts.schedule,
-        &plan_dir,
-        out,
-        &jobs,
-        Mode::Confirm,
-        &mut info,
-        ui,
-    )?;
+    let dirs = crate::db::Dirs {
+        plan_dir,
+        out: out.clone(),
+        secrets: opts.secrets.clone(),
+    };
+    let ran = sequence::run(&opts.schedule, &dirs, &jobs, Mode::Confirm, &mut info, ui);
+    if ran.is_err() {
+        // The run itself was complete, and stays so: only the
+        // confirmation stopped (what it added is kept).
+        info.status = results::RunStatus::Complete;
+        let _ = results::write_atomic(&out.join("run.json"), &info);
+    }
+    let ran = ran?;
     Ok((finish(&mut info, out, ui, ran.end)?, ran.written))
 }

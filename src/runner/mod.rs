@@ -25,7 +25,7 @@ use std::time::{Duration, Instant};
 
 use anyhow::{bail, Context};
 
-use crate::db::{ErrorKind, Target};
+use crate::db::{Dirs, ErrorKind, Secrets, Target};
 use crate::metrics::{self, host, Probe};
 use crate::plan::schedule::{Execution, Schedule, Work};
 use crate::results::{self, RunInfo, RunStatus, TargetRecord};
@@ -46,6 +46,8 @@ pub struct RunOptions {
     pub plan_dir: PathBuf,
     pub out: PathBuf,
     pub resume: bool,
+    /// URL targets' passwords, taken from the environment.
+    pub secrets: Secrets,
 }
 
 #[derive(Debug, PartialEq, Eq)]
@@ -101,16 +103,25 @@ pub fn run(opts: &RunOptions, ui: &mut Progress) -> anyhow::Result<RunEnd> {
     for why in &schedule.skipped {
         ui.line(&format!("relbench: {why}"));
     }
-    let ran = sequence::run(
-        schedule,
-        &opts.plan_dir,
-        out,
-        &jobs,
-        Mode::Run,
-        &mut info,
-        ui,
-    )?;
+    let dirs = Dirs {
+        plan_dir: opts.plan_dir.clone(),
+        out: out.clone(),
+        secrets: opts.secrets.clone(),
+    };
+    let ran = sequence::run(schedule, &dirs, &jobs, Mode::Run, &mut info, ui);
+    let ran = failed_if_err(ran, &mut info, out)?;
     finish(&mut info, out, ui, ran.end)
+}
+
+/// An error that stops the run leaves its record saying so ("failed", not
+/// "running"), so that `report` and a later `--resume` know.
+fn failed_if_err<T>(r: anyhow::Result<T>, info: &mut RunInfo, out: &Path) -> anyhow::Result<T> {
+    if r.is_err() {
+        info.status = RunStatus::Failed;
+        info.finished = Some(utc_iso(unix_now()));
+        let _ = results::write_atomic(&out.join("run.json"), info);
+    }
+    r
 }
 
 /// The run's record once the loop has ended: complete or interrupted.
@@ -261,9 +272,18 @@ fn prepare_out_dir(opts: &RunOptions) -> anyhow::Result<RunInfo> {
             out.display()
         );
     }
-    std::fs::create_dir_all(out).with_context(|| format!("creating {}", out.display()))?;
     let info = opts.record.clone();
-    results::write_atomic(&run_json, &info)?;
+    if let Err(e) = results::write_atomic(&run_json, &info) {
+        if crate::util::disk_full(&e) {
+            // Nothing measured, nothing to resume: the same command again.
+            bail!(
+                "writing {}: the disk is full before anything was measured; free space and run the same \
+                 command again (there is nothing to resume yet)",
+                run_json.display()
+            );
+        }
+        return Err(e);
+    }
     Ok(info)
 }
 

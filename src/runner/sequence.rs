@@ -9,8 +9,6 @@
 //! leaves as "not run"; a confirmation writes only the kept results it
 //! measured, each with a note.
 
-use std::path::Path;
-
 use anyhow::bail;
 
 use super::step::{blank_result, measure_step, StepCtx};
@@ -51,8 +49,7 @@ pub(super) struct Ran {
 /// Runs the jobs, grouped by target and repeat in the order given.
 pub(super) fn run(
     schedule: &Schedule,
-    plan_dir: &Path,
-    out: &Path,
+    dirs: &Dirs,
     jobs: &[Job],
     mode: Mode,
     info: &mut RunInfo,
@@ -60,10 +57,7 @@ pub(super) fn run(
 ) -> anyhow::Result<Ran> {
     let mut failed_steps = 0;
     let mut written = 0;
-    let dirs = Dirs {
-        plan_dir: plan_dir.to_path_buf(),
-        out: out.to_path_buf(),
-    };
+    let out = dirs.out.as_path();
     for group in
         jobs.chunk_by(|a, b| a.exec.target == b.exec.target && a.exec.repeat == b.exec.repeat)
     {
@@ -93,7 +87,7 @@ pub(super) fn run(
         }
         // A run resumed in a later phase starts the server under that
         // phase's settings.
-        let mut driver = match db::open(&first_left.settings, &dirs, &mut |line| ui.line(line)) {
+        let mut driver = match db::open(&first_left.settings, dirs, &mut |line| ui.line(line)) {
             Ok(d) => d,
             Err(err) if mode == Mode::Confirm => {
                 ui.warn(&format!(
@@ -114,6 +108,17 @@ pub(super) fn run(
             }
             Err(err) => return Err(err),
         };
+        // A server by URL: reached before anything asks it for tables, so
+        // that one that is down, or refuses relbench, says so.
+        if target.engine.is_server() {
+            if let Err(e) = driver.connect() {
+                bail!(
+                    "target \"{}\": cannot connect: {e}; check that the server runs and that its URL, user and \
+                     password are right, then run again (`--resume` keeps what was measured)",
+                    target.name
+                );
+            }
+        }
         let started = group.iter().any(|j| j.done);
         let loads = schedule.loads;
         // A finished step that dropped or emptied the tables left no
@@ -193,7 +198,7 @@ pub(super) fn run(
                 r.failed = Some(why);
                 Ok(r)
             } else if e.maintenance() == Some(Maint::Restart) {
-                restart::restart(&mut driver, &dirs, e, ui)
+                restart::restart(&mut driver, dirs, e, ui)
             } else {
                 let probe = probe_of(driver.as_ref());
                 let cx = StepCtx {

@@ -22,13 +22,18 @@ pub struct PlanError {
 
 impl fmt::Display for PlanError {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        // What the plan said is echoed escaped and cut: a name with a
+        // terminal's escape sequence, or ten megabytes of one.
         write!(
             f,
             "{}:{}:{}: {}",
-            self.file, self.line, self.column, self.message
+            self.file,
+            self.line,
+            self.column,
+            crate::util::printable(&self.message, 500)
         )?;
         if let Some(h) = &self.help {
-            write!(f, "\n  help: {h}")?;
+            write!(f, "\n  help: {}", crate::util::printable(h, 500))?;
         }
         Ok(())
     }

@@ -9,6 +9,7 @@ use anyhow::Context;
 
 use super::protocol::{Outcome, ProtocolConn, Wire};
 use super::server::{postgres as flavor, Handle, ManagedServer, ServerSpec};
+use super::spec::Auth;
 use super::tls::Tls;
 use super::{
     numeric, Conn, Counters, DbResult, Driver, EngineKind, LoadMode, Param, Site, TargetFacts,
@@ -72,6 +73,8 @@ impl PgDriver {
                 password: Some(srv.rt.password.expose().to_string()),
                 database: flavor::DATABASE.into(),
                 tls,
+                // relbench's own hba asks for SCRAM.
+                auth: Auth::ScramSha256,
             },
             admin: flavor::Postgres::admin(&srv.rt, flavor::DATABASE),
             extra_options: None,

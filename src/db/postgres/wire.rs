@@ -17,6 +17,7 @@ use std::time::Duration;
 use postgres_protocol::authentication::{md5_hash, sasl};
 
 use crate::db::protocol::Outcome;
+use crate::db::spec::Auth;
 use crate::db::stream::{self, Stream};
 use crate::db::tls::Tls;
 use crate::db::{DbError, DbResult, ErrorKind, Param};
@@ -42,6 +43,30 @@ pub struct Opts {
     pub database: String,
     /// Whether TCP connections are encrypted.
     pub tls: Tls,
+    /// The weakest password exchange the server may ask for.
+    pub auth: Auth,
+}
+
+/// Refuses a server that asks for a weaker password exchange than the
+/// target allows, before anything of the password is sent.
+fn refuse_weaker(opts: &Opts, asked: Auth) -> DbResult<()> {
+    if opts.auth.allows(asked) {
+        return Ok(());
+    }
+    let how = match asked {
+        Auth::Password => {
+            "the password in cleartext, which whoever answers at this address could read"
+        }
+        _ => "an MD5 hash of the password, which whoever answers at this address could replay",
+    };
+    Err(DbError::new(
+        ErrorKind::Connection,
+        format!(
+            "the server asks for {how}; relbench sent nothing. Configure scram-sha-256 for this user in the \
+             server's pg_hba.conf, or, if you trust the server and the network, set auth = \"{}\" on the target",
+            asked.name()
+        ),
+    ))
 }
 
 /// Prints everything but the password.
@@ -249,12 +274,14 @@ impl WireConn {
                     match code {
                         0 => {}
                         3 => {
+                            refuse_weaker(opts, Auth::Password)?;
                             let at = begin(&mut self.out, b'p');
                             cstr(&mut self.out, &password);
                             end(&mut self.out, at);
                             self.flush_out()?;
                         }
                         5 => {
+                            refuse_weaker(opts, Auth::Md5)?;
                             let salt: [u8; 4] = self.buf[4..8].try_into().map_err(|_| proto_err("short salt"))?;
                             let h = md5_hash(opts.user.as_bytes(), password.as_bytes(), salt);
                             let at = begin(&mut self.out, b'p');

@@ -5,10 +5,14 @@
 
 use super::*;
 
-/// Gives a tree relbench made to the server's user. Symbolic links are
-/// changed themselves, never followed: a link planted in a datadir cannot
-/// hand anything outside it to the server.
+/// Gives a tree relbench made to the server's user, all but the datadir's
+/// marker. Symbolic links are changed themselves, never followed: a link
+/// planted in a datadir cannot hand anything outside it to the server.
 pub(super) fn chown_tree(path: &Path, uid: u32, gid: u32) -> anyhow::Result<()> {
+    // The marker stays relbench's: its owner is what vouches for it.
+    if path.file_name().is_some_and(|n| n == DATADIR_MARKER) {
+        return Ok(());
+    }
     std::os::unix::fs::lchown(path, Some(uid), Some(gid))
         .with_context(|| format!("giving {} to uid {uid}", path.display()))?;
     if fs::symlink_metadata(path)?.is_dir() {
@@ -19,53 +23,185 @@ pub(super) fn chown_tree(path: &Path, uid: u32, gid: u32) -> anyhow::Result<()> 
     Ok(())
 }
 
-/// A new private directory with a random name (`mkdtemp`, mode 0700): no
-/// one can have made it first, or point it somewhere else.
-pub(super) fn private_dir(prefix: &str) -> anyhow::Result<PathBuf> {
-    let template = std::env::temp_dir().join(format!("{prefix}XXXXXX"));
-    let mut bytes =
-        std::ffi::CString::new(template.as_os_str().as_encoded_bytes())?.into_bytes_with_nul();
-    // SAFETY: mkdtemp rewrites the trailing XXXXXX of the NUL-terminated
-    // buffer in place and returns it, or null.
-    let p = unsafe { libc::mkdtemp(bytes.as_mut_ptr().cast()) };
-    if p.is_null() {
-        return Err(std::io::Error::last_os_error())
-            .with_context(|| format!("creating a private directory {}", template.display()));
-    }
-    bytes.pop();
-    Ok(PathBuf::from(std::ffi::OsString::from_vec(bytes)))
+/// What relbench may do with a datadir.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(super) enum DatadirState {
+    /// New or empty: initialise it.
+    Fresh,
+    /// Initialised by relbench before: start it.
+    Ours,
+    /// relbench began to initialise it and was stopped (killed during
+    /// `mariadb-install-db` or `initdb`): made again.
+    Unfinished,
+}
+
+/// The record, in the run's own directory, of a datadir this run is
+/// initialising: written before the init command runs, so a run killed
+/// meanwhile knows the half-made datadir as its own on `--resume`.
+pub(super) fn init_record(spec: &ServerSpec) -> PathBuf {
+    spec.log_dir.join(format!("{}.datadir-init", spec.target))
+}
+
+/// The device and inode of a directory: what a marker names, so that a
+/// marker copied into another directory does not vouch for it.
+fn identity(path: &Path) -> anyhow::Result<String> {
+    use std::os::unix::fs::MetadataExt;
+    let m = fs::symlink_metadata(path).with_context(|| format!("reading {}", path.display()))?;
+    Ok(format!("device {} inode {}", m.dev(), m.ino()))
+}
+
+/// Writes the marker of a datadir relbench initialised (owned by this
+/// user, naming the directory's device and inode), and clears the record
+/// of the initialisation in the run's directory.
+pub(super) fn mark_ready(spec: &ServerSpec) -> anyhow::Result<()> {
+    let body = format!(
+        "initialised by relbench for target \"{}\"\n{}\n",
+        spec.target,
+        identity(&spec.datadir)?
+    );
+    crate::util::write_file(&spec.datadir.join(DATADIR_MARKER), body.as_bytes())?;
+    let _ = fs::remove_file(init_record(spec));
+    Ok(())
+}
+
+/// Says, in the run's own directory, that relbench begins to initialise
+/// this datadir (see [`init_record`]).
+pub(super) fn mark_initialising(spec: &ServerSpec) -> anyhow::Result<()> {
+    let body = format!("{}\n{}\n", spec.datadir.display(), identity(&spec.datadir)?);
+    crate::util::write_file(&init_record(spec), body.as_bytes())
 }
 
 /// What relbench may do with a datadir: initialise it (it is new or
-/// empty), or start it (relbench initialised it before). Anything else is
-/// someone else's and is refused, untouched.
-pub(super) fn datadir_state(datadir: &Path, target: &str) -> anyhow::Result<bool> {
-    match fs::symlink_metadata(datadir) {
-        Err(_) => Ok(true),
-        Ok(m) if m.file_type().is_symlink() => bail!(
-            "target \"{target}\": datadir {} is a symbolic link; relbench does not follow it into a directory \
-             it did not create: name the real directory",
-            datadir.display()
-        ),
-        Ok(m) if !m.is_dir() => bail!(
-            "target \"{target}\": datadir {} is a file, not a directory; name a new or empty directory",
-            datadir.display()
-        ),
-        Ok(_) => {
-            let mut entries = fs::read_dir(datadir)
-                .with_context(|| format!("reading datadir {}", datadir.display()))?;
-            if entries.next().is_none() {
-                return Ok(true);
-            }
-            if datadir.join(DATADIR_MARKER).is_file() {
-                return Ok(false);
+/// empty), start it (relbench initialised it before), or make it again
+/// (relbench's own initialisation did not finish). Trust comes from
+/// ownership, not from a file's presence: the directory must be owned by
+/// this user or the server's, writable by no one else, and its marker a
+/// file relbench wrote naming this very directory. Anything else is
+/// someone else's and is refused, untouched. A missing datadir is made
+/// here, with `mkdir`, never through a link.
+pub(super) fn datadir_state(
+    spec: &ServerSpec,
+    server_uid: Option<u32>,
+) -> anyhow::Result<DatadirState> {
+    let (datadir, target) = (&spec.datadir, &spec.target);
+    let owners: Vec<u32> = std::iter::once(crate::util::my_uid())
+        .chain(server_uid)
+        .collect();
+    let what = format!("target \"{target}\": datadir");
+    kind_of_path(datadir, &what)?;
+    crate::util::secure_dir(datadir, &owners, &what)?;
+    match inspect(datadir, &owners, &what)? {
+        Seen::Empty => Ok(DatadirState::Fresh),
+        Seen::Marked => Ok(DatadirState::Ours),
+        Seen::Unmarked => {
+            // No marker: relbench's own initialisation, cut short, if this
+            // run's record names this very directory.
+            let record = fs::read_to_string(init_record(spec)).unwrap_or_default();
+            let mut lines = record.lines();
+            if lines.next() == Some(&*datadir.to_string_lossy())
+                && lines.next() == Some(&*identity(datadir)?)
+            {
+                return Ok(DatadirState::Unfinished);
             }
             bail!(
-                "target \"{target}\": datadir {} is not empty and relbench did not create it (it has no {DATADIR_MARKER}); \
+                "{what} {} is not empty and relbench did not create it (it has no {DATADIR_MARKER}); \
                  relbench takes over nothing it did not make: point `datadir` at a new or empty directory",
                 datadir.display()
             )
         }
+    }
+}
+
+/// The checks of [`datadir_state`] that need no run, for `relbench
+/// check`: what a run would refuse is said before it starts. Nothing is
+/// made or changed.
+pub fn check_datadir(datadir: &Path, server_uid: Option<u32>) -> anyhow::Result<()> {
+    let owners: Vec<u32> = std::iter::once(crate::util::my_uid())
+        .chain(server_uid)
+        .collect();
+    let what = "datadir";
+    kind_of_path(datadir, what)?;
+    crate::util::check_dir(datadir, &owners, what)?;
+    if !datadir.exists() {
+        return Ok(());
+    }
+    match inspect(datadir, &owners, what)? {
+        Seen::Empty | Seen::Marked => Ok(()),
+        Seen::Unmarked => bail!(
+            "datadir {} is not empty and relbench did not create it (it has no {DATADIR_MARKER}); point \
+             `datadir` at a new or empty directory (if a relbench run was killed while it initialised this \
+             datadir, `relbench run --resume --out DIR` of that run makes it again)",
+            datadir.display()
+        ),
+    }
+}
+
+/// A datadir path that is a link or a file is refused.
+fn kind_of_path(datadir: &Path, what: &str) -> anyhow::Result<()> {
+    let Ok(m) = fs::symlink_metadata(datadir) else {
+        return Ok(());
+    };
+    if m.file_type().is_symlink() {
+        bail!(
+            "{what} {} is a symbolic link; relbench does not follow it into a directory it did not create: \
+             name the real directory",
+            datadir.display()
+        );
+    }
+    if !m.is_dir() {
+        bail!(
+            "{what} {} is a file, not a directory; name a new or empty directory",
+            datadir.display()
+        );
+    }
+    Ok(())
+}
+
+/// What an existing datadir holds, as far as relbench's marker goes.
+enum Seen {
+    Empty,
+    /// relbench's marker, naming this directory.
+    Marked,
+    /// Files, and no marker.
+    Unmarked,
+}
+
+fn inspect(datadir: &Path, owners: &[u32], what: &str) -> anyhow::Result<Seen> {
+    use std::os::unix::fs::MetadataExt;
+    let mut entries =
+        fs::read_dir(datadir).with_context(|| format!("reading datadir {}", datadir.display()))?;
+    if entries.next().is_none() {
+        return Ok(Seen::Empty);
+    }
+    let here = identity(datadir)?;
+    let marker = datadir.join(DATADIR_MARKER);
+    match fs::symlink_metadata(&marker) {
+        // Written by relbench (a marker an older relbench handed to the
+        // server's user along with the datadir is that user's, who owns
+        // the datadir anyway).
+        Ok(m) if m.is_file() && owners.contains(&m.uid()) && m.mode() & 0o022 == 0 => {
+            let text = fs::read_to_string(&marker).unwrap_or_default();
+            // A marker from before relbench named the directory is trusted
+            // by its owner alone.
+            if text.lines().nth(1).map_or(true, |l| l == here) {
+                return Ok(Seen::Marked);
+            }
+            bail!(
+                "{what} {} holds a {DATADIR_MARKER} written for another directory ({}); it was copied or \
+                 moved here, and relbench takes over nothing it did not make: point `datadir` at a new or \
+                 empty directory",
+                datadir.display(),
+                text.lines().nth(1).unwrap_or_default()
+            );
+        }
+        Ok(m) if m.is_file() || m.file_type().is_symlink() => bail!(
+            "{what} {}'s {DATADIR_MARKER} was not written by relbench (owner uid {}, mode {:o}); relbench \
+             takes over nothing it did not make: point `datadir` at a new or empty directory",
+            datadir.display(),
+            m.uid(),
+            m.mode() & 0o7777
+        ),
+        _ => Ok(Seen::Unmarked),
     }
 }
 

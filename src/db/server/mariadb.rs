@@ -53,6 +53,30 @@ fn option(arg: &str) -> Option<(String, Option<&str>)> {
     Some((k.replace('_', "-").to_ascii_lowercase(), v))
 }
 
+/// Whether an option (as [`option`] gives it: `_` as `-`, lower case)
+/// turns grant tables off however MariaDB and MySQL spell it: with
+/// `loose-`, as any unique prefix of `skip-grant-tables` (`skip-grant`),
+/// or as `enable-skip-grant-tables`; `=0`, `=off` or `=false` leave grants
+/// on, as does `skip-skip-grant-tables` or `disable-skip-grant-tables`.
+fn skips_grants(key: &str, value: Option<&str>) -> bool {
+    let mut k = key;
+    while let Some(rest) = k.strip_prefix("loose-") {
+        k = rest;
+    }
+    let k = k.strip_prefix("enable-").unwrap_or(k);
+    const NAME: &str = "skip-grant-tables";
+    // "skip-g" could be skip-general-log: from "skip-gra" on, only the one.
+    if !(NAME.starts_with(k) && k.len() >= "skip-gra".len()) {
+        return false;
+    }
+    !value.is_some_and(|v| {
+        matches!(
+            v.trim().to_ascii_lowercase().as_str(),
+            "0" | "off" | "false"
+        )
+    })
+}
+
 fn loopback(v: &str) -> bool {
     matches!(v, "127.0.0.1" | "localhost" | "::1")
 }
@@ -204,13 +228,35 @@ impl Flavor for MariaDb {
             let why = match key.as_str() {
                 "bind-address" if value.is_some_and(loopback) => continue,
                 "bind-address" => "a managed server listens on 127.0.0.1 only",
-                "skip-grant-tables" => "it would let anyone in without a password",
+                k if skips_grants(k, value) => "it would let anyone in without a password",
                 "socket" | "pid-file" | "secure-file-priv" | "user" => {
                     "relbench sets it so that only it can reach the server's files"
                 }
                 _ => continue,
             };
             bail!("`args` has \"{a}\": {why}; remove it from `args`");
+        }
+        Ok(())
+    }
+
+    fn check_config(&self, text: &str) -> anyhow::Result<()> {
+        for (n, line) in text.lines().enumerate() {
+            let l = line.trim();
+            if l.is_empty() || l.starts_with(['#', ';', '[', '!']) {
+                continue;
+            }
+            let (k, v) = match l.split_once('=') {
+                Some((k, v)) => (k.trim(), Some(v.trim())),
+                None => (l, None),
+            };
+            let key = k.replace('_', "-").to_ascii_lowercase();
+            if skips_grants(&key, v) {
+                bail!(
+                    "its config file has \"{l}\" (line {}), which turns grant tables off and would let anyone in \
+                     without a password; remove it",
+                    n + 1
+                );
+            }
         }
         Ok(())
     }
@@ -226,16 +272,8 @@ impl Flavor for MariaDb {
             .as_ref()
             .and_then(|c| std::fs::read_to_string(c).ok())
         {
-            let grants_off = text.lines().any(|l| {
-                let l = l.trim().replace('_', "-").to_ascii_lowercase();
-                l == "skip-grant-tables" || l.starts_with("skip-grant-tables=")
-            });
-            if grants_off {
-                bail!(
-                    "target \"{}\": its config file has skip-grant-tables, which would let anyone in without a password; remove it",
-                    spec.target
-                );
-            }
+            self.check_config(text)
+                .with_context(|| format!("target \"{}\"", spec.target))?;
         }
         let mut c = Command::new(bin);
         // --defaults-file must come first; without a config, --no-defaults

@@ -19,13 +19,13 @@
 mod datadir;
 mod log;
 
+pub use datadir::check_datadir;
 pub mod mariadb;
 pub mod postgres;
 
 use std::fs;
 use std::io::{Read, Seek, SeekFrom, Write};
-use std::os::unix::ffi::OsStringExt;
-use std::os::unix::fs::OpenOptionsExt;
+use std::os::unix::fs::{OpenOptionsExt, PermissionsExt};
 use std::os::unix::process::CommandExt;
 use std::path::{Path, PathBuf};
 use std::process::{Child, Command, ExitStatus, Stdio};
@@ -35,7 +35,10 @@ use std::time::{Duration, Instant};
 use anyhow::{bail, Context};
 
 use crate::measure::size::{self, DbSize};
-use datadir::{chown_tree, datadir_state, pid_file, private_dir, reachable_by, stop_stale};
+use datadir::{
+    chown_tree, datadir_state, mark_initialising, mark_ready, pid_file, reachable_by, stop_stale,
+    DatadirState,
+};
 pub use log::{tail, why};
 
 /// The managed-server half for an engine.
@@ -46,6 +49,17 @@ pub fn flavor_for(engine: crate::db::EngineKind) -> anyhow::Result<Box<dyn Flavo
         EngineKind::Postgres => Ok(Box::new(postgres::Postgres)),
         other => bail!("relbench cannot manage {other} servers yet"),
     }
+}
+
+/// The OS user a managed server runs as when the plan names none: as
+/// root, the engine's own (PostgreSQL refuses root, and a MariaDB running
+/// as root would hand root's files to anyone who got in); otherwise the
+/// user running relbench (`None`).
+pub fn default_user(engine: crate::db::EngineKind) -> Option<&'static str> {
+    (crate::util::my_uid() == 0).then_some(match engine {
+        crate::db::EngineKind::Postgres => "postgres",
+        _ => "mysql",
+    })
 }
 
 /// A password made for one start of a server: in memory only, and never
@@ -136,6 +150,10 @@ pub trait Flavor: Send + Sync {
     /// Refuses `args` that would open the server to others (listen beyond
     /// loopback, skip authentication, move the authentication file).
     fn check_args(&self, args: &[String]) -> anyhow::Result<()>;
+    /// Refuses a config file's text for the same reasons.
+    fn check_config(&self, _text: &str) -> anyhow::Result<()> {
+        Ok(())
+    }
     /// Connects as the administrator over the private socket and prepares
     /// the server for relbench: the database, the benchmark user with this
     /// start's password and only the rights it needs, no other way in. An
@@ -164,18 +182,81 @@ pub struct Runtime {
     pub password: Secret,
 }
 
-/// PIDs of running managed servers, so that an abrupt exit (a second
-/// Ctrl-C) can still stop them.
-static RUNNING: Mutex<Vec<i32>> = Mutex::new(Vec::new());
+/// Running managed servers (pid, private directory), so that an abrupt
+/// exit (a second Ctrl-C) can still stop them and remove what they used.
+static RUNNING: Mutex<Vec<(i32, PathBuf)>> = Mutex::new(Vec::new());
 
-/// Asks every managed server still running to stop; for the exit path
+/// Asks every managed server still running to stop, waits a little for
+/// them to go, and removes their private directories; for the exit path
 /// that cannot unwind.
 pub fn stop_all_now() {
-    let pids = RUNNING.lock().map(|v| v.clone()).unwrap_or_default();
-    for pid in pids {
+    let running = RUNNING.lock().map(|v| v.clone()).unwrap_or_default();
+    for (pid, _) in &running {
         // SAFETY: kill only sends a signal to a process we started.
         unsafe {
-            libc::kill(pid, libc::SIGTERM);
+            libc::kill(*pid, libc::SIGTERM);
+        }
+    }
+    let t0 = Instant::now();
+    let alive = |pid: i32| {
+        fs::read_to_string(format!("/proc/{pid}/stat")).is_ok_and(|st| {
+            st.rsplit_once(") ")
+                .is_some_and(|(_, r)| !r.starts_with('Z'))
+        })
+    };
+    while running.iter().any(|(p, _)| alive(*p)) && t0.elapsed() < Duration::from_secs(3) {
+        std::thread::sleep(Duration::from_millis(20));
+    }
+    for (_, dir) in &running {
+        let _ = fs::remove_dir_all(dir);
+    }
+}
+
+/// How old a private directory must be before another start may take it
+/// for left over: one being set up right now is empty for a moment.
+const STALE_AFTER: Duration = Duration::from_secs(60);
+
+/// Removes the private directories (`relbench-XXXXXX` under the temporary
+/// directory) that relbench runs killed without a chance to clean up
+/// (SIGKILL, SIGQUIT) left: only ones owned by this user or the server's,
+/// older than [`STALE_AFTER`], and holding no file a live process names.
+fn sweep_stale_run_dirs(owners: &[u32]) {
+    use std::os::unix::fs::MetadataExt;
+    let Ok(entries) = fs::read_dir(std::env::temp_dir()) else {
+        return;
+    };
+    for e in entries.flatten() {
+        let name = e.file_name();
+        let Some(rest) = name.to_str().and_then(|n| n.strip_prefix("relbench-")) else {
+            continue;
+        };
+        if rest.len() != 6 || !rest.chars().all(|c| c.is_ascii_alphanumeric()) {
+            continue;
+        }
+        let Ok(m) = fs::symlink_metadata(e.path()) else {
+            continue;
+        };
+        let old = m
+            .modified()
+            .ok()
+            .and_then(|t| t.elapsed().ok())
+            .is_some_and(|a| a > STALE_AFTER);
+        if !m.is_dir() || !owners.contains(&m.uid()) || !old {
+            continue;
+        }
+        // A server's pid file or socket lock names its process.
+        let in_use = fs::read_dir(e.path()).map_or(true, |files| {
+            files.flatten().any(|f| {
+                let text = fs::read_to_string(f.path()).unwrap_or_default();
+                let pid = text
+                    .lines()
+                    .next()
+                    .and_then(|l| l.trim().parse::<i32>().ok());
+                pid.is_some_and(|p| Path::new(&format!("/proc/{p}")).exists())
+            })
+        });
+        if !in_use {
+            let _ = fs::remove_dir_all(e.path());
         }
     }
 }
@@ -229,6 +310,19 @@ pub fn lookup_user(name: &str) -> anyhow::Result<(u32, u32)> {
     Ok(unsafe { ((*pw).pw_uid, (*pw).pw_gid) })
 }
 
+/// A server and its init script get only the environment they need (the
+/// search path, the locale, the time zone), not relbench's: nothing of the
+/// user's session, no variable a plan's `password_env` names.
+fn only_what_it_needs(cmd: &mut Command) {
+    const KEEP: [&str; 6] = ["PATH", "LANG", "LC_ALL", "LC_CTYPE", "LC_MESSAGES", "TZ"];
+    cmd.env_clear();
+    for k in KEEP {
+        if let Some(v) = std::env::var_os(k) {
+            cmd.env(k, v);
+        }
+    }
+}
+
 impl ManagedServer {
     /// Initialises the datadir if it is new or empty, starts the server and
     /// waits until it is ready. A failure removes what this start created
@@ -253,16 +347,38 @@ impl ManagedServer {
             Some(p) => p,
             None => free_port()?,
         };
-        fs::create_dir_all(&spec.log_dir)
-            .with_context(|| format!("creating {}", spec.log_dir.display()))?;
+        crate::util::secure_dir(
+            &spec.log_dir,
+            &[crate::util::my_uid()],
+            &format!("target \"{t}\": the server's log directory"),
+        )?;
         if let Some(said) = stop_stale(&spec) {
             crate::errln!("relbench: {said}");
         }
-        let fresh = datadir_state(&spec.datadir, t)?;
+        if let (Some((uid, gid)), Some(user)) = (owner, &spec.user) {
+            reachable_by(&spec.datadir, uid, gid, user, t)?;
+        }
         let existed = spec.datadir.exists();
+        let state = datadir_state(&spec, owner.map(|(uid, _)| uid))?;
+        if state == DatadirState::Unfinished {
+            // Ours (checked above): what the killed initialisation left.
+            crate::errln!(
+                "relbench: target \"{t}\": the initialisation of {} did not finish (relbench was stopped); making it again",
+                spec.datadir.display()
+            );
+            fs::remove_dir_all(&spec.datadir)
+                .with_context(|| format!("removing {}", spec.datadir.display()))?;
+            datadir_state(&spec, owner.map(|(uid, _)| uid))?;
+        }
+        let fresh = state != DatadirState::Ours;
+        sweep_stale_run_dirs(
+            &std::iter::once(crate::util::my_uid())
+                .chain(owner.map(|(uid, _)| uid))
+                .collect::<Vec<_>>(),
+        );
         // Socket paths are limited to ~107 bytes, so they live in a short
         // private directory rather than beside a possibly long datadir.
-        let run_dir = private_dir("relbench-")?;
+        let run_dir = crate::util::private_dir("relbench-")?;
         let started = Self::start_in(&spec, flavor.as_ref(), &bin, owner, port, fresh, &run_dir);
         match started {
             Ok((child, rt, config_text)) => {
@@ -337,11 +453,12 @@ impl ManagedServer {
             crate::util::utc_iso(crate::util::unix_now())
         )?;
 
-        if let (Some((uid, gid)), Some(user)) = (owner, &spec.user) {
-            reachable_by(&spec.datadir, uid, gid, user, t)?;
+        if fresh {
+            // The server's alone: nobody else may read or add files.
+            fs::set_permissions(&spec.datadir, fs::Permissions::from_mode(0o700))
+                .with_context(|| format!("making {} private", spec.datadir.display()))?;
+            mark_initialising(spec)?;
         }
-        fs::create_dir_all(&spec.datadir)
-            .with_context(|| format!("creating {}", spec.datadir.display()))?;
         if let Some((uid, gid)) = owner {
             chown_tree(&spec.datadir, uid, gid)?;
             chown_tree(run_dir, uid, gid)?;
@@ -361,6 +478,7 @@ impl ManagedServer {
         };
         if fresh {
             let mut cmd = flavor.init_command(spec, &rt)?;
+            only_what_it_needs(&mut cmd);
             if let Some((uid, gid)) = owner {
                 cmd.uid(uid).gid(gid);
             }
@@ -388,15 +506,11 @@ impl ManagedServer {
                     rt.log.display()
                 );
             }
-            let marker = spec.datadir.join(DATADIR_MARKER);
-            fs::write(
-                &marker,
-                format!("initialised by relbench for target \"{t}\"\n"),
-            )
-            .with_context(|| format!("writing {}", marker.display()))?;
+            mark_ready(spec)?;
         }
 
         let mut cmd = flavor.start_command(spec, bin, &rt)?;
+        only_what_it_needs(&mut cmd);
         if let Some(m) = &spec.malloc {
             cmd.env("LD_PRELOAD", m);
         }
@@ -433,8 +547,14 @@ impl ManagedServer {
         RUNNING
             .lock()
             .unwrap_or_else(|p| p.into_inner())
-            .push(child.id() as i32);
-        let _ = fs::write(pid_file(spec), format!("{}\n", child.id()));
+            .push((child.id() as i32, run_dir.to_path_buf()));
+        // Through the safe writer (no link followed); a server that runs
+        // without its pid file is only not stopped by a later relbench.
+        if let Err(e) =
+            crate::util::write_file(&pid_file(spec), format!("{}\n", child.id()).as_bytes())
+        {
+            crate::errln!("relbench: target \"{t}\": {e:#}");
+        }
         Ok((child, rt, config_text))
     }
 
@@ -531,7 +651,7 @@ impl ManagedServer {
         RUNNING
             .lock()
             .unwrap_or_else(|p| p.into_inner())
-            .retain(|p| *p != pid);
+            .retain(|(p, _)| *p != pid);
         let _ = fs::remove_dir_all(&self.rt.run_dir);
         let _ = fs::remove_file(pid_file(&self.spec));
         result
@@ -651,8 +771,8 @@ mod tests {
     #[test]
     fn private_directories_are_new_random_and_ours_alone() {
         // /tmp/relbench-<pid>-<target> could be made first by anyone.
-        let a = private_dir("relbench-test-").unwrap();
-        let b = private_dir("relbench-test-").unwrap();
+        let a = crate::util::private_dir("relbench-test-").unwrap();
+        let b = crate::util::private_dir("relbench-test-").unwrap();
         assert_ne!(a, b);
         for d in [&a, &b] {
             let m = fs::symlink_metadata(d).unwrap();

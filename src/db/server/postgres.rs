@@ -42,6 +42,8 @@ impl Postgres {
             user: ADMIN.into(),
             password: None,
             database: database.into(),
+            // Trusted on the private socket: no password is sent at all.
+            auth: crate::db::spec::Auth::ScramSha256,
         }
     }
 }

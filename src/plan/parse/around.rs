@@ -40,6 +40,51 @@ pub(super) fn restarts(cx: &mut Ctx<'_>, raw: &RawPlan, steps: &[Step], targets:
     }
 }
 
+/// A phase's server settings pass the rules a target's own do, for every
+/// managed target, when the plan is checked: not at the phase's restart,
+/// after the load has run.
+pub(super) fn phase_settings(cx: &mut Ctx<'_>, raw: &RawPlan, targets: &[TargetSpec]) {
+    for p in raw.phase.iter().flat_map(|p| p.get_ref()) {
+        for t in targets {
+            let Access::Managed(m) = &t.access else {
+                continue;
+            };
+            let Ok(flavor) = crate::db::server::flavor_for(t.engine) else {
+                continue;
+            };
+            if let Some(a) = &p.server_args {
+                let args: Vec<String> = m.args.iter().chain(a.get_ref()).cloned().collect();
+                if let Err(e) = flavor.check_args(&args) {
+                    cx.err(
+                        a.span(),
+                        format!(
+                            "phase \"{}\" on target \"{}\": {e}",
+                            p.name.get_ref(),
+                            t.name
+                        ),
+                        None,
+                    );
+                }
+            }
+            if let Some(c) = &p.config {
+                if let Ok(text) = std::fs::read_to_string(cx.dir.join(c.get_ref())) {
+                    if let Err(e) = flavor.check_config(&text) {
+                        cx.err(
+                            c.span(),
+                            format!(
+                                "phase \"{}\" on target \"{}\": {e}",
+                                p.name.get_ref(),
+                                t.name
+                            ),
+                            None,
+                        );
+                    }
+                }
+            }
+        }
+    }
+}
+
 /// The `[[hook]]`s: when, around what, what to run, for how long at most.
 pub(super) fn hooks(
     cx: &mut Ctx<'_>,

@@ -11,7 +11,7 @@ mod targets;
 #[cfg(test)]
 mod tests;
 
-use around::{comparisons, hooks, restarts};
+use around::{comparisons, hooks, phase_settings, restarts};
 use scripts::scripts;
 use steps::{family_clients, find, intervals, steps};
 use targets::targets;
@@ -177,6 +177,7 @@ struct RawTarget {
     // Servers by URL
     url: Option<Spanned<String>>,
     password_env: Option<Spanned<String>>,
+    auth: Option<Spanned<String>>,
     // MySQL and MariaDB
     storage_engine: Option<Spanned<String>>,
     // Servers, managed or by URL
@@ -409,6 +410,7 @@ fn validate(cx: &mut Ctx<'_>, raw: RawPlan) -> Plan {
     };
     let targets = targets(cx, &raw);
     restarts(cx, &raw, &steps, &targets);
+    phase_settings(cx, &raw, &targets);
     let hooks = hooks(cx, &raw, &steps, &phases);
     let comparisons = comparisons(cx, &raw, &targets);
     Plan {

@@ -2,6 +2,7 @@
 //! managed servers, each checked where it is written.
 
 use super::*;
+use crate::db::spec::Auth;
 
 pub(super) fn targets(cx: &mut Ctx<'_>, raw: &RawPlan) -> Vec<TargetSpec> {
     let Some(list) = &raw.target else {
@@ -223,6 +224,7 @@ pub(super) fn embedded_access(cx: &mut Ctx<'_>, t: &RawTarget) -> Option<Access>
     misplaced(cx, &t.start_timeout, "start_timeout", server_keys);
     misplaced(cx, &t.url, "url", server_keys);
     misplaced(cx, &t.password_env, "password_env", server_keys);
+    misplaced(cx, &t.auth, "auth", server_keys);
     if let Some(p) = &t.path {
         if let Some(why) = sqlite::foreign(&cx.dir.join(p.get_ref())) {
             cx.err(
@@ -261,12 +263,18 @@ pub(super) fn existing(
 ) -> Option<PathBuf> {
     let p = cx.dir.join(v.get_ref());
     let ok = if dir { p.is_dir() } else { p.is_file() };
+    let is = match std::fs::metadata(&p) {
+        Err(_) => "does not exist",
+        Ok(m) if m.is_dir() => "is a directory, not a file",
+        Ok(m) if m.is_file() => "is a file, not a directory",
+        Ok(_) => "is neither a file nor a directory",
+    };
     if ok {
         Some(p.canonicalize().unwrap_or(p))
     } else {
         cx.err(
             v.span(),
-            format!("{what} {} does not exist", p.display()),
+            format!("{what} {} {is}", p.display()),
             Some(format!(
                 "fix the path (relative paths are relative to {})",
                 cx.dir.display()
@@ -343,13 +351,37 @@ pub(super) fn server_access(cx: &mut Ctx<'_>, t: &RawTarget, engine: EngineKind)
                     Some(name.clone())
                 }
             });
+            let auth = match &t.auth {
+                None => Auth::default(),
+                Some(a) if engine != EngineKind::Postgres => {
+                    cx.err(
+                        a.span(),
+                        "`auth` is for postgres:// targets (the MySQL client speaks no cleartext password)",
+                        Some("remove `auth` from this target".into()),
+                    );
+                    Auth::default()
+                }
+                Some(a) => Auth::parse(a.get_ref()).unwrap_or_else(|| {
+                    cx.err(
+                        a.span(),
+                        format!("unknown auth \"{}\"", a.get_ref()),
+                        Some(format!(
+                            "the weakest password exchange the server may ask for: {} (the default)",
+                            Auth::NAMES.join(", ")
+                        )),
+                    );
+                    Auth::default()
+                }),
+            };
             Some(Access::Url {
                 url: u.get_ref().clone(),
                 password_env,
+                auth,
             })
         }
         (Some(b), None) => {
             misplaced(cx, &t.password_env, "password_env", "targets by `url`");
+            misplaced(cx, &t.auth, "auth", "targets by `url`");
             let basedir = existing(cx, b, "basedir", true);
             let config = t
                 .config
@@ -393,9 +425,28 @@ pub(super) fn server_access(cx: &mut Ctx<'_>, t: &RawTarget, engine: EngineKind)
                 .as_ref()
                 .map(|a| a.get_ref().clone())
                 .unwrap_or_default();
-            if let (Some(a), Ok(flavor)) = (&t.args, crate::db::server::flavor_for(engine)) {
-                if let Err(e) = flavor.check_args(&args) {
+            if let Ok(flavor) = crate::db::server::flavor_for(engine) {
+                if let (Some(a), Err(e)) = (&t.args, flavor.check_args(&args)) {
                     cx.err(a.span(), e.to_string(), None);
+                }
+                let text = config
+                    .as_ref()
+                    .and_then(|c| std::fs::read_to_string(c).ok());
+                if let (Some(c), Some(Err(e))) =
+                    (&t.config, text.as_deref().map(|x| flavor.check_config(x)))
+                {
+                    cx.err(c.span(), e.to_string(), None);
+                }
+            }
+            // What a run would refuse of the datadir, said now.
+            if let Some(d) = &t.datadir {
+                let uid = user
+                    .as_deref()
+                    .or(crate::db::server::default_user(engine))
+                    .and_then(|u| server::lookup_user(u).ok())
+                    .map(|(uid, _)| uid);
+                if let Err(e) = server::check_datadir(&cx.dir.join(d.get_ref()), uid) {
+                    cx.err(d.span(), format!("{e:#}"), None);
                 }
             }
             Some(Access::Managed(Managed {

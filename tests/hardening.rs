@@ -1,0 +1,293 @@
+//! The smaller ways a run could lose its footing, each a regression test
+//! named after what broke: private directories left behind, a record that
+//! stayed "running", a full disk before anything was measured, results a
+//! report dropped without a word, names echoed raw, a file taken for a
+//! directory, a datadir `check` passed and `run` refused, a steps
+//! directory that turned read-only under a run.
+
+mod common;
+
+use std::path::{Path, PathBuf};
+use std::process::Command;
+use std::time::Duration;
+
+use common::*;
+use predicates::str::contains;
+
+const SQLITE: &str = "[[target]]\nname = \"a\"\nengine = \"sqlite\"\n";
+const SHORT: &str = "clients = [1]\n[scale]\nrows = 2000\n[duration]\nwarmup = \"0s\"\nread = \"300ms\"\nwrite = \"300ms\"\n";
+
+/// `relbench-XXXXXX` directories under the temporary directory.
+fn private_dirs() -> Vec<PathBuf> {
+    let mut v: Vec<PathBuf> = std::fs::read_dir(std::env::temp_dir())
+        .unwrap()
+        .flatten()
+        .map(|e| e.path())
+        .filter(|p| {
+            p.file_name()
+                .and_then(|n| n.to_str())
+                .and_then(|n| n.strip_prefix("relbench-"))
+                .is_some_and(|r| r.len() == 6)
+        })
+        .collect();
+    v.sort();
+    v
+}
+
+/// A tmpfs of `kib` KiB mounted at `at`, unmounted when dropped; `None`
+/// where this machine cannot mount one (not root, or no permission).
+struct Tmpfs(PathBuf);
+
+impl Tmpfs {
+    fn mount(at: &Path, kib: u32) -> Option<Tmpfs> {
+        std::fs::create_dir_all(at).unwrap();
+        let ok = Command::new("mount")
+            .args([
+                "-t",
+                "tmpfs",
+                "-o",
+                &format!("size={kib}k,mode=755"),
+                "tmpfs",
+            ])
+            .arg(at)
+            .status()
+            .is_ok_and(|s| s.success());
+        ok.then(|| Tmpfs(at.to_path_buf()))
+    }
+}
+
+impl Drop for Tmpfs {
+    fn drop(&mut self) {
+        let _ = Command::new("umount").arg(&self.0).status();
+    }
+}
+
+/// Regression: empty `/tmp/relbench-XXXXXX` directories were left after a
+/// double Ctrl-C, SIGQUIT or SIGKILL. A double Ctrl-C now removes its own;
+/// the next managed start sweeps the ones a killed run left (old, owned by
+/// relbench's users, naming no live process), and keeps one in use.
+#[test]
+fn private_directories_a_killed_run_left_are_swept_and_a_double_ctrl_c_leaves_none() {
+    let stale = std::env::temp_dir().join("relbench-Zq7Stl");
+    let live = std::env::temp_dir().join("relbench-Zq7Liv");
+    for d in [&stale, &live] {
+        let _ = std::fs::remove_dir_all(d);
+        std::fs::create_dir(d).unwrap();
+    }
+    std::fs::write(live.join("server.pid"), format!("{}\n", std::process::id())).unwrap();
+    for d in [&stale, &live] {
+        assert!(Command::new("touch")
+            .args(["-d", "2 hours ago"])
+            .arg(d)
+            .status()
+            .unwrap()
+            .success());
+    }
+    let dir = shared_tempdir();
+    let plan = write_plan(
+        dir.path(),
+        &format!(
+            "steps = [\"load\", \"point-query\"]\n{}\n[[target]]\nname = \"m\"\nengine = \"mariadb\"\nbasedir = \"/usr\"\n",
+            SHORT.replace("read = \"300ms\"", "read = \"20s\"")
+        ),
+    );
+    let before = private_dirs();
+    let out = dir.path().join("out");
+    let mut child = spawn_run(&plan, &out);
+    wait_for("the server to start", 120, || {
+        server_pid(&out, "m").is_some()
+    });
+    assert!(!stale.exists(), "the stale directory was not swept");
+    assert!(live.exists(), "a directory in use was swept");
+    let _ = std::fs::remove_dir_all(&live);
+    for _ in 0..2 {
+        Command::new("kill")
+            .args(["-INT", &child.id().to_string()])
+            .status()
+            .unwrap();
+        std::thread::sleep(Duration::from_millis(100));
+    }
+    assert_eq!(child.wait().unwrap().code(), Some(130));
+    let after: Vec<PathBuf> = private_dirs()
+        .into_iter()
+        .filter(|d| !before.contains(d))
+        .collect();
+    assert!(after.is_empty(), "left behind: {after:?}");
+}
+
+/// Regression: `run.json` stayed "running" after an error stopped the run.
+#[test]
+fn an_error_exit_leaves_the_run_recorded_as_failed() {
+    let dir = tempfile::tempdir().unwrap();
+    let plan = write_plan(
+        dir.path(),
+        &format!(
+            "steps = [\"load\", \"point-query\"]\n{SHORT}{SQLITE}\n[[target]]\nname = \"u\"\nengine = \"mariadb\"\nurl = \"mariadb://relbench@127.0.0.1:1/sbtest\"\n"
+        ),
+    );
+    let out = dir.path().join("out");
+    run_quiet(&plan, &out)
+        .assert()
+        .code(1)
+        .stderr(contains("target \"u\": cannot connect"));
+    assert_eq!(read_json(&out.join("run.json"))["status"], "failed");
+    // What the first target measured is kept.
+    assert_eq!(step_files(&out).len(), 2);
+}
+
+/// Regression: a full disk on the first write of `run.json` gave a hint to
+/// `--resume`, and `--resume` then said "not a relbench results directory".
+#[test]
+fn a_full_disk_before_anything_was_measured_says_to_run_again() {
+    let dir = tempfile::tempdir().unwrap();
+    let Some(fs) = Tmpfs::mount(&dir.path().join("small"), 4096) else {
+        eprintln!("not run: this machine cannot mount a tmpfs");
+        return;
+    };
+    // Full: nothing relbench writes first fits.
+    Command::new("dd")
+        .args(["if=/dev/zero", &format!("of={}/big", fs.0.display())])
+        .args(["bs=1k", "count=4096"])
+        .stderr(std::process::Stdio::null())
+        .status()
+        .unwrap();
+    let plan = write_plan(dir.path(), &format!("steps = [\"load\"]\n{SHORT}{SQLITE}"));
+    let out = fs.0.join("out");
+    run_quiet(&plan, &out)
+        .assert()
+        .code(1)
+        .stderr(contains("there is nothing to resume yet"));
+    // Space freed, the same command runs.
+    std::fs::remove_file(fs.0.join("big")).unwrap();
+    run_quiet(&plan, &out).assert().success();
+    drop(fs);
+}
+
+/// Regression: `report` silently dropped the step files of a target
+/// `run.json` does not name, and showed a throughput of −5 unwarned.
+#[test]
+fn results_the_run_cannot_have_written_are_left_out_and_said() {
+    let dir = tempfile::tempdir().unwrap();
+    let plan = write_plan(
+        dir.path(),
+        &format!("steps = [\"load\", \"point-query\"]\n{SHORT}{SQLITE}"),
+    );
+    let out = dir.path().join("out");
+    run_quiet(&plan, &out).assert().success();
+    let f = out.join("steps/a/r1-02-point-query-c1.json");
+    let mut r = read_json(&f);
+    r["throughput"] = (-5.0).into();
+    std::fs::write(&f, serde_json::to_vec(&r).unwrap()).unwrap();
+    let mut ghost = read_json(&out.join("steps/a/r1-01-load-c1.json"));
+    ghost["target"] = "ghost".into();
+    std::fs::create_dir_all(out.join("steps/ghost")).unwrap();
+    std::fs::write(
+        out.join("steps/ghost/r1-01-load-c1.json"),
+        serde_json::to_vec(&ghost).unwrap(),
+    )
+    .unwrap();
+    relbench()
+        .arg("report")
+        .arg(&out)
+        .assert()
+        .success()
+        .stderr(contains(
+            "names target \"ghost\", which the run's plan does not have",
+        ))
+        .stderr(contains("has a throughput of -5"));
+}
+
+/// Regression: a 10 MB target name gave a 10 MB error, and an escape
+/// sequence in a name was echoed to the terminal raw.
+#[test]
+fn what_a_plan_says_is_echoed_escaped_and_cut() {
+    let dir = tempfile::tempdir().unwrap();
+    let long = "x".repeat(10 << 20);
+    let plan = write_plan(
+        dir.path(),
+        &format!("steps = [\"load\"]\n{SHORT}[[target]]\nname = \"{long}\"\nengine = \"sqlite\"\n"),
+    );
+    let said = relbench().arg("check").arg(&plan).output().unwrap();
+    assert_eq!(said.status.code(), Some(2));
+    assert!(
+        said.stderr.len() < 4096,
+        "{} bytes of error",
+        said.stderr.len()
+    );
+    let plan = write_plan(
+        dir.path(),
+        &format!("steps = [\"load\"]\n{SHORT}[[target]]\nname = \"\\u001b[31mred\"\nengine = \"sqlite\"\n"),
+    );
+    let said = relbench().arg("check").arg(&plan).output().unwrap();
+    assert_eq!(said.status.code(), Some(2));
+    assert!(
+        !said.stderr.contains(&0x1b),
+        "{}",
+        String::from_utf8_lossy(&said.stderr)
+    );
+    assert!(String::from_utf8_lossy(&said.stderr).contains("\\u{1b}[31mred"));
+}
+
+/// Regression: "basedir /etc/hostname does not exist" (it is a file), and
+/// `check` passed a non-empty datadir relbench did not make, which `run`
+/// then refused.
+#[test]
+fn check_says_what_a_path_is_and_refuses_the_datadir_run_would() {
+    let dir = shared_tempdir();
+    check_refuses(
+        dir.path(),
+        &format!("steps = [\"load\"]\n{SHORT}[[target]]\nname = \"m\"\nengine = \"mariadb\"\nbasedir = \"/etc/hostname\"\n"),
+        "12:11",
+        "basedir /etc/hostname is a file, not a directory",
+    );
+    let theirs = dir.path().join("theirs");
+    std::fs::create_dir(&theirs).unwrap();
+    std::fs::write(theirs.join("ibdata1"), "x").unwrap();
+    check_refuses(
+        dir.path(),
+        &format!("steps = [\"load\"]\n{SHORT}[[target]]\nname = \"m\"\nengine = \"mariadb\"\nbasedir = \"/usr\"\ndatadir = \"theirs\"\n"),
+        "13:11",
+        "is not empty and relbench did not create it",
+    );
+}
+
+/// Regression: a steps directory that turned read-only mid-run lost the
+/// step just measured. Now the run stops, and says where the result is.
+#[test]
+fn a_steps_directory_that_turns_read_only_loses_no_result() {
+    let dir = tempfile::tempdir().unwrap();
+    let out = dir.path().join("out");
+    std::fs::create_dir(&out).unwrap();
+    let Some(fs) = Tmpfs::mount(&out.join("steps"), 1024) else {
+        eprintln!("not run: this machine cannot mount a tmpfs");
+        return;
+    };
+    let plan = write_plan(
+        dir.path(),
+        &format!(
+            "steps = [\"load\", \"point-query\", \"point-query:again\"]\n{}{SQLITE}",
+            SHORT.replace("read = \"300ms\"", "read = \"3s\"")
+        ),
+    );
+    let child = spawn_run(&plan, &out);
+    wait_for("the load's result", 60, || !step_files(&out).is_empty());
+    assert!(Command::new("mount")
+        .args(["-o", "remount,ro"])
+        .arg(&fs.0)
+        .status()
+        .unwrap()
+        .success());
+    let ran = child.wait_with_output().unwrap();
+    let said = String::from_utf8_lossy(&ran.stderr).into_owned();
+    assert_eq!(ran.status.code(), Some(1), "{said}");
+    let kept = said
+        .split("the step's result is kept in ")
+        .nth(1)
+        .and_then(|s| s.split(':').next())
+        .unwrap_or_else(|| panic!("{said}"));
+    let r = read_json(Path::new(kept));
+    assert_eq!(r["kind"]["workload"], "point-query", "{r}");
+    assert!(r["events"].as_u64().unwrap() > 0);
+    let _ = std::fs::remove_dir_all(Path::new(kept).parent().unwrap());
+    drop(fs);
+}
