@@ -41,13 +41,17 @@ ENGINES = {
         "basedir": "/usr",
         "url": "mariadb://relbench@127.0.0.1:{port}/sbtest",
         "sysbench": ["--db-driver=mysql", "--mysql-host=127.0.0.1", "--mysql-port={port}",
-                     "--mysql-user=relbench", "--mysql-password={password}", "--mysql-db=sbtest"],
+                     "--mysql-user=relbench", "--mysql-db=sbtest"],
+        # The password goes in a private config file, not on the command
+        # line (where `ps` shows it to every user).
+        "password_option": "mysql-password",
     },
     "postgres": {
         "basedir": "/usr/lib/postgresql/15",
         "url": "postgres://relbench@127.0.0.1:{port}/sbtest",
         "sysbench": ["--db-driver=pgsql", "--pgsql-host=127.0.0.1", "--pgsql-port={port}",
-                     "--pgsql-user=relbench", "--pgsql-password={password}", "--pgsql-db=sbtest"],
+                     "--pgsql-user=relbench", "--pgsql-db=sbtest"],
+        "password_option": "pgsql-password",
     },
 }
 
@@ -170,7 +174,11 @@ def bench_engine(name, args, tmp):
     os.environ["RELBENCH_BENCH_PASSWORD"] = password
     port, pid = int(m.group(1)), int(m.group(2))
     url = e["url"].format(port=port)
-    sb = ["sysbench"] + [a.format(port=port, password=password) for a in e["sysbench"]] + [
+    secret = tmp / f"{name}-sysbench.conf"
+    fd = os.open(secret, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600)
+    with os.fdopen(fd, "w") as f:
+        f.write(f"{e['password_option']}={password}\n")
+    sb = ["sysbench", f"--config-file={secret}"] + [a.format(port=port) for a in e["sysbench"]] + [
         f"--tables={args.tables}", f"--table-size={args.rows}", f"--threads={args.clients}",
         "--rand-type=uniform", "--report-interval=0"]
     rows = {}
