@@ -249,10 +249,32 @@ pub fn build_subset(
         for (ti, c) in cells.iter_mut().enumerate() {
             compare(c, &plain[base_of[ti]], ti == base_of[ti]);
         }
-        let noise_floor = noise_floor(&targets, &cells);
-        for c in &mut cells {
-            c.noise_floor = noise_floor;
+        // Each cell judged against the noise of its own comparison: the
+        // A/A floors of its own copy group and its base's, never another
+        // group's.
+        let group_of = |t: usize| targets[t].copy_of.unwrap_or(t);
+        let floors: Vec<Option<f64>> = (0..targets.len())
+            .map(|g| noise_floor(&targets, &cells, g))
+            .collect();
+        for (ti, c) in cells.iter_mut().enumerate() {
+            // Both sides' noise is in the ratio: the larger of the two
+            // groups' floors, when the target and its base differ.
+            let (own, base) = (floors[group_of(ti)], floors[group_of(base_of[ti])]);
+            c.noise_floor = match (own, base) {
+                (Some(a), Some(b)) => Some(a.max(b)),
+                (a, b) => a.or(b),
+            };
         }
+        // The row's column shows the floor of the comparison's first base.
+        let first_base = cols.first().map(|&ti| group_of(base_of[ti]));
+        let noise_floor = first_base.and_then(|b| floors[b]);
+        let noise_floor_disturbed = first_base.is_some_and(|b| {
+            noise_floor.is_none()
+                && (0..targets.len()).any(|j| targets[j].copy_of == Some(b))
+                && (0..targets.len())
+                    .filter(|&j| j == b || targets[j].copy_of == Some(b))
+                    .any(|j| cells[j].disturbed.is_some())
+        });
         let series = series::row_series(&cols, ok_of);
         let mut response = Vec::new();
         if group == Group::Insert {
@@ -272,6 +294,7 @@ pub fn build_subset(
             cells,
             series,
             noise_floor,
+            noise_floor_disturbed,
         };
         rows.push(row);
     }
@@ -279,6 +302,8 @@ pub fn build_subset(
 
     let summary: Vec<TargetSummary> = (0..targets.len())
         .filter(|&ti| base_of[ti] != ti)
+        // An A/A copy says something only against its own original.
+        .filter(|&ti| targets[ti].copy_of.map_or(true, |o| o == base_of[ti]))
         .map(|ti| {
             summary::summarise(
                 &targets[ti].name,
@@ -374,20 +399,22 @@ pub(super) fn base_failed(
 
 /// The largest spread between A/A copies of one target on a row: the
 /// largest ÷ the smallest throughput, less 1.
-pub(super) fn noise_floor(targets: &[TargetMeta], cells: &[Cell]) -> Option<f64> {
-    (0..targets.len())
-        .filter_map(|ti| {
-            let same: Vec<f64> = (0..targets.len())
-                .filter(|&j| j == ti || targets[j].copy_of == Some(ti))
-                .filter_map(|j| cells[j].throughput)
-                .collect();
-            if same.len() < 2 {
-                return None;
-            }
-            let (lo, hi) = same
-                .iter()
-                .fold((f64::MAX, f64::MIN), |(l, h), &v| (l.min(v), h.max(v)));
-            (lo > 0.0).then(|| hi / lo - 1.0)
-        })
-        .reduce(f64::max)
+/// The A/A noise floor of the copy group of target `original`: the
+/// spread of the throughputs of it and its copies, over the windows no
+/// other program disturbed (a disturbed copy measures the other program,
+/// and would hide real changes under its spread). `None` when fewer than
+/// two of them are left.
+pub(super) fn noise_floor(targets: &[TargetMeta], cells: &[Cell], original: usize) -> Option<f64> {
+    let same: Vec<f64> = (0..targets.len())
+        .filter(|&j| j == original || targets[j].copy_of == Some(original))
+        .filter(|&j| cells[j].disturbed.is_none())
+        .filter_map(|j| cells[j].throughput)
+        .collect();
+    if same.len() < 2 {
+        return None;
+    }
+    let (lo, hi) = same
+        .iter()
+        .fold((f64::MAX, f64::MIN), |(l, h), &v| (l.min(v), h.max(v)));
+    (lo > 0.0).then(|| hi / lo - 1.0)
 }

@@ -151,6 +151,9 @@ impl Cell {
                 return Some(Verdict::Noise);
             }
         }
+        if self.significance.is_none() && matches!(v, Verdict::Worse | Verdict::Better) {
+            return Some(Verdict::Untested);
+        }
         Some(judged(v, self.significance.as_ref().map(|s| s.p_value)))
     }
 }

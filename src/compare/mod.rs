@@ -76,6 +76,10 @@ pub enum Verdict {
     /// Not judged: the target's or the base's window was too short to
     /// measure ([`SHORT_WINDOW_SECS`]).
     TooShort,
+    /// Past a threshold, but no test could judge it: one repeat, and
+    /// windows too short for the within-run test. Never counted as slower
+    /// or faster; `run --confirm` adds the repeats it needs.
+    Untested,
 }
 
 /// Classifies a throughput ratio (higher is better), as printed: on the
@@ -157,11 +161,16 @@ pub struct Row {
     pub cells: Vec<Cell>,
     /// Per-second throughput, latency percentiles and per-class series.
     pub series: RowSeries,
-    /// The spread of identical runs on this step: for each target run
-    /// more than once as A/A copies, the largest ÷ the smallest of the
-    /// copies' throughputs, less 1; the largest such spread. A change
-    /// within it is not coloured.
+    /// The spread of identical runs on this step, for the comparison's
+    /// first base run more than once as A/A copies: the largest ÷ the
+    /// smallest of the copies' throughputs over the windows no other
+    /// program disturbed, less 1. A change within it is not coloured.
+    /// (Each cell carries the floor of its own comparison.)
     pub noise_floor: Option<f64>,
+    /// The base has A/A copies, but too few undisturbed ones on this step
+    /// for a floor.
+    #[serde(skip_serializing_if = "std::ops::Not::not")]
+    pub noise_floor_disturbed: bool,
 }
 
 /// A base that measured nothing, so nothing could be compared with it.
@@ -199,6 +208,12 @@ pub struct Change {
 #[derive(Debug, Clone, Serialize)]
 pub struct TargetSummary {
     pub target: String,
+    /// Steps past a threshold that no test could judge.
+    #[serde(default)]
+    pub untested: usize,
+    /// Those steps, with what their costs say, furthest from 1 first.
+    #[serde(default)]
+    pub untested_changes: Vec<Change>,
     /// The A/A copy of this target, when it is one.
     pub copy_of: Option<String>,
     /// The target it is compared with.
@@ -359,6 +374,7 @@ impl Report {
                     Some(Verdict::Unsure) if c.sla_missed.is_none() && !c.base_sla_missed => {
                         "not significant"
                     }
+                    Some(Verdict::Untested) => "not tested",
                     _ => continue,
                 };
                 for t in [ti, self.base_of[ti]] {
@@ -447,10 +463,37 @@ mod tests {
         assert_eq!(median(&mut []), None);
     }
 
+    /// A significance as a test that found the change real gives it.
+    fn tested() -> Option<Significance> {
+        Some(Significance {
+            method: Method::RankSum,
+            p_value: 0.01,
+            interval: None,
+            repeats_needed: None,
+        })
+    }
+
+    /// Regression: untested ratios (one repeat, short windows) were
+    /// counted and coloured as slower or faster.
+    #[test]
+    fn a_change_no_test_could_judge_is_untested() {
+        let c = Cell {
+            relative: Some(0.6),
+            ..Cell::default()
+        };
+        assert_eq!(c.verdict(), Some(Verdict::Untested));
+        let c = Cell {
+            relative: Some(1.01),
+            ..Cell::default()
+        };
+        assert_eq!(c.verdict(), Some(Verdict::Same));
+    }
+
     #[test]
     fn a_disturbed_cell_is_not_judged_and_an_aa_spread_is_not_coloured() {
         let mut c = Cell {
             relative: Some(0.6),
+            significance: tested(),
             ..Cell::default()
         };
         assert_eq!(c.verdict(), Some(Verdict::Worse));
@@ -459,6 +502,7 @@ mod tests {
         let mut c = Cell {
             relative: Some(0.94),
             noise_floor: Some(0.07),
+            significance: tested(),
             ..Cell::default()
         };
         assert_eq!(c.verdict(), Some(Verdict::Noise));

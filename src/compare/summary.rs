@@ -98,14 +98,22 @@ pub(super) fn summarise(
         })
         .collect();
     let count = |v: Verdict| changes.iter().filter(|c| c.0 == v).count();
-    let (slower, faster, same, unsure, noise) = (
+    let (slower, faster, same, unsure, noise, untested) = (
         count(Verdict::Worse),
         count(Verdict::Better),
         count(Verdict::Same),
         count(Verdict::Unsure),
         count(Verdict::Noise),
+        count(Verdict::Untested),
     );
     changes.sort_by(|a, b| a.1.relative.total_cmp(&b.1.relative));
+    // The worst and the best among the judged steps only: a ratio within
+    // the A/A floor, not significant or not tested is no finding.
+    let judged: Vec<&Change> = changes
+        .iter()
+        .filter(|c| matches!(c.0, Verdict::Worse | Verdict::Better | Verdict::Same))
+        .map(|c| &c.1)
+        .collect();
     let of = |v: Verdict| -> Vec<Change> {
         changes
             .iter()
@@ -144,10 +152,24 @@ pub(super) fn summarise(
         same,
         unsure,
         unjudged,
-        worst: changes.first().map(|c| c.1.clone()),
-        best: changes.last().map(|c| c.1.clone()),
+        untested,
+        // Worst and best need two judged steps to tell apart.
+        worst: judged
+            .first()
+            .filter(|_| judged.len() > 1)
+            .map(|c| (*c).clone()),
+        best: judged
+            .last()
+            .filter(|_| judged.len() > 1)
+            .map(|c| (*c).clone()),
         regressions: of(Verdict::Worse),
         wins,
+        untested_changes: {
+            // Furthest from 1 first.
+            let mut u = of(Verdict::Untested);
+            u.sort_by(|a, b| b.relative.ln().abs().total_cmp(&a.relative.ln().abs()));
+            u
+        },
         failed,
         sla_failed,
     }
@@ -194,6 +216,12 @@ pub fn lines(summary: &[TargetSummary]) -> Vec<SummaryLine> {
                     s.unsure
                 );
             }
+            if s.untested > 0 {
+                head += &format!(
+                    ", {} past 5% but not tested (one repeat, windows under 5 s: `relbench run --confirm` adds repeats)",
+                    s.untested
+                );
+            }
             if s.unjudged > 0 {
                 head += &format!(", {} not judged (a missed SLA or rate)", s.unjudged);
             }
@@ -231,7 +259,13 @@ pub fn lines(summary: &[TargetSummary]) -> Vec<SummaryLine> {
                 )
             };
             let mut details = Vec::new();
-            for (kind, list) in [("slower:", &s.regressions), ("faster:", &s.wins)] {
+            for (kind, list) in [
+                ("slower:", &s.regressions),
+                ("faster:", &s.wins),
+                // Listed apart, with what the costs say, as a lead for
+                // more repeats: not counted, not coloured.
+                ("not tested:", &s.untested_changes),
+            ] {
                 details.extend(list.iter().take(SHOWN).map(|c| line(kind, c)));
                 if list.len() > SHOWN {
                     details.push(format!(

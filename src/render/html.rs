@@ -28,7 +28,7 @@ fn cell(out: &mut String, t: &Text, numeric: bool) {
         Some(Verdict::Better) => "better",
         Some(Verdict::Same) => "same",
         Some(Verdict::Unsure) => "unsure",
-        Some(Verdict::Disturbed) | Some(Verdict::TooShort) => "unsure",
+        Some(Verdict::Disturbed) | Some(Verdict::TooShort) | Some(Verdict::Untested) => "unsure",
         Some(Verdict::Noise) => "same",
         None if numeric => "n",
         None => "",

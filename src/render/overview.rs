@@ -52,7 +52,9 @@ pub fn heat(c: &Cell) -> (String, &'static str) {
             if depth > 0.5 { "#fff" } else { "#000" },
         ),
         Verdict::Same | Verdict::Noise => ("#ffffff".into(), "#000"),
-        Verdict::Unsure | Verdict::Disturbed | Verdict::TooShort => (GREY.into(), "#555"),
+        Verdict::Unsure | Verdict::Disturbed | Verdict::TooShort | Verdict::Untested => {
+            (GREY.into(), "#555")
+        }
     }
 }
 
@@ -100,6 +102,7 @@ fn tip(r: &Report, row: &Row, ti: usize) -> String {
         Some(Verdict::Noise) => s.push_str("; within the A/A noise floor"),
         Some(Verdict::Unsure) => s.push_str("; not significant"),
         Some(Verdict::TooShort) => s.push_str("; a window too short to judge"),
+        Some(Verdict::Untested) => s.push_str("; not tested (one repeat, short windows)"),
         _ => {}
     }
     if let Some((k, ratio)) = c.moved_most(base) {

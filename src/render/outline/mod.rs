@@ -160,6 +160,12 @@ fn relative_cell(c: &Cell) -> Text {
     if v == Verdict::Noise {
         return Text::plain(format!("{rel:.2} (≤ A/A)"));
     }
+    if v == Verdict::Untested {
+        return Text {
+            text: format!("{rel:.2} (untested)"),
+            tone: Some(Verdict::Untested),
+        };
+    }
     let Some(sig) = &c.significance else {
         return tone_only_past_threshold(ratio_2(Some(rel), c.ratio_verdict()));
     };

@@ -51,6 +51,10 @@ pub fn relative(r: &Report) -> Section {
             " A/A: the spread between identical runs of one target (its `copies`) on each step; \
                    a change within it is not coloured and is marked ≤ A/A.";
     }
+    if r.rows.iter().any(|row| row.noise_floor_disturbed) {
+        intro += " A/A \"disturbed\": too few of the copies' windows were quiet for a floor \
+                   (a disturbed copy measures the other program).";
+    }
     if cells().any(|c| c.disturbed.is_some() || c.base_disturbed) {
         intro += &format!(
             " Disturbed: other programs or steal took {:.0}% of the machine or more while the step ran \
@@ -59,7 +63,10 @@ pub fn relative(r: &Report) -> Section {
         );
     }
     let mixed = uses(Method::PerSecond) && uses(Method::RankSum);
-    let noise = r.rows.iter().any(|row| row.noise_floor.is_some());
+    let noise = r
+        .rows
+        .iter()
+        .any(|row| row.noise_floor.is_some() || row.noise_floor_disturbed);
     Section {
         title: "Relative throughput".into(),
         intro,
@@ -72,10 +79,11 @@ pub fn relative(r: &Report) -> Section {
                         Text::plain(row.clients.to_string()),
                     ];
                     if noise {
-                        cells.push(Text::plain(
-                            row.noise_floor
-                                .map_or_else(|| "—".into(), |f| format!("±{:.1}%", f * 100.0)),
-                        ));
+                        cells.push(Text::plain(match row.noise_floor {
+                            Some(f) => format!("±{:.1}%", f * 100.0),
+                            None if row.noise_floor_disturbed => "disturbed".into(),
+                            None => "—".into(),
+                        }));
                     }
                     cells.extend(others.iter().map(|&i| {
                         let c = &row.cells[i];
