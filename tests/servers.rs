@@ -726,3 +726,36 @@ fn table_options_reach_every_table_a_suite_creates() {
         "ROW_FORMAT=COMPRESSED KEY_BLOCK_SIZE=8"
     );
 }
+
+/// Regression: the load method was in no report: one MariaDB loading with
+/// LOAD DATA and another (local_infile off) with multi-row INSERTs were set
+/// side by side with only a step note saying so.
+#[test]
+fn the_load_method_is_a_target_fact_shown_where_settings_differ() {
+    let dir = shared_tempdir();
+    let plan = write_plan(
+        dir.path(),
+        &format!(
+            "steps = [\"load\", \"point-query\"]\n{SETTINGS}{}{}",
+            target("bulk", ""),
+            target("rows", "args = [\"--local-infile=0\"]")
+        ),
+    );
+    let out = dir.path().join("out");
+    run_quiet(&plan, &out).assert().success();
+    let run = read_json(&out.join("run.json"));
+    let method = |name: &str| {
+        run["targets"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .find(|t| t["name"] == name)
+            .unwrap()["config"]["relbench.load_method"]
+            .as_str()
+            .unwrap()
+            .to_string()
+    };
+    assert_ne!(method("bulk"), method("rows"));
+    let md = std::fs::read_to_string(out.join("report.md")).unwrap();
+    assert!(md.contains("relbench.load_method"), "{md}");
+}

@@ -362,7 +362,18 @@ fn record_target(
         devices_not_measured: probe.devices.as_ref().err().cloned(),
     };
     match info.targets.iter_mut().find(|t| t.name == target.name) {
-        Some(t) => *t = record,
+        Some(t) => {
+            // What its load did is known from the load, not the server.
+            let mut record = record;
+            const KEY: &str = "relbench.load_method";
+            if let Some(m) = t.facts.config.get(KEY) {
+                record.facts.config.insert(KEY.into(), m.clone());
+                if !record.facts.settings.is_empty() {
+                    record.facts.settings.insert(KEY.into(), m.clone());
+                }
+            }
+            *t = record;
+        }
         None => info.targets.push(record),
     }
     Ok(())

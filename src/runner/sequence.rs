@@ -274,6 +274,9 @@ pub(super) fn run(
             }
             results::write_step(out, &result)?;
             written += 1;
+            if mode == Mode::Run {
+                record_load_method(info, &target.name, &result, out)?;
+            }
         }
         // The next load starts from nothing, so the data is not needed;
         // a managed server is stopped here.
@@ -301,4 +304,31 @@ fn interrupted_here(
         end: RunEnd::Interrupted,
         written,
     }
+}
+
+/// How a target's load put its rows in (a bulk file load, multi-row
+/// INSERTs, COPY) is a fact of the target: two servers that loaded
+/// differently did not do the same work, so it is recorded with its
+/// settings, where "settings that differ from the base" shows it.
+fn record_load_method(
+    info: &mut RunInfo,
+    target: &str,
+    r: &crate::results::StepResult,
+    out: &std::path::Path,
+) -> anyhow::Result<()> {
+    let Some(method) = r.notes.get("load_method").filter(|_| r.failed.is_none()) else {
+        return Ok(());
+    };
+    let Some(t) = info.targets.iter_mut().find(|t| t.name == target) else {
+        return Ok(());
+    };
+    const KEY: &str = "relbench.load_method";
+    if t.facts.config.get(KEY) == Some(method) {
+        return Ok(());
+    }
+    t.facts.config.insert(KEY.into(), method.clone());
+    if !t.facts.settings.is_empty() {
+        t.facts.settings.insert(KEY.into(), method.clone());
+    }
+    results::write_atomic(&out.join("run.json"), &*info)
 }

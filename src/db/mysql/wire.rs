@@ -645,8 +645,15 @@ impl WireConn {
         self.read_packet()?;
         match self.buf.first() {
             Some(0xFB) => {}
-            // 1148 (MariaDB, MySQL 5.x) and 3948 (MySQL 8): local infile is off.
-            Some(0xFF) if matches!(u16::from_le_bytes([self.buf[1], self.buf[2]]), 1148 | 3948) => {
+            // Local infile is off: 1148 (MariaDB before 10.6, MySQL 5.x),
+            // 3948 (MySQL 8 and later), 4166 (MariaDB 10.6 and later,
+            // ER_LOAD_INFILE_CAPABILITY_DISABLED).
+            Some(0xFF)
+                if matches!(
+                    u16::from_le_bytes([self.buf[1], self.buf[2]]),
+                    1148 | 3948 | 4166
+                ) =>
+            {
                 return Ok(None);
             }
             Some(0xFF) => return Err(self.server_error()),
