@@ -432,9 +432,16 @@ fn a_bad_config_file_shows_the_servers_own_error() {
         .assert()
         .code(3)
         .stderr(contains("FAILED to start"))
-        .stderr(contains("unknown variable 'no_such_option_at_all=1'"));
+        .stderr(contains("unknown variable 'no_such_option_at_all=1'"))
+        // Regression: "2 step(s) failed" when no step ran, and no word on
+        // what to do.
+        .stderr(contains("bad did not start, so none of its steps ran"))
+        .stderr(contains("relbench run --resume --out"));
     // The config file was copied beside the datadir for the record.
     assert!(dir.path().join("out/data/bad.bad.cnf").exists());
+    // Regression: the datadir the failed start had initialised (100 MB and
+    // more) was left behind.
+    assert!(!dir.path().join("out/data/bad").exists());
 }
 
 #[test]

@@ -124,12 +124,37 @@ fn report_and_exit(out: &Path, end: RunEnd) -> anyhow::Result<()> {
             );
             Err(Exit::Interrupted.into())
         }
-        RunEnd::Complete { failed_steps: 0 } => Ok(()),
-        RunEnd::Complete { failed_steps } => {
+        RunEnd::Complete {
+            failed_steps: 0,
+            not_run: 0,
+            not_started,
+        } if not_started.is_empty() => Ok(()),
+        RunEnd::Complete {
+            failed_steps,
+            not_run,
+            not_started,
+        } => {
+            // Counted as they are: a target that never started ran no step.
+            let mut said = Vec::new();
+            if failed_steps > 0 {
+                said.push(format!("{failed_steps} step(s) failed"));
+            }
+            if not_run > 0 {
+                said.push(format!("{not_run} step(s) did not run"));
+            }
+            if !not_started.is_empty() {
+                said.push(format!(
+                    "{} did not start, so none of its steps ran",
+                    not_started.join(", ")
+                ));
+            }
             crate::errln!(
-                "{failed_steps} step(s) failed; the report's \"Errors and failed steps\" says why"
+                "{}; the report's \"Errors and failed steps\" says why: fix it, then finish the run with \
+                 `relbench run --resume --out {}`",
+                said.join("; "),
+                out.display()
             );
-            Err(Exit::StepsFailed(failed_steps).into())
+            Err(Exit::StepsFailed(failed_steps + not_run + not_started.len()).into())
         }
     }
 }

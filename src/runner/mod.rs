@@ -54,7 +54,13 @@ pub struct RunOptions {
 pub enum RunEnd {
     /// Every step ran; some may have failed (their results say why).
     Complete {
+        /// Steps that ran and failed.
         failed_steps: usize,
+        /// Steps that did not run (after a server died, or the step that
+        /// creates the tables failed).
+        not_run: usize,
+        /// Targets whose server did not start (none of their steps ran).
+        not_started: Vec<String>,
     },
     Interrupted,
 }

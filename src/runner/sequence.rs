@@ -56,6 +56,8 @@ pub(super) fn run(
     ui: &mut Progress,
 ) -> anyhow::Result<Ran> {
     let mut failed_steps = 0;
+    let mut not_run = 0;
+    let mut not_started: Vec<String> = Vec::new();
     let mut written = 0;
     let out = dirs.out.as_path();
     for group in
@@ -101,9 +103,14 @@ pub(super) fn run(
                 // target's first step left and go on with the others.
                 let mut r = blank_result(first_left);
                 r.failed = Some(format!("{err:#}"));
-                ui.warn(&format!("[{}] FAILED to start: {err:#}", target.name));
+                ui.warn(&format!(
+                    "[{}] FAILED to start (no step of it ran): {err:#}",
+                    target.name
+                ));
                 results::write_step(out, &r)?;
-                failed_steps += 1;
+                if !not_started.contains(&target.name) {
+                    not_started.push(target.name.clone());
+                }
                 continue;
             }
             Err(err) => return Err(err),
@@ -179,7 +186,7 @@ pub(super) fn run(
                 let mut r = blank_result(e);
                 r.failed = Some(format!("not run: {why}"));
                 results::write_step(out, &r)?;
-                failed_steps += 1;
+                not_run += 1;
                 continue;
             }
             if target.engine.is_server() && e.maintenance() != Some(Maint::Restart) {
@@ -283,7 +290,11 @@ pub(super) fn run(
         driver.cleanup(loads)?;
     }
     Ok(Ran {
-        end: RunEnd::Complete { failed_steps },
+        end: RunEnd::Complete {
+            failed_steps,
+            not_run,
+            not_started,
+        },
         written,
     })
 }

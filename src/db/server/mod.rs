@@ -379,6 +379,18 @@ impl ManagedServer {
         // Socket paths are limited to ~107 bytes, so they live in a short
         // private directory rather than beside a possibly long datadir.
         let run_dir = crate::util::private_dir("relbench-")?;
+        // What this start made goes again when it fails: the private
+        // directory, and a datadir it initialised (a half-made one would
+        // only be refused next time, and a whole one is hundreds of MB).
+        let undo = |spec: &ServerSpec| {
+            let _ = fs::remove_dir_all(&run_dir);
+            if fresh {
+                let _ = fs::remove_dir_all(&spec.datadir);
+                if existed {
+                    let _ = fs::create_dir(&spec.datadir);
+                }
+            }
+        };
         let started = Self::start_in(&spec, flavor.as_ref(), &bin, owner, port, fresh, &run_dir);
         match started {
             Ok((child, rt, config_text)) => {
@@ -389,18 +401,15 @@ impl ManagedServer {
                     rt,
                     config_text,
                 };
-                server.wait_ready()?;
+                if let Err(e) = server.wait_ready() {
+                    let _ = server.stop();
+                    undo(&server.spec);
+                    return Err(e);
+                }
                 Ok(server)
             }
             Err(e) => {
-                let _ = fs::remove_dir_all(&run_dir);
-                if fresh {
-                    // A partial datadir would only be refused next time.
-                    let _ = fs::remove_dir_all(&spec.datadir);
-                    if existed {
-                        let _ = fs::create_dir(&spec.datadir);
-                    }
-                }
+                undo(&spec);
                 Err(e)
             }
         }
