@@ -531,3 +531,80 @@ fn markdown_report_of_linkbench() {
     }
     insta::assert_snapshot!(md);
 }
+
+/// Regression: report.txt passed disturbed ratios off as the version's
+/// ("QPS ratios … 0.59, 0.94", "write KiB/query ratios … 11048.95", other
+/// programs' IO on the shared disk), the cost and rate tables coloured the
+/// machine's figures from disturbed windows, and the charts drew them like
+/// judged ones. One target of the fixture had three windows shared with a
+/// compiler that took 48% of the machine.
+#[test]
+fn disturbed_figures_are_marked_in_every_output_and_never_coloured() {
+    let run = load_run(&PathBuf::from("tests/fixtures/results-disturbed")).unwrap();
+    let r = report::build(&[run], None).unwrap();
+    let txt = Format::Text.render(&r);
+    insta::assert_snapshot!("disturbed_text", txt);
+    // Every ratio of a disturbed step in the text is marked.
+    let block = txt
+        .split("## delete-normal")
+        .nth(1)
+        .unwrap()
+        .split("## ")
+        .next()
+        .unwrap();
+    assert!(block.contains("* disturbed:"), "{block}");
+    // A group with a disturbed step marks every line of ratios (the costs
+    // too) and says what the mark means; the others have no mark.
+    for group in block.split("\n\n") {
+        let said = group.contains("* disturbed:");
+        for line in group.lines().filter(|l| l.contains("ratios")) {
+            assert_eq!(line.contains('*'), said, "{group}");
+        }
+    }
+    let md = Format::Markdown.render(&r);
+    insta::assert_snapshot!("disturbed_markdown", md);
+    // No table colours a disturbed row: in the relative and the cost
+    // tables, a row that says "disturbed" has no red or green.
+    for line in md
+        .lines()
+        .filter(|l| l.starts_with('|') && l.contains("disturbed"))
+    {
+        let cells: Vec<&str> = line.split('|').collect();
+        for c in cells.iter().filter(|c| c.contains("disturbed")) {
+            assert!(!c.contains('🔴') && !c.contains('🟢'), "coloured: {line}");
+        }
+    }
+    assert!(
+        md.contains("delete-normal (disturbed)"),
+        "the machine rates do not mark the disturbed windows"
+    );
+    // The charts: disturbed bars hollow, the heat map's disturbed cells
+    // violet with a *, apart from the grey of "not significant".
+    let dir = tempfile::tempdir().unwrap();
+    relbench::render::write(
+        &[PathBuf::from("tests/fixtures/results-disturbed")],
+        None,
+        &[],
+        relbench::compare::Grouping::Kind,
+        dir.path(),
+        &[Format::Markdown],
+    )
+    .unwrap();
+    let charts = dir.path().join("charts");
+    let heat = std::fs::read_to_string(charts.join("overview-heatmap.svg")).unwrap();
+    let violet = heat.matches("fill=\"#dcd6f0\"").count();
+    assert_eq!(violet, 3, "three disturbed cells");
+    assert!(heat.matches("*</text>").count() >= 3);
+    let bars: String = std::fs::read_dir(&charts)
+        .unwrap()
+        .flatten()
+        .filter(|e| e.file_name().to_string_lossy().starts_with("relative-"))
+        .map(|e| std::fs::read_to_string(e.path()).unwrap())
+        .collect();
+    // Three disturbed cells, some drawn twice (a group's chart and its
+    // cut one); none of them solid.
+    assert!(
+        bars.matches("class=\"bar disturbed\"").count() >= 3,
+        "hollow bars"
+    );
+}

@@ -403,6 +403,12 @@ pub(super) fn compare(c: &mut Cell, base: &Cell, is_base: bool) {
 }
 
 impl Cell {
+    /// Whether this window or its base's was disturbed: every figure of
+    /// the comparison is then marked as such in every output.
+    pub fn is_disturbed(&self) -> bool {
+        self.disturbed.is_some() || self.base_disturbed
+    }
+
     /// A throughput ratio's verdict by the thresholds alone, for a cell
     /// with no significance to go by (one repeat, no within-run test).
     pub fn ratio_verdict(&self) -> Option<Verdict> {
@@ -415,6 +421,11 @@ impl Cell {
     /// repeats, `Unsure` unless the change is significant.
     pub fn cost_verdict(&self, k: Cost, base: &Cell) -> Option<Verdict> {
         let rel = *self.costs_relative.get(&k)?;
+        // The machine's figure from a window another program shared
+        // measures that program too: marked, never coloured.
+        if k.machine_wide() && (self.disturbed.is_some() || base.disturbed.is_some()) {
+            return Some(Verdict::Disturbed);
+        }
         if !super::explain::cost_matters(k, self, base) {
             return None;
         }

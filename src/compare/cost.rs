@@ -57,6 +57,13 @@ impl Cost {
         Cost::Writes,
     ];
 
+    /// Whether the figure is the machine's or its devices' (shared with
+    /// whatever else runs), not the benchmark's own processes': from a
+    /// disturbed window it measures the other program too.
+    pub fn machine_wide(self) -> bool {
+        !matches!(self, Cost::OwnCpuUs | Cost::ServerCpuUs | Cost::ClientCpuUs)
+    }
+
     /// Name in JSON and CSV.
     pub fn key(self) -> &'static str {
         match self {

@@ -28,6 +28,8 @@ const GREEN: (f64, f64, f64) = (30.0, 132.0, 73.0);
 const PALE_RED: (f64, f64, f64) = (251.0, 227.0, 224.0);
 const PALE_GREEN: (f64, f64, f64) = (227.0, 244.0, 225.0);
 const GREY: &str = "#e6e6e6";
+/// A disturbed cell's fill: neither grey nor red nor green.
+const DISTURBED: &str = "#dcd6f0";
 
 fn mix(a: (f64, f64, f64), b: (f64, f64, f64), t: f64) -> String {
     let t = t.clamp(0.0, 1.0);
@@ -52,9 +54,10 @@ pub fn heat(c: &Cell) -> (String, &'static str) {
             if depth > 0.5 { "#fff" } else { "#000" },
         ),
         Verdict::Same | Verdict::Noise => ("#ffffff".into(), "#000"),
-        Verdict::Unsure | Verdict::Disturbed | Verdict::TooShort | Verdict::Untested => {
-            (GREY.into(), "#555")
-        }
+        // Disturbed is told apart from "not significant" at a glance: its
+        // own pale violet (and a `*` on the figure), never red or green.
+        Verdict::Disturbed => (DISTURBED.into(), "#3b2f6b"),
+        Verdict::Unsure | Verdict::TooShort | Verdict::Untested => (GREY.into(), "#555"),
     }
 }
 
@@ -166,7 +169,12 @@ pub fn heatmap(r: &Report) -> Option<Chart> {
                     ch - 1.0,
                     escape(&tip(r, row, ti))
                 );
-                let text = c.relative.map_or("—".into(), |v| format!("{v:.2}"));
+                let mark = if c.verdict() == Some(Verdict::Disturbed) {
+                    "*"
+                } else {
+                    ""
+                };
+                let text = c.relative.map_or("—".into(), |v| format!("{v:.2}{mark}"));
                 svg.text(
                     x + cw / 2.0,
                     y + 11.5,
@@ -263,10 +271,19 @@ pub fn over_targets(r: &Report, g: Group) -> Option<Chart> {
                 .join(", ")
         );
         svg.polyline(&pts, colour(si), "", &tip);
-        for (px, py) in &pts {
+        // A point from a disturbed window is hollow: drawn, not judged.
+        let disturbed: Vec<bool> = order
+            .iter()
+            .filter(|&&ti| row.cells[ti].relative.is_some())
+            .map(|&ti| row.cells[ti].is_disturbed())
+            .collect();
+        for ((px, py), hollow) in pts.iter().zip(disturbed) {
+            let fill = if hollow { "#fff" } else { colour(si) };
             let _ = write!(
                 svg.out,
-                "<circle cx=\"{px:.1}\" cy=\"{py:.1}\" r=\"2.2\" fill=\"{}\"/>",
+                "<circle class=\"{}\" cx=\"{px:.1}\" cy=\"{py:.1}\" r=\"{}\" fill=\"{fill}\" stroke=\"{}\"/>",
+                if hollow { "disturbed" } else { "point" },
+                if hollow { 3.0 } else { 2.2 },
                 colour(si)
             );
         }

@@ -2,8 +2,11 @@
 //! comparison, target and group, the throughput ratios in one sentence and
 //! the costs per operation behind them in the next, ready to paste.
 //!
-//!   QPS ratios for wal are 2.24, 1.01, 1.00 (point-query, random-points-100, hot-points)
-//!   CPU/query ratios are 0.45, 0.99, 1.00
+//!   QPS ratios for wal are 2.24, 1.01*, 1.00 (point-query, random-points-100, hot-points)
+//!   CPU/query ratios are 0.45, 0.99*, 1.00
+//!
+//! A ratio from a window another program disturbed (here or on the base)
+//! is marked `*`, with a line that says what the mark means.
 
 use std::fmt::Write;
 
@@ -11,9 +14,21 @@ use crate::compare::{Comparison, Cost, Report, Row};
 use crate::results::Unit;
 use crate::workload::Group;
 
-fn ratios<'a>(rows: &[&'a Row], f: impl Fn(&'a Row) -> Option<f64>) -> String {
+/// What the `*` of a ratio means, said once under the block it is in.
+const DISTURBED: &str =
+    "* disturbed: another program used 5% or more of the machine while the step ran here \
+                         or on the base; not judged (see the report's Interference section)";
+
+fn ratios<'a>(rows: &[&'a Row], ti: usize, f: impl Fn(&'a Row) -> Option<f64>) -> String {
     rows.iter()
-        .map(|row| f(row).map_or("—".into(), |v| format!("{v:.2}")))
+        .map(|row| {
+            let mark = if row.cells[ti].is_disturbed() {
+                "*"
+            } else {
+                ""
+            };
+            f(row).map_or("—".into(), |v| format!("{v:.2}{mark}"))
+        })
         .collect::<Vec<_>>()
         .join(", ")
 }
@@ -43,7 +58,7 @@ fn group(out: &mut String, r: &Report, g: Group, ti: usize) {
         out,
         "{what} ratios for {} are {} ({})",
         r.targets[ti].name,
-        ratios(&rows, |row| row.cells[ti].relative),
+        ratios(&rows, ti, |row| row.cells[ti].relative),
         names.join(", ")
     );
     let own = rows
@@ -63,9 +78,18 @@ fn group(out: &mut String, r: &Report, g: Group, ti: usize) {
             let _ = writeln!(
                 out,
                 "{name}/{per} ratios are {}",
-                ratios(&rows, |row| row.cells[ti].costs_relative.get(&k).copied())
+                ratios(&rows, ti, |row| row.cells[ti]
+                    .costs_relative
+                    .get(&k)
+                    .copied())
             );
         }
+    }
+    if rows
+        .iter()
+        .any(|row| row.cells[ti].is_disturbed() && row.cells[ti].relative.is_some())
+    {
+        let _ = writeln!(out, "{DISTURBED}");
     }
     out.push('\n');
 }

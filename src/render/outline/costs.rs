@@ -89,6 +89,10 @@ pub(super) fn cost_relative(k: Cost, c: &Cell, base: &Cell) -> Text {
     match (c.costs_relative.get(&k), v, b) {
         (Some(&rel), Some(_), Some(_)) => match c.cost_verdict(k, base) {
             None => Text::plain(format!("{rel:.2}")),
+            Some(Verdict::Disturbed) => Text {
+                text: format!("{rel:.2} (disturbed)"),
+                tone: Some(Verdict::Disturbed),
+            },
             Some(Verdict::Unsure) => Text {
                 text: format!(
                     "~{rel:.2} p={:.2}",
@@ -158,10 +162,17 @@ pub(super) fn rates(doc: &mut Vec<Block>, r: &Report) {
             if c.rates.is_empty() {
                 continue;
             }
+            // The machine's rates over a window another program shared:
+            // marked on the row, so no ratio of it reads as the target's.
+            let name = if c.disturbed.is_some() {
+                format!("{} (disturbed)", r.targets[ti].name)
+            } else {
+                r.targets[ti].name.clone()
+            };
             let mut cells = vec![
                 Text::plain(row.title()),
                 Text::plain(row.clients.to_string()),
-                Text::plain(r.targets[ti].name.clone()),
+                Text::plain(name),
             ];
             cells.extend(Rate::ALL.iter().map(|k| {
                 Text::plain(match (c.rates.get(k), c.rates_relative.get(k)) {

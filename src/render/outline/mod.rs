@@ -357,9 +357,10 @@ fn fig(v: f64) -> String {
 
 const OVERVIEW_INTRO: &str = "Each step's throughput ÷ the base's, one column per target in plan order. Red at \
     ≤ 0.95 and green at ≥ 1.05, deeper toward ×½ and ×2; white within 5% (or within the A/A noise floor); grey \
-    where the change cannot be judged (not significant, disturbed, a missed SLA). Hover a cell for both \
-    throughputs, the test and the cost that moved most. Below, per group, each step across the targets in \
-    order.";
+    where the change cannot be judged (not significant, not tested, a missed SLA); pale violet with a * where \
+    another program disturbed the window, here or on the base. Hover a cell for both throughputs, the test \
+    and the cost that moved most. Below, per group, each step across the targets in order (a hollow point or \
+    bar: a disturbed window).";
 
 /// The document of one or more comparisons: the targets and any warning,
 /// a table of contents, the overview of each comparison, each

@@ -336,8 +336,28 @@ fn relative_bars(
                 continue;
             };
             let x = x0 + k as f64 * bw;
-            let tip = format!("{} {}: {:.2}", r.targets[ti].name, row_label(r, row), v);
-            svg.bar(x, y(v), bw - 1.0, y(0.0) - y(v), colour(ti), &tip);
+            if row.cells[ti].is_disturbed() {
+                // Hollow: another program shared the window; drawn, not
+                // judged.
+                let tip = format!(
+                    "{} {}: {:.2} (disturbed, not judged)",
+                    r.targets[ti].name,
+                    row_label(r, row),
+                    v
+                );
+                let _ = write!(
+                    svg.out,
+                    "<rect class=\"bar disturbed\" x=\"{x:.1}\" y=\"{:.1}\" width=\"{:.1}\" height=\"{:.1}\" fill=\"#fff\" stroke=\"{}\" stroke-width=\"1.2\" stroke-dasharray=\"3 2\"><title>{}</title></rect>",
+                    y(v),
+                    bw - 2.0,
+                    (y(0.0) - y(v)).max(0.0),
+                    colour(ti),
+                    escape(&tip)
+                );
+            } else {
+                let tip = format!("{} {}: {:.2}", r.targets[ti].name, row_label(r, row), v);
+                svg.bar(x, y(v), bw - 1.0, y(0.0) - y(v), colour(ti), &tip);
+            }
             if cut.is_some() && v > top {
                 // The break: a white band across the bar's top, and the
                 // figure the bar would have reached.
