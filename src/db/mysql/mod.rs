@@ -1,6 +1,7 @@
 //! MySQL and MariaDB targets (InnoDB, MyRocks, any storage engine), managed
 //! by relbench or reached by URL, over TCP or a unix socket.
 
+mod auth;
 pub mod wire;
 
 use std::collections::BTreeMap;

@@ -205,6 +205,55 @@ fn inspect(datadir: &Path, owners: &[u32], what: &str) -> anyhow::Result<Seen> {
     }
 }
 
+/// How old a private directory must be before another start may take it
+/// for left over: one being set up right now is empty for a moment.
+const STALE_AFTER: Duration = Duration::from_secs(60);
+
+/// Removes the private directories (`relbench-XXXXXX` under the temporary
+/// directory) that relbench runs killed without a chance to clean up
+/// (SIGKILL, SIGQUIT) left: only ones owned by this user or the server's,
+/// older than [`STALE_AFTER`], and holding no file a live process names.
+pub(super) fn sweep_stale_run_dirs(owners: &[u32]) {
+    use std::os::unix::fs::MetadataExt;
+    let Ok(entries) = fs::read_dir(std::env::temp_dir()) else {
+        return;
+    };
+    for e in entries.flatten() {
+        let name = e.file_name();
+        let Some(rest) = name.to_str().and_then(|n| n.strip_prefix("relbench-")) else {
+            continue;
+        };
+        if rest.len() != 6 || !rest.chars().all(|c| c.is_ascii_alphanumeric()) {
+            continue;
+        }
+        let Ok(m) = fs::symlink_metadata(e.path()) else {
+            continue;
+        };
+        let old = m
+            .modified()
+            .ok()
+            .and_then(|t| t.elapsed().ok())
+            .is_some_and(|a| a > STALE_AFTER);
+        if !m.is_dir() || !owners.contains(&m.uid()) || !old {
+            continue;
+        }
+        // A server's pid file or socket lock names its process.
+        let in_use = fs::read_dir(e.path()).map_or(true, |files| {
+            files.flatten().any(|f| {
+                let text = fs::read_to_string(f.path()).unwrap_or_default();
+                let pid = text
+                    .lines()
+                    .next()
+                    .and_then(|l| l.trim().parse::<i32>().ok());
+                pid.is_some_and(|p| Path::new(&format!("/proc/{p}")).exists())
+            })
+        });
+        if !in_use {
+            let _ = fs::remove_dir_all(e.path());
+        }
+    }
+}
+
 /// The pid file of a target's server in its run's log directory.
 pub(super) fn pid_file(spec: &ServerSpec) -> PathBuf {
     spec.log_dir.join(format!("{}.server.pid", spec.target))

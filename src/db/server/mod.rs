@@ -37,7 +37,7 @@ use anyhow::{bail, Context};
 use crate::measure::size::{self, DbSize};
 use datadir::{
     chown_tree, datadir_state, mark_initialising, mark_ready, pid_file, reachable_by, stop_stale,
-    DatadirState,
+    sweep_stale_run_dirs, DatadirState,
 };
 pub use log::{tail, why};
 
@@ -209,55 +209,6 @@ pub fn stop_all_now() {
     }
     for (_, dir) in &running {
         let _ = fs::remove_dir_all(dir);
-    }
-}
-
-/// How old a private directory must be before another start may take it
-/// for left over: one being set up right now is empty for a moment.
-const STALE_AFTER: Duration = Duration::from_secs(60);
-
-/// Removes the private directories (`relbench-XXXXXX` under the temporary
-/// directory) that relbench runs killed without a chance to clean up
-/// (SIGKILL, SIGQUIT) left: only ones owned by this user or the server's,
-/// older than [`STALE_AFTER`], and holding no file a live process names.
-fn sweep_stale_run_dirs(owners: &[u32]) {
-    use std::os::unix::fs::MetadataExt;
-    let Ok(entries) = fs::read_dir(std::env::temp_dir()) else {
-        return;
-    };
-    for e in entries.flatten() {
-        let name = e.file_name();
-        let Some(rest) = name.to_str().and_then(|n| n.strip_prefix("relbench-")) else {
-            continue;
-        };
-        if rest.len() != 6 || !rest.chars().all(|c| c.is_ascii_alphanumeric()) {
-            continue;
-        }
-        let Ok(m) = fs::symlink_metadata(e.path()) else {
-            continue;
-        };
-        let old = m
-            .modified()
-            .ok()
-            .and_then(|t| t.elapsed().ok())
-            .is_some_and(|a| a > STALE_AFTER);
-        if !m.is_dir() || !owners.contains(&m.uid()) || !old {
-            continue;
-        }
-        // A server's pid file or socket lock names its process.
-        let in_use = fs::read_dir(e.path()).map_or(true, |files| {
-            files.flatten().any(|f| {
-                let text = fs::read_to_string(f.path()).unwrap_or_default();
-                let pid = text
-                    .lines()
-                    .next()
-                    .and_then(|l| l.trim().parse::<i32>().ok());
-                pid.is_some_and(|p| Path::new(&format!("/proc/{p}")).exists())
-            })
-        });
-        if !in_use {
-            let _ = fs::remove_dir_all(e.path());
-        }
     }
 }
 
