@@ -463,3 +463,45 @@ fn a_disturbed_copy_sets_no_floor_and_each_copy_group_keeps_its_own() {
         "{summaries:?}"
     );
 }
+
+/// Regression: disk interference was invisible: a window was judged quiet
+/// (4% of the CPU to others) while another program kept the disk busy. A
+/// direct-IO writer on the same filesystem beside a write step now
+/// disturbs it, named.
+#[test]
+fn a_disk_writer_beside_a_write_step_disturbs_it_and_is_named() {
+    let _one = serial();
+    let dir = tempfile::tempdir().unwrap();
+    let plan = write_plan(
+        dir.path(),
+        "steps = [\"load\", \"update-index\"]\nclients = [1]\n[scale]\nrows = 2000\n\
+         [duration]\nwarmup = \"0s\"\nwrite = \"4s\"\n[[target]]\nname = \"a\"\nengine = \"sqlite\"\n",
+    );
+    let junk = dir.path().join("junk");
+    // Direct IO: its bytes go to the device, not the page cache, and its
+    // CPU stays small (a CPU test alone would not see it).
+    let mut dd = std::process::Command::new("dd")
+        .arg("if=/dev/zero")
+        .arg(format!("of={}", junk.display()))
+        .args(["bs=1M", "count=100000", "oflag=direct"])
+        .stderr(std::process::Stdio::null())
+        .spawn()
+        .unwrap();
+    let out = dir.path().join("out");
+    let ran = run_quiet(&plan, &out).output().unwrap();
+    let _ = dd.kill();
+    let _ = dd.wait();
+    let _ = std::fs::remove_file(&junk);
+    assert!(
+        ran.status.success(),
+        "{}",
+        String::from_utf8_lossy(&ran.stderr)
+    );
+    let r = read_json(&out.join("steps/a/r1-02-update-index-c1.json"));
+    let i = &r["metrics"]["interference"];
+    let why = i["disturbed"]
+        .as_str()
+        .unwrap_or_else(|| panic!("not disturbed: {i}"));
+    assert!(why.contains("on the disk"), "{why}");
+    assert!(why.contains("dd (pid"), "the writer is not named: {why}");
+}

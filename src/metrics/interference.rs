@@ -22,6 +22,15 @@ use super::{Sampled, MIN_WINDOW_SECS};
 /// change of that size can no longer be told from the interference.
 pub const DISTURBED_SHARE_PCT: f64 = 5.0;
 
+/// The benchmark's device busy at or above this (iostat's %util) makes
+/// other programs' disk IO a disturbance: below it the device had room.
+pub const DISK_BUSY_PCT: f64 = 20.0;
+
+/// Other programs' share of the bytes the device moved at or above which
+/// a step on a busy device is disturbed, in %: their IO queued with the
+/// benchmark's, and its latency and fsyncs paid for it.
+pub const DISTURBED_IO_SHARE_PCT: f64 = 10.0;
+
 /// Steal at or above which a step is disturbed, in % of the machine.
 /// Higher than for other programs because on a VM the hypervisor's work
 /// for the guest's own IO shows as steal: on this project's Firecracker
@@ -49,6 +58,17 @@ pub struct OtherProcess {
     pub cpu_pct: f64,
 }
 
+/// A process other than the server and relbench, and the storage IO it
+/// caused over the window.
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+pub struct OtherIo {
+    pub pid: u32,
+    pub name: String,
+    /// Megabytes read from and written to storage (write-back of its
+    /// dirty pages included).
+    pub mb: f64,
+}
+
 /// What else used the machine over a step's measured window.
 #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
 #[serde(default)]
@@ -73,6 +93,18 @@ pub struct Interference {
     pub throughput_cv: Option<f64>,
     pub worst_second_vs_median: Option<f64>,
     pub stalls: u32,
+    /// Other programs' storage IO over the window, in MB, the programs
+    /// that caused most (at least 1 MB each), and how busy the benchmark's
+    /// device was and how many MB it moved, for judging again. `None`
+    /// where the device or the processes' IO could not be read.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub others_io_mb: Option<f64>,
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub top_io: Vec<OtherIo>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub device_util_pct: Option<f64>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub device_mb: Option<f64>,
     /// The machine's CPUs and the window's length, for judging again.
     pub cores: Option<f64>,
     pub window_secs: Option<f64>,
@@ -89,13 +121,14 @@ fn r2(v: f64) -> f64 {
 }
 
 /// The processes other than `exclude_roots` and their descendants, with
-/// the CPU each used between the two scans; kernel threads (children of
-/// kthreadd, pid 2) summed apart.
-fn others(
+/// the CPU each used between the two scans (kernel threads, children of
+/// kthreadd, pid 2, summed apart), and the storage IO each caused, in
+/// bytes, largest first.
+fn others_with_io(
     first: &[ProcCpu],
     last: &[ProcCpu],
     exclude_roots: &[u32],
-) -> (f64, Vec<(u32, String, f64)>) {
+) -> (f64, Vec<(u32, String, f64)>, Vec<(u32, String, u64)>) {
     let parent: BTreeMap<u32, u32> = first.iter().chain(last).map(|p| (p.pid, p.ppid)).collect();
     let excluded = |mut pid: u32| {
         let mut seen = BTreeSet::new();
@@ -107,13 +140,25 @@ fn others(
         }
         false
     };
-    let before: BTreeMap<u32, f64> = first.iter().map(|p| (p.pid, p.cpu_secs)).collect();
+    let before: BTreeMap<u32, (f64, u64)> = first
+        .iter()
+        .map(|p| (p.pid, (p.cpu_secs, p.io_bytes)))
+        .collect();
     let mut kernel = 0.0;
     let mut list = Vec::new();
+    let mut io = Vec::new();
     for p in last {
-        // A process born during the window used all its CPU in it.
-        let used = (p.cpu_secs - before.get(&p.pid).copied().unwrap_or(0.0)).max(0.0);
-        if used <= 0.0 || excluded(p.pid) {
+        // A process born during the window used all its CPU and IO in it.
+        let (cpu0, io0) = before.get(&p.pid).copied().unwrap_or((0.0, 0));
+        let used = (p.cpu_secs - cpu0).max(0.0);
+        let bytes = p.io_bytes.saturating_sub(io0);
+        if excluded(p.pid) {
+            continue;
+        }
+        if bytes > 0 && p.pid != 2 && p.ppid != 2 {
+            io.push((p.pid, p.name.clone(), bytes));
+        }
+        if used <= 0.0 {
             continue;
         }
         if p.pid == 2 || p.ppid == 2 {
@@ -123,7 +168,8 @@ fn others(
         }
     }
     list.sort_by(|a, b| b.2.total_cmp(&a.2));
-    (kernel, list)
+    io.sort_by(|a, b| b.2.cmp(&a.2));
+    (kernel, list, io)
 }
 
 /// Per-second throughput dispersion over whole seconds: (CV, slowest ÷
@@ -187,7 +233,23 @@ pub fn assess(sampled: &Sampled, per_second: &[u64], secs: f64) -> Interference 
     };
     let mut roots = vec![std::process::id()];
     roots.extend(sampled.server_pid);
-    let (kernel, list) = others(&sampled.procs_first, &sampled.procs_last, &roots);
+    let (kernel, list, io) = others_with_io(&sampled.procs_first, &sampled.procs_last, &roots);
+    if let Some(d) = &w.disk {
+        let mb = |b: u64| b as f64 / 1e6;
+        out.others_io_mb = Some(r2(mb(io.iter().map(|x| x.2).sum())));
+        out.top_io = io
+            .iter()
+            .filter(|x| mb(x.2) >= 1.0)
+            .take(3)
+            .map(|(pid, name, b)| OtherIo {
+                pid: *pid,
+                name: name.clone(),
+                mb: r2(mb(*b)),
+            })
+            .collect();
+        out.device_util_pct = Some(r2(d.util_pct));
+        out.device_mb = Some(r2((d.read_kb + d.write_kb) / 1e3));
+    }
     // The scan misses processes that ended inside the window; the
     // aggregate does not, so programs get the aggregate less the kernel
     // threads.
@@ -261,6 +323,34 @@ impl Interference {
         if steal >= DISTURBED_STEAL_PCT + slack {
             why.push(format!("the hypervisor stole {steal:.0}% of the machine"));
         }
+        // Other programs' disk IO, on a device the benchmark kept busy.
+        // (A process's IO does not say which device it went to: on a
+        // machine with several disks this can blame a program that wrote
+        // elsewhere while the benchmark's own disk was busy.)
+        if let (Some(others), Some(util), Some(moved)) =
+            (self.others_io_mb, self.device_util_pct, self.device_mb)
+        {
+            let share = if moved > 0.0 {
+                100.0 * (others / moved).min(1.0)
+            } else {
+                0.0
+            };
+            if util >= DISK_BUSY_PCT && others >= 1.0 && share >= DISTURBED_IO_SHARE_PCT {
+                let named: Vec<String> = self
+                    .top_io
+                    .iter()
+                    .map(|p| format!("{} (pid {}) {:.0} MB", p.name, p.pid, p.mb))
+                    .collect();
+                why.push(format!(
+                    "other programs moved {others:.0} MB on the disk while it was {util:.0}% busy{}",
+                    if named.is_empty() {
+                        String::new()
+                    } else {
+                        format!(": {}", named.join(", "))
+                    }
+                ));
+            }
+        }
         let unknown = self
             .others_share_pct
             .is_none()
@@ -280,7 +370,42 @@ mod tests {
             ppid,
             name: name.into(),
             cpu_secs: cpu,
+            io_bytes: 0,
         }
+    }
+
+    /// Regression: an Insert Benchmark window was judged quiet (4.3% of
+    /// the CPU to others) while another program kept the disk 39% busy.
+    #[test]
+    fn other_programs_disk_io_on_a_busy_device_disturbs_a_step() {
+        let quiet_cpu = Interference {
+            others_share_pct: Some(1.0),
+            steal_pct: Some(0.0),
+            cores: Some(2.0),
+            window_secs: Some(8.0),
+            others_io_mb: Some(400.0),
+            top_io: vec![OtherIo {
+                pid: 9,
+                name: "dd".into(),
+                mb: 400.0,
+            }],
+            device_util_pct: Some(39.0),
+            device_mb: Some(900.0),
+            ..Interference::default()
+        };
+        let why = quiet_cpu.judge().0.unwrap();
+        assert!(why.contains("dd (pid 9) 400 MB"), "{why}");
+        // An idle device had room for it; a trickle is no disturbance.
+        let idle = Interference {
+            device_util_pct: Some(5.0),
+            ..quiet_cpu.clone()
+        };
+        assert_eq!(idle.judge().0, None);
+        let trickle = Interference {
+            others_io_mb: Some(2.0),
+            ..quiet_cpu
+        };
+        assert_eq!(trickle.judge().0, None);
     }
 
     #[test]
@@ -298,7 +423,7 @@ mod tests {
             p(13, 2, "kworker/0:1", 0.3),
             p(14, 12, "child", 0.5),
         ];
-        let (kernel, list) = others(&first, &last, &[10]);
+        let (kernel, list, _) = others_with_io(&first, &last, &[10]);
         assert!((kernel - 0.2).abs() < 1e-9);
         let names: Vec<(&str, f64)> = list.iter().map(|(_, n, c)| (n.as_str(), *c)).collect();
         assert_eq!(names, vec![("burner", 3.0), ("child", 0.5)]);

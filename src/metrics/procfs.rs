@@ -222,6 +222,10 @@ pub struct ProcCpu {
     /// The command name (`comm`, at most 15 bytes).
     pub name: String,
     pub cpu_secs: f64,
+    /// Bytes it caused to be read from and written to storage so far
+    /// (`/proc/PID/io`'s `read_bytes` + `write_bytes`: page-cache hits do
+    /// not count, write-back of its dirty pages does); 0 when unreadable.
+    pub io_bytes: u64,
 }
 
 /// pid, comm, ppid and utime + stime seconds, from `/proc/PID/stat`.
@@ -238,7 +242,20 @@ fn parse_proc_stat(pid: u32, stat: &str, hz: f64) -> Option<ProcCpu> {
         ppid,
         name,
         cpu_secs: ticks as f64 / hz,
+        io_bytes: 0,
     })
+}
+
+/// `read_bytes` + `write_bytes` of a `/proc/PID/io`.
+fn parse_proc_io(text: &str) -> u64 {
+    text.lines()
+        .filter_map(|l| {
+            let v = l
+                .strip_prefix("read_bytes: ")
+                .or_else(|| l.strip_prefix("write_bytes: "))?;
+            v.trim().parse::<u64>().ok()
+        })
+        .sum()
 }
 
 /// Every process on the machine with its CPU so far. Taken twice per step
@@ -254,7 +271,10 @@ pub fn scan_processes() -> Vec<ProcCpu> {
         .filter_map(|e| {
             let pid: u32 = e.file_name().to_str()?.parse().ok()?;
             let stat = fs::read_to_string(format!("/proc/{pid}/stat")).ok()?;
-            parse_proc_stat(pid, &stat, hz)
+            let mut p = parse_proc_stat(pid, &stat, hz)?;
+            p.io_bytes =
+                fs::read_to_string(format!("/proc/{pid}/io")).map_or(0, |t| parse_proc_io(&t));
+            Some(p)
         })
         .collect()
 }
