@@ -134,7 +134,8 @@ fn report_html_draws_its_charts_in_a_headless_browser() {
 }
 
 /// Twelve targets and two comparisons with their own bases and subsets:
-/// the overview's heat map and per-group lines render, coloured.
+/// the overview's heat map (grey: these one-repeat ratios are untested) and the
+/// per-group lines render.
 #[test]
 fn a_many_target_report_shows_its_overview_and_each_comparison() {
     let dir = tempfile::tempdir().unwrap();
@@ -190,8 +191,17 @@ fn a_many_target_report_shows_its_overview_and_each_comparison() {
         .iter()
         .filter(|p| p[1] as i32 - p[0] as i32 > 40 && p[1] > 100)
         .count();
-    assert!(red > 2000, "{red} red heat-map pixels");
-    assert!(green > 2000, "{green} green heat-map pixels");
+    // One repeat of 0.3 s windows: no test can judge these ratios, so the
+    // heat map draws them grey ("not tested"), none red or green.
+    let grey = px.iter().filter(|p| near(**p, "#e6e6e6")).count();
+    assert!(grey > 2000, "{grey} grey heat-map pixels");
+    // (The per-group lines use the palette's red and green: a few hundred
+    // pixels; a coloured heat map is thousands.)
+    assert!(red < 1500, "{red} red heat-map pixels for untested ratios");
+    assert!(
+        green < 1500,
+        "{green} green heat-map pixels for untested ratios"
+    );
     // The per-group lines in the palette's first colour.
     let blue = px.iter().filter(|p| near(**p, "#4e79a7")).count();
     assert!(blue > 100, "{blue} pixels of the first line's colour");

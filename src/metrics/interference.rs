@@ -120,6 +120,9 @@ fn r2(v: f64) -> f64 {
     (v * 100.0).round() / 100.0
 }
 
+/// A process's storage IO over a window: pid, name, bytes.
+type IoUse = (u32, String, u64);
+
 /// The processes other than `exclude_roots` and their descendants, with
 /// the CPU each used between the two scans (kernel threads, children of
 /// kthreadd, pid 2, summed apart), and the storage IO each caused, in
@@ -128,7 +131,7 @@ fn others_with_io(
     first: &[ProcCpu],
     last: &[ProcCpu],
     exclude_roots: &[u32],
-) -> (f64, Vec<(u32, String, f64)>, Vec<(u32, String, u64)>) {
+) -> (f64, Vec<(u32, String, f64)>, Vec<IoUse>) {
     let parent: BTreeMap<u32, u32> = first.iter().chain(last).map(|p| (p.pid, p.ppid)).collect();
     let excluded = |mut pid: u32| {
         let mut seen = BTreeSet::new();
@@ -168,7 +171,7 @@ fn others_with_io(
         }
     }
     list.sort_by(|a, b| b.2.total_cmp(&a.2));
-    io.sort_by(|a, b| b.2.cmp(&a.2));
+    io.sort_by_key(|x| std::cmp::Reverse(x.2));
     (kernel, list, io)
 }
 
