@@ -505,3 +505,52 @@ fn a_disk_writer_beside_a_write_step_disturbs_it_and_is_named() {
     assert!(why.contains("on the disk"), "{why}");
     assert!(why.contains("dd (pid"), "the writer is not named: {why}");
 }
+
+/// Quiet windows found in the run: a window a burner disturbed is measured
+/// again after a short wait, and once the burner has stopped the window is
+/// quiet and judged; the step file keeps the disturbed attempt, and the
+/// report says what the retries took.
+#[test]
+fn a_disturbed_window_is_measured_again_until_it_is_quiet() {
+    let _one = serial();
+    let dir = tempfile::tempdir().unwrap();
+    let plan = write_plan(
+        dir.path(),
+        "steps = [\"load\", \"point-query\"]\nclients = [1]\n[scale]\nrows = 5000\n\
+         [duration]\nwarmup = \"0s\"\nread = \"2s\"\n\
+         [interference]\nretries = 3\nwait = \"1500ms\"\n\
+         [[target]]\nname = \"a\"\nengine = \"sqlite\"\n",
+    );
+    let out = dir.path().join("out");
+    // Two burners, both cores, for the first three seconds: the load and
+    // the first window of point-query.
+    let burners = [
+        Burner::start(Duration::from_secs(3)),
+        Burner::start(Duration::from_secs(3)),
+    ];
+    run_quiet(&plan, &out).assert().success();
+    for b in burners {
+        b.finish();
+    }
+    let r = read_json(&out.join("steps/a/r1-02-point-query-c1.json"));
+    let tries = r["retried"]
+        .as_array()
+        .unwrap_or_else(|| panic!("no retry: {r}"));
+    assert!(!tries.is_empty());
+    assert!(
+        tries[0]["disturbed"]
+            .as_str()
+            .unwrap()
+            .contains("other programs"),
+        "{r}"
+    );
+    assert!(tries[0]["cost_secs"].as_f64().unwrap() >= 1.5);
+    assert!(
+        r["metrics"]["interference"]["disturbed"].is_null(),
+        "the last window is still disturbed: {}",
+        r["metrics"]["interference"]
+    );
+    assert!(r["notes"]["retried"].as_str().unwrap().ends_with("quiet"));
+    let md = std::fs::read_to_string(out.join("report.md")).unwrap();
+    assert!(md.contains("were measured again at once"), "{md}");
+}

@@ -358,6 +358,31 @@ pub fn build_subset(
         ),
         problems: series::problems(&steps),
         interference: series::interference(&steps),
+        retried: {
+            let again: Vec<&StepResult> = steps
+                .iter()
+                .map(|(_, s)| s)
+                .filter(|s| !s.retried.is_empty())
+                .collect();
+            Retried {
+                windows: again.iter().map(|s| s.retried.len()).sum(),
+                steps: again.len(),
+                settled: again
+                    .iter()
+                    .filter(|s| {
+                        s.metrics
+                            .interference
+                            .as_ref()
+                            .is_some_and(|i| i.judge().0.is_none())
+                    })
+                    .count(),
+                secs: again
+                    .iter()
+                    .flat_map(|s| &s.retried)
+                    .map(|a| a.cost_secs)
+                    .sum(),
+            }
+        },
         base_failed: base_failed(&targets, &base_of, &rows, &steps),
         targets,
         base_of,

@@ -173,6 +173,19 @@ pub struct Row {
     pub noise_floor_disturbed: bool,
 }
 
+/// What measuring disturbed windows again took over the results read.
+#[derive(Debug, Clone, Default, Serialize)]
+pub struct Retried {
+    /// Disturbed windows measured again.
+    pub windows: usize,
+    /// Step results that had one or more.
+    pub steps: usize,
+    /// Of those, the ones whose last window was quiet.
+    pub settled: usize,
+    /// The waits, warm-ups and windows they took, in seconds.
+    pub secs: f64,
+}
+
 /// A base that measured nothing, so nothing could be compared with it.
 #[derive(Debug, Clone, Serialize)]
 pub struct BaseFailed {
@@ -277,6 +290,9 @@ pub struct Report {
     pub problems: Vec<ProblemRow>,
     /// What else used the machine during each step window.
     pub interference: Vec<InterferenceRow>,
+    /// Disturbed windows the run measured again at once, and what that
+    /// took.
+    pub retried: Retried,
     /// A base with no figure on any step (its server never started, or
     /// every step failed): why, and a target that could be the base.
     pub base_failed: Vec<BaseFailed>,

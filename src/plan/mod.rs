@@ -71,6 +71,30 @@ pub struct Plan {
     /// target against the first.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub comparisons: Vec<Comparison>,
+    /// What a run does with a window another program disturbed
+    /// (`[interference]`).
+    #[serde(default)]
+    pub interference: Retry,
+}
+
+/// A disturbed window is measured again, at once, after a short wait:
+/// up to `retries` times per execution and `max_extra_secs` in all, so a
+/// run on a busy host finds the quiet windows it can.
+#[derive(Debug, Clone, Copy, Serialize, Deserialize, PartialEq)]
+pub struct Retry {
+    pub retries: u32,
+    pub wait_secs: f64,
+    pub max_extra_secs: f64,
+}
+
+impl Default for Retry {
+    fn default() -> Self {
+        Retry {
+            retries: 2,
+            wait_secs: 2.0,
+            max_extra_secs: 600.0,
+        }
+    }
 }
 
 /// One comparison of the report: `targets` (all when empty) against `base`.

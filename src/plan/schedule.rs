@@ -14,7 +14,7 @@ use serde::Serialize;
 pub use super::Stop;
 /// What an execution carries of the plan: the step it runs (its identity
 /// in every result) and the hooks around it.
-pub use super::{Hook, HookAction, Step, StepKind};
+pub use super::{Hook, HookAction, Retry, Step, StepKind};
 use super::{HookScope, Maint, Plan, ServerChange, When};
 use crate::db::spec::TargetSpec;
 use crate::workload::catalogue::{Catalogue, Entry};
@@ -89,6 +89,11 @@ pub struct WorkloadRun {
     pub rate: Option<u64>,
     pub reconnect: bool,
     pub plain: bool,
+    /// How many times a disturbed window of it may be measured again: 0
+    /// for a step whose second window would not be the same work (one
+    /// that stops by event count, removes rows, creates the tables, or is
+    /// one of a long step's consecutive intervals).
+    pub retries: u32,
 }
 
 /// One step at one client count for one target in one repeat.
@@ -168,6 +173,9 @@ pub struct Schedule {
     pub estimated_secs: f64,
     /// What the plan leaves out, in words.
     pub skipped: Vec<String>,
+    /// The wait before a disturbed window is measured again, and the
+    /// extra time all such windows may take.
+    pub retry: Retry,
     plan_seed: u64,
 }
 
@@ -280,6 +288,7 @@ impl Plan {
                 .then(|| self.tables_for(cat, self.max_clients()).names[0].clone()),
             estimated_secs,
             skipped: self.skipped(),
+            retry: self.interference,
             plan_seed: self.seed,
         }
     }
@@ -416,6 +425,11 @@ impl Plan {
         };
         // Of a step measured in intervals only the first warms up.
         let warms_up = meta.warms_up && step.interval.map_or(true, |i| i.n == 1) && !step.once;
+        let same_work_again = matches!(stop, Stop::Time(_))
+            && !step.once
+            && step.interval.is_none()
+            && !meta.removes_rows
+            && !meta.creates_tables;
         drop(meta);
         WorkloadRun {
             scale,
@@ -425,6 +439,11 @@ impl Plan {
             rate: step.rate,
             reconnect: step.reconnect,
             plain: step.plain,
+            retries: if same_work_again {
+                self.interference.retries
+            } else {
+                0
+            },
             workload: w,
         }
     }

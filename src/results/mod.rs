@@ -115,6 +115,22 @@ impl Unit {
     }
 }
 
+/// A window that another program disturbed, measured again after it.
+#[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]
+pub struct Attempt {
+    /// Unix time it started.
+    pub started: f64,
+    pub secs: f64,
+    pub throughput: f64,
+    pub events: u64,
+    /// What disturbed it.
+    pub disturbed: String,
+    /// What measuring it again cost: the wait, the warm-up and the next
+    /// window, in seconds.
+    #[serde(default)]
+    pub cost_secs: f64,
+}
+
 #[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]
 pub struct StepResult {
     pub schema_version: u32,
@@ -179,6 +195,11 @@ pub struct StepResult {
     pub rate: Option<RateOutcome>,
     /// Step-specific facts: load phases, what settle did.
     pub notes: BTreeMap<String, String>,
+    /// Earlier windows of this execution that another program disturbed,
+    /// each measured again at once (`[interference] retries`): kept, so
+    /// the report can say what the retries took.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub retried: Vec<Attempt>,
 }
 
 /// What an open-loop step asked and got.
@@ -602,6 +623,7 @@ mod tests {
                 ..Default::default()
             },
             notes: BTreeMap::new(),
+            retried: Vec::new(),
         }
     }
 

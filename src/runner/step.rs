@@ -75,6 +75,7 @@ pub(super) fn blank_result(e: &Execution) -> StepResult {
         tallies: BTreeMap::new(),
         metrics: StepMetrics::default(),
         notes: BTreeMap::new(),
+        retried: Vec::new(),
     }
 }
 

@@ -57,6 +57,16 @@ struct RawPlan {
     phase: Option<Spanned<Vec<RawPhase>>>,
     hook: Option<Vec<Spanned<RawHook>>>,
     workload: Option<Vec<RawWorkload>>,
+    interference: Option<RawInterference>,
+}
+
+/// `[interference]`: measuring a disturbed window again.
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+struct RawInterference {
+    retries: Option<Spanned<i64>>,
+    wait: Option<Spanned<toml::Value>>,
+    max_extra: Option<Spanned<toml::Value>>,
 }
 
 /// A `[[workload]]`: the plan's own SQL.
@@ -413,6 +423,31 @@ fn validate(cx: &mut Ctx<'_>, raw: RawPlan) -> Plan {
     phase_settings(cx, &raw, &targets);
     let hooks = hooks(cx, &raw, &steps, &phases);
     let comparisons = comparisons(cx, &raw, &targets);
+    let interference = {
+        let d = super::Retry::default();
+        let r = raw.interference.as_ref();
+        super::Retry {
+            retries: match r.and_then(|r| r.retries.as_ref()) {
+                Some(v) if (0..=20).contains(v.get_ref()) => *v.get_ref() as u32,
+                Some(v) => {
+                    cx.err(
+                        v.span(),
+                        format!("retries must be from 0 to 20, not {}", v.get_ref()),
+                        Some("0 keeps a disturbed window as it is".into()),
+                    );
+                    d.retries
+                }
+                None => d.retries,
+            },
+            wait_secs: cx.duration(&r.and_then(|r| r.wait.clone()), "wait", d.wait_secs, 0.0),
+            max_extra_secs: cx.duration(
+                &r.and_then(|r| r.max_extra.clone()),
+                "max_extra",
+                d.max_extra_secs,
+                0.0,
+            ),
+        }
+    };
     Plan {
         workloads,
         phases,
@@ -435,5 +470,6 @@ fn validate(cx: &mut Ctx<'_>, raw: RawPlan) -> Plan {
         settle,
         targets,
         comparisons,
+        interference,
     }
 }

@@ -148,7 +148,15 @@ pub(super) fn interference(doc: &mut Vec<Block>, r: &Report) {
          that much throughput, as much as the report's 5% threshold; steal's threshold is higher because a VM's \
          own IO shows as steal. CPU is counted in 10 ms ticks, so a short window must pass the threshold by \
          2% ÷ its length in seconds. {disturbed} of {judged} judged windows were disturbed. Listed: \
-         windows where other programs or steal reached 1%, or a second with nothing done."
+         windows where other programs or steal reached 1%, or a second with nothing done.{}",
+        match &r.retried {
+            x if x.windows == 0 => String::new(),
+            x => format!(
+                " {} disturbed window(s) of {} step(s) were measured again at once ({:.0} s in all); {} of those \
+                 steps ended on a quiet window.",
+                x.windows, x.steps, x.secs, x.settled
+            ),
+        }
     )));
     let pct =
         |v: Option<f64>| Text::plain(v.map_or_else(|| NOT_MEASURED.into(), |v| format!("{v:.1}%")));
