@@ -380,7 +380,7 @@ pub fn build_subset(
                     .iter()
                     .flat_map(|s| &s.retried)
                     .map(|a| a.cost_secs)
-                    .sum(),
+                    .fold(0.0, |a, b| a + b),
             }
         },
         base_failed: base_failed(&targets, &base_of, &rows, &steps),
