@@ -5,7 +5,7 @@
 //! the client keeps, no allocation per event.
 //!
 //! A plan's workloads are entries of its catalogue
-//! ([`crate::workload::catalogue::Catalogue`]), made from the plan's text
+//! (`workload::catalogue`), made from the plan's text
 //! ([`Script::new`]) whenever the plan is read, from its file or from a
 //! run's record.
 
