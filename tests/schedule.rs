@@ -67,10 +67,7 @@ fn a_before_hook_runs_on_every_confirmation_repeat() {
 
     // b's update-index ran beside another program: it needs confirming.
     let f = out.join("steps/b/r1-03-update-index-c1.json");
-    let mut r = read_json(&f);
-    r["metrics"]["interference"]["others_share_pct"] = 48.0.into();
-    r["metrics"]["interference"]["window_secs"] = 2.0.into();
-    std::fs::write(&f, serde_json::to_vec_pretty(&r).unwrap()).unwrap();
+    mark_disturbed(&f);
     relbench()
         .args(["run", "-q", "--confirm"])
         .arg(&out)

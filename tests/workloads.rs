@@ -413,10 +413,7 @@ fn confirming_a_plans_own_workload_registers_it_and_sets_it_up_again() {
     let out = dir.path().join("out");
     run_quiet(&plan, &out).assert().success();
     let f = out.join("steps/b/r1-01-kv-c1.json");
-    let mut r = read_json(&f);
-    r["metrics"]["interference"]["others_share_pct"] = 48.0.into();
-    r["metrics"]["interference"]["window_secs"] = 2.0.into();
-    std::fs::write(&f, serde_json::to_vec_pretty(&r).unwrap()).unwrap();
+    mark_disturbed(&f);
     relbench()
         .args(["run", "-q", "--confirm"])
         .arg(&out)

@@ -22,6 +22,10 @@ pub use crate::util::{refuse_link, write_file};
 use crate::workload::Group;
 pub use crate::workload::Sla;
 
+/// The target fact that says how its load put its rows in (recorded with
+/// its settings, so "settings that differ" shows it).
+pub const LOAD_METHOD: &str = "relbench.load_method";
+
 /// Bumped when a field changes meaning or goes away; readers refuse newer
 /// versions instead of misreading them.
 pub const SCHEMA_VERSION: u32 = 5;

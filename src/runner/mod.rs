@@ -371,11 +371,16 @@ fn record_target(
         Some(t) => {
             // What its load did is known from the load, not the server.
             let mut record = record;
-            const KEY: &str = "relbench.load_method";
-            if let Some(m) = t.facts.config.get(KEY) {
-                record.facts.config.insert(KEY.into(), m.clone());
+            if let Some(m) = t.facts.config.get(results::LOAD_METHOD) {
+                record
+                    .facts
+                    .config
+                    .insert(results::LOAD_METHOD.into(), m.clone());
                 if !record.facts.settings.is_empty() {
-                    record.facts.settings.insert(KEY.into(), m.clone());
+                    record
+                        .facts
+                        .settings
+                        .insert(results::LOAD_METHOD.into(), m.clone());
                 }
             }
             *t = record;

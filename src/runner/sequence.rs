@@ -337,13 +337,16 @@ fn record_load_method(
     let Some(t) = info.targets.iter_mut().find(|t| t.name == target) else {
         return Ok(());
     };
-    const KEY: &str = "relbench.load_method";
-    if t.facts.config.get(KEY) == Some(method) {
+    if t.facts.config.get(results::LOAD_METHOD) == Some(method) {
         return Ok(());
     }
-    t.facts.config.insert(KEY.into(), method.clone());
+    t.facts
+        .config
+        .insert(results::LOAD_METHOD.into(), method.clone());
     if !t.facts.settings.is_empty() {
-        t.facts.settings.insert(KEY.into(), method.clone());
+        t.facts
+            .settings
+            .insert(results::LOAD_METHOD.into(), method.clone());
     }
     results::write_atomic(&out.join("run.json"), &*info)
 }
@@ -385,8 +388,7 @@ fn again_if_disturbed(
             retry.wait_secs
         ));
         let t0 = std::time::Instant::now();
-        let waited = std::time::Instant::now();
-        while waited.elapsed().as_secs_f64() < retry.wait_secs {
+        while t0.elapsed().as_secs_f64() < retry.wait_secs {
             if interrupted() {
                 bail!(Interrupted);
             }

@@ -154,3 +154,14 @@ pub fn server_elsewhere(
     };
     relbench::db::server::ManagedServer::start(spec, flavor).unwrap()
 }
+
+/// Marks a step result's window as shared with another program (48% of
+/// the machine over a 2 s window), as the sampler would have: the report
+/// then calls it disturbed and `run --confirm` repeats it.
+#[allow(dead_code)]
+pub fn mark_disturbed(step_file: &Path) {
+    let mut r = read_json(step_file);
+    r["metrics"]["interference"]["others_share_pct"] = 48.0.into();
+    r["metrics"]["interference"]["window_secs"] = 2.0.into();
+    std::fs::write(step_file, serde_json::to_vec_pretty(&r).unwrap()).unwrap();
+}
