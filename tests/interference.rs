@@ -321,10 +321,74 @@ journal_mode = "wal"
         .iter()
         .find(|r| r["step"]["kind"]["workload"] == "update-index")
         .unwrap();
-    assert_eq!(row["cells"][1]["repeats"], 4, "{row}");
+    // The disturbed window is left out: the figures rest on the three
+    // quiet ones.
+    assert_eq!(row["cells"][1]["repeats"], 3, "{row}");
+    assert_eq!(row["cells"][1]["disturbed_left_out"], 1, "{row}");
     assert!(
         row["cells"][1]["disturbed"].is_null(),
         "1 of 4 disturbed: {row}"
+    );
+}
+
+/// Regression: `--confirm` on a host that stayed busy ran 918 s, added 48
+/// results, left all 8 cells disturbed and said nothing of it.
+#[test]
+fn a_confirmation_on_a_machine_that_stays_busy_says_what_is_unsettled_and_why() {
+    let _one = serial();
+    let dir = tempfile::tempdir().unwrap();
+    let plan = write_plan(
+        dir.path(),
+        r#"
+steps = ["load", "update-index"]
+clients = [1]
+[scale]
+tables = 1
+rows = 2000
+[duration]
+warmup = "100ms"
+write = "2s"
+[interference]
+retries = 0
+[[target]]
+name = "a"
+engine = "sqlite"
+[[target]]
+name = "b"
+engine = "sqlite"
+"#,
+    );
+    let out = dir.path().join("out");
+    run_quiet(&plan, &out).assert().success();
+    mark_disturbed(&out.join("steps/b/r1-02-update-index-c1.json"));
+    // Both cores busy for the whole confirmation.
+    let burners = [
+        Burner::start(Duration::from_secs(120)),
+        Burner::start(Duration::from_secs(120)),
+    ];
+    let confirmed = relbench()
+        .args(["run", "-q", "--confirm"])
+        .arg(&out)
+        .output()
+        .unwrap();
+    for b in burners {
+        b.finish();
+    }
+    let err = String::from_utf8_lossy(&confirmed.stderr);
+    assert!(
+        err.contains("after confirmation") && err.contains("still unsettled"),
+        "{err}"
+    );
+    assert!(
+        err.contains("the machine was busy (") && err.contains("other programs used"),
+        "{err}"
+    );
+    assert!(err.contains("More repeats do not settle"), "{err}");
+    // What it measured is kept: three more windows a side.
+    let files = step_files(&out);
+    assert!(
+        files.contains(&"b/r4-02-update-index-c1.json".to_string()),
+        "{files:?}"
     );
 }
 
@@ -550,4 +614,109 @@ fn a_disturbed_window_is_measured_again_until_it_is_quiet() {
     assert!(r["notes"]["retried"].as_str().unwrap().ends_with("quiet"));
     let md = std::fs::read_to_string(out.join("report.md")).unwrap();
     assert!(md.contains("were measured again at once"), "{md}");
+}
+
+/// Calibrated significance (issue 33): one window a side is tested
+/// against how far the run's A/A pairs lay apart, each copy's own cell
+/// against the other pairs; a ratio past anything the pairs showed is
+/// significant, one within them is not.
+#[test]
+fn one_window_a_side_is_tested_against_the_runs_aa_pairs() {
+    let _one = serial();
+    let dir = tempfile::tempdir().unwrap();
+    let plan = write_plan(
+        dir.path(),
+        r#"
+steps = ["load", "point-query", "random-points-10", "range-covered-pk", "read-only-10"]
+clients = [1]
+[scale]
+tables = 1
+rows = 2000
+[duration]
+warmup = "100ms"
+read = "1s"
+[interference]
+retries = 0
+[[target]]
+name = "a"
+engine = "sqlite"
+copies = 2
+[[target]]
+name = "b"
+engine = "sqlite"
+"#,
+    );
+    let out = dir.path().join("out");
+    run_quiet(&plan, &out).assert().success();
+    // Six steady seconds a window, scaled per target and step: the copy
+    // lies 2–4% from its original, b twice as fast on point-query and 3%
+    // faster on the others.
+    let scale = |target: &str, seq: u32| match (target, seq) {
+        ("a-aa2", 2) => 1.03,
+        ("a-aa2", 3) => 0.97,
+        ("a-aa2", 4) => 1.04,
+        ("a-aa2", 5) => 0.98,
+        ("b", 2) => 2.0,
+        ("b", _) => 1.03,
+        _ => 1.0,
+    };
+    for f in step_files(&out) {
+        let (target, name) = f.split_once('/').unwrap();
+        let seq: u32 = name.split('-').nth(1).unwrap().parse().unwrap();
+        if seq < 2 {
+            continue;
+        }
+        let path = out.join("steps").join(&f);
+        let mut r = read_json(&path);
+        let per: Vec<u64> = [1000.0, 1012.0, 995.0, 1003.0, 990.0, 1008.0]
+            .iter()
+            .map(|v| (v * scale(target, seq)) as u64)
+            .collect();
+        let mean = per.iter().sum::<u64>() as f64 / 6.0;
+        r["secs"] = 6.0.into();
+        r["events"] = per.iter().sum::<u64>().into();
+        r["throughput"] = mean.into();
+        r["per_second"] = serde_json::json!(per);
+        std::fs::write(&path, serde_json::to_vec_pretty(&r).unwrap()).unwrap();
+    }
+    relbench()
+        .args(["report", "--format", "json"])
+        .arg(&out)
+        .arg("--out")
+        .arg(dir.path().join("report"))
+        .assert()
+        .success();
+    let json = read_json(&dir.path().join("report/report.json"));
+    let names: Vec<&str> = json["targets"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|t| t["name"].as_str().unwrap())
+        .collect();
+    let (b, copy) = (
+        names.iter().position(|n| *n == "b").unwrap(),
+        names.iter().position(|n| *n == "a-aa2").unwrap(),
+    );
+    let row = |workload: &str| {
+        json["rows"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .find(|r| r["step"]["kind"]["workload"] == workload)
+            .unwrap()
+            .clone()
+    };
+    let sig = |workload: &str, t: usize| row(workload)["cells"][t]["significance"].clone();
+    // Twice as fast: past anything the four pairs showed.
+    let doubled = sig("point-query", b);
+    assert_eq!(doubled["method"], "per-second", "{doubled}");
+    assert_eq!(doubled["aa_pairs"], 4, "{doubled}");
+    assert!(doubled["p_value"].as_f64().unwrap() < 0.01, "{doubled}");
+    // 3% faster, with seconds that vary 1%: the seconds alone would call
+    // it significant; the pairs say windows lie that far apart.
+    let small = sig("range-covered-pk", b);
+    assert!(small["p_value"].as_f64().unwrap() > 0.05, "{small}");
+    // The copy's own cell is tested against the other three pairs.
+    let own = sig("read-only-10", copy);
+    assert_eq!(own["aa_pairs"], 3, "{own}");
 }

@@ -78,7 +78,56 @@ pub(super) fn confirm(dir: &Path, quiet: bool) -> anyhow::Result<()> {
         "relbench: added {added} step result(s) to {}",
         dir.display()
     );
+    if let Ok(run) = crate::results::load_run(dir) {
+        if let Ok(report) = crate::compare::build(std::slice::from_ref(&run), None) {
+            if let Some(word) = still_unsettled(&report, dir) {
+                crate::errln!("{word}");
+            }
+        }
+    }
     report_and_exit(dir, end)
+}
+
+/// The closing word of a confirmation that did not settle everything:
+/// how many step results are still unsettled and why, and, for the
+/// disturbed ones, what the machine was doing — more repeats on a host
+/// that stays busy settle nothing.
+fn still_unsettled(report: &crate::compare::Report, dir: &Path) -> Option<String> {
+    let left = report.unsettled();
+    if left.is_empty() {
+        return None;
+    }
+    let disturbed: Vec<&str> = report
+        .rows
+        .iter()
+        .flat_map(|r| r.cells.iter())
+        .filter_map(|c| c.disturbed.as_deref())
+        .collect();
+    let mut word = format!(
+        "relbench: after confirmation {} step result{} still unsettled: {}",
+        left.len(),
+        if left.len() == 1 { " is" } else { "s are" },
+        left.iter()
+            .map(|u| u.why.as_str())
+            .collect::<Vec<_>>()
+            .join(", ")
+    );
+    if let Some(why) = disturbed.first() {
+        word.push_str(&format!(
+            ".\n  {} of them had no quiet window; the machine was busy ({why}).\n  \
+             More repeats do not settle a machine that stays busy: stop the other programs, \
+             then run `relbench run --confirm {}` again",
+            disturbed.len(),
+            dir.display()
+        ));
+    } else {
+        word.push_str(&format!(
+            ".\n  The windows were quiet: at {} repeats a side these changes are within the noise; \
+             lengthen the steps or raise the plan's `repeats`",
+            repeats_for_significance()
+        ));
+    }
+    Some(word)
 }
 
 pub(super) fn run(opts: RunOptions, quiet: bool) -> anyhow::Result<()> {

@@ -298,6 +298,9 @@ pub fn build_subset(
         };
         rows.push(row);
     }
+    // One window a side: tested against how far the run's A/A pairs lay
+    // apart, which takes every row.
+    super::aa::test_single_windows(&mut rows, &targets, &base_of);
     let step_rows = step_rows(&rows, &steps);
 
     let summary: Vec<TargetSummary> = (0..targets.len())

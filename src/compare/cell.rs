@@ -19,8 +19,9 @@ pub struct StatementLatency {
 pub enum Method {
     /// Mann–Whitney rank-sum over the repeats' throughputs ([`stats`]).
     RankSum,
-    /// Welch's t on the per-second throughput of one window each, sizes
-    /// corrected for autocorrelation, Fieller's interval ([`within`]).
+    /// One window a side: t on ln(ratio) with the seconds' variance
+    /// (sizes corrected for autocorrelation) plus the between-window
+    /// variance the run's A/A pairs measured (`measure::within`).
     PerSecond,
 }
 
@@ -29,8 +30,9 @@ impl Method {
         match self {
             Method::RankSum => "Mann–Whitney rank-sum test over the repeats, inverted for the interval",
             Method::PerSecond => {
-                "Welch's t-test on the two windows' per-second throughput with sample sizes corrected for \
-                 autocorrelation, Fieller's interval of the ratio"
+                "a t-test on the log of the ratio of the two windows' means, its variance the seconds' \
+                 (sample sizes corrected for autocorrelation) plus how far windows of the same work lay \
+                 apart on the run's quiet A/A pairs"
             }
         }
     }
@@ -48,6 +50,10 @@ pub struct Significance {
     /// Repeats per target a rank test would need to call a change of
     /// this size significant, when this one is not.
     pub repeats_needed: Option<u32>,
+    /// The quiet A/A pairs whose between-window variance a one-window
+    /// test added.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub aa_pairs: Option<usize>,
 }
 
 /// One target's figures for one row, the median over repeats.
@@ -91,9 +97,11 @@ pub struct Cell {
     /// repeat: the lowest share of the rate reached. Its throughput is the
     /// server's limit, not the rate asked: not judged.
     pub rate_missed: Option<f64>,
-    /// Why this target's figure is disturbed (half or more of its repeats
-    /// ran while other programs or steal took ≥ 5% of the machine).
+    /// Why this target's figure is disturbed: every window it rests on ran
+    /// while other programs or steal took ≥ 5% of the machine.
     pub disturbed: Option<String>,
+    /// Disturbed windows left out because the cell had quiet ones.
+    pub disturbed_left_out: usize,
     /// The base's figure on this step is disturbed.
     pub base_disturbed: bool,
     /// This target's window or its base's was too short to judge by.
@@ -161,7 +169,22 @@ impl Cell {
 pub(super) fn cell<'a>(results: impl Iterator<Item = &'a StepResult>) -> Cell {
     let mut results: Vec<&StepResult> = results.collect();
     results.sort_by_key(|s| s.repeat);
-    let ok: Vec<&&StepResult> = results.iter().filter(|s| s.failed.is_none()).collect();
+    let finished: Vec<&&StepResult> = results.iter().filter(|s| s.failed.is_none()).collect();
+    // Figures from the quiet windows only, when a side has any: a window
+    // another program shared measures that program too, and `--confirm`
+    // adds repeats precisely so that each side has quiet ones to pair. A
+    // disturbed window counts only when no quiet one is left.
+    let quiet: Vec<&&StepResult> = finished
+        .iter()
+        .copied()
+        .filter(|s| window_disturbed(s).is_none())
+        .collect();
+    let disturbed_left_out = if quiet.is_empty() {
+        0
+    } else {
+        finished.len() - quiet.len()
+    };
+    let ok = if quiet.is_empty() { finished } else { quiet };
     let rates: BTreeMap<Rate, f64> = Rate::ALL
         .iter()
         .filter_map(|&k| {
@@ -221,6 +244,7 @@ pub(super) fn cell<'a>(results: impl Iterator<Item = &'a StepResult>) -> Cell {
             .map(|r| r.reached_per_sec / r.asked_per_sec)
             .reduce(f64::min),
         disturbed: disturbed_of(&ok),
+        disturbed_left_out,
         base_disturbed: false,
         short_window: false,
         others_share_pct: median(
@@ -320,13 +344,15 @@ pub(super) fn counters_moved(c: &Cell, base: &Cell) -> Vec<(String, f64)> {
     moved
 }
 
-/// Why a cell's figure is disturbed: when half or more of its repeats
-/// were (the median then rests on a disturbed window).
+/// Why one window was disturbed, if it was.
+fn window_disturbed(s: &StepResult) -> Option<String> {
+    s.metrics.interference.as_ref()?.judge().0
+}
+
+/// Why a cell's figure is disturbed: when every window it rests on was
+/// (quiet ones, when there are any, are the only ones used).
 pub(super) fn disturbed_of(ok: &[&&StepResult]) -> Option<String> {
-    let why: Vec<String> = ok
-        .iter()
-        .filter_map(|s| s.metrics.interference.as_ref()?.judge().0)
-        .collect();
+    let why: Vec<String> = ok.iter().filter_map(|s| window_disturbed(s)).collect();
     if why.is_empty() || 2 * why.len() < ok.len() {
         return None;
     }
@@ -370,16 +396,9 @@ pub(super) fn compare(c: &mut Cell, base: &Cell, is_base: bool) {
         return;
     }
     if !repeated(&c.throughputs, &base.throughputs) {
-        // One repeat on a side: the seconds of the two windows are the
-        // only sample of the noise there is.
-        if let Some(w) = within::within_run(&c.second_rates, &base.second_rates) {
-            c.significance = Some(Significance {
-                method: Method::PerSecond,
-                p_value: w.p_value,
-                interval: w.interval,
-                repeats_needed: None,
-            });
-        }
+        // One repeat on a side: tested once the whole comparison is
+        // built, against how far the run's A/A pairs lay apart
+        // (`aa::test_single_windows`).
         return;
     }
     let p = stats::rank_sum_p(&c.throughputs, &base.throughputs).expect("two samples");
@@ -391,6 +410,7 @@ pub(super) fn compare(c: &mut Cell, base: &Cell, is_base: bool) {
             .then(|| stats::repeats_needed(&c.throughputs, &base.throughputs))
             .flatten()
             .map(|n| n.max(c.repeats.min(base.repeats) as u32 + 1)),
+        aa_pairs: None,
     });
     c.costs_p = c
         .cost_samples

@@ -9,6 +9,7 @@
 //! format shows the same figures, and `report.json` is this model. The
 //! comparison never talks to a database.
 
+mod aa;
 mod build;
 mod cell;
 mod targets;
@@ -36,7 +37,7 @@ use serde::Serialize;
 
 use std::path::Path;
 
-use crate::measure::{stats, within};
+use crate::measure::stats;
 use crate::metrics::host::HostFacts;
 use crate::plan::{Step, StepKind};
 use crate::results::{LoadedRun, RunStatus, StepResult, Unit};
@@ -486,6 +487,7 @@ mod tests {
             p_value: 0.01,
             interval: None,
             repeats_needed: None,
+            aa_pairs: None,
         })
     }
 

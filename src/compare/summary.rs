@@ -218,7 +218,7 @@ pub fn lines(summary: &[TargetSummary]) -> Vec<SummaryLine> {
             }
             if s.untested > 0 {
                 head += &format!(
-                    ", {} past 5% but not tested (one repeat, windows under 5 s: `relbench run --confirm` adds repeats)",
+                    ", {} past 5% but not tested (one window a side and no A/A copies to say how far windows lie apart, or windows under 5 s: `relbench run --confirm` adds repeats)",
                     s.untested
                 );
             }

@@ -16,6 +16,16 @@
 //! same statistic by Fieller's theorem (Fieller, JRSS 1954), so a ratio
 //! whose interval holds 1 is exactly one the test does not reject.
 //!
+//! The seconds of one window say nothing of how far two windows of the
+//! same work lie apart when they run minutes apart on data loaded and
+//! written separately: on A/A pairs (a target against its own copy,
+//! `bench/aa_calibration.py`) the seconds-only test called 38% of the
+//! pairs different. So the comparison's test, [`within_run`], adds to the
+//! seconds' variance a *between-window* variance of ln(ratio) measured on
+//! the run's own A/A pairs ([`Between`]), with Satterthwaite's degrees of
+//! freedom for the sum. Without A/A pairs there is nothing to measure it on, and a
+//! one-window comparison is not tested at all.
+//!
 //! The reference figures in the tests were computed with SciPy 1.17.1
 //! (`scipy.stats.t`) from the same inputs; `bench/within_run_reference.py`
 //! prints them.
@@ -28,7 +38,125 @@ use super::stats::{Interval, LEVEL};
 /// and the autocorrelation are guesses.
 pub const MIN_SECONDS: usize = 5;
 
-/// What the test says of `target ÷ base`.
+/// Fewest A/A pairs a between-window variance rests on: with fewer its
+/// degrees of freedom make any test powerless and one odd pair rules it.
+pub const MIN_AA_PAIRS: usize = 3;
+
+/// How far windows of the same work lie apart: the variance of
+/// ln(copy ÷ original) over the run's quiet A/A pairs.
+#[derive(Debug, Clone, Copy, PartialEq, Serialize)]
+pub struct Between {
+    /// Between-window variance of ln(ratio) (both windows' share).
+    pub var: f64,
+    /// The A/A pairs it rests on: its degrees of freedom.
+    pub pairs: usize,
+}
+
+impl Between {
+    /// From A/A pairs' [`log_ratio`]s; `None` with fewer than
+    /// [`MIN_AA_PAIRS`]: the mean of their ln(ratio)², seconds and all.
+    ///
+    /// Why not less the seconds' share (the method of moments): the pairs
+    /// pool steps whose seconds differ tenfold (a write step's against a
+    /// point query's), so the quiet steps' between part came out too
+    /// small, and on MariaDB 4 of 28 A/A cells were "significant"
+    /// (`bench/aa_calibration.py`). The spread the pairs showed in all is
+    /// what a one-window ratio must pass; it counts the seconds' share
+    /// twice, a little less power for a test that holds its level.
+    pub fn from_pairs(pairs: &[LogRatio]) -> Option<Between> {
+        if pairs.len() < MIN_AA_PAIRS {
+            return None;
+        }
+        let k = pairs.len() as f64;
+        Some(Between {
+            var: pairs.iter().map(|p| p.ln * p.ln).sum::<f64>() / k,
+            pairs: pairs.len(),
+        })
+    }
+}
+
+/// ln(target mean ÷ base mean) of two windows' seconds, the variance of
+/// that the seconds alone give (the delta method, each side's variance
+/// over its effective size), and its Welch–Satterthwaite degrees of
+/// freedom.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct LogRatio {
+    pub ln: f64,
+    pub var: f64,
+    pub df: f64,
+}
+
+/// The two windows' [`LogRatio`]; `None` with fewer than [`MIN_SECONDS`]
+/// a side or a side that did nothing.
+pub fn log_ratio(target: &[f64], base: &[f64]) -> Option<LogRatio> {
+    if target.len() < MIN_SECONDS || base.len() < MIN_SECONDS {
+        return None;
+    }
+    let (ma, va, na) = describe(target);
+    let (mb, vb, nb) = describe(base);
+    if ma <= 0.0 || mb <= 0.0 {
+        return None;
+    }
+    let (sa, sb) = (va / na / (ma * ma), vb / nb / (mb * mb));
+    let var = sa + sb;
+    let df = if var > 0.0 {
+        var * var / (sa * sa / (na - 1.0) + sb * sb / (nb - 1.0))
+    } else {
+        f64::INFINITY
+    };
+    Some(LogRatio {
+        ln: (ma / mb).ln(),
+        var,
+        df,
+    })
+}
+
+/// The comparison's test of two windows, one a side: ln(ratio) against
+/// the seconds' variance plus the between-window variance the run's A/A
+/// pairs measured. `None` where [`log_ratio`] is.
+pub fn within_run(target: &[f64], base: &[f64], between: &Between) -> Option<WithinRun> {
+    let r = log_ratio(target, base)?;
+    let var = r.var + between.var;
+    let (na, nb) = (describe(target).2, describe(base).2);
+    if var <= 0.0 {
+        let p_value = if r.ln == 0.0 { 1.0 } else { 0.0 };
+        let v = r.ln.exp();
+        return Some(WithinRun {
+            p_value,
+            interval: Some(Interval {
+                lo: v,
+                hi: v,
+                level: LEVEL,
+            }),
+            df: f64::INFINITY,
+            n_eff: (na, nb),
+        });
+    }
+    // Satterthwaite: the seconds' part with its own degrees of freedom,
+    // the between part with one per A/A pair.
+    let part = |v: f64, df: f64| if df.is_finite() { v * v / df } else { 0.0 };
+    let denom = part(r.var, r.df) + part(between.var, between.pairs as f64);
+    let df = if denom > 0.0 {
+        var * var / denom
+    } else {
+        f64::INFINITY
+    };
+    let se = var.sqrt();
+    let p_value = t_two_sided_p(r.ln.abs() / se, df);
+    let q = t_quantile_two_sided(1.0 - LEVEL, df);
+    Some(WithinRun {
+        p_value,
+        interval: Some(Interval {
+            lo: (r.ln - q * se).exp(),
+            hi: (r.ln + q * se).exp(),
+            level: LEVEL,
+        }),
+        df,
+        n_eff: (na, nb),
+    })
+}
+
+/// What a test says of `target ÷ base`.
 #[derive(Debug, Clone, Copy, PartialEq, Serialize)]
 pub struct WithinRun {
     pub p_value: f64,
@@ -58,9 +186,12 @@ fn describe(x: &[f64]) -> (f64, f64, f64) {
     (mean, var, n_eff)
 }
 
-/// The test of `target`'s seconds against `base`'s; `None` with fewer than
-/// [`MIN_SECONDS`] on either side or a base that did nothing.
-pub fn within_run(target: &[f64], base: &[f64]) -> Option<WithinRun> {
+/// The seconds-only test of `target`'s seconds against `base`'s (Welch,
+/// Fieller's interval); `None` with fewer than [`MIN_SECONDS`] on either
+/// side or a base that did nothing. It ignores how windows differ, so the
+/// comparison does not use it alone; `check` and the calibration script
+/// compare against it.
+pub fn seconds_only(target: &[f64], base: &[f64]) -> Option<WithinRun> {
     if target.len() < MIN_SECONDS || base.len() < MIN_SECONDS {
         return None;
     }
@@ -269,7 +400,7 @@ mod tests {
         let target = [
             1050.0, 1040.0, 1061.0, 1035.0, 1058.0, 1047.0, 1052.0, 1039.0, 1066.0, 1044.0,
         ];
-        let w = within_run(&target, &base).unwrap();
+        let w = seconds_only(&target, &base).unwrap();
         let i = w.interval.unwrap();
         let want = REFERENCE_1;
         assert!(close(w.p_value, want.0, 3), "p {} vs {}", w.p_value, want.0);
@@ -282,7 +413,7 @@ mod tests {
         let drift = [
             900.0, 920.0, 935.0, 950.0, 962.0, 975.0, 985.0, 993.0, 1000.0, 1006.0, 1010.0, 1013.0,
         ];
-        let w = within_run(&drift, &base).unwrap();
+        let w = seconds_only(&drift, &base).unwrap();
         let want = REFERENCE_2;
         assert!(close(w.p_value, want.0, 3), "p {} vs {}", w.p_value, want.0);
         assert!(
@@ -327,9 +458,59 @@ mod tests {
 
     #[test]
     fn too_few_seconds_give_no_test() {
-        assert!(within_run(&[1.0; 4], &[1.0; 10]).is_none());
-        assert!(within_run(&[1.0; 10], &[0.0; 10]).is_none());
-        let same = within_run(&[5.0; 6], &[5.0; 6]).unwrap();
+        assert!(seconds_only(&[1.0; 4], &[1.0; 10]).is_none());
+        assert!(seconds_only(&[1.0; 10], &[0.0; 10]).is_none());
+        let same = seconds_only(&[5.0; 6], &[5.0; 6]).unwrap();
         assert_eq!(same.p_value, 1.0);
+        assert!(log_ratio(&[1.0; 4], &[1.0; 10]).is_none());
+    }
+
+    /// Regression: two identical builds' windows minutes apart, 5% apart
+    /// with steady seconds, were called different at p = 1e-9; the A/A
+    /// pairs of the run say windows lie that far apart by themselves.
+    #[test]
+    fn windows_that_differ_as_much_as_the_runs_aa_pairs_are_not_significant() {
+        let base = [
+            1000.0, 1012.0, 995.0, 1003.0, 990.0, 1008.0, 1001.0, 997.0, 1010.0, 989.0,
+        ];
+        let target: Vec<f64> = base.iter().map(|v| v * 1.05).collect();
+        assert!(seconds_only(&target, &base).unwrap().p_value < 1e-6);
+        // A/A pairs 6% apart, either way, with the same steady seconds.
+        let pairs: Vec<LogRatio> = [1.06, 0.94, 1.05, 0.95, 1.07, 0.96]
+            .iter()
+            .map(|f| {
+                let copy: Vec<f64> = base.iter().map(|v| v * f).collect();
+                log_ratio(&copy, &base).unwrap()
+            })
+            .collect();
+        let between = Between::from_pairs(&pairs).unwrap();
+        assert_eq!(between.pairs, 6);
+        assert!((between.var.sqrt() - 0.057).abs() < 0.005, "{between:?}");
+        let w = within_run(&target, &base, &between).unwrap();
+        assert!(w.p_value > 0.4, "{w:?}");
+        let i = w.interval.unwrap();
+        assert!(i.lo < 1.0 && i.hi > 1.05, "{i:?}");
+        // Twice as fast is past anything the pairs showed.
+        let double: Vec<f64> = base.iter().map(|v| v * 2.0).collect();
+        assert!(within_run(&double, &base, &between).unwrap().p_value < 0.001);
+        // Two pairs are not enough to say how windows differ.
+        assert!(Between::from_pairs(&pairs[..2]).is_none());
+    }
+
+    #[test]
+    fn with_no_between_window_variance_the_test_is_the_seconds_test_on_logs() {
+        let base = [
+            1000.0, 1012.0, 995.0, 1003.0, 990.0, 1008.0, 1001.0, 997.0, 1010.0, 989.0,
+        ];
+        let target = [
+            1050.0, 1040.0, 1061.0, 1035.0, 1058.0, 1047.0, 1052.0, 1039.0, 1066.0, 1044.0,
+        ];
+        let none = Between { var: 0.0, pairs: 6 };
+        let w = within_run(&target, &base, &none).unwrap();
+        let s = seconds_only(&target, &base).unwrap();
+        assert!((w.df - s.df).abs() < 0.5, "{} vs {}", w.df, s.df);
+        assert!(w.p_value < 1e-7 && s.p_value < 1e-7);
+        let (a, b) = (w.interval.unwrap(), s.interval.unwrap());
+        assert!((a.lo - b.lo).abs() < 2e-3 && (a.hi - b.hi).abs() < 2e-3);
     }
 }

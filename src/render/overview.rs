@@ -105,7 +105,9 @@ fn tip(r: &Report, row: &Row, ti: usize) -> String {
         Some(Verdict::Noise) => s.push_str("; within the A/A noise floor"),
         Some(Verdict::Unsure) => s.push_str("; not significant"),
         Some(Verdict::TooShort) => s.push_str("; a window too short to judge"),
-        Some(Verdict::Untested) => s.push_str("; not tested (one repeat, short windows)"),
+        Some(Verdict::Untested) => {
+            s.push_str("; not tested (one window a side and no A/A pairs, or short windows)")
+        }
         _ => {}
     }
     if let Some((k, ratio)) = c.moved_most(base) {

@@ -44,7 +44,9 @@ pub fn relative(r: &Report) -> Section {
             " Cells marked ˢ use the per-second test (a target or its base has one repeat there).";
     }
     if cells().any(|c| c.relative.is_some() && c.significance.is_none()) {
-        intro += " Ratios with neither repeats nor five whole seconds a side are not tested.";
+        intro += " Ratios with one repeat on a side are not tested unless the plan's A/A copies \
+                   measured how far windows of the same work lie apart (`copies = 2` on a target, \
+                   three quiet pairs or more, windows of five whole seconds); with repeats they are.";
     }
     if r.rows.iter().any(|row| row.noise_floor.is_some()) {
         intro +=
