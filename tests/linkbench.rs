@@ -165,7 +165,7 @@ fn wrong_linkbench_plans_say_what_to_do() {
         ("getlinklist = 0\ngetnode = 0\naddlink = 0\ndeletelink = 0\nupdatelink = 0\ncountlink = 0\ngetlink = 0\naddnode = 0\nupdatenode = 0\ndeletenode = 0", "", "the operation weights add to 0"),
         ("requesters = 0", "3:14", "requesters must be from 1 to 1024"),
         ("link_datasize = \"big\"", "3:17", "link_datasize must be a number"),
-        ("nodes = 5", "", "unknown field `nodes`"),
+        ("nodes = 5", "", "unknown key `nodes`"),
     ] {
         let text = format!(
             "suite = \"linkbench\"\n[linkbench]\n{extra}\n\n[[target]]\nname = \"t\"\nengine = \"sqlite\"\n"

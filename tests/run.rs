@@ -70,6 +70,8 @@ fn a_tiny_plan_runs_end_to_end_and_the_report_rebuilds_identically() {
                 assert!(m[k].as_f64().unwrap() > 0.0, "{f}: {k}");
             }
             assert!(m["cs_per_op"].as_f64().is_some(), "{f}");
+            // An embedded engine's own context switches are relbench's.
+            assert!(m["own_cs_per_op"].as_f64().is_some(), "{f}");
             // An embedded engine has no server: not a missing figure.
             assert!(m["server_cpu_us_per_op"].is_null(), "{f}");
             assert!(r["notes"].get("server_cpu").is_none(), "{f}");
@@ -197,11 +199,15 @@ fn a_second_run_into_the_same_directory_is_refused() {
     let plan = write_plan(dir.path(), &text);
     let out = dir.path().join("out");
     run_quiet(&plan, &out).assert().success();
+    // Regression: a finished run was told to `--resume`.
     run_quiet(&plan, &out)
         .assert()
         .code(1)
-        .stderr(predicates::str::contains("already holds a run"))
-        .stderr(predicates::str::contains("--resume"));
+        .stderr(predicates::str::contains("holds a finished run"))
+        .stderr(predicates::str::contains("--confirm"))
+        .stderr(predicates::prelude::PredicateBooleanExt::not(
+            predicates::str::contains("--resume"),
+        ));
     // Resuming with another plan is refused too.
     let other = write_plan(dir.path(), &text.replace("seed = 7", "seed = 8"));
     relbench()

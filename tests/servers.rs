@@ -98,9 +98,18 @@ fn the_sysbench_suite_runs_on_innodb_myrocks_and_postgres_and_the_report_compare
                 "server_cpu_us_per_op",
                 "client_cpu_us_per_op",
                 "cs_per_op",
+                "own_cs_per_op",
             ] {
                 assert!(m[k].as_f64().unwrap() > 0.0, "{f}: {k} is measured");
             }
+            // The benchmark's own context switches (the server's threads
+            // and relbench's) are part of the machine's.
+            assert!(
+                m["own_cs_per_op"].as_f64().unwrap() <= m["cs_per_op"].as_f64().unwrap() * 1.05,
+                "{f}: own cs {} > machine cs {}",
+                m["own_cs_per_op"],
+                m["cs_per_op"]
+            );
             for k in ["read_kb_per_op", "write_kb_per_op", "reads_per_op"] {
                 assert!(m[k].as_f64().is_some(), "{f}: {k} is measured");
             }

@@ -99,9 +99,9 @@ pub(super) fn check(path: &Path, last: Option<&Path>, schedule: bool) -> anyhow:
         );
     }
     crate::outln!(
-        "{} step runs; {:.0} s of warm-ups, timed windows and settles, plus loads, steps that run until their work is done, and server starts",
+        "{} step runs; {} of warm-ups, timed windows and settles, plus loads, steps that run until their work is done, and server starts",
         sched.executions.len(),
-        sched.estimated_secs
+        crate::util::human_secs(sched.estimated_secs)
     );
     noise_advice(&plan, last)
 }

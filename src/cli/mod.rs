@@ -21,7 +21,7 @@ use std::path::{Path, PathBuf};
 use std::process::ExitCode;
 use std::sync::atomic::Ordering;
 
-use anyhow::{bail, Context};
+use anyhow::bail;
 use clap::Parser;
 
 use crate::plan::{self, Plan, PlanErrors, Schedule};
@@ -42,6 +42,10 @@ pub(super) enum Exit {
     Interrupted,
     #[error("{0} step(s) failed")]
     StepsFailed(usize),
+    /// A file the command line names cannot be read, or it names what is
+    /// not there: a bad command line, exit 2.
+    #[error("{0}")]
+    BadInput(String),
 }
 
 pub fn main() -> ExitCode {
@@ -55,6 +59,14 @@ pub fn main() -> ExitCode {
             }
             Some(Exit::Interrupted) => ExitCode::from(130),
             Some(Exit::StepsFailed(_)) => ExitCode::from(3),
+            Some(Exit::BadInput(m)) => {
+                crate::errln!("error: {m}");
+                ExitCode::from(2)
+            }
+            None if e.downcast_ref::<crate::compare::UnknownBase>().is_some() => {
+                crate::errln!("error: {e:#}");
+                ExitCode::from(2)
+            }
             None => {
                 crate::errln!("error: {e:#}");
                 ExitCode::from(1)
@@ -177,12 +189,12 @@ fn dispatch(cmd: Command) -> anyhow::Result<()> {
 }
 
 pub(super) fn read_plan(path: &Path) -> anyhow::Result<(Plan, String, PathBuf)> {
-    let text = std::fs::read_to_string(path).with_context(|| {
-        format!(
-            "cannot read plan {}; `relbench init {}` writes an example plan there",
+    let text = std::fs::read_to_string(path).map_err(|e| {
+        Exit::BadInput(format!(
+            "cannot read plan {}: {e}; `relbench init {}` writes an example plan there",
             path.display(),
             path.display()
-        )
+        ))
     })?;
     let dir = path
         .parent()

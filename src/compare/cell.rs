@@ -117,6 +117,11 @@ pub struct Cell {
     pub window_secs: Option<f64>,
     pub cpu_util_pct: Option<f64>,
     pub disk_util_pct: Option<f64>,
+    /// The benchmark's own CPU over the window, in % of one core, and the
+    /// cores its threads can use: one per client (a connection runs one
+    /// statement at a time), no more than the machine's.
+    pub own_cpu_pct: Option<f64>,
+    pub usable_cores: Option<f64>,
     /// The machine's rates over the window (medians over repeats), and
     /// target ÷ base for each.
     pub rates: BTreeMap<Rate, f64>,
@@ -256,6 +261,32 @@ pub(super) fn cell<'a>(results: impl Iterator<Item = &'a StepResult>) -> Cell {
         noise_floor: None,
         window_secs: median(&mut ok.iter().map(|s| s.secs).collect::<Vec<f64>>()),
         cpu_util_pct: rates.get(&Rate::CpuPct).copied(),
+        own_cpu_pct: median(
+            &mut ok
+                .iter()
+                .filter_map(|s| Some(s.metrics.own_cpu_us_per_op? * s.throughput / 1e4))
+                .collect::<Vec<f64>>(),
+        ),
+        usable_cores: median(
+            &mut ok
+                .iter()
+                .filter_map(|s| {
+                    // The machine's CPUs as the sampler counted them; for
+                    // results recorded before it did, from the window's
+                    // CPU time.
+                    let cores = s
+                        .metrics
+                        .interference
+                        .as_ref()
+                        .and_then(|i| i.cores)
+                        .or_else(|| {
+                            let sys = s.metrics.system.as_ref()?;
+                            (s.secs > 0.0).then(|| (sys.cpu_secs.all() / s.secs).round())
+                        })?;
+                    Some(cores.min(f64::from(s.clients)))
+                })
+                .collect::<Vec<f64>>(),
+        ),
         disk_util_pct: median(
             &mut ok
                 .iter()

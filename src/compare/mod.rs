@@ -23,7 +23,9 @@ mod summary;
 
 pub use campaign::{TimelineCell, TimelineRow};
 pub use cost::{Cost, Rate};
-pub use explain::{cost_matters, superseded, CPU_BOUND_PCT, IO_BOUND_PCT};
+pub use explain::{
+    cost_matters, explain, superseded, CPU_BOUND_PCT, IO_BOUND_PCT, OWN_CPU_BOUND_PCT,
+};
 pub use series::{
     ClassLine, DbSizeStep, InterferenceRow, Percentiles, ProblemRow, RateLine, ResponseRow,
     RowSeries, SlaRow,
@@ -47,7 +49,7 @@ use build::{row_title, step_rows};
 use cell::{cell, compare};
 pub use cell::{Cell, Method, Significance, StatementLatency};
 use targets::column_order;
-pub use targets::{RunMeta, TargetMeta};
+pub use targets::{RunMeta, TargetMeta, UnknownBase};
 
 /// A window shorter than this is too short to judge a change by: the
 /// sampler's floor (the machine's CPU is counted in 10 ms ticks; a

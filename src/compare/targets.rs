@@ -26,6 +26,12 @@ pub struct RunMeta {
     pub skipped_files: Vec<String>,
 }
 
+/// A `--base` that names no target of the results: a bad command line
+/// (exit 2), not a failure of the report.
+#[derive(Debug, thiserror::Error)]
+#[error("{0}")]
+pub struct UnknownBase(pub String);
+
 #[derive(Debug, Clone, Serialize)]
 pub struct TargetMeta {
     /// Name in this report: the plan's name, qualified by its host (or by
@@ -190,10 +196,11 @@ pub(super) fn resolve_base(
         }
     }
     if per_host.is_empty() {
-        bail!(
+        return Err(UnknownBase(format!(
             "--base {name}: no target of that name in these results; the targets are: {}",
             list()
-        );
+        ))
+        .into());
     }
     if per_host.len() < hosts.len() {
         let missing: Vec<&str> = hosts

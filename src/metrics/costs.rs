@@ -35,6 +35,11 @@ pub struct StepMetrics {
     pub own_cpu_us_per_op: Option<f64>,
     /// Context switches of the whole machine per op.
     pub cs_per_op: Option<f64>,
+    /// Context switches of the benchmark's own threads per op: the
+    /// server's and relbench's (with an embedded engine, relbench's), as
+    /// the own CPU is counted. `None` when the server's are not measured.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub own_cs_per_op: Option<f64>,
     /// Read and write requests completed, and KiB moved, by the devices
     /// under the datadir, per op.
     pub reads_per_op: Option<f64>,
@@ -155,6 +160,11 @@ pub fn measure(
         ..StepMetrics::default()
     };
     m.own_cpu_us_per_op = own_cpu_per_op(&m, scope.embedded);
+    m.own_cs_per_op = match (scope.embedded, w.client_cs, w.server_cs) {
+        (true, Some(c), _) => per_op(c as f64),
+        (false, Some(c), Some(s)) => per_op((c + s) as f64),
+        _ => None,
+    };
     if scope.here {
         // /proc/stat counts CPU in 10 ms ticks: a window of a few ticks per
         // CPU gives 0 or double the truth (a 12 ms l.i0 read 0 µs per row).

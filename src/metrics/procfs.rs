@@ -123,6 +123,9 @@ pub struct TreeStat {
     /// for each.
     pub rss_bytes: u64,
     pub processes: u32,
+    /// Context switches, voluntary and not, of every thread of the live
+    /// processes (a backend that exited takes its own along).
+    pub context_switches: u64,
 }
 
 /// utime + stime + cutime + cstime, in ticks, from `/proc/PID/stat`.
@@ -158,6 +161,31 @@ fn parse_rss(status: &str) -> (u64, u64) {
     (own, shmem)
 }
 
+/// The context switches of every thread of `pid`, from each thread's
+/// `status` (the process's own `status` counts its first thread only).
+fn thread_switches(pid: u32) -> u64 {
+    let Ok(tasks) = fs::read_dir(format!("/proc/{pid}/task")) else {
+        return 0;
+    };
+    tasks
+        .flatten()
+        .filter_map(|t| fs::read_to_string(t.path().join("status")).ok())
+        .map(|s| parse_switches(&s))
+        .sum()
+}
+
+/// voluntary + nonvoluntary context switches, from a `status` file.
+fn parse_switches(status: &str) -> u64 {
+    status
+        .lines()
+        .filter_map(|l| {
+            l.strip_prefix("voluntary_ctxt_switches:")
+                .or_else(|| l.strip_prefix("nonvoluntary_ctxt_switches:"))
+        })
+        .filter_map(|v| v.trim().parse::<u64>().ok())
+        .sum()
+}
+
 /// Children of `pid`'s threads, from `/proc/PID/task/TID/children`, a file
 /// the kernel keeps per thread: a few reads however many processes the
 /// machine runs (a scan of all of `/proc` would cost more than the 0.5% of
@@ -187,6 +215,7 @@ pub fn read_tree(pid: u32) -> Option<TreeStat> {
     let hz = ticks_per_sec();
     let mut stack = vec![pid];
     let (mut ticks, mut own, mut shmem_max, mut n) = (0u64, 0u64, 0u64, 0u32);
+    let mut switches = 0u64;
     let mut first = true;
     while let Some(p) = stack.pop() {
         let stat = fs::read_to_string(format!("/proc/{p}/stat"));
@@ -199,6 +228,7 @@ pub fn read_tree(pid: u32) -> Option<TreeStat> {
         first = false;
         ticks += t;
         n += 1;
+        switches += thread_switches(p);
         if let Ok(status) = fs::read_to_string(format!("/proc/{p}/status")) {
             let (o, s) = parse_rss(&status);
             own += o;
@@ -210,6 +240,7 @@ pub fn read_tree(pid: u32) -> Option<TreeStat> {
         cpu_secs: ticks as f64 / hz,
         rss_bytes: own + shmem_max,
         processes: n,
+        context_switches: switches,
     })
 }
 

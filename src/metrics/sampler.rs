@@ -40,6 +40,8 @@ pub struct Snapshot {
     pub server: Option<TreeStat>,
     /// relbench's CPU seconds (getrusage: µs resolution).
     pub process_cpu: Option<f64>,
+    /// relbench's context switches (getrusage).
+    pub process_cs: Option<u64>,
     pub process_rss: Option<u64>,
     /// The sampler thread's own CPU seconds.
     pub sampler_cpu: f64,
@@ -52,6 +54,7 @@ fn snapshot(probe: &Probe, devices: Option<&[String]>, t0: Instant) -> Snapshot 
         disk: devices.and_then(procfs::read_diskstats),
         server: probe.server_pid.and_then(procfs::read_tree),
         process_cpu: super::process_cpu_secs(),
+        process_cs: super::process_context_switches(),
         process_rss: procfs::self_rss_bytes(),
         sampler_cpu: procfs::thread_cpu_secs(),
     }
@@ -357,6 +360,10 @@ pub struct Window {
     pub server_cpu_secs: Option<f64>,
     /// relbench's CPU less the sampler's.
     pub client_cpu_secs: Option<f64>,
+    /// Context switches of the server's processes' threads and of
+    /// relbench's (the sampler's few included).
+    pub server_cs: Option<u64>,
+    pub client_cs: Option<u64>,
     pub sampler: Option<SamplerCost>,
 }
 
@@ -386,6 +393,14 @@ impl Sampled {
             },
             client_cpu_secs: match (a.process_cpu, b.process_cpu) {
                 (Some(x), Some(y)) => super::cpu_between(Some(x + own), Some(y)),
+                _ => None,
+            },
+            server_cs: match (&a.server, &b.server) {
+                (Some(x), Some(y)) => Some(y.context_switches.saturating_sub(x.context_switches)),
+                _ => None,
+            },
+            client_cs: match (a.process_cs, b.process_cs) {
+                (Some(x), Some(y)) => Some(y.saturating_sub(x)),
                 _ => None,
             },
             sampler: Some(SamplerCost {

@@ -65,9 +65,20 @@ fn group(out: &mut String, r: &Report, g: Group, ti: usize) {
         .iter()
         .any(|row| row.cells[ti].costs_relative.contains_key(&Cost::OwnCpuUs));
     let cpu = if own { Cost::OwnCpuUs } else { Cost::CpuUs };
+    let own_cs = rows
+        .iter()
+        .any(|row| row.cells[ti].costs_relative.contains_key(&Cost::OwnCs));
+    let cs = if own_cs { Cost::OwnCs } else { Cost::Cs };
     for (k, name) in [
         (cpu, if own { "CPU" } else { "machine CPU" }),
-        (Cost::Cs, "context switch"),
+        (
+            cs,
+            if own_cs {
+                "context switch"
+            } else {
+                "machine context switch"
+            },
+        ),
         (Cost::ReadKb, "read KiB"),
         (Cost::WriteKb, "write KiB"),
     ] {

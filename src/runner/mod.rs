@@ -29,7 +29,7 @@ use crate::db::{Dirs, ErrorKind, Secrets, Target};
 use crate::metrics::{self, host, Probe};
 use crate::plan::schedule::{Execution, Schedule, Work};
 use crate::results::{self, RunInfo, RunStatus, TargetRecord};
-use crate::util::{unix_now, utc_iso};
+use crate::util::{human_secs, unix_now, utc_iso};
 use sequence::{Job, Mode};
 
 /// Set by the Ctrl-C handler; every loop that can take long checks it.
@@ -272,8 +272,22 @@ fn prepare_out_dir(opts: &RunOptions) -> anyhow::Result<RunInfo> {
         return Ok(info);
     }
     if run_json.exists() {
+        let finished = results::read_run_info(out)
+            .ok()
+            .filter(|i| i.status == RunStatus::Complete);
+        if let Some(info) = finished {
+            bail!(
+                "{} holds a finished run (started {}); pick a new directory with --out, \
+                 add repeats where it could not judge with `relbench run --confirm {}`, \
+                 or write its report again with `relbench report {}`",
+                out.display(),
+                info.started,
+                out.display(),
+                out.display()
+            );
+        }
         bail!(
-            "{} already holds a run; finish it with `relbench run --resume --out {}`, or pick a new directory with --out",
+            "{} already holds a run that did not finish; finish it with `relbench run --resume --out {}`, or pick a new directory with --out",
             out.display(),
             out.display()
         );
@@ -388,14 +402,4 @@ fn record_target(
         None => info.targets.push(record),
     }
     Ok(())
-}
-
-fn human_secs(s: f64) -> String {
-    if s < 90.0 {
-        format!("{s:.0} s")
-    } else if s < 5400.0 {
-        format!("{:.0} min", s / 60.0)
-    } else {
-        format!("{:.1} h", s / 3600.0)
-    }
 }

@@ -211,22 +211,7 @@ const MIN_STEP_SECS: f64 = 0.1;
 /// Parses and validates a plan. `file` names it in error messages; files
 /// it names are looked up relative to `dir`.
 pub fn parse(text: &str, file: &str, dir: &Path) -> Result<Plan, PlanErrors> {
-    let raw: RawPlan = toml::from_str(text).map_err(|e| {
-        let (line, column) = e.span().map_or((1, 1), |s| line_col(text, s.start));
-        let message = e.message().trim().to_string();
-        let help = if message.starts_with("unknown field") {
-            Some("check the spelling; `relbench init` writes an example plan with every key".into())
-        } else {
-            None
-        };
-        PlanErrors(vec![PlanError {
-            file: file.to_string(),
-            line,
-            column,
-            message,
-            help,
-        }])
-    })?;
+    let raw = shape(text, file)?;
     let mut cx = Ctx {
         file,
         text,
@@ -241,6 +226,116 @@ pub fn parse(text: &str, file: &str, dir: &Path) -> Result<Plan, PlanErrors> {
     } else {
         Err(PlanErrors(cx.errors))
     }
+}
+
+/// The plan's shape: every unknown key at once, each at its position
+/// with the nearest key valid there, rather than the first alone with
+/// serde's list of sixteen (four mistakes took four `check` cycles).
+/// Each unknown key found is blanked out — its line, and the lines of a
+/// value that spans several, replaced by spaces so positions hold — and
+/// the text read again, until it reads or fails otherwise.
+fn shape(text: &str, file: &str) -> Result<RawPlan, PlanErrors> {
+    let error = |text: &str, e: &toml::de::Error| {
+        let start = e.span().map_or(0, |s| s.start);
+        let (line, column) = line_col(text, start);
+        let message = e.message().trim().to_string();
+        let help = unknown_key(&message).map(|(key, valid)| {
+            match did_you_mean(&key, valid.iter().map(String::as_str)) {
+                Some(m) => format!("did you mean `{m}`?"),
+                None => format!("the keys valid here: {}", valid.join(", ")),
+            }
+        });
+        PlanError {
+            file: file.to_string(),
+            line,
+            column,
+            message: match unknown_key(&message) {
+                Some((key, _)) => format!("unknown key `{key}`"),
+                None => message,
+            },
+            help,
+        }
+    };
+    let mut current = text.to_string();
+    let mut errors: Vec<PlanError> = Vec::new();
+    // Bounded: each round blanks at least one line.
+    for _ in 0..=text.lines().count() {
+        match toml::from_str::<RawPlan>(&current) {
+            Ok(raw) if errors.is_empty() => return Ok(raw),
+            Ok(_) => break,
+            Err(e) => {
+                let start = e.span().map(|s| s.start);
+                match (unknown_key(e.message()), start) {
+                    (Some(_), Some(at)) if blank_entry(&mut current, at) => {
+                        errors.push(error(text, &e));
+                    }
+                    // Any other problem is reported too, but a missing
+                    // key that follows from a misspelt one blanked out.
+                    _ => {
+                        if errors.is_empty() || !e.message().starts_with("missing field") {
+                            errors.push(error(text, &e));
+                        }
+                        break;
+                    }
+                }
+            }
+        }
+    }
+    errors.sort_by_key(|e| (e.line, e.column));
+    Err(PlanErrors(errors))
+}
+
+/// From serde's "unknown field `x`, expected one of `a`, `b`" (or
+/// "expected `a`"): the key and the keys valid there.
+fn unknown_key(message: &str) -> Option<(String, Vec<String>)> {
+    let rest = message.trim().strip_prefix("unknown field `")?;
+    let (key, rest) = rest.split_once('`')?;
+    let valid = rest
+        .split('`')
+        .skip(1)
+        .step_by(2)
+        .map(str::to_string)
+        .collect();
+    Some((key.to_string(), valid))
+}
+
+/// Replaces the entry whose key starts at byte `at` with spaces: its line,
+/// and the following lines while its brackets stay open. False when there
+/// is nothing there to blank.
+fn blank_entry(text: &mut String, at: usize) -> bool {
+    if at >= text.len() || !text.is_char_boundary(at) {
+        return false;
+    }
+    let start = text[..at].rfind('\n').map_or(0, |i| i + 1);
+    let mut depth = 0i32;
+    let mut end = start;
+    for line in text[start..].split_inclusive('\n') {
+        end += line.len();
+        // Brackets outside strings, roughly: enough for the arrays and
+        // inline tables a plan has.
+        let mut quoted = None;
+        for c in line.chars() {
+            match (quoted, c) {
+                (None, '"' | '\'') => quoted = Some(c),
+                (Some(q), c) if c == q => quoted = None,
+                (None, '[' | '{') => depth += 1,
+                (None, ']' | '}') => depth -= 1,
+                (None, '#') => break,
+                _ => {}
+            }
+        }
+        if depth <= 0 {
+            break;
+        }
+    }
+    // Byte for byte, so every later position holds.
+    let blanked: String = text[start..end]
+        .bytes()
+        .map(|b| if b == b'\n' { '\n' } else { ' ' })
+        .collect();
+    let changed = blanked != text[start..end];
+    text.replace_range(start..end, &blanked);
+    changed
 }
 
 fn validate(cx: &mut Ctx<'_>, raw: RawPlan) -> Plan {
