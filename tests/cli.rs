@@ -53,6 +53,29 @@ fn a_missing_plan_file_points_to_init() {
         .stderr(contains("relbench init"));
 }
 
+/// The one-off mode's flags that need one: a bad interval and `--json`
+/// with a plan are bad command lines.
+#[test]
+fn one_off_flags_that_cannot_work_exit_2() {
+    relbench()
+        .args([
+            "run",
+            "--sqlite",
+            "/tmp/never.db",
+            "--workload",
+            "point-query",
+        ])
+        .args(["--report-interval", "soon"])
+        .assert()
+        .code(2)
+        .stderr(contains("--report-interval soon: not a duration"));
+    relbench()
+        .args(["run", "--json", "nosuch.toml"])
+        .assert()
+        .code(2)
+        .stderr(contains("--json prints one workload's figures"));
+}
+
 #[test]
 fn resume_without_out_says_what_it_needs() {
     relbench()

@@ -370,6 +370,44 @@ fn a_postgres_url_target_runs_against_a_server_someone_else_started() {
         assert!(r["failed"].is_null(), "{f}: {}", r["failed"]);
         assert_eq!(r["errors"], serde_json::json!({}), "{f}");
     }
+    // The one-off mode as a sysbench user runs it: interval lines on
+    // stderr, one JSON document on stdout with the latency summary.
+    let one = relbench()
+        .args(["run", "--url"])
+        .arg(format!(
+            "postgres://relbench@127.0.0.1:{}/sbtest",
+            server.rt.port
+        ))
+        .args([
+            "--password-env",
+            "RELBENCH_TEST_PG_PW",
+            "--workload",
+            "point-query",
+            "--time",
+            "3s",
+            "--warmup",
+            "500ms",
+            "--report-interval",
+            "1s",
+            "--json",
+            "--out",
+        ])
+        .arg(dir.path().join("one-off"))
+        .env("RELBENCH_TEST_PG_PW", server.rt.password.expose())
+        .output()
+        .unwrap();
+    let err = String::from_utf8_lossy(&one.stderr);
+    assert!(one.status.success(), "{err}");
+    assert!(err.contains("[ 1s ] [target] point-query c1: "), "{err}");
+    assert!(err.contains("latency (ms): min "), "{err}");
+    let doc: serde_json::Value = serde_json::from_slice(&one.stdout)
+        .unwrap_or_else(|e| panic!("stdout is not one JSON document ({e}): {err}"));
+    let step = &doc["steps"][0];
+    assert_eq!(step["step"], "point-query", "{doc}");
+    assert!(step["throughput"].as_f64().unwrap() > 0.0, "{doc}");
+    for k in ["min", "avg", "p50", "p95", "p99", "max"] {
+        assert!(step["latency_ms"][k].as_f64().unwrap() > 0.0, "{k}: {doc}");
+    }
     drop(server);
 }
 

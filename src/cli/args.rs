@@ -75,6 +75,11 @@ pub(super) struct OneOff {
     /// Events per second across all clients (open loop), as sysbench's --rate.
     #[arg(long, value_name = "N", help_heading = "One workload without a plan")]
     pub(super) rate: Option<u64>,
+    /// Print the step's figures as one JSON document on stdout (and
+    /// nothing else there): throughput, errors, latency min, mean and
+    /// percentiles, for scripts.
+    #[arg(long, help_heading = "One workload without a plan")]
+    pub(super) json: bool,
     /// Create and fill the tables first (sysbench's prepare); without it
     /// the workload runs on the tables there.
     #[arg(long, help_heading = "One workload without a plan")]
@@ -199,6 +204,10 @@ pub(super) enum Command {
         /// interleaved, until each has enough for a rank test (4).
         #[arg(long, value_name = "DIR", conflicts_with_all = ["plan", "out", "resume"])]
         confirm: Option<PathBuf>,
+        /// A line of each step's measured rate this often, e.g. 1s
+        /// (sysbench's --report-interval), on stderr.
+        #[arg(long, value_name = "DURATION")]
+        report_interval: Option<String>,
         #[command(flatten)]
         one_off: OneOff,
     },

@@ -88,8 +88,10 @@ fn dispatch(cmd: Command) -> anyhow::Result<()> {
             quiet,
             confirm: None,
             one_off,
+            report_interval,
             ..
         } if one_off.given() || one_off.workload.is_some() => {
+            let every = interval(report_interval.as_deref())?;
             let text = one_off.plan_text()?;
             let dir = std::env::current_dir()?;
             let plan = plan::parse(&text, ONE_OFF_SOURCE, &dir).map_err(Exit::BadPlan)?;
@@ -104,7 +106,11 @@ fn dispatch(cmd: Command) -> anyhow::Result<()> {
                     out,
                     resume: false,
                 },
-                quiet,
+                run::Show {
+                    quiet,
+                    every,
+                    json: one_off.json,
+                },
             )
         }
         Command::Run {
@@ -113,8 +119,26 @@ fn dispatch(cmd: Command) -> anyhow::Result<()> {
             resume,
             quiet,
             confirm: None,
-            ..
-        } => run::run(resolve_run(plan, out, resume)?, quiet),
+            report_interval,
+            one_off,
+        } => {
+            if one_off.json {
+                return Err(Exit::BadInput(
+                    "--json prints one workload's figures: give it with --url or --sqlite and --workload"
+                        .into(),
+                )
+                .into());
+            }
+            let every = interval(report_interval.as_deref())?;
+            run::run(
+                resolve_run(plan, out, resume)?,
+                run::Show {
+                    quiet,
+                    every,
+                    json: false,
+                },
+            )
+        }
         Command::Report {
             dirs,
             base,
@@ -206,6 +230,18 @@ pub(super) fn read_plan(path: &Path) -> anyhow::Result<(Plan, String, PathBuf)> 
 }
 
 /// Turns the command line into everything `run` needs, before any work.
+/// `--report-interval`'s duration; a bad one is a bad command line.
+fn interval(flag: Option<&str>) -> anyhow::Result<Option<std::time::Duration>> {
+    let Some(text) = flag else { return Ok(None) };
+    match workload::check::parse_duration(text) {
+        Some(s) if s > 0.0 => Ok(Some(std::time::Duration::from_secs_f64(s))),
+        _ => Err(Exit::BadInput(format!(
+            "--report-interval {text}: not a duration; write it like 1s, 500ms or 10s"
+        ))
+        .into()),
+    }
+}
+
 fn resolve_run(
     plan: Option<PathBuf>,
     out: Option<PathBuf>,

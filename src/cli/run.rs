@@ -85,7 +85,7 @@ pub(super) fn confirm(dir: &Path, quiet: bool) -> anyhow::Result<()> {
             }
         }
     }
-    report_and_exit(dir, end)
+    report_and_exit(dir, end, true)
 }
 
 /// The closing word of a confirmation that did not settle everything:
@@ -130,16 +130,110 @@ fn still_unsettled(report: &crate::compare::Report, dir: &Path) -> Option<String
     Some(word)
 }
 
-pub(super) fn run(opts: RunOptions, quiet: bool) -> anyhow::Result<()> {
-    install_ctrlc();
-    let mut ui = Progress::new(quiet);
-    let end = runner::run(&opts, &mut ui)?;
-    report_and_exit(&opts.out, end)
+/// What a run shows while it goes and when it ends.
+pub(super) struct Show {
+    pub quiet: bool,
+    /// Interval lines this often (`--report-interval`).
+    pub every: Option<std::time::Duration>,
+    /// A one-off run's figures as JSON on stdout (`--json`).
+    pub json: bool,
 }
 
-/// Writes the report of the run in `out`, prints its relative table, and
-/// turns how the run ended into the exit code.
-fn report_and_exit(out: &Path, end: RunEnd) -> anyhow::Result<()> {
+pub(super) fn run(opts: RunOptions, show: Show) -> anyhow::Result<()> {
+    install_ctrlc();
+    let mut ui = Progress::new(show.quiet).with_interval(show.every);
+    let end = runner::run(&opts, &mut ui)?;
+    let one_off = opts.record.plan_source == super::args::ONE_OFF_SOURCE;
+    if one_off {
+        // One target: no relative table to print. What sysbench prints
+        // instead, on stderr; with --json the same figures on stdout.
+        if let Ok(run) = crate::results::load_run(&opts.out) {
+            let (text, json) = one_off_summary(&run.steps);
+            crate::err!("{text}");
+            if show.json {
+                crate::outln!("{}", serde_json::to_string_pretty(&json)?);
+            }
+        }
+    }
+    report_and_exit(&opts.out, end, !one_off)
+}
+
+/// A one-off run's workload steps as sysbench closes a run: events and
+/// their rate, errors, latency min, mean, p50, p95, p99 and max (ms).
+fn one_off_summary(steps: &[crate::results::StepResult]) -> (String, serde_json::Value) {
+    use std::fmt::Write as _;
+    let mut text = String::new();
+    let mut docs = Vec::new();
+    let workloads = steps
+        .iter()
+        .filter(|s| matches!(s.step.kind, crate::plan::StepKind::Workload(_)));
+    for s in workloads {
+        let errors: u64 = s.errors.values().sum();
+        let ms = |us: f64| us / 1e3;
+        let lat = s.latency.get("event");
+        let _ = writeln!(
+            text,
+            "\n{} ({} client{}): {:.2} s measured",
+            s.step.label(),
+            s.clients,
+            if s.clients == 1 { "" } else { "s" },
+            s.secs
+        );
+        match &s.failed {
+            Some(why) => {
+                let _ = writeln!(text, "    FAILED: {why}");
+            }
+            None => {
+                let _ = writeln!(
+                    text,
+                    "    events: {} ({:.2} {}), errors: {} ({:.2}/s)",
+                    s.events,
+                    s.throughput,
+                    s.unit.name(),
+                    errors,
+                    errors as f64 / s.secs.max(1e-9)
+                );
+            }
+        }
+        if let Some(l) = lat {
+            let _ = writeln!(
+                text,
+                "    latency (ms): min {}, avg {:.3}, p50 {:.3}, p95 {:.3}, p99 {:.3}, max {:.3}",
+                l.min_us
+                    .map_or_else(|| "not measured".into(), |v| format!("{:.3}", ms(v))),
+                ms(l.mean_us),
+                ms(l.p50_us),
+                ms(l.p95_us),
+                ms(l.p99_us),
+                ms(l.max_us)
+            );
+        }
+        docs.push(serde_json::json!({
+            "step": s.step.label(),
+            "clients": s.clients,
+            "secs": s.secs,
+            "events": s.events,
+            "failed_events": s.failed_events,
+            "throughput": s.throughput,
+            "unit": s.unit.name(),
+            "errors": s.errors,
+            "failed": s.failed,
+            "latency_ms": lat.map(|l| serde_json::json!({
+                "min": l.min_us.map(ms),
+                "avg": ms(l.mean_us),
+                "p50": ms(l.p50_us),
+                "p95": ms(l.p95_us),
+                "p99": ms(l.p99_us),
+                "max": ms(l.max_us),
+            })),
+        }));
+    }
+    (text, serde_json::json!({ "steps": docs }))
+}
+
+/// Writes the report of the run in `out`, prints its relative table
+/// (when `table`), and turns how the run ended into the exit code.
+fn report_and_exit(out: &Path, end: RunEnd, table: bool) -> anyhow::Result<()> {
     let out = &out.to_path_buf();
     let (cs, files) = render::write(
         std::slice::from_ref(out),
@@ -151,7 +245,7 @@ fn report_and_exit(out: &Path, end: RunEnd) -> anyhow::Result<()> {
     )
     .context("writing the report")?;
     let stdout = std::io::stdout();
-    for (i, c) in cs.iter().enumerate() {
+    for (i, c) in cs.iter().enumerate().filter(|_| table) {
         // The plan's comparisons, each under its title.
         if cs.len() > 1 {
             crate::out!("{}== {} ==\n", if i > 0 { "\n" } else { "" }, c.title);

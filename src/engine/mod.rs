@@ -56,6 +56,9 @@ pub struct Live {
     /// Warm-up plus duration, when the step stops by time.
     pub total: Option<Duration>,
     pub warming_up: bool,
+    /// Time since the measured window began (zero while warming up): what
+    /// a rate of the measured events is over.
+    pub window: Duration,
     /// Events measured so far.
     pub events: u64,
 }
@@ -235,6 +238,7 @@ fn coordinate(sh: &Shared, n: usize, live: &mut dyn FnMut(&Live)) -> metrics::Sa
             elapsed: now - t0,
             total,
             warming_up: now < window,
+            window: now.saturating_duration_since(window),
             events,
         });
         // Sleep to the next tick, but wake for the window's end so the

@@ -172,6 +172,9 @@ impl Recorder {
 #[derive(Debug, Clone, Default, Serialize, Deserialize, PartialEq)]
 pub struct LatencySummary {
     pub count: u64,
+    /// The fastest event (absent from results written before it was kept).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub min_us: Option<f64>,
     pub mean_us: f64,
     /// The lower and upper quartiles (LinkBench reports them); absent
     /// from results written before schema version 5.
@@ -223,6 +226,7 @@ impl LatencySummary {
         LatencySummary {
             ranges,
             count: h.len(),
+            min_us: (!h.is_empty()).then(|| us(h.min())),
             mean_us: h.mean() / 1000.0,
             // A percentile is its bucket's highest equivalent value, which
             // can lie above the slowest event actually seen: clamp it.

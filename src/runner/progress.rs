@@ -1,6 +1,7 @@
 //! What the user sees while a run goes: a progress bar per step on a
 //! terminal, one plain line per step otherwise (logs, CI).
 
+use std::cell::Cell;
 use std::io::IsTerminal;
 use std::time::Duration;
 
@@ -12,6 +13,12 @@ pub struct Progress {
     bar: Option<ProgressBar>,
     tty: bool,
     quiet: bool,
+    /// Print a line of the measured rate this often (sysbench's
+    /// `--report-interval`), and where the step's lines stand.
+    interval: Option<Duration>,
+    label: String,
+    next_line: Cell<Duration>,
+    events_then: Cell<u64>,
 }
 
 impl Progress {
@@ -20,7 +27,17 @@ impl Progress {
             bar: None,
             tty: std::io::stderr().is_terminal(),
             quiet,
+            interval: None,
+            label: String::new(),
+            next_line: Cell::new(Duration::ZERO),
+            events_then: Cell::new(0),
         }
+    }
+
+    /// Interval lines every `every` of each step's measured window.
+    pub fn with_interval(mut self, every: Option<Duration>) -> Self {
+        self.interval = every.filter(|d| !d.is_zero());
+        self
     }
 
     /// A line of its own (run start, notes), above any bar.
@@ -43,6 +60,9 @@ impl Progress {
     }
 
     pub fn start_step(&mut self, label: &str, total: Option<Duration>) {
+        self.label = label.to_string();
+        self.next_line.set(self.interval.unwrap_or_default());
+        self.events_then.set(0);
         if self.quiet || !self.tty {
             return;
         }
@@ -73,6 +93,26 @@ impl Progress {
     }
 
     pub fn update(&self, live: &Live) {
+        if let Some(every) = self.interval {
+            // One line per interval crossed, its rate over that interval.
+            while !live.warming_up && live.window >= self.next_line.get() {
+                let at = self.next_line.get();
+                let n = live.events - self.events_then.get();
+                self.events_then.set(live.events);
+                self.next_line.set(at + every);
+                let line = format!(
+                    "[ {}s ] {}: {:.1} events/s ({} events)",
+                    fmt_secs(at),
+                    self.label,
+                    n as f64 / every.as_secs_f64(),
+                    live.events
+                );
+                match &self.bar {
+                    Some(b) => b.println(line),
+                    None => crate::errln!("{line}"),
+                }
+            }
+        }
         let Some(b) = &self.bar else { return };
         if live.total.is_some() {
             b.set_position(live.elapsed.as_millis() as u64);
@@ -80,7 +120,9 @@ impl Progress {
         if live.warming_up {
             b.set_message("warming up");
         } else {
-            let measured = live.elapsed.as_secs_f64();
+            // Over the measured window: the warm-up's time is not the
+            // measured events' (it made the rate read low).
+            let measured = live.window.as_secs_f64();
             let rate = if measured > 0.0 {
                 live.events as f64 / measured
             } else {
@@ -99,5 +141,15 @@ impl Progress {
         if !self.quiet || failed {
             crate::errln!("{line}");
         }
+    }
+}
+
+/// Seconds into the window as sysbench prints them: whole when whole.
+fn fmt_secs(d: Duration) -> String {
+    let s = d.as_secs_f64();
+    if (s - s.round()).abs() < 1e-9 {
+        format!("{s:.0}")
+    } else {
+        format!("{s:.1}")
     }
 }
