@@ -53,6 +53,29 @@ fn a_missing_plan_file_points_to_init() {
         .stderr(contains("relbench init"));
 }
 
+/// Regression: `--time 5sec` gave three errors at `<command line>:5:10`,
+/// one per key the flag fills, in a plan the user never wrote.
+#[test]
+fn a_one_off_runs_problems_name_its_flags() {
+    let out = relbench()
+        .args([
+            "run",
+            "--sqlite",
+            "/tmp/never.db",
+            "--workload",
+            "point-query",
+        ])
+        .args(["--time", "5sec", "--clients", "0"])
+        .output()
+        .unwrap();
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(2), "{err}");
+    assert!(err.contains("the command line has 2 problems"), "{err}");
+    assert!(err.contains("--time: not a duration: \"5sec\""), "{err}");
+    assert!(err.contains("--clients: a client count must be"), "{err}");
+    assert!(!err.contains("<command line>:"), "{err}");
+}
+
 /// The one-off mode's flags that need one: a bad interval and `--json`
 /// with a plan are bad command lines.
 #[test]
@@ -266,6 +289,56 @@ fn the_example_plans_are_valid() {
             .success()
             .stdout(contains("valid"));
     }
+    // Every example, where its files are here: the builds come from
+    // examples/get-versions.sh, which `./test` links into examples/.
+    let mut checked = 0;
+    for e in std::fs::read_dir("examples").unwrap().flatten() {
+        let p = e.path();
+        if p.extension().is_none_or(|x| x != "toml") {
+            continue;
+        }
+        let text = std::fs::read_to_string(&p).unwrap();
+        if text.contains("versions/") && !std::path::Path::new("examples/versions").exists() {
+            eprintln!(
+                "not checked: {} (no examples/versions; ./test links it)",
+                p.display()
+            );
+            continue;
+        }
+        let out = relbench().arg("check").arg(&p).output().unwrap();
+        assert!(
+            out.status.success(),
+            "{}: {}",
+            p.display(),
+            String::from_utf8_lossy(&out.stderr)
+        );
+        // Each comparison's base is run twice: without A/A pairs, a
+        // one-repeat plan's ratios cannot be tested.
+        assert!(text.contains("copies = 2"), "{}", p.display());
+        checked += 1;
+    }
+    assert!(checked >= 5, "{checked}");
+}
+
+/// Regression: `check examples/versions.toml` without the builds gave 18
+/// problems, 11 of them its comparisons naming the targets that failed,
+/// with an empty list of the plan's targets, and no word of
+/// examples/get-versions.sh.
+#[test]
+fn a_target_that_fails_its_checks_is_not_blamed_again_by_every_comparison() {
+    let dir = tempfile::tempdir().unwrap();
+    let plan = write_plan(
+        dir.path(),
+        "[[target]]\nname = \"old\"\nengine = \"mariadb\"\nbasedir = \"versions/mariadb-10.2.11\"\n\
+         [[target]]\nname = \"new\"\nengine = \"mariadb\"\nbasedir = \"versions/mariadb-11.4.5\"\n\
+         [[comparison]]\nbase = \"old\"\ntargets = [\"new\"]\n",
+    );
+    let out = relbench().arg("check").arg(&plan).output().unwrap();
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(2), "{err}");
+    assert!(err.contains("the plan has 2 problems"), "{err}");
+    assert!(!err.contains("comparison names"), "{err}");
+    assert!(err.contains("examples/get-versions.sh"), "{err}");
 }
 
 /// Runs relbench with its stdout a pipe whose reader is already gone, as

@@ -93,6 +93,56 @@ pub(super) struct OneOff {
 }
 
 impl OneOff {
+    /// The plan's problems said of the flags that made it: a one-off run's
+    /// user wrote no plan, so `<command line>:5:10: insert is not a
+    /// duration` (once per key `--time` fills) points nowhere.
+    pub(super) fn flag_errors(text: &str, errors: &crate::workload::check::PlanErrors) -> String {
+        let lines: Vec<&str> = text.lines().collect();
+        let mut said: Vec<(String, String, Option<String>)> = Vec::new();
+        for e in &errors.0 {
+            let key = lines
+                .get(e.line.saturating_sub(1))
+                .and_then(|l| l.split_once('='))
+                .map(|(k, _)| k.trim().to_string())
+                .unwrap_or_default();
+            let flag = match key.as_str() {
+                "clients" => "--clients",
+                "read" | "write" | "insert" => "--time",
+                "warmup" => "--warmup",
+                "tables" => "--tables",
+                "rows" => "--rows",
+                "steps" | "step" if e.message.contains("rate") => "--rate",
+                "steps" | "step" => "--workload",
+                "url" | "engine" | "name" => "--url",
+                "path" => "--sqlite",
+                "password_env" => "--password-env",
+                _ => "the command line",
+            };
+            let message = e
+                .message
+                .strip_prefix(&format!("{key} is "))
+                .or_else(|| e.message.strip_prefix(&format!("{key} ")))
+                .unwrap_or(&e.message)
+                .to_string();
+            let one = (flag.to_string(), message, e.help.clone());
+            if !said.contains(&one) {
+                said.push(one);
+            }
+        }
+        let mut out = format!(
+            "the command line has {} problem{}; nothing was run",
+            said.len(),
+            if said.len() == 1 { "" } else { "s" }
+        );
+        for (flag, message, help) in said {
+            out += &format!("\n{flag}: {message}");
+            if let Some(h) = help {
+                out += &format!("\n  help: {h}");
+            }
+        }
+        out
+    }
+
     pub(super) fn given(&self) -> bool {
         self.url.is_some() || self.sqlite.is_some()
     }

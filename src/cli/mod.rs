@@ -94,7 +94,8 @@ fn dispatch(cmd: Command) -> anyhow::Result<()> {
             let every = interval(report_interval.as_deref())?;
             let text = one_off.plan_text()?;
             let dir = std::env::current_dir()?;
-            let plan = plan::parse(&text, ONE_OFF_SOURCE, &dir).map_err(Exit::BadPlan)?;
+            let plan = plan::parse(&text, ONE_OFF_SOURCE, &dir)
+                .map_err(|e| Exit::BadInput(args::OneOff::flag_errors(&text, &e)))?;
             let out = out.unwrap_or_else(|| Path::new("results").join(utc_stamp(unix_now())));
             let schedule = compile(&plan)?;
             run::run(

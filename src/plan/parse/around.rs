@@ -185,10 +185,27 @@ pub(super) fn comparisons(
     raw: &RawPlan,
     targets: &[TargetSpec],
 ) -> Vec<Comparison> {
+    // Targets the plan declares but that failed their own checks (a
+    // basedir not fetched yet): their errors are said once, at the target,
+    // not again at every comparison that names them.
+    let declared = |name: &str| {
+        raw.target.iter().flat_map(|l| l.get_ref()).any(|t| {
+            let own = t.get_ref().name.get_ref();
+            name == own
+                || name
+                    .strip_prefix(own.as_str())
+                    .and_then(|rest| rest.strip_prefix("-aa"))
+                    .is_some_and(|k| k.parse::<u32>().is_ok())
+        })
+    };
     let mut out = Vec::new();
     for c in raw.comparison.iter().flatten() {
         let mut ok = true;
         for name in std::iter::once(&c.base).chain(c.targets.iter().flatten()) {
+            if !targets.iter().any(|t| &t.name == name.get_ref()) && declared(name.get_ref()) {
+                ok = false;
+                continue;
+            }
             if !targets.iter().any(|t| &t.name == name.get_ref()) {
                 let names: Vec<&str> = targets.iter().map(|t| t.name.as_str()).collect();
                 let help = did_you_mean(name.get_ref(), names.iter().copied()).map_or_else(

@@ -272,13 +272,26 @@ pub(super) fn existing(
     if ok {
         Some(p.canonicalize().unwrap_or(p))
     } else {
+        // A server build the examples name and nobody fetched yet.
+        let fetch = what == "basedir"
+            && is == "does not exist"
+            && v.get_ref().split('/').any(|c| c == "versions");
         cx.err(
             v.span(),
             format!("{what} {} {is}", p.display()),
-            Some(format!(
-                "fix the path (relative paths are relative to {})",
-                cx.dir.display()
-            )),
+            Some(if fetch {
+                format!(
+                    "fetch the builds with `examples/get-versions.sh` (it unpacks every build the \
+                     examples name into examples/versions; `./test` links its cache there), or fix \
+                     the path (relative paths are relative to {})",
+                    cx.dir.display()
+                )
+            } else {
+                format!(
+                    "fix the path (relative paths are relative to {})",
+                    cx.dir.display()
+                )
+            }),
         );
         None
     }
