@@ -426,8 +426,12 @@ impl Motif {
 }
 
 /// How many links a multiget asks for (`GeometricDistribution` with the
-/// original's `link_multiget_dist_*`): `min` plus the failures before a
-/// success of chance `p`, at most `max`.
+/// original's `link_multiget_dist_*`): its quantile function is
+/// `min + ceil(ln(1 − r) / ln(1 − p))`, so `min` plus the *trials* up to
+/// a success of chance `p` (one or more), truncated at `max − 1`. With the
+/// FBWorkload figures: at least 2, mean 3.62. (relbench drew the failures
+/// before the success, zero or more: at least 1, mean 2.62, and 37% of
+/// multigets asked for one link where the original asks for two.)
 #[derive(Debug, Clone, Copy)]
 pub struct Multiget {
     min: usize,
@@ -446,7 +450,8 @@ impl Multiget {
 
     #[inline]
     pub fn draw(&self, rng: &mut Rng) -> usize {
-        (self.min + self.dist.sample(rng) as usize).min(self.max)
+        let trials = self.dist.sample(rng) as usize + 1;
+        (self.min + trials).min(self.max.saturating_sub(1).max(self.min))
     }
 }
 
@@ -536,11 +541,16 @@ mod tests {
         m.fill(&mut rng, 300, &mut out);
         assert_eq!(out.len(), 300);
         assert!(out.bytes().all(|b| (32..100).contains(&b)));
+        // Regression (issue 32): the original's multigets are at least 2
+        // links, mean 3.62, 38% of them 2; relbench's were at least 1,
+        // mean 2.62.
         let mg = Multiget::new(1, 128, 0.382);
         let n: Vec<usize> = (0..10_000).map(|_| mg.draw(&mut rng)).collect();
-        assert!(n.iter().all(|&k| (1..=128).contains(&k)));
+        assert!(n.iter().all(|&k| (2..=127).contains(&k)));
         let mean = n.iter().sum::<usize>() as f64 / 1e4;
-        // 1 + (1 - p) / p = 2.62.
-        assert!((mean - 2.62).abs() < 0.1, "{mean}");
+        // 1 + 1 / p = 3.62.
+        assert!((mean - 3.62).abs() < 0.1, "{mean}");
+        let twos = n.iter().filter(|&&k| k == 2).count() as f64 / 1e4;
+        assert!((twos - 0.382).abs() < 0.02, "{twos}");
     }
 }
