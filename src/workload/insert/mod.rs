@@ -352,7 +352,11 @@ impl Workload for Step {
                 out.push(show("insert", sql::insert(d, t, p.l_i0_commit as usize)));
             }
             Kind::Index => {
-                out.extend(sql::indexes(t).into_iter().map(|s| show("index", s)));
+                out.extend(
+                    sql::indexes(d, t, false)
+                        .into_iter()
+                        .map(|s| show("index", s)),
+                );
             }
             Kind::Churn { .. } => {
                 out.push(show("insert", sql::insert(d, t, self.commit(&p) as usize)));
@@ -499,7 +503,12 @@ impl Workload for Step {
         let role = self.roles(scale)[ctx.role].name;
         Ok(match (self.kind, role) {
             (Kind::Index, _) => Box::new(Indexer {
-                statements: sql::indexes(&table),
+                // iibench adds MyRocks' indexes one ALTER at a time.
+                statements: sql::indexes(
+                    d,
+                    &table,
+                    ctx.table_options.to_ascii_lowercase().contains("rocksdb"),
+                ),
             }),
             (Kind::Load, _) | (_, "inserter") => {
                 if self.kind == Kind::Load && (!p.shared_table || ctx.index == 0) {
