@@ -141,7 +141,7 @@ impl Client for Deleter {
             return Ok(());
         }
         let t = Instant::now();
-        match conn.exec(self.stmt, &[Param::Int(lo), Param::Int(lo + self.batch)]) {
+        match conn.exec(self.stmt, &[Param::Int(lo)]) {
             Ok(_) => {
                 rec.statement(DELETE, t.elapsed());
                 Ok(())

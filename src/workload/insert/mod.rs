@@ -360,7 +360,7 @@ impl Workload for Step {
             }
             Kind::Churn { .. } => {
                 out.push(show("insert", sql::insert(d, t, self.commit(&p) as usize)));
-                out.push(show("delete", sql::delete(d, t)));
+                out.push(show("delete", sql::delete(d, t, self.commit(&p))));
             }
             Kind::Query { point, .. } => {
                 if point {
@@ -369,7 +369,7 @@ impl Workload for Step {
                     out.extend(sql::ranges(d, t).into_iter().map(|s| show("query", s)));
                 }
                 out.push(show("insert", sql::insert(d, t, p.q_commit as usize)));
-                out.push(show("delete", sql::delete(d, t)));
+                out.push(show("delete", sql::delete(d, t, p.q_commit)));
             }
         }
         out
@@ -538,7 +538,7 @@ impl Workload for Step {
             (_, "deleter") => {
                 let (lo, hi) = shared.init(conn, d, &table)?;
                 Box::new(Deleter {
-                    stmt: conn.prepare(&sql::delete(d, &table))?,
+                    stmt: conn.prepare(&sql::delete(d, &table, self.commit(&p)))?,
                     batch: i64::from(self.commit(&p)),
                     keep: hi - lo + 1,
                     shared,

@@ -49,13 +49,20 @@ pub fn insert(d: Dialect, t: &str, rows: usize) -> String {
     )
 }
 
-/// The oldest rows: ids in `[$1, $2)`.
-pub fn delete(d: Dialect, t: &str) -> String {
-    format!(
-        "DELETE FROM {t} WHERE transactionid >= {} AND transactionid < {}",
-        d.placeholder(0),
-        d.placeholder(1)
-    )
+/// The oldest `batch` rows from id `$1`, as iibench deletes them: ORDER
+/// BY … LIMIT on MySQL; PostgreSQL has no DELETE … LIMIT (nor SQLite, as
+/// built), so the ids come from a subquery, iibench's PostgreSQL form.
+pub fn delete(d: Dialect, t: &str, batch: u32) -> String {
+    let p = d.placeholder(0);
+    match d {
+        Dialect::Mysql => format!(
+            "DELETE FROM {t} WHERE transactionid >= {p} ORDER BY transactionid ASC LIMIT {batch}"
+        ),
+        _ => format!(
+            "DELETE FROM {t} WHERE transactionid IN (SELECT transactionid FROM {t} \
+             WHERE transactionid >= {p} ORDER BY transactionid ASC LIMIT {batch})"
+        ),
+    }
 }
 
 /// The three secondary indexes, created in l.x, as iibench names them:
@@ -146,8 +153,13 @@ mod tests {
              VALUES ($1,CURRENT_TIMESTAMP,$2,$3,$4,$5,$6),($7,CURRENT_TIMESTAMP,$8,$9,$10,$11,$12)"
         );
         assert_eq!(
-            delete(Dialect::Mysql, "pi2"),
-            "DELETE FROM pi2 WHERE transactionid >= ? AND transactionid < ?"
+            delete(Dialect::Mysql, "pi2", 50),
+            "DELETE FROM pi2 WHERE transactionid >= ? ORDER BY transactionid ASC LIMIT 50"
+        );
+        assert_eq!(
+            delete(Dialect::Postgres, "pi2", 5),
+            "DELETE FROM pi2 WHERE transactionid IN (SELECT transactionid FROM pi2 \
+             WHERE transactionid >= $1 ORDER BY transactionid ASC LIMIT 5)"
         );
     }
 
