@@ -10,8 +10,7 @@ pub(super) struct Inserter {
     pub(super) rng: Rng,
     pub(super) shared: Arc<Shared>,
     pub(super) data_len: (u32, u32),
-    /// Percent of `data` that is random letters; the rest is 'a', which
-    /// compresses (the benchmark's own `data_random_pct`).
+    /// iibench's `data_random_pct` ([`Params::data_random_pct`]).
     pub(super) random_pct: u8,
     /// Per row: data, reused so an event allocates only its parameter
     /// list.
@@ -34,13 +33,28 @@ impl Inserter {
             rng,
             shared,
             data_len: (p.data_min, p.data_max.max(p.data_min)),
-            random_pct: 100,
+            random_pct: p.data_random_pct,
             data: vec![String::new(); commit as usize],
         })
     }
 }
 
-pub(super) const LETTERS: &[u8] = b"abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ";
+/// A `data` value as iibench makes it: int(len × 0.75 × pct / 100)
+/// random base64 characters after a fill of 'a'.
+pub(super) fn fill_data(rng: &mut Rng, len: usize, pct: u8, d: &mut String) {
+    d.clear();
+    let random = len * 3 * usize::from(pct) / 400;
+    for _ in random..len {
+        d.push('a');
+    }
+    for _ in 0..random {
+        d.push(BASE64[rng.random_range(0..BASE64.len())] as char);
+    }
+}
+
+/// The characters of iibench's random buffer (base64 of random bytes).
+pub(super) const BASE64: &[u8] =
+    b"ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/";
 
 impl Client for Inserter {
     fn event(&mut self, conn: &mut dyn Conn, rec: &mut Recorder) -> Result<(), ErrorKind> {
@@ -63,15 +77,12 @@ impl Client for Inserter {
                 self.rng.random_range(0..500),
             ]);
             let len = self.rng.random_range(self.data_len.0..=self.data_len.1);
-            let d = &mut self.data[i];
-            d.clear();
-            let random = (len as usize * usize::from(self.random_pct)).div_ceil(100);
-            for _ in 0..random {
-                d.push(LETTERS[self.rng.random_range(0..LETTERS.len())] as char);
-            }
-            for _ in random..len as usize {
-                d.push('a');
-            }
+            fill_data(
+                &mut self.rng,
+                len as usize,
+                self.random_pct,
+                &mut self.data[i],
+            );
         }
         let mut params = Vec::with_capacity(self.commit as usize * 6);
         for (i, v) in ints.iter().enumerate() {
@@ -213,5 +224,28 @@ impl Client for Indexer {
             }
         }
         Ok(())
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use rand::SeedableRng;
+
+    /// Regression (issue 32): `data` was 98% random letters by default;
+    /// iibench's default (data_random_pct 50) makes a 10-character value
+    /// 7 `a` then 3 base64 characters.
+    #[test]
+    fn data_is_iibenchs_fill_then_random_base64() {
+        let mut rng = Rng::seed_from_u64(1);
+        let mut d = String::new();
+        fill_data(&mut rng, 10, 50, &mut d);
+        assert_eq!(d.len(), 10);
+        assert_eq!(&d[..7], "aaaaaaa");
+        assert!(d[7..].bytes().all(|b| BASE64.contains(&b)), "{d}");
+        fill_data(&mut rng, 20, 100, &mut d);
+        assert!(d.starts_with("aaaaa"), "{d}");
+        fill_data(&mut rng, 8, 0, &mut d);
+        assert_eq!(d, "aaaaaaaa");
     }
 }

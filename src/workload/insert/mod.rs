@@ -48,6 +48,11 @@ pub struct Params {
     /// Length of the `data` column, drawn uniformly in this range.
     pub data_min: u32,
     pub data_max: u32,
+    /// iibench's `data_random_pct`: of a `data` value of length L,
+    /// int(L × 0.75 × pct ÷ 100) characters are random base64 (its 0.75
+    /// for base64's overhead), after a fill of `a`.
+    #[serde(default = "iibench_random_pct")]
+    pub data_random_pct: u8,
     /// All clients on one table (`pi1`), the benchmark's other mode,
     /// instead of a table each.
     #[serde(default)]
@@ -76,9 +81,15 @@ impl Default for Params {
             q_commit: 10,
             data_min: 10,
             data_max: 20,
+            data_random_pct: iibench_random_pct(),
             shared_table: false,
         }
     }
+}
+
+/// iibench.py's default `data_random_pct`.
+fn iibench_random_pct() -> u8 {
+    50
 }
 
 /// Statement classes, the same for every step (indexes into [`CLASSES`]):
@@ -531,9 +542,15 @@ impl Workload for Step {
                     }
                 }
                 shared.init(conn, d, &table)?;
-                let mut ins = Inserter::new(conn, d, &table, self.commit(&p), &p, rng, shared)?;
-                ins.random_pct = scale.random_pct;
-                Box::new(ins)
+                Box::new(Inserter::new(
+                    conn,
+                    d,
+                    &table,
+                    self.commit(&p),
+                    &p,
+                    rng,
+                    shared,
+                )?)
             }
             (_, "deleter") => {
                 let (lo, hi) = shared.init(conn, d, &table)?;

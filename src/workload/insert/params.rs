@@ -19,6 +19,7 @@ pub struct Raw {
     pub q_commit: Option<Spanned<i64>>,
     pub data_min: Option<Spanned<i64>>,
     pub data_max: Option<Spanned<i64>>,
+    pub data_random_pct: Option<Spanned<i64>>,
     pub shared_table: Option<bool>,
 }
 
@@ -58,6 +59,19 @@ pub fn check(cx: &mut Ctx<'_>, raw: Option<&Raw>) -> Params {
     }
     [p.l_i1_rows, p.l_i2_rows] = rows;
     p.shared_table = r.shared_table.unwrap_or(false);
+    if let Some(v) = &r.data_random_pct {
+        match u8::try_from(*v.get_ref()) {
+            Ok(n) if n <= 100 => p.data_random_pct = n,
+            _ => cx.err(
+                v.span(),
+                format!(
+                    "data_random_pct must be between 0 and 100, not {}",
+                    v.get_ref()
+                ),
+                Some("iibench's: the percent of each `data` value (× 0.75) that is random".into()),
+            ),
+        }
+    }
     let [a, b, c, q, dmin, dmax] = small.map(|v| v as u32);
     (p.l_i0_commit, p.l_i1_commit, p.l_i2_commit, p.q_commit) = (a, b, c, q);
     (p.data_min, p.data_max) = (dmin, dmax);
