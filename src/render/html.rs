@@ -19,8 +19,7 @@ td.same,td.unsure{color:#666}.note{background:#fff4d6;padding:.5em}\
 .step{border:1px solid #ddd;padding:.4em}.step h4{margin:.2em 0 .4em}.why{color:#666;font-style:italic}\
 pre{background:#f6f6f6;padding:.6em;overflow:auto}details{margin:.3em 0}\
 th{position:sticky;top:0;z-index:1}td:first-child{white-space:nowrap}\
-nav.toc{background:#f7f7f7;border:1px solid #ddd;padding:.4em 1em;margin:0 0 1.5em;display:inline-block}\
-nav.toc ul{margin:.3em 0;padding-left:1.2em}nav.toc li.l3{margin-left:1.2em}";
+nav.toc{margin:0 0 1em;line-height:1.6}nav.toc a{white-space:nowrap}";
 
 fn cell(out: &mut String, t: &Text, numeric: bool) {
     let class = match t.tone {
@@ -90,16 +89,21 @@ pub fn render(doc: &[Block]) -> String {
                 );
             }
             Block::Toc(entries) => {
-                out.push_str("<nav class=\"toc\"><strong>Contents</strong><ul>");
-                for (level, text, anchor) in entries {
-                    let _ = write!(
-                        out,
-                        "<li class=\"l{level}\"><a href=\"#{}\">{}</a></li>",
-                        escape(anchor),
-                        escape(text)
-                    );
-                }
-                out.push_str("</ul></nav>\n");
+                // One line of the top sections: a list of every heading
+                // took the first screen (the summary began 1,200 px down).
+                let top = entries.iter().map(|e| e.0).min().unwrap_or(2);
+                let links: Vec<String> = entries
+                    .iter()
+                    .filter(|(level, _, _)| *level == top)
+                    .map(|(_, text, anchor)| {
+                        format!("<a href=\"#{}\">{}</a>", escape(anchor), escape(text))
+                    })
+                    .collect();
+                let _ = writeln!(
+                    out,
+                    "<nav class=\"toc\"><strong>Contents:</strong> {}</nav>",
+                    links.join(" · ")
+                );
             }
             Block::Paragraph(text) => {
                 let _ = writeln!(out, "<p>{}</p>", escape(text));

@@ -359,8 +359,12 @@ const OVERVIEW_INTRO: &str = "Each step's throughput ÷ the base's, one column p
     ≤ 0.95 and green at ≥ 1.05, deeper toward ×½ and ×2; white within 5% (or within the A/A noise floor); grey \
     where the change cannot be judged (not significant, not tested, a missed SLA); pale violet with a * where \
     another program disturbed the window, here or on the base. Hover a cell for both throughputs, the test \
-    and the cost that moved most. Below, per group, each step across the targets in order (a hollow point or \
-    bar: a disturbed window).";
+    and the cost that moved most.";
+
+/// The section after the summary with the overview's companion charts.
+const ACROSS_INTRO: &str =
+    "Per group, each step across the targets in order (a hollow point or bar: a \
+    disturbed window).";
 
 /// The document of one or more comparisons: the targets and any warning,
 /// a table of contents, the overview of each comparison, each
@@ -430,6 +434,7 @@ pub fn document(cs: &[Comparison], all: &Report) -> Vec<Block> {
         }
     }
     let toc_at = doc.len();
+    let mut across: Vec<(String, Vec<Chart>)> = Vec::new();
     let maps: Vec<(String, Vec<Chart>)> = cs
         .iter()
         .map(|c| (c.title.clone(), overview::all(&c.report)))
@@ -439,22 +444,43 @@ pub fn document(cs: &[Comparison], all: &Report) -> Vec<Block> {
         doc.push(Block::Heading(2, "Overview".into()));
         doc.push(Block::Paragraph(OVERVIEW_INTRO.into()));
         for (title, mut charts) in maps {
+            // The map alone here, so the summary after it starts on the
+            // first screen (it began 1,200 px down behind five companion
+            // charts); those come after each comparison's summary, where
+            // the comparison's own charts get its file names.
+            let rest = charts.split_off(1);
             if several {
                 doc.push(Block::Heading(3, format!("Overview: {title}")));
                 for c in &mut charts {
                     c.file = format!("{}-{}", svg::slug(&title), c.file);
                 }
             }
-            let map = charts.remove(0);
-            doc.push(Block::Charts(vec![map]));
-            if !charts.is_empty() {
-                doc.push(Block::Charts(charts));
+            doc.push(Block::Charts(charts));
+            if !rest.is_empty() {
+                across.push((title, rest));
             }
         }
     }
     for c in cs {
         let r = &c.report;
         let mut part = body(r);
+        // The overview's companion charts, right after this comparison's
+        // summary.
+        if let Some(i) = across.iter().position(|(t, _)| *t == c.title) {
+            let (_, charts) = across.remove(i);
+            let at = part
+                .iter()
+                .position(|b| matches!(b, Block::Summary(_)))
+                .map_or(0, |p| p + 1);
+            part.splice(
+                at..at,
+                [
+                    Block::Heading(2, "Across targets".into()),
+                    Block::Paragraph(ACROSS_INTRO.into()),
+                    Block::Charts(charts),
+                ],
+            );
+        }
         if several {
             doc.push(Block::Heading(2, format!("Comparison: {}", c.title)));
             let names: Vec<&str> = r.targets.iter().map(|t| t.name.as_str()).collect();

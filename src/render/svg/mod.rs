@@ -122,6 +122,10 @@ pub(super) struct Svg {
 
 impl Svg {
     pub(super) fn new(w: f64, h: f64, title: &str) -> Self {
+        // Wide enough for its title, which is drawn at x = 6 in 11 px
+        // bold: 6.5 px a character in Chromium's sans-serif, 7 allowed.
+        // (Two-target charts cut "Load: relative throughput across ta".)
+        let w = w.max(12.0 + 7.0 * title.chars().count() as f64);
         let mut out = String::new();
         let _ = write!(
             out,
