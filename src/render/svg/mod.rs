@@ -118,6 +118,10 @@ pub(super) fn trim(v: f64) -> String {
 /// An SVG document under construction.
 pub(super) struct Svg {
     pub(super) out: String,
+    /// The width it was made with, and the widest any legend reached:
+    /// [`Svg::finish`] widens the chart to fit it.
+    width: f64,
+    needed: f64,
 }
 
 impl Svg {
@@ -135,7 +139,11 @@ impl Svg {
              <text x=\"6\" y=\"14\" font-weight=\"bold\">{0}</text>",
             escape(title)
         );
-        Svg { out }
+        Svg {
+            out,
+            width: w,
+            needed: w,
+        }
     }
 
     pub(super) fn text(&mut self, x: f64, y: f64, anchor: &str, extra: &str, s: &str) {
@@ -193,6 +201,9 @@ impl Svg {
                 "<rect x=\"{x:.1}\" y=\"23\" width=\"10\" height=\"10\" fill=\"{fill}\"/>"
             );
             self.text(x + 14.0, 32.0, "start", "", name);
+            // 6.5 px a character at 11 px, as Chromium draws it.
+            let end = x + 14.0 + 6.5 * name.chars().count() as f64 + 6.0;
+            self.needed = self.needed.max(end);
             x += 24.0 + 6.5 * name.chars().count() as f64;
         }
     }
@@ -234,6 +245,22 @@ impl Svg {
     }
 
     pub(super) fn finish(mut self) -> String {
+        if self.needed > self.width {
+            // A legend of many targets ran past the edge (twelve names
+            // ended 750 px beyond a 500 px chart): widen the chart.
+            let (old, new) = (
+                format!("width=\"{:.0}\"", self.width),
+                format!("width=\"{:.0}\"", self.needed),
+            );
+            let (old_box, new_box) = (
+                format!("viewBox=\"0 0 {:.0} ", self.width),
+                format!("viewBox=\"0 0 {:.0} ", self.needed),
+            );
+            self.out = self
+                .out
+                .replacen(&old, &new, 1)
+                .replacen(&old_box, &new_box, 1);
+        }
         self.out.push_str("</svg>");
         self.out
     }
