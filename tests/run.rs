@@ -328,3 +328,57 @@ fn the_plans_comparisons_shape_the_runs_report_and_a_later_report() {
     let md = std::fs::read_to_string(by_base.join("report.md")).unwrap();
     assert!(!md.contains("Default on no sync"), "{md}");
 }
+
+/// Regression (issue 32): the seed was fixed, so a second run on the data
+/// a first one used replayed its ids (96–100% of LinkBench's delete_node
+/// found nothing). Without `seed` each run draws its own and records it;
+/// `--resume` goes on with the recorded one; `seed = N` still fixes it.
+#[test]
+fn a_plan_without_a_seed_draws_one_per_run_and_resume_keeps_it() {
+    let dir = tempfile::tempdir().unwrap();
+    let text = TINY
+        .replace("seed = 7\n", "")
+        .replace(
+            r#"steps = ["load", "settle", "point-query", "scan", "read-only-100", "update-index", "delete", "insert"]"#,
+            r#"steps = ["load", "point-query"]"#,
+        )
+        .replace("clients = [1, 2]", "clients = [1]");
+    let plan = write_plan(dir.path(), &text);
+    let seed_of = |out: &std::path::Path| {
+        let info = read_json(&out.join("run.json"));
+        assert_eq!(info["plan"]["seed_fixed"], false, "{}", info["plan"]);
+        info["plan"]["seed"].as_u64().unwrap()
+    };
+    let (a, b) = (dir.path().join("a"), dir.path().join("b"));
+    run_quiet(&plan, &a).assert().success();
+    run_quiet(&plan, &b).assert().success();
+    let first = seed_of(&a);
+    assert_ne!(first, seed_of(&b), "two runs drew the same seed");
+    // An unfinished run resumed from the plan file goes on with its seed.
+    let mut info = read_json(&a.join("run.json"));
+    info["status"] = "running".into();
+    std::fs::write(
+        a.join("run.json"),
+        serde_json::to_vec_pretty(&info).unwrap(),
+    )
+    .unwrap();
+    let last = a.join("steps/wal/r1-02-point-query-c1.json");
+    std::fs::remove_file(&last).unwrap();
+    relbench()
+        .args(["run", "-q", "--resume"])
+        .arg(&plan)
+        .arg("--out")
+        .arg(&a)
+        .assert()
+        .success();
+    assert!(last.exists());
+    assert_eq!(seed_of(&a), first);
+    // Given, it is the plan's.
+    let fixed = write_plan(dir.path(), &format!("seed = 42\n{text}"));
+    relbench()
+        .args(["check"])
+        .arg(&fixed)
+        .assert()
+        .success()
+        .stdout(predicates::str::contains("seed: 42"));
+}

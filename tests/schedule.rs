@@ -90,11 +90,16 @@ fn a_before_hook_runs_on_every_confirmation_repeat() {
 
 /// The same plan text gives the same executions, in the same order, with
 /// the same identities: compiled from the file in one process and from
-/// the run's record (`run.json`) in another, after the run.
+/// the run's record (`run.json`) in another, after the run. (With its
+/// seed given: without one each run draws its own, and the record has it.)
 #[test]
 fn a_run_read_back_from_its_record_has_the_same_schedule() {
     let dir = tempfile::tempdir().unwrap();
     let (plan, _) = plan_with_marker_hook(dir.path());
+    let text = std::fs::read_to_string(&plan).unwrap();
+    if !text.lines().any(|l| l.starts_with("seed")) {
+        std::fs::write(&plan, format!("seed = 3\n{text}")).unwrap();
+    }
     let out = dir.path().join("out");
     let from_file = relbench()
         .args(["check", "--schedule"])

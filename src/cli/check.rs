@@ -57,6 +57,14 @@ pub(super) fn check(path: &Path, last: Option<&Path>, schedule: bool) -> anyhow:
             plan.repeats
         );
     }
+    crate::outln!(
+        "seed: {}",
+        if plan.seed_fixed {
+            plan.seed.to_string()
+        } else {
+            "a fresh one per run, recorded with it (`seed = N` fixes it)".into()
+        }
+    );
     let steps: Vec<String> = plan.steps.iter().map(|s| s.label()).collect();
     crate::outln!(
         "steps ({}, suite {}): {}",

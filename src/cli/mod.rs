@@ -277,6 +277,15 @@ fn resolve_run(
             )
         }
     };
+    let mut plan = plan;
+    if resume && !plan.seed_fixed {
+        // The seed the run drew when it started, not a fresh one: the rest
+        // of the run draws the ids its first part would have.
+        let dir = out.as_ref().expect("checked above");
+        if let Ok(info) = crate::results::read_run_info(dir) {
+            plan.seed = info.plan.seed;
+        }
+    }
     let out = out.unwrap_or_else(|| Path::new("results").join(utc_stamp(unix_now())));
     Ok(RunOptions {
         secrets: crate::db::Secrets::take(&plan.targets)?,

@@ -27,6 +27,10 @@ pub const EXAMPLE_PLAN: &str = include_str!("example.toml");
 pub const QUICK_PLAN_SOURCE: &str = "<built-in quick plan>";
 
 /// A validated plan.
+fn seed_was_given() -> bool {
+    true
+}
+
 #[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]
 pub struct Plan {
     /// The built-in suite the steps come from, or "custom".
@@ -36,7 +40,15 @@ pub struct Plan {
     pub rows: i64,
     pub clients: Vec<u32>,
     pub repeats: u32,
+    /// The run's seed: the plan's `seed`, or, when it gives none, a fresh
+    /// one per run (recorded with the run, so `--resume` and `--confirm`
+    /// go on with it), so a second run on data the first one used does
+    /// not replay its ids (LinkBench's deletes found nothing).
     pub seed: u64,
+    /// Whether the plan gave the seed (results recorded before a fresh
+    /// seed was drawn always had one).
+    #[serde(default = "seed_was_given")]
+    pub seed_fixed: bool,
     /// How ids are drawn where the catalogue leaves it open.
     #[serde(default)]
     pub distribution: crate::workload::dist::Kind,

@@ -109,6 +109,12 @@ pub fn run(opts: &RunOptions, ui: &mut Progress) -> anyhow::Result<RunEnd> {
     for why in &schedule.skipped {
         ui.line(&format!("relbench: {why}"));
     }
+    if !info.plan.seed_fixed {
+        ui.line(&format!(
+            "relbench: seed {} (drawn for this run and recorded; `seed = {}` in the plan repeats it)",
+            info.plan.seed, info.plan.seed
+        ));
+    }
     let dirs = Dirs {
         plan_dir: opts.plan_dir.clone(),
         out: out.clone(),
