@@ -81,27 +81,34 @@ fn the_sysbench_suite_runs_on_innodb_myrocks_and_postgres_and_the_report_compare
         if r["kind"]["kind"] == "workload" {
             assert!(r["events"].as_u64().unwrap() > 0, "{f}");
             // Only concurrency may fail an event: MyRocks' snapshot
-            // conflicts, and in read-write, where clients delete and
-            // re-insert random ids, two clients on the same id (PostgreSQL's
-            // READ COMMITTED skips the re-inserted row and the insert then
-            // collides; InnoDB's gap locks can deadlock). CI saw the
-            // PostgreSQL cases; the sample says which one a failure was.
+            // conflicts, and in read-write and write-only, where clients
+            // delete and re-insert random ids, two clients on the same id
+            // (PostgreSQL's READ COMMITTED skips the re-inserted row and
+            // the insert then collides; InnoDB's gap locks can deadlock).
+            // CI saw the PostgreSQL cases, write-only's too; the sample
+            // says which one a failure was.
             for (k, _) in r["errors"].as_object().unwrap() {
                 let myrocks = f.starts_with("myrocks/") && k.ends_with("/deadlock");
-                let reinsert = f.contains("read-write")
+                let reinsert = (f.contains("read-write") || f.contains("write-only"))
                     && (k.ends_with("/constraint") || k.ends_with("/deadlock"));
                 assert!(myrocks || reinsert, "{f}: {k}: {}", r["error_samples"][k]);
             }
             let m = &r["metrics"];
             for k in [
                 "cpu_us_per_op",
-                "server_cpu_us_per_op",
                 "client_cpu_us_per_op",
                 "cs_per_op",
                 "own_cs_per_op",
             ] {
                 assert!(m[k].as_f64().unwrap() > 0.0, "{f}: {k} is measured");
             }
+            // The server's CPU comes in 10 ms ticks: over a 300 ms window
+            // of clients waiting on each other's row locks (update-zipf on
+            // InnoDB, in CI) it can read 0.
+            assert!(
+                m["server_cpu_us_per_op"].as_f64().unwrap() >= 0.0,
+                "{f}: server_cpu_us_per_op is measured"
+            );
             // The benchmark's own context switches (the server's threads
             // and relbench's) are part of the machine's.
             assert!(
