@@ -353,18 +353,6 @@ fn secure(dir: &Path, owners: &[u32], what: &str, create: bool) -> anyhow::Resul
     Ok(())
 }
 
-/// A duration as a person reads it: seconds under a minute and a half,
-/// minutes under an hour and a half, hours above.
-pub fn human_secs(s: f64) -> String {
-    if s < 90.0 {
-        format!("{s:.0} s")
-    } else if s < 5400.0 {
-        format!("{:.0} min", s / 60.0)
-    } else {
-        format!("{:.1} h", s / 3600.0)
-    }
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;

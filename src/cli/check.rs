@@ -109,7 +109,7 @@ pub(super) fn check(path: &Path, last: Option<&Path>, schedule: bool) -> anyhow:
     crate::outln!(
         "{} step runs; {} of warm-ups, timed windows and settles, plus loads, steps that run until their work is done, and server starts",
         sched.executions.len(),
-        crate::util::human_secs(sched.estimated_secs)
+        crate::measure::units::human_secs(sched.estimated_secs)
     );
     noise_advice(&plan, last)
 }

@@ -78,14 +78,7 @@ pub(super) fn confirm(dir: &Path, quiet: bool) -> anyhow::Result<()> {
         "relbench: added {added} step result(s) to {}",
         dir.display()
     );
-    if let Ok(run) = crate::results::load_run(dir) {
-        if let Ok(report) = crate::compare::build(std::slice::from_ref(&run), None) {
-            if let Some(word) = still_unsettled(&report, dir) {
-                crate::errln!("{word}");
-            }
-        }
-    }
-    report_and_exit(dir, end, true)
+    report_and_exit(dir, end, Close::Confirmed)
 }
 
 /// The closing word of a confirmation that did not settle everything:
@@ -155,7 +148,22 @@ pub(super) fn run(opts: RunOptions, show: Show) -> anyhow::Result<()> {
             }
         }
     }
-    report_and_exit(&opts.out, end, !one_off)
+    report_and_exit(
+        &opts.out,
+        end,
+        if one_off { Close::OneOff } else { Close::Run },
+    )
+}
+
+/// What a run's end prints beside the report it writes.
+#[derive(Clone, Copy, PartialEq)]
+enum Close {
+    /// The relative table.
+    Run,
+    /// No relative table: one target (its summary was printed).
+    OneOff,
+    /// The relative table, then what the confirmation left unsettled.
+    Confirmed,
 }
 
 /// A one-off run's workload steps as sysbench closes a run: events and
@@ -231,9 +239,9 @@ fn one_off_summary(steps: &[crate::results::StepResult]) -> (String, serde_json:
     (text, serde_json::json!({ "steps": docs }))
 }
 
-/// Writes the report of the run in `out`, prints its relative table
-/// (when `table`), and turns how the run ended into the exit code.
-fn report_and_exit(out: &Path, end: RunEnd, table: bool) -> anyhow::Result<()> {
+/// Writes the report of the run in `out`, prints what `close` asks, and
+/// turns how the run ended into the exit code.
+fn report_and_exit(out: &Path, end: RunEnd, close: Close) -> anyhow::Result<()> {
     let out = &out.to_path_buf();
     let (cs, files) = render::write(
         std::slice::from_ref(out),
@@ -245,7 +253,7 @@ fn report_and_exit(out: &Path, end: RunEnd, table: bool) -> anyhow::Result<()> {
     )
     .context("writing the report")?;
     let stdout = std::io::stdout();
-    for (i, c) in cs.iter().enumerate().filter(|_| table) {
+    for (i, c) in cs.iter().enumerate().filter(|_| close != Close::OneOff) {
         // The plan's comparisons, each under its title.
         if cs.len() > 1 {
             crate::out!("{}== {} ==\n", if i > 0 { "\n" } else { "" }, c.title);
@@ -254,6 +262,12 @@ fn report_and_exit(out: &Path, end: RunEnd, table: bool) -> anyhow::Result<()> {
             "{}",
             render::terminal_relative_table(&c.report, stdout.is_terminal())
         );
+    }
+    if close == Close::Confirmed {
+        // From the report just written: the run read and compared once.
+        if let Some(word) = cs.first().and_then(|c| still_unsettled(&c.report, out)) {
+            crate::errln!("{word}");
+        }
     }
     crate::errln!("\nresults: {}", out.display());
     for f in &files {

@@ -50,9 +50,10 @@ pub(super) fn test_single_windows(rows: &mut [Row], targets: &[TargetMeta], base
     let all = pairs(rows, targets);
     let group_of = |t: usize| targets[t].copy_of.unwrap_or(t);
     for (ri, row) in rows.iter_mut().enumerate() {
-        let plain = row.cells.clone();
-        for (ti, (cell, &b)) in row.cells.iter_mut().zip(base_of).enumerate() {
-            let base = &plain[b];
+        // Tested against the cells as they were, then filled in.
+        let mut found = Vec::new();
+        for (ti, (cell, &b)) in row.cells.iter().zip(base_of).enumerate() {
+            let base = &row.cells[b];
             if b == ti || cell.significance.is_some() || cell.relative.is_none() {
                 continue;
             }
@@ -70,13 +71,19 @@ pub(super) fn test_single_windows(rows: &mut [Row], targets: &[TargetMeta], base
             else {
                 continue;
             };
-            cell.significance = Some(Significance {
-                method: Method::PerSecond,
-                p_value: w.p_value,
-                interval: w.interval,
-                repeats_needed: None,
-                aa_pairs: Some(between.pairs),
-            });
+            found.push((
+                ti,
+                Significance {
+                    method: Method::PerSecond,
+                    p_value: w.p_value,
+                    interval: w.interval,
+                    repeats_needed: None,
+                    aa_pairs: Some(between.pairs),
+                },
+            ));
+        }
+        for (ti, s) in found {
+            row.cells[ti].significance = Some(s);
         }
     }
 }

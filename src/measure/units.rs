@@ -30,6 +30,18 @@ pub fn fmt_ratio(r: f64) -> String {
     }
 }
 
+/// A duration as a person reads it: seconds under a minute and a half,
+/// minutes under an hour and a half, hours above.
+pub fn human_secs(s: f64) -> String {
+    if s < 90.0 {
+        format!("{s:.0} s")
+    } else if s < 5400.0 {
+        format!("{:.0} min", s / 60.0)
+    } else {
+        format!("{:.1} h", s / 3600.0)
+    }
+}
+
 /// A latency in µs, in the unit that reads best.
 pub fn fmt_latency(us: f64) -> String {
     if us < 1000.0 {

@@ -123,9 +123,6 @@ pub struct TreeStat {
     /// for each.
     pub rss_bytes: u64,
     pub processes: u32,
-    /// Context switches, voluntary and not, of every thread of the live
-    /// processes (a backend that exited takes its own along).
-    pub context_switches: u64,
 }
 
 /// utime + stime + cutime + cstime, in ticks, from `/proc/PID/stat`.
@@ -215,7 +212,6 @@ pub fn read_tree(pid: u32) -> Option<TreeStat> {
     let hz = ticks_per_sec();
     let mut stack = vec![pid];
     let (mut ticks, mut own, mut shmem_max, mut n) = (0u64, 0u64, 0u64, 0u32);
-    let mut switches = 0u64;
     let mut first = true;
     while let Some(p) = stack.pop() {
         let stat = fs::read_to_string(format!("/proc/{p}/stat"));
@@ -228,7 +224,6 @@ pub fn read_tree(pid: u32) -> Option<TreeStat> {
         first = false;
         ticks += t;
         n += 1;
-        switches += thread_switches(p);
         if let Ok(status) = fs::read_to_string(format!("/proc/{p}/status")) {
             let (o, s) = parse_rss(&status);
             own += o;
@@ -240,8 +235,24 @@ pub fn read_tree(pid: u32) -> Option<TreeStat> {
         cpu_secs: ticks as f64 / hz,
         rss_bytes: own + shmem_max,
         processes: n,
-        context_switches: switches,
     })
+}
+
+/// Context switches, voluntary and not, of every thread of `pid` and its
+/// live descendants (a backend that exited takes its own along); `None`
+/// when `pid` is gone. Read at a window's two ends only: a thread's file
+/// each, too many to read every second.
+pub fn tree_switches(pid: u32) -> Option<u64> {
+    if !std::path::Path::new(&format!("/proc/{pid}")).exists() {
+        return None;
+    }
+    let mut stack = vec![pid];
+    let mut switches = 0;
+    while let Some(p) = stack.pop() {
+        switches += thread_switches(p);
+        stack.extend(children(p));
+    }
+    Some(switches)
 }
 
 /// One process's own CPU (not its reaped children's), from a scan of

@@ -346,6 +346,10 @@ pub struct Sampled {
     pub procs_last: Vec<procfs::ProcCpu>,
     /// The server's root process, to tell its processes from others.
     pub server_pid: Option<u32>,
+    /// Its threads' context switches at the window's first and last
+    /// snapshot.
+    pub server_cs_first: Option<u64>,
+    pub server_cs_last: Option<u64>,
     /// The server runs here but its processes are not known
     /// ([`Probe::server_elsewhere_here`]).
     pub server_unknown: bool,
@@ -395,8 +399,8 @@ impl Sampled {
                 (Some(x), Some(y)) => super::cpu_between(Some(x + own), Some(y)),
                 _ => None,
             },
-            server_cs: match (&a.server, &b.server) {
-                (Some(x), Some(y)) => Some(y.context_switches.saturating_sub(x.context_switches)),
+            server_cs: match (self.server_cs_first, self.server_cs_last) {
+                (Some(x), Some(y)) => Some(y.saturating_sub(x)),
                 _ => None,
             },
             client_cs: match (a.process_cs, b.process_cs) {
@@ -457,6 +461,7 @@ fn sample(probe: &Probe, start: Instant, stop: &mpsc::Receiver<()>) -> Sampled {
     out.server_pid = probe.server_pid;
     out.server_unknown = probe.server_elsewhere_here;
     out.procs_first = procfs::scan_processes();
+    out.server_cs_first = probe.server_pid.and_then(procfs::tree_switches);
     let keep = |out: &mut Sampled, s: &Snapshot| {
         out.samples += 1;
         if let Some(t) = s.server {
@@ -490,6 +495,7 @@ fn sample(probe: &Probe, start: Instant, stop: &mpsc::Receiver<()>) -> Sampled {
         prev = now;
         if stopped {
             out.procs_last = procfs::scan_processes();
+            out.server_cs_last = probe.server_pid.and_then(procfs::tree_switches);
             return out;
         }
         k += 1;

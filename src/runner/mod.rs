@@ -26,10 +26,11 @@ use std::time::{Duration, Instant};
 use anyhow::{bail, Context};
 
 use crate::db::{Dirs, ErrorKind, Secrets, Target};
+use crate::measure::units::human_secs;
 use crate::metrics::{self, host, Probe};
 use crate::plan::schedule::{Execution, Schedule, Work};
 use crate::results::{self, RunInfo, RunStatus, TargetRecord};
-use crate::util::{human_secs, unix_now, utc_iso};
+use crate::util::{unix_now, utc_iso};
 use sequence::{Job, Mode};
 
 /// Set by the Ctrl-C handler; every loop that can take long checks it.
