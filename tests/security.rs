@@ -444,6 +444,7 @@ fn a_stale_server_on_the_runs_datadir_is_stopped_and_said() {
             basedir: PathBuf::from("/usr"),
             config: None,
             datadir: datadir.clone(),
+            datadir_note: None,
             log_dir: out.join("data"),
             port: None,
             user: Some("mysql".into()),

@@ -338,9 +338,11 @@ fn a_postgres_datadir_its_user_cannot_reach_is_a_clear_error() {
     use std::os::unix::fs::PermissionsExt;
     let dir = shared_tempdir();
     std::fs::set_permissions(dir.path(), std::fs::Permissions::from_mode(0o700)).unwrap();
+    // A datadir the plan names is used there or not at all.
     let text = format!(
-        "steps = [\"load\", \"point-query\"]\n{SETTINGS}{}",
-        pg_target("pg")
+        "steps = [\"load\", \"point-query\"]\n{SETTINGS}{}datadir = \"{}\"\n",
+        pg_target("pg"),
+        dir.path().join("pgdata").display()
     );
     let plan = write_plan(dir.path(), &text);
     run_quiet(&plan, dir.path().join("out"))
@@ -348,6 +350,39 @@ fn a_postgres_datadir_its_user_cannot_reach_is_a_clear_error() {
         .code(3)
         .stderr(contains("the server runs as postgres, who cannot reach"))
         .stderr(contains("chmod o+x"));
+}
+
+#[test]
+fn a_default_datadir_its_user_cannot_reach_goes_to_a_private_place_it_can() {
+    // A clone in root's 0700 home: the results directory is there, the
+    // server runs as postgres. The run works, says where the datadir went,
+    // and leaves nothing behind there.
+    use std::os::unix::fs::{MetadataExt, PermissionsExt};
+    let dir = shared_tempdir();
+    std::fs::set_permissions(dir.path(), std::fs::Permissions::from_mode(0o700)).unwrap();
+    let text = format!(
+        "steps = [\"load\", \"point-query\"]\n{SETTINGS}{}",
+        pg_target("pg")
+    );
+    let plan = write_plan(dir.path(), &text);
+    let out = dir.path().join("out");
+    std::fs::create_dir(&out).unwrap();
+    let m = std::fs::metadata(&out).unwrap();
+    let place = std::path::PathBuf::from(format!("/var/tmp/relbench-data-{}.{}", m.dev(), m.ino()));
+    run_quiet(&plan, &out)
+        .assert()
+        .success()
+        .stderr(contains("who cannot pass"))
+        .stderr(contains(place.join("pg").display().to_string()));
+    let run: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(out.join("run.json")).unwrap()).unwrap();
+    assert_eq!(
+        run["targets"][0]["datadir"].as_str(),
+        Some(&*place.join("pg").display().to_string()),
+        "{}",
+        run["targets"][0]
+    );
+    assert!(!place.exists(), "{} was left behind", place.display());
 }
 
 #[test]

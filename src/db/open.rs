@@ -182,23 +182,26 @@ pub fn server_spec(target: &TargetSpec, m: &Managed, dirs: &Dirs) -> ServerSpec 
     if rocksdb && !config_loads && !m.args.iter().any(|a| a.contains("ha_rocksdb")) {
         plugins.push("ha_rocksdb".to_string());
     }
+    // A server relbench starts as root runs as the engine's own OS user:
+    // PostgreSQL refuses root, and a MariaDB running as root would hand
+    // root's files to anyone who got in.
+    let user = m
+        .user
+        .clone()
+        .or_else(|| super::server::default_user(target.engine).map(str::to_string));
+    let (datadir, datadir_note) = match &m.datadir {
+        Some(d) => (d.clone(), None),
+        None => super::server::chosen_datadir(&absolute(&dirs.out), &target.name, user.as_deref()),
+    };
     ServerSpec {
         target: target.name.clone(),
         basedir: m.basedir.clone(),
         config: m.config.clone(),
-        datadir: m
-            .datadir
-            .clone()
-            .unwrap_or_else(|| absolute(&dirs.out).join("data").join(&target.name)),
+        datadir,
+        datadir_note,
         log_dir: absolute(&dirs.out).join("data"),
         port: m.port,
-        // A server relbench starts as root runs as the engine's own OS
-        // user: PostgreSQL refuses root, and a MariaDB running as root
-        // would hand root's files to anyone who got in.
-        user: m
-            .user
-            .clone()
-            .or_else(|| super::server::default_user(target.engine).map(str::to_string)),
+        user,
         args: m.args.clone(),
         malloc: m.malloc.clone(),
         plugins,

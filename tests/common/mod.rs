@@ -144,6 +144,7 @@ pub fn server_elsewhere(
         basedir: basedir.into(),
         config: None,
         datadir: dir.join(name),
+        datadir_note: None,
         log_dir: dir.to_path_buf(),
         port: None,
         user: Some(user.into()),

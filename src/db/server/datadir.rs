@@ -294,6 +294,24 @@ pub(super) fn stop_stale(spec: &ServerSpec) -> Option<String> {
     ))
 }
 
+/// The first directory above `path` that `uid`/`gid` cannot pass through,
+/// if any.
+fn unpassable(path: &Path, uid: u32, gid: u32) -> Option<PathBuf> {
+    use std::os::unix::fs::MetadataExt;
+    path.ancestors().skip(1).find_map(|dir| {
+        let m = fs::metadata(dir).ok()?;
+        let mode = m.mode();
+        let ok = if m.uid() == uid {
+            mode & 0o100 != 0
+        } else if m.gid() == gid {
+            mode & 0o010 != 0
+        } else {
+            mode & 0o001 != 0
+        };
+        (!ok).then(|| dir.to_path_buf())
+    })
+}
+
 /// Checks that every directory above `path` lets `user` through, since the
 /// server runs as that user (a temporary directory is often root's alone).
 pub(super) fn reachable_by(
@@ -303,26 +321,61 @@ pub(super) fn reachable_by(
     user: &str,
     target: &str,
 ) -> anyhow::Result<()> {
-    use std::os::unix::fs::MetadataExt;
-    for dir in path.ancestors().skip(1) {
-        let Ok(m) = fs::metadata(dir) else { continue };
-        let mode = m.mode();
-        let ok = if m.uid() == uid {
-            mode & 0o100 != 0
-        } else if m.gid() == gid {
-            mode & 0o010 != 0
-        } else {
-            mode & 0o001 != 0
-        };
-        if !ok {
-            bail!(
-                "target \"{target}\": the server runs as {user}, who cannot reach {}: {} is not searchable by it; \
-                 set `datadir` somewhere {user} can reach, or `chmod o+x {}`",
-                path.display(),
-                dir.display(),
-                dir.display()
-            );
-        }
+    if let Some(dir) = unpassable(path, uid, gid) {
+        bail!(
+            "target \"{target}\": the server runs as {user}, who cannot reach {}: {} is not searchable by it; \
+             set `datadir` somewhere {user} can reach, or `chmod o+x {}`",
+            path.display(),
+            dir.display(),
+            dir.display()
+        );
     }
     Ok(())
+}
+
+/// Where relbench puts a datadir the plan does not name: `<results>/data/
+/// <target>`, unless the server's OS user cannot reach it (a clone in
+/// root's 0700 home is the usual case), then a directory of the run's own
+/// under `/var/tmp`, named after the results directory's device and inode
+/// so that `--resume` finds it again. The second value says why it moved.
+pub fn chosen_datadir(out: &Path, target: &str, user: Option<&str>) -> (PathBuf, Option<String>) {
+    use std::os::unix::fs::MetadataExt;
+    let default = out.join("data").join(target);
+    let moved = || {
+        let (uid, gid) = super::lookup_user(user?).ok()?;
+        let blocked = unpassable(&default, uid, gid)?;
+        let m = fs::metadata(out).ok()?;
+        let place = Path::new(MOVED_ROOT)
+            .join(format!("{MOVED_PREFIX}{}.{}", m.dev(), m.ino()))
+            .join(target);
+        unpassable(&place, uid, gid).is_none().then(|| {
+            let why = format!(
+                "target \"{target}\": the server runs as {}, who cannot pass {}, so its datadir is {} \
+                 (removed when the target is done; set `datadir` to choose another place)",
+                user.unwrap_or_default(),
+                blocked.display(),
+                place.display()
+            );
+            (place, Some(why))
+        })
+    };
+    moved().unwrap_or((default, None))
+}
+
+const MOVED_ROOT: &str = "/var/tmp";
+const MOVED_PREFIX: &str = "relbench-data-";
+
+/// The run's own directory under `/var/tmp` that held a moved datadir,
+/// removed once empty.
+pub(super) fn remove_moved_parent(datadir: &Path) {
+    if let Some(parent) = datadir.parent() {
+        let ours = parent.parent() == Some(Path::new(MOVED_ROOT))
+            && parent
+                .file_name()
+                .is_some_and(|n| n.to_string_lossy().starts_with(MOVED_PREFIX));
+        if ours {
+            // Fails, harmlessly, while another target's datadir is in it.
+            let _ = fs::remove_dir(parent);
+        }
+    }
 }

@@ -19,7 +19,7 @@
 mod datadir;
 mod log;
 
-pub use datadir::check_datadir;
+pub use datadir::{check_datadir, chosen_datadir};
 pub mod mariadb;
 pub mod postgres;
 
@@ -116,6 +116,9 @@ pub struct ServerSpec {
     /// my.cnf or postgresql.conf, copied beside the datadir and recorded.
     pub config: Option<PathBuf>,
     pub datadir: PathBuf,
+    /// Why relbench put the datadir where it did, when not in the results
+    /// directory (the server's user cannot reach it): said when it is made.
+    pub datadir_note: Option<String>,
     pub port: Option<u16>,
     /// OS user the server runs as (PostgreSQL refuses root).
     pub user: Option<String>,
@@ -322,6 +325,9 @@ impl ManagedServer {
             datadir_state(&spec, owner.map(|(uid, _)| uid))?;
         }
         let fresh = state != DatadirState::Ours;
+        if let (true, Some(note)) = (fresh, &spec.datadir_note) {
+            crate::errln!("relbench: {note}");
+        }
         sweep_stale_run_dirs(
             &std::iter::once(crate::util::my_uid())
                 .chain(owner.map(|(uid, _)| uid))
@@ -693,6 +699,7 @@ impl Handle {
             if remove_data && self.remove_datadir {
                 let d = s.rt.datadir.clone();
                 fs::remove_dir_all(&d).with_context(|| format!("removing {}", d.display()))?;
+                datadir::remove_moved_parent(&d);
             }
         }
         Ok(())

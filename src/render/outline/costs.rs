@@ -26,7 +26,8 @@ pub(super) const EFFICIENCY_INTRO: &str = "Per operation, or per row for steps c
     not start); machine CPU µs: \
     busy CPU of the whole machine (vmstat's us + sy), whatever ran; server µs: the managed server's \
     processes; client µs: relbench (with an embedded engine, the engine too). cs: context switches of the \
-    machine. Reads, writes and KiB: the devices under the target's data (iostat's r/s, w/s, rkB/s, wkB/s). \
+    benchmark's own threads, the server's and relbench's (not measured for a server relbench did not start); \
+    machine cs: the whole machine's, whatever ran. Reads, writes and KiB: the devices under the target's data (iostat's r/s, w/s, rkB/s, wkB/s). \
     Medians over repeats; \"not measured\" where the figure could not be taken (the step's notes in the \
     results say why), \"—\" where there is nothing to measure (no server for an embedded engine). DB size: \
     the datadir or database file after the step; RSS: the server's processes, shared memory counted once.";
