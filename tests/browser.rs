@@ -241,7 +241,7 @@ fn measure(page: &Path, profile: &Path) -> serde_json::Value {
     html.push_str(
         r#"<script>
 window.addEventListener('load', () => {
-  const clipped = [];
+  const clipped = [], stacked = [];
   for (const svg of document.querySelectorAll('svg.chart')) {
     const box = svg.getBoundingClientRect();
     for (const t of svg.querySelectorAll('text')) {
@@ -249,13 +249,20 @@ window.addEventListener('load', () => {
       if (r.left < box.left - 0.5 || r.right > box.right + 0.5 ||
           r.top < box.top - 0.5 || r.bottom > box.bottom + 0.5) clipped.push(t.textContent);
     }
+    const ends = [...svg.querySelectorAll('text.end-label')].map((t) => [t.textContent, t.getBoundingClientRect()]);
+    for (let i = 0; i < ends.length; i++)
+      for (let j = i + 1; j < ends.length; j++) {
+        const [a, ra] = ends[i], [b, rb] = ends[j];
+        if (Math.min(ra.bottom, rb.bottom) - Math.max(ra.top, rb.top) > 1 &&
+            Math.min(ra.right, rb.right) - Math.max(ra.left, rb.left) > 1) stacked.push(a + ' / ' + b);
+      }
   }
   const s = document.getElementById('summary');
   let first = s;
   while (first && first.tagName !== 'UL' && first.tagName !== 'P') first = first.nextElementSibling;
   const map = document.querySelector('#overview ~ .charts svg');
   const top = (e) => e ? Math.round(e.getBoundingClientRect().top + window.scrollY) : -1;
-  document.title = JSON.stringify({summary: top(first), map: top(map), clipped});
+  document.title = JSON.stringify({summary: top(first), map: top(map), clipped, stacked});
 });
 </script>"#,
     );
@@ -280,8 +287,9 @@ window.addEventListener('load', () => {
 
 /// Regression: the summary began 1,900 px down (a contents list of every
 /// heading and five companion charts before it), two-target charts cut
-/// their titles ("Load: relative throughput across ta"), and twelve
-/// targets' legends ran 750 px past their charts.
+/// their titles ("Load: relative throughput across ta"), twelve
+/// targets' legends ran 750 px past their charts, and the line charts'
+/// end labels stacked on one another at the top of an axis cut at 4.
 #[test]
 fn the_summary_and_the_map_are_on_the_first_screen_and_no_chart_text_is_cut() {
     for fixture in ["results-repeats", "results-tiny", "results-many"] {
@@ -307,5 +315,6 @@ fn the_summary_and_the_map_are_on_the_first_screen_and_no_chart_text_is_cut() {
             );
         }
         assert_eq!(m["clipped"], serde_json::json!([]), "{fixture}: {m}");
+        assert_eq!(m["stacked"], serde_json::json!([]), "{fixture}: {m}");
     }
 }

@@ -197,6 +197,12 @@ pub fn heatmap(r: &Report) -> Option<Chart> {
 
 /// Per group: each step's relative throughput across the targets in plan
 /// order, the base included at 1, one labelled line per step.
+///
+/// The y-axis is logarithmic, since ratios are (×2 and ×½ lie as far from
+/// 1), and spans every value: a linear axis cut at 4 drew writes of ×7 to
+/// ×49 as one stack at its top. Labels at the lines' right ends are spread
+/// to 11 px apart, with a leader to the end they name, and the chart grows
+/// taller when they need more room than the plot has.
 pub fn over_targets(r: &Report, g: Group) -> Option<Chart> {
     // One base for the whole line (several hosts each have their own).
     let base = r.base_of.first().copied()?;
@@ -210,36 +216,65 @@ pub fn over_targets(r: &Report, g: Group) -> Option<Chart> {
     let values: Vec<f64> = rows
         .iter()
         .flat_map(|row| order.iter().filter_map(|&i| row.cells[i].relative))
+        .filter(|v| v.is_finite())
         .collect();
-    let hi = values.iter().copied().fold(1.2, f64::max).min(4.0);
-    let lo = values.iter().copied().fold(0.8, f64::min).max(0.0);
-    let (y_lo, y_hi) = ((lo * 10.0).floor() / 10.0, nice_ceiling(hi));
+    let axis = LogAxis::spanning(&values);
     let names: Vec<&str> = order.iter().map(|&i| r.targets[i].name.as_str()).collect();
     let labels: Vec<String> = rows.iter().map(|row| row_label(r, row)).collect();
     let label_w = labels.iter().map(|l| l.chars().count()).max().unwrap_or(4) as f64 * 6.0;
     let (left, top_m, plot_h) = (44.0, 30.0, 200.0);
     let step_x = (560.0 / (order.len() - 1) as f64).clamp(28.0, 90.0);
     let plot_w = step_x * (order.len() - 1) as f64;
+    let y = |v: f64| top_m + plot_h - axis.fraction(v) * plot_h;
+    let x = |k: usize| left + step_x * k as f64;
+    // Each line's points and where its label goes.
+    let lines: Vec<(usize, Vec<(f64, f64)>)> = rows
+        .iter()
+        .enumerate()
+        .map(|(si, row)| {
+            let pts = order
+                .iter()
+                .enumerate()
+                .filter_map(|(k, &ti)| Some((x(k), y(row.cells[ti].relative?))))
+                .collect();
+            (si, pts)
+        })
+        .filter(|(_, pts): &(usize, Vec<(f64, f64)>)| !pts.is_empty())
+        .collect();
+    let ends: Vec<f64> = lines
+        .iter()
+        .map(|(_, p)| p.last().expect("not empty").1)
+        .collect();
+    let placed = spread(&ends, LABEL_GAP, top_m, top_m + plot_h);
+    let labels_end = placed.iter().copied().fold(top_m + plot_h, f64::max);
     let bottom = 12.0 + names.iter().map(|n| n.chars().count()).max().unwrap_or(4) as f64 * 4.7;
-    let width = left + plot_w + 16.0 + label_w;
-    let height = top_m + plot_h + bottom;
+    let width = left + plot_w + 22.0 + label_w;
+    let height = (top_m + plot_h + bottom).max(labels_end + 10.0);
     let title = format!(
         "{}: relative throughput across targets (÷ {})",
         g.title(),
         r.targets[base].name
     );
     let mut svg = Svg::new(width, height, &title);
-    let y = |v: f64| top_m + plot_h - ((v.clamp(y_lo, y_hi) - y_lo) / (y_hi - y_lo)) * plot_h;
-    let x = |k: usize| left + step_x * k as f64;
-    let step = ((y_hi - y_lo) / 5.0).max(0.05);
-    let step = nice_ceiling(step);
-    let mut t = (y_lo / step).ceil() * step;
-    let mut tick_list = Vec::new();
-    while t <= y_hi + 1e-9 {
-        tick_list.push((t, trim(t)));
-        t += step;
-    }
+    // A ratio under the floor is drawn on it, and the floor's tick says so.
+    let floored = values.iter().any(|&v| v < LogAxis::FLOOR);
+    let tick_list: Vec<(f64, String)> = axis
+        .ticks()
+        .into_iter()
+        .enumerate()
+        .map(|(k, t)| {
+            (
+                t,
+                if k == 0 && floored {
+                    format!("≤{}", trim(t))
+                } else {
+                    trim(t)
+                },
+            )
+        })
+        .collect();
     svg.y_axis(left, left + plot_w, &tick_list, y);
+    svg.text(left - 4.0, top_m - 8.0, "end", " fill=\"#666\"", "log");
     svg.line(
         left,
         y(1.0),
@@ -250,17 +285,8 @@ pub fn over_targets(r: &Report, g: Group) -> Option<Chart> {
     for (k, name) in names.iter().enumerate() {
         svg.slanted(x(k) + 3.0, top_m + plot_h + 10.0, name);
     }
-    // Direct labels at the right end, nudged apart so they do not overlap.
-    let mut ends: Vec<(f64, usize)> = Vec::new();
-    for (si, row) in rows.iter().enumerate() {
-        let pts: Vec<(f64, f64)> = order
-            .iter()
-            .enumerate()
-            .filter_map(|(k, &ti)| Some((x(k), y(row.cells[ti].relative?))))
-            .collect();
-        if pts.is_empty() {
-            continue;
-        }
+    for ((si, pts), label_y) in lines.iter().zip(&placed) {
+        let (si, row) = (*si, rows[*si]);
         let tip = format!(
             "{}: {}",
             labels[si],
@@ -272,7 +298,7 @@ pub fn over_targets(r: &Report, g: Group) -> Option<Chart> {
                 .collect::<Vec<_>>()
                 .join(", ")
         );
-        svg.polyline(&pts, colour(si), "", &tip);
+        svg.polyline(pts, colour(si), "", &tip);
         // A point from a disturbed window is hollow: drawn, not judged.
         let disturbed: Vec<bool> = order
             .iter()
@@ -289,18 +315,21 @@ pub fn over_targets(r: &Report, g: Group) -> Option<Chart> {
                 colour(si)
             );
         }
-        ends.push((pts.last().expect("not empty").1, si));
-    }
-    ends.sort_by(|a, b| a.0.total_cmp(&b.0));
-    let mut last = f64::MIN;
-    for (py, si) in ends {
-        let py = py.max(last + 11.0);
-        last = py;
+        let (end_x, end_y) = *pts.last().expect("not empty");
+        let lx = left + plot_w + 14.0;
+        // A label moved off its line's end points back to it.
+        svg.line(
+            end_x + 3.0,
+            end_y,
+            lx - 2.0,
+            *label_y,
+            &format!("stroke=\"{}\" stroke-width=\"0.6\"", colour(si)),
+        );
         svg.text(
-            left + plot_w + 6.0,
-            py + 4.0,
+            lx,
+            label_y + 4.0,
             "start",
-            &format!(" fill=\"{}\"", colour(si)),
+            &format!(" class=\"end-label\" fill=\"{}\"", colour(si)),
             &labels[si],
         );
     }
@@ -311,10 +340,147 @@ pub fn over_targets(r: &Report, g: Group) -> Option<Chart> {
     })
 }
 
+/// The vertical room of one end label (11 px text).
+const LABEL_GAP: f64 = 12.0;
+
+/// Positions for labels that want to sit at `want` (any order), each at
+/// least `gap` from the next, as near their wish as that allows, within
+/// `lo..hi` when they fit and running on below `hi` when they do not.
+fn spread(want: &[f64], gap: f64, lo: f64, hi: f64) -> Vec<f64> {
+    let mut order: Vec<usize> = (0..want.len()).collect();
+    order.sort_by(|&a, &b| want[a].total_cmp(&want[b]));
+    let mut pos: Vec<f64> = order.iter().map(|&i| want[i].clamp(lo, hi)).collect();
+    for k in 1..pos.len() {
+        pos[k] = pos[k].max(pos[k - 1] + gap);
+    }
+    // Pushed past the bottom: pull back up as far as the top allows.
+    if let Some(&last) = pos.last() {
+        if last > hi {
+            let n = pos.len();
+            pos[n - 1] = hi.max(lo + gap * (n - 1) as f64);
+            for k in (0..n - 1).rev() {
+                pos[k] = pos[k].min(pos[k + 1] - gap);
+            }
+        }
+    }
+    let mut out = vec![0.0; want.len()];
+    for (k, &i) in order.iter().enumerate() {
+        out[i] = pos[k];
+    }
+    out
+}
+
+/// A logarithmic axis over ratios, from the smallest value to the largest
+/// and always past 0.8 and 1.25 so that 1 sits inside with room.
+struct LogAxis {
+    lo: f64,
+    hi: f64,
+}
+
+impl LogAxis {
+    /// The smallest ratio drawn: a throughput of a hundredth of the base's
+    /// or less sits on the floor (a ratio of 0 has no place on a log axis).
+    const FLOOR: f64 = 0.01;
+
+    fn spanning(values: &[f64]) -> Self {
+        let lo = values.iter().copied().fold(0.8, f64::min).max(Self::FLOOR);
+        let hi = values.iter().copied().fold(1.25, f64::max).max(lo * 1.5);
+        // Ticks land on the ends when the span is wide: round them out to
+        // powers of two there.
+        if hi / lo > 4.0 {
+            LogAxis {
+                lo: 2f64.powf(lo.log2().floor()),
+                hi: 2f64.powf(hi.log2().ceil()),
+            }
+        } else {
+            LogAxis {
+                lo: lo * 0.95,
+                hi: hi * 1.05,
+            }
+        }
+    }
+
+    /// Where `v` lies, 0 at the bottom and 1 at the top.
+    fn fraction(&self, v: f64) -> f64 {
+        (v.clamp(self.lo, self.hi).ln() - self.lo.ln()) / (self.hi.ln() - self.lo.ln())
+    }
+
+    fn ticks(&self) -> Vec<f64> {
+        if self.hi / self.lo > 4.0 {
+            // Powers of two, every other one when there are many.
+            let (a, b) = (self.lo.log2().round() as i32, self.hi.log2().round() as i32);
+            let every = if b - a > 8 { 2 } else { 1 };
+            (a..=b)
+                .filter(|e| (e - a) % every == 0 || *e == 0)
+                .map(|e| 2f64.powi(e))
+                .collect()
+        } else {
+            let step = nice_ceiling((self.hi - self.lo) / 5.0).max(0.05);
+            let mut t = (self.lo / step).ceil() * step;
+            let mut out = Vec::new();
+            while t <= self.hi + 1e-9 {
+                out.push(t);
+                t += step;
+            }
+            out
+        }
+    }
+}
+
 /// Every overview chart: the heat map, then a line chart per group.
 pub fn all(r: &Report) -> Vec<Chart> {
     heatmap(r)
         .into_iter()
         .chain(Group::ALL.iter().filter_map(|g| over_targets(r, *g)))
         .collect()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn end_labels_keep_their_order_and_gap_and_stay_in_the_plot_when_they_fit() {
+        // Five lines ending within 3 px of the top of the plot, one far below.
+        let want = [31.0, 30.0, 32.0, 33.0, 30.5, 200.0];
+        let got = spread(&want, 12.0, 30.0, 230.0);
+        let mut sorted: Vec<f64> = got.clone();
+        sorted.sort_by(f64::total_cmp);
+        for w in sorted.windows(2) {
+            assert!(w[1] - w[0] >= 12.0 - 1e-9, "{got:?}");
+        }
+        assert!(got.iter().all(|&y| (30.0..=230.0).contains(&y)), "{got:?}");
+        // The lowest line's label stays at its line.
+        assert_eq!(got[5], 200.0);
+        // Order kept: 30.0 < 30.5 < 31 < 32 < 33.
+        assert!(got[1] < got[4] && got[4] < got[0] && got[0] < got[2] && got[2] < got[3]);
+        // Crowded at the bottom: pulled back up inside.
+        let got = spread(&[229.0, 230.0, 228.0], 12.0, 30.0, 230.0);
+        assert!(got.iter().all(|&y| y <= 230.0), "{got:?}");
+        // More labels than the plot holds run on below it, still apart.
+        let got = spread(&[100.0; 30], 12.0, 30.0, 230.0);
+        let mut s = got.clone();
+        s.sort_by(f64::total_cmp);
+        assert_eq!(s[0], 30.0);
+        assert!(s.windows(2).all(|w| w[1] - w[0] >= 12.0 - 1e-9), "{s:?}");
+    }
+
+    #[test]
+    fn the_ratio_axis_spans_every_value() {
+        // Regression: writes of ×7 to ×49 were drawn at an axis cut at 4.
+        let a = LogAxis::spanning(&[0.37, 1.0, 7.0, 49.0]);
+        assert!(a.lo <= 0.37 && a.hi >= 49.0);
+        assert!(a.fraction(49.0) <= 1.0 && a.fraction(48.0) < a.fraction(49.0));
+        assert!(a.fraction(0.37) > 0.0 || a.lo == 0.25);
+        let t = a.ticks();
+        assert!(t.contains(&1.0) && *t.last().unwrap() >= 49.0, "{t:?}");
+        // Close ratios: round ticks around 1.
+        let a = LogAxis::spanning(&[0.97, 1.02]);
+        let t = a.ticks();
+        assert!(
+            t.len() >= 3 && t.iter().any(|&v| (v - 1.0).abs() < 1e-9),
+            "{t:?}"
+        );
+        assert!(a.fraction(1.25) <= 1.0 && a.fraction(0.8) >= 0.0);
+    }
 }
