@@ -1,7 +1,7 @@
 //! The Insert Benchmark's SQL in each dialect, in the shapes iibench.py
 //! (mdcallag/mytools, bench/ibench) sends: its columns and their types,
 //! its index names, its query texts (FORCE INDEX on MySQL). What still
-//! differs is listed in the README's Insert Benchmark section.
+//! differs is listed in docs/guide/insert-benchmark.md.
 
 use crate::db::Dialect;
 
