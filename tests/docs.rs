@@ -56,7 +56,10 @@ fn toml_blocks(text: &str) -> Vec<(usize, String)> {
 }
 
 fn as_plan(block: &str) -> String {
-    if block.lines().any(|l| l.trim_start().starts_with("[[target]]")) {
+    if block
+        .lines()
+        .any(|l| l.trim_start().starts_with("[[target]]"))
+    {
         block.to_string()
     } else {
         format!("{block}\n[[target]]\nname = \"doc-example\"\nengine = \"sqlite\"\n")

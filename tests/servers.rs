@@ -572,6 +572,7 @@ fn a_url_target_reads_its_password_from_the_environment_and_never_writes_it() {
         password: None,
         database: None,
         tls: relbench::db::tls::Tls::Off,
+        found_rows: true,
     })
     .unwrap();
     root.execute_text(&format!(

@@ -148,6 +148,7 @@ fn a_mysql_9_7_target_by_url_authenticates_fully_with_caching_sha2_over_tcp() {
         password: Some(secret.into()),
         database: Some("sbtest".into()),
         tls,
+        found_rows: true,
     };
     let cipher = |c: &mut WireConn| {
         c.query_text("SHOW SESSION STATUS LIKE 'Ssl_cipher'")

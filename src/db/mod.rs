@@ -164,6 +164,31 @@ pub trait Conn: Send {
     fn begin(&mut self, write: bool) -> DbResult<()>;
     fn commit(&mut self) -> DbResult<()>;
     fn rollback(&mut self) -> DbResult<()>;
+    /// Runs a query as [`Conn::query`] does and also returns column `col`
+    /// of its last row as an integer (`None` without rows, or NULL): what
+    /// LinkBench pages by (the time of the last link read). Only rows'
+    /// counts are read otherwise, so this is for the few statements that
+    /// need a value.
+    fn query_last(
+        &mut self,
+        _stmt: Stmt,
+        _params: &[Param<'_>],
+        _col: usize,
+    ) -> DbResult<(u64, Option<i64>)> {
+        Err(DbError::new(
+            ErrorKind::Other,
+            "this connection cannot read a value of a row",
+        ))
+    }
+    /// From now on a write reports the rows it changed, not the rows it
+    /// matched (MySQL without `CLIENT_FOUND_ROWS`: an upsert answers 1 for
+    /// an insert, 2 for a changed row, 0 for a row left as it was, which
+    /// LinkBench's `addLink` reads). Call before preparing statements: a
+    /// MySQL connection is opened again for it. Other engines already
+    /// count changed rows.
+    fn count_changed_rows(&mut self) -> DbResult<()> {
+        Ok(())
+    }
     /// Streams rows into `table` through the engine's bulk path (LOAD DATA
     /// LOCAL INFILE, COPY FROM STDIN). `fill` appends tab-separated,
     /// newline-terminated rows to the buffer and returns false once it has

@@ -89,6 +89,7 @@ pub fn open(
                 password,
                 database: Some(u.database.clone().unwrap_or_else(|| "sbtest".into())),
                 tls: target.tls,
+                found_rows: true,
             };
             Ok(Box::new(
                 MysqlDriver::remote(target.engine, opts, target.storage_engine.clone())

@@ -19,6 +19,16 @@ pub trait Wire: Send {
     fn prepare(&mut self, sql: &str) -> DbResult<usize>;
     /// Executes a prepared statement, counting rows without decoding them.
     fn execute(&mut self, stmt: usize, params: &[Param<'_>]) -> DbResult<Outcome>;
+    /// From the next command on, the value of column `col` of each row
+    /// read is decoded as an integer (`None`: no longer), and the last
+    /// row's is kept for [`Wire::last_value`].
+    fn watch_column(&mut self, col: Option<usize>);
+    /// The watched column of the last row the last command returned.
+    fn last_value(&mut self) -> Option<i64>;
+    /// See [`Conn::count_changed_rows`].
+    fn count_changed_rows(&mut self) -> DbResult<()> {
+        Ok(())
+    }
     /// Runs SQL text, discarding rows.
     fn execute_text(&mut self, sql: &str) -> DbResult<Outcome>;
     /// The engine's bulk path; see [`Conn::bulk_load`].
@@ -168,6 +178,23 @@ impl<W: Wire> Conn for ProtocolConn<W> {
 
     fn query(&mut self, stmt: Stmt, params: &[Param<'_>]) -> DbResult<u64> {
         self.run(stmt, params).map(|o| o.rows)
+    }
+
+    fn query_last(
+        &mut self,
+        stmt: Stmt,
+        params: &[Param<'_>],
+        col: usize,
+    ) -> DbResult<(u64, Option<i64>)> {
+        self.wire.watch_column(Some(col));
+        let r = self.run(stmt, params);
+        let last = self.wire.last_value();
+        self.wire.watch_column(None);
+        r.map(|o| (o.rows, last))
+    }
+
+    fn count_changed_rows(&mut self) -> DbResult<()> {
+        self.wire.count_changed_rows()
     }
 
     fn exec(&mut self, stmt: Stmt, params: &[Param<'_>]) -> DbResult<u64> {

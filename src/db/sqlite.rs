@@ -418,6 +418,24 @@ impl Conn for SqliteConn {
         Ok(n)
     }
 
+    fn query_last(
+        &mut self,
+        stmt: Stmt,
+        params: &[Param<'_>],
+        col: usize,
+    ) -> DbResult<(u64, Option<i64>)> {
+        let path = &self.path;
+        let mut st = self.stmt(stmt)?;
+        bind(&mut st, params, path)?;
+        let mut rows = st.raw_query();
+        let (mut n, mut last) = (0, None);
+        while let Some(row) = rows.next().map_err(|e| map_err(e, path))? {
+            n += 1;
+            last = row.get::<_, Option<i64>>(col).ok().flatten();
+        }
+        Ok((n, last))
+    }
+
     fn exec(&mut self, stmt: Stmt, params: &[Param<'_>]) -> DbResult<u64> {
         let path = &self.path;
         let mut st = self.stmt(stmt)?;

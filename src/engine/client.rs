@@ -83,6 +83,16 @@ fn open(
     Ok((conn, client))
 }
 
+/// Whether no measured client has finished an event in the window yet,
+/// nor failed one.
+fn nothing_measured(sh: &Shared) -> bool {
+    sh.counters
+        .iter()
+        .zip(&sh.measured)
+        .all(|(c, m)| !*m || c.0.load(Ordering::Relaxed) == 0)
+        && sh.failed_any.load(Ordering::Relaxed) == 0
+}
+
 /// The event loop. Returns why the connection stopped early, if it did.
 fn events(
     sh: &Shared,
@@ -111,6 +121,15 @@ fn events(
         Stop::Time(d) => window + d,
         Stop::Events(_) => t0 + Duration::from_secs(365 * 86400),
     };
+    // A timed window in which no event both started and finished (every
+    // client stalled across it: an fsync, a lock, a busy machine) goes on
+    // until one does, for up to ten times its length (5 s at least, a
+    // minute at most): the step is then measured over a longer window,
+    // which its notes say, rather than failed with nothing measured.
+    let grace = match spec.stop {
+        Stop::Time(d) => (d * 10).clamp(Duration::from_secs(5), Duration::from_secs(60)),
+        Stop::Events(_) => Duration::ZERO,
+    };
     let mut pacer = role.rate.map(|r| Pacer::new(r, t0));
     let mut failures = 0u32;
     loop {
@@ -132,7 +151,7 @@ fn events(
             }
         };
         let now = Instant::now();
-        if now >= end {
+        if now >= end && !(now < end + grace && nothing_measured(sh)) {
             return None;
         }
         if !rec.active && now >= window {
@@ -171,6 +190,7 @@ fn events(
                 failures += 1;
                 if rec.active {
                     rec.failed_events += 1;
+                    sh.failed_any.fetch_add(1, Ordering::Relaxed);
                 }
                 if kind.is_fatal() || failures >= MAX_CONSECUTIVE_FAILURES {
                     let why = rec.last_sample().unwrap_or(kind.name());

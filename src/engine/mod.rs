@@ -94,6 +94,9 @@ struct Shared<'a> {
     expected_secs: usize,
     /// Events measured so far, per thread, for the progress display.
     counters: Vec<Padded>,
+    /// Failed events in the window, all threads: a step whose events fail
+    /// is not waited on for one to succeed.
+    failed_any: std::sync::atomic::AtomicU64,
     ready: Barrier,
     go: Barrier,
     start: OnceLock<Instant>,
@@ -132,6 +135,7 @@ pub fn run(spec: &StepSpec<'_>, live: &mut dyn FnMut(&Live)) -> Measured {
             Stop::Events(_) => 60,
         },
         counters: (0..n).map(|_| Padded::default()).collect(),
+        failed_any: std::sync::atomic::AtomicU64::new(0),
         ready: Barrier::new(n + 1),
         go: Barrier::new(n + 1),
         start: OnceLock::new(),
@@ -316,6 +320,11 @@ mod tests {
 
     /// One client running events of `event` for a step of one second.
     fn one_second_of(event: Duration) -> Measured {
+        step_of(event, Duration::ZERO, Duration::from_secs(1))
+    }
+
+    /// One client running events of `event` after `warmup`, for `window`.
+    fn step_of(event: Duration, warmup: Duration, window: Duration) -> Measured {
         let dir = tempfile::tempdir().unwrap();
         let driver = crate::db::sqlite::SqliteDriver::new(dir.path().join("t.db"), vec![]);
         let interrupt = AtomicBool::new(false);
@@ -330,8 +339,8 @@ mod tests {
             workload: &w,
             scale: Scale::probe(),
             clients: 1,
-            warmup: Duration::ZERO,
-            stop: Stop::Time(Duration::from_secs(1)),
+            warmup,
+            stop: Stop::Time(window),
             rate: None,
             reconnect: false,
             plain: false,
@@ -359,6 +368,27 @@ mod tests {
         // event within a tick).
         let sampled = m.sampled.window().secs;
         assert!(sampled >= 1.35, "sampler window {sampled} s");
+    }
+
+    /// Regression: a step failed with "no event completed in the measured
+    /// window" when a stall held every client across a short window (a
+    /// busy machine, an fsync): the window goes on until an event has both
+    /// started and finished in it.
+    #[test]
+    fn a_window_no_event_completed_in_goes_on_until_one_does() {
+        // Events of 400 ms from t = 0, a window from 50 to 150 ms: the first
+        // event straddles it, the second (0.4 to 0.8 s) is measured.
+        let m = step_of(
+            Duration::from_millis(400),
+            Duration::from_millis(50),
+            Duration::from_millis(100),
+        );
+        assert_eq!(m.merged.events, 1);
+        assert!(
+            (0.7..2.0).contains(&m.secs),
+            "window {} s for an event ending at 0.8 s",
+            m.secs
+        );
     }
 
     /// Regression: scan throughput moved in steps of one table's rows per

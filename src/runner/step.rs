@@ -316,7 +316,7 @@ fn run_workload(
             r.notes.insert(
                 "window".into(),
                 format!(
-                    "the window ran {past:.1} s past the step's {:.1} s to finish the events in flight; throughput and costs are over all {:.1} s",
+                    "the window ran {past:.1} s past the step's {:.1} s to finish the events in flight (or, when none had both started and finished in it, until one had); throughput and costs are over all {:.1} s",
                     d.as_secs_f64(),
                     m.secs
                 ),

@@ -89,6 +89,7 @@ impl MysqlDriver {
                 password: Some(srv.rt.password.expose().to_string()),
                 database: Some(mariadb::DATABASE.into()),
                 tls,
+                found_rows: true,
             },
             admin: Opts {
                 database: Some(mariadb::DATABASE.into()),
@@ -408,6 +409,18 @@ impl Wire for WireConn {
 
     fn execute_text(&mut self, sql: &str) -> DbResult<Outcome> {
         WireConn::execute_text(self, sql)
+    }
+
+    fn watch_column(&mut self, col: Option<usize>) {
+        WireConn::watch_column(self, col)
+    }
+
+    fn last_value(&mut self) -> Option<i64> {
+        WireConn::last_value(self)
+    }
+
+    fn count_changed_rows(&mut self) -> DbResult<()> {
+        WireConn::count_changed_rows(self)
     }
 
     fn bulk_load(

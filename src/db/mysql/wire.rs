@@ -67,6 +67,10 @@ pub struct Opts {
     pub database: Option<String>,
     /// Whether TCP connections are encrypted.
     pub tls: Tls,
+    /// Writes report the rows they matched (`CLIENT_FOUND_ROWS`, as
+    /// libmysqlclient's users mostly ask), or, when false, the rows they
+    /// changed.
+    pub found_rows: bool,
 }
 
 /// Prints everything but the password.
@@ -103,6 +107,13 @@ pub struct WireConn {
     /// The server wanted caching_sha2_password's full authentication over
     /// a plain TCP connection, which may not carry the password.
     full_auth_refused: bool,
+    /// What it was opened with, to open it again with other capabilities.
+    opts: Opts,
+    /// A column whose value each row is read for, the last row's kept.
+    watch: Option<usize>,
+    last: Option<i64>,
+    /// The result set's column types, read while a column is watched.
+    types: Vec<u8>,
 }
 
 fn io_err(e: io::Error) -> DbError {
@@ -213,7 +224,36 @@ impl WireConn {
             connection_id: 0,
             broken: false,
             full_auth_refused: false,
+            opts: opts.clone(),
+            watch: None,
+            last: None,
+            types: Vec::new(),
         })
+    }
+
+    /// See [`crate::db::protocol::Wire::watch_column`].
+    pub fn watch_column(&mut self, col: Option<usize>) {
+        self.watch = col;
+        self.last = None;
+    }
+
+    pub fn last_value(&mut self) -> Option<i64> {
+        self.last.take()
+    }
+
+    /// From now on writes report the rows they changed: the connection is
+    /// opened again without `CLIENT_FOUND_ROWS` (a capability is agreed at
+    /// the handshake only). Statements prepared before are gone.
+    pub fn count_changed_rows(&mut self) -> DbResult<()> {
+        if self.caps & CLIENT_FOUND_ROWS == 0 {
+            return Ok(());
+        }
+        let opts = Opts {
+            found_rows: false,
+            ..self.opts.clone()
+        };
+        *self = WireConn::connect(&opts)?;
+        Ok(())
     }
 
     /// How long a read waits for the server (`None`: for ever).
@@ -374,7 +414,11 @@ impl WireConn {
             }
         }
         let want = CLIENT_LONG_PASSWORD
-            | CLIENT_FOUND_ROWS
+            | if opts.found_rows {
+                CLIENT_FOUND_ROWS
+            } else {
+                0
+            }
             | CLIENT_LONG_FLAG
             | CLIENT_LOCAL_FILES
             | CLIENT_PROTOCOL_41
@@ -530,8 +574,12 @@ impl WireConn {
                     let mut pos = 0;
                     let cols =
                         lenenc(&self.buf, &mut pos).ok_or_else(|| proto_err("bad column count"))?;
+                    self.types.clear();
                     for _ in 0..cols {
                         self.read_packet()?;
+                        if self.watch.is_some() {
+                            self.types.push(column_type(&self.buf));
+                        }
                     }
                     if !self.eof_deprecated() {
                         self.read_packet()?;
@@ -557,6 +605,16 @@ impl WireConn {
                             Some(0xFF) => return Err(self.server_error()),
                             _ => {
                                 outcome.rows += 1;
+                                if let Some(col) = self.watch {
+                                    self.last = if self.buf.first() == Some(&0x00) {
+                                        binary_int(&self.buf, &self.types, col)
+                                    } else {
+                                        text_row(&self.buf, col + 1)
+                                            .pop()
+                                            .flatten()
+                                            .and_then(|v| v.parse().ok())
+                                    };
+                                }
                                 if let Some(rows) = keep.as_deref_mut() {
                                     rows.push(text_row(&self.buf, cols as usize));
                                 }
@@ -708,6 +766,72 @@ impl WireConn {
     }
 }
 
+/// The type byte of a column definition packet (Protocol::ColumnDefinition41:
+/// six length-encoded strings, the length of the fixed fields, the
+/// character set, the column length, then the type).
+fn column_type(buf: &[u8]) -> u8 {
+    let mut pos = 0;
+    for _ in 0..6 {
+        let Some(n) = lenenc(buf, &mut pos) else {
+            return 0;
+        };
+        pos += n as usize;
+    }
+    let _ = lenenc(buf, &mut pos);
+    buf.get(pos + 6).copied().unwrap_or(0)
+}
+
+/// Column `col` of a binary protocol row as an integer: the row's NULL
+/// bitmap (offset by 2 bits) and each earlier column's length, by its
+/// type, lead to it. Integer types are read as they are, strings and
+/// decimals parsed; `None` for NULL or another type.
+fn binary_int(buf: &[u8], types: &[u8], col: usize) -> Option<i64> {
+    let null = |i: usize| {
+        buf.get(1 + (i + 2) / 8)
+            .is_some_and(|b| b & (1 << ((i + 2) % 8)) != 0)
+    };
+    let mut pos = 1 + (types.len() + 7 + 2) / 8;
+    for (i, &t) in types.iter().enumerate() {
+        if null(i) {
+            if i == col {
+                return None;
+            }
+            continue;
+        }
+        let start = pos;
+        let fixed = match t {
+            0x01 => Some(1),                   // TINY
+            0x02 | 0x0d => Some(2),            // SHORT, YEAR
+            0x03 | 0x09 | 0x04 => Some(4),     // LONG, INT24, FLOAT
+            0x08 | 0x05 => Some(8),            // LONGLONG, DOUBLE
+            0x07 | 0x0a | 0x0b | 0x0c => None, // temporal: a length byte
+            0x06 => Some(0),                   // NULL
+            _ => None,
+        };
+        let (value_at, len) = match (fixed, t) {
+            (Some(n), _) => (start, n),
+            (None, 0x07 | 0x0a | 0x0b | 0x0c) => (start + 1, *buf.get(start)? as usize),
+            (None, _) => {
+                let n = lenenc(buf, &mut pos)? as usize;
+                (pos, n)
+            }
+        };
+        pos = value_at + len;
+        if i == col {
+            let v = buf.get(value_at..value_at + len)?;
+            return match t {
+                0x01 => Some(i64::from(v[0] as i8)),
+                0x02 | 0x0d => Some(i64::from(i16::from_le_bytes([v[0], v[1]]))),
+                0x03 | 0x09 => Some(i64::from(i32::from_le_bytes(v.try_into().ok()?))),
+                0x08 => Some(i64::from_le_bytes(v.try_into().ok()?)),
+                0x04 | 0x05 | 0x06 | 0x07 | 0x0a | 0x0b | 0x0c => None,
+                _ => std::str::from_utf8(v).ok()?.parse().ok(),
+            };
+        }
+    }
+    None
+}
+
 fn text_row(buf: &[u8], cols: usize) -> Vec<Option<String>> {
     let mut pos = 0;
     (0..cols)
@@ -756,6 +880,39 @@ mod tests {
             assert_eq!(lenenc(&out, &mut pos), Some(v), "{v}");
             assert_eq!(pos, out.len());
         }
+    }
+
+    #[test]
+    fn a_binary_rows_integer_column_is_read_past_nulls_and_strings() {
+        // A column definition: six strings, the fixed part's length, then
+        // charset (2), length (4), type.
+        let def = |t: u8| {
+            let mut d = Vec::new();
+            for s in ["def", "sbtest", "l", "linktable", "c", "c"] {
+                put_lenenc(&mut d, s.len() as u64);
+                d.extend_from_slice(s.as_bytes());
+            }
+            d.push(0x0c);
+            d.extend_from_slice(&[33, 0, 20, 0, 0, 0, t, 0, 0, 0, 0, 0]);
+            d
+        };
+        // id1 BIGINT, visibility TINYINT, data VARBINARY, time BIGINT,
+        // version INT NULL.
+        let types: Vec<u8> = [0x08, 0x01, 0xfd, 0x08, 0x03]
+            .iter()
+            .map(|&t| column_type(&def(t)))
+            .collect();
+        assert_eq!(types, [0x08, 0x01, 0xfd, 0x08, 0x03]);
+        let mut row = vec![0x00, 0b1000_0000]; // version (column 4) is NULL
+        row.extend_from_slice(&42i64.to_le_bytes());
+        row.push(0);
+        put_lenenc(&mut row, 3);
+        row.extend_from_slice(b"abc");
+        row.extend_from_slice(&1_795_484_569_000i64.to_le_bytes());
+        assert_eq!(binary_int(&row, &types, 0), Some(42));
+        assert_eq!(binary_int(&row, &types, 1), Some(0));
+        assert_eq!(binary_int(&row, &types, 3), Some(1_795_484_569_000));
+        assert_eq!(binary_int(&row, &types, 4), None);
     }
 
     #[test]

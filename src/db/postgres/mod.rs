@@ -300,6 +300,14 @@ impl Wire for WireConn {
         WireConn::execute(self, stmt, params)
     }
 
+    fn watch_column(&mut self, col: Option<usize>) {
+        WireConn::watch_column(self, col)
+    }
+
+    fn last_value(&mut self) -> Option<i64> {
+        WireConn::last_value(self)
+    }
+
     fn execute_text(&mut self, sql: &str) -> DbResult<Outcome> {
         WireConn::execute_text(self, sql)
     }

@@ -92,6 +92,9 @@ pub struct WireConn {
     stmts: Vec<usize>,
     pub server_version: String,
     broken: bool,
+    /// A column whose value each row is read for, the last row's kept.
+    watch: Option<usize>,
+    last: Option<i64>,
 }
 
 fn io_err(e: io::Error) -> DbError {
@@ -152,9 +155,21 @@ impl WireConn {
             stmts: Vec::new(),
             server_version: String::new(),
             broken: false,
+            watch: None,
+            last: None,
         };
         c.startup(opts)?;
         Ok(c)
+    }
+
+    /// See [`crate::db::protocol::Wire::watch_column`].
+    pub fn watch_column(&mut self, col: Option<usize>) {
+        self.watch = col;
+        self.last = None;
+    }
+
+    pub fn last_value(&mut self) -> Option<i64> {
+        self.last.take()
     }
 
     /// How long a read waits for the server (`None`: for ever).
@@ -351,6 +366,9 @@ impl WireConn {
             match self.read_msg()? {
                 b'D' => {
                     o.rows += 1;
+                    if let Some(col) = self.watch {
+                        self.last = text_int(&self.buf, col);
+                    }
                     if let Some(rows) = keep.as_deref_mut() {
                         rows.push(text_row(&self.buf));
                     }
@@ -531,6 +549,22 @@ fn write_decimal(out: &mut Vec<u8>, v: i64) {
         out.push(b'-');
     }
     out.extend_from_slice(&tmp[i..]);
+}
+
+/// Column `col` of a DataRow in text format as an integer (`None` for
+/// NULL or text that is not one).
+fn text_int(buf: &[u8], col: usize) -> Option<i64> {
+    let mut pos = 2;
+    for i in 0..=col {
+        let len = i32::from_be_bytes(buf.get(pos..pos + 4)?.try_into().ok()?);
+        pos += 4;
+        if i == col {
+            let v = buf.get(pos..pos + usize::try_from(len).ok()?)?;
+            return std::str::from_utf8(v).ok()?.parse().ok();
+        }
+        pos += usize::try_from(len).unwrap_or(0);
+    }
+    None
 }
 
 fn text_row(buf: &[u8]) -> Vec<Option<String>> {

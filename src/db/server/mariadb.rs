@@ -136,6 +136,7 @@ impl MariaDb {
             user: ADMIN.into(),
             password: None,
             database: None,
+            found_rows: true,
         }
     }
 }

@@ -373,8 +373,13 @@ impl Workload for Step {
                     show("get_node", r.get_node),
                 ];
                 for class in ["add_link", "update_link"] {
-                    out.push(show(class, r.unhide_link.clone()));
-                    out.push(show(class, r.insert_link.clone()));
+                    match &r.upsert_link {
+                        Some(upsert) => out.push(show(class, upsert.clone())),
+                        None => {
+                            out.push(show(class, r.unhide_link.clone()));
+                            out.push(show(class, r.insert_link.clone()));
+                        }
+                    }
                     out.push(show(class, r.count_up.clone()));
                     out.push(show(class, r.update_link.clone()));
                 }

@@ -13,8 +13,9 @@ const LINK_COLUMNS: &str = "id1, id2, link_type, visibility, data, time, version
 /// The link's primary key, as a WHERE clause on parameters `i`, `i+1`, `i+2`
 /// (link_type, id1, id2: the key's order).
 fn link_key(d: Dialect, i: usize) -> String {
+    // The original's order (`WHERE id1 = … AND id2 = … AND link_type = …`).
     format!(
-        "link_type = {} AND id1 = {} AND id2 = {}",
+        "id1 = {} AND id2 = {} AND link_type = {}",
         d.placeholder(i),
         d.placeholder(i + 1),
         d.placeholder(i + 2)
@@ -136,7 +137,11 @@ pub const PG_NODE_SEQUENCE: &str =
     "SELECT setval(pg_get_serial_sequence('nodetable', 'id'), (SELECT COALESCE(MAX(id), 0) + 1 FROM nodetable), false)";
 
 /// The statements of each request, by name, in the order an operation
-/// may send them. Parameters are listed with each.
+/// may send them. Parameters are listed with each. On MySQL and MariaDB
+/// they are `LinkStoreMysql`'s, values as placeholders; PostgreSQL and
+/// SQLite, which the original does not run on, get the same statements
+/// in their dialect, and a link write there asks in turn what MySQL's
+/// upsert answers in its affected-row count.
 pub struct Requests {
     /// type, version, time, data.
     pub add_node: String,
@@ -146,21 +151,25 @@ pub struct Requests {
     pub update_node: String,
     /// id, type.
     pub delete_node: String,
-    /// data, time, version, link_type, id1, id2: a hidden link made
-    /// visible again with the new payload.
+    /// id1, id2, link_type, visibility, data, time, version: MySQL's
+    /// `addLinksNoCount`, whose changed-row count says what it did (1 new,
+    /// 0 there and visible, 2 made visible again). `None` elsewhere.
+    pub upsert_link: Option<String>,
+    /// data, time, version, id1, id2, link_type: a hidden link made
+    /// visible again with the new payload (not MySQL).
     pub unhide_link: String,
     /// id1, id2, link_type, visibility, data, time, version: a new link,
-    /// or nothing when the key exists.
+    /// or nothing when the key exists (not MySQL).
     pub insert_link: String,
-    /// visibility, data, time, version, link_type, id1, id2.
+    /// visibility, data, time, version, id1, id2, link_type.
     pub update_link: String,
-    /// id, link_type, time: one more visible link.
+    /// id, link_type, time, time: one more visible link.
     pub count_up: String,
-    /// link_type, id1, id2: the link's row, locked.
+    /// id1, id2, link_type: the link's visibility, its row locked.
     pub lock_link: String,
-    /// link_type, id1, id2: hide a visible link.
+    /// id1, id2, link_type: hide the link.
     pub hide_link: String,
-    /// id, link_type, time: one fewer, never below zero.
+    /// id, link_type, time, time: one fewer, never below zero.
     pub count_down: String,
     /// id, link_type.
     pub count_link: String,
@@ -171,33 +180,45 @@ pub struct Requests {
 impl Requests {
     pub fn new(d: Dialect) -> Requests {
         let p = |i: usize| d.placeholder(i);
-        let upsert_count = |first: &str, change: &str| {
+        // As the original sends them: count, version, time when a link is
+        // added; count, time, version when one is deleted.
+        let upsert_count = |first: &str, set: String| {
             match d {
             Dialect::Mysql => format!(
                 "INSERT INTO counttable (id, link_type, count, time, version) VALUES ({}, {}, {first}, {}, 0) \
-                 ON DUPLICATE KEY UPDATE count = {change}, version = version + 1, time = VALUES(time)",
+                 ON DUPLICATE KEY UPDATE {set}",
                 p(0),
                 p(1),
                 p(2)
             ),
             _ => format!(
                 "INSERT INTO counttable (id, link_type, count, time, version) VALUES ({}, {}, {first}, {}, 0) \
-                 ON CONFLICT (id, link_type) DO UPDATE SET count = {change}, \
-                 version = counttable.version + 1, time = excluded.time",
+                 ON CONFLICT (id, link_type) DO UPDATE SET {set}",
                 p(0),
                 p(1),
                 p(2)
             ),
         }
         };
-        let down = match d {
-            Dialect::Mysql => "IF(count = 0, 0, count - 1)",
-            Dialect::Postgres => "GREATEST(counttable.count - 1, 0)",
-            Dialect::Sqlite => "MAX(count - 1, 0)",
-        };
-        let up = match d {
-            Dialect::Mysql => "count + 1",
-            _ => "counttable.count + 1",
+        let (up, down) = match d {
+            Dialect::Mysql => (
+                format!("count = count + 1, version = version + 1, time = {}", p(3)),
+                format!("count = IF (count = 0, 0, count - 1), time = {}, version = version + 1", p(3)),
+            ),
+            Dialect::Postgres => (
+                format!(
+                    "count = counttable.count + 1, version = counttable.version + 1, time = {}",
+                    p(3)
+                ),
+                format!(
+                    "count = GREATEST(counttable.count - 1, 0), time = {}, version = counttable.version + 1",
+                    p(3)
+                ),
+            ),
+            Dialect::Sqlite => (
+                format!("count = count + 1, version = version + 1, time = {}", p(3)),
+                format!("count = MAX(count - 1, 0), time = {}, version = version + 1", p(3)),
+            ),
         };
         let insert_link = match d {
             Dialect::Mysql => format!(
@@ -237,6 +258,13 @@ impl Requests {
                 p(4)
             ),
             delete_node: format!("DELETE FROM nodetable WHERE id = {} AND type = {}", p(0), p(1)),
+            upsert_link: (d == Dialect::Mysql).then(|| {
+                format!(
+                    "INSERT INTO linktable ({LINK_COLUMNS}) VALUES ({}) \
+                     ON DUPLICATE KEY UPDATE visibility = VALUES(visibility)",
+                    d.placeholders(0, 7)
+                )
+            }),
             unhide_link: format!(
                 "UPDATE linktable SET visibility = 1, data = {}, time = {}, version = {} WHERE {} AND visibility = 0",
                 p(0),
@@ -258,10 +286,7 @@ impl Requests {
                 "SELECT visibility FROM linktable WHERE {}{for_update}",
                 link_key(d, 0)
             ),
-            hide_link: format!(
-                "UPDATE linktable SET visibility = 0 WHERE {} AND visibility = 1",
-                link_key(d, 0)
-            ),
+            hide_link: format!("UPDATE linktable SET visibility = 0 WHERE {}", link_key(d, 0)),
             count_down: upsert_count("0", down),
             count_link: format!(
                 "SELECT count FROM counttable WHERE id = {} AND link_type = {}",

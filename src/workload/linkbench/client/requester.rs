@@ -23,11 +23,12 @@ pub struct Requester {
     node_up: Motif,
     multiget: Multiget,
     s: Stmts,
-    /// Multiget statements for 1, 2, 4 … id2s, up to the largest multiget.
+    /// Multiget statements by their count of id2s: exact up to
+    /// [`EXACT_MULTIGET`], then 32, 64 … (`multiget_for`).
     multigets: Vec<Stmt>,
-    /// Lists seen full: (id1, link_type, pages read), at most 2048 (the
-    /// original's `listTailHistoryLimit`).
-    history: Vec<(i64, i64, u32)>,
+    /// Lists seen full: (id1, link_type, time of the last link read), at
+    /// most 2048 (the original's `listTailHistoryLimit`), one per list.
+    history: Vec<(i64, i64, i64)>,
     data: String,
     id2s: Vec<i64>,
 }
@@ -37,8 +38,11 @@ pub(super) struct Stmts {
     get_node: Stmt,
     update_node: Stmt,
     delete_node: Stmt,
-    unhide_link: Stmt,
-    insert_link: Stmt,
+    /// MySQL's upsert, or (elsewhere) the two statements that ask what it
+    /// answers.
+    upsert_link: Option<Stmt>,
+    unhide_link: Option<Stmt>,
+    insert_link: Option<Stmt>,
     update_link: Stmt,
     count_up: Stmt,
     lock_link: Stmt,
@@ -50,6 +54,27 @@ pub(super) struct Stmts {
 
 pub(super) const HISTORY: usize = 2048;
 
+/// Multigets of up to this many id2s have a statement of their own, as the
+/// original's literal IN lists do (2 to 16 are 99.9% of them); a longer
+/// one is padded with its last id2 to the next power of two, which IN
+/// reads once: at most a few dozen statements prepared per connection.
+pub(super) const EXACT_MULTIGET: usize = 16;
+
+/// The statement for a multiget of `n` id2s, and how many it sends.
+fn multiget_for(n: usize) -> (usize, usize) {
+    if n <= EXACT_MULTIGET {
+        (n, n)
+    } else {
+        let sent = n.next_power_of_two();
+        (
+            EXACT_MULTIGET + (sent.trailing_zeros() - EXACT_MULTIGET.trailing_zeros()) as usize,
+            sent,
+        )
+    }
+}
+
+/// The position of `time` in a link row (`LINK_COLUMNS`).
+const TIME_COLUMN: usize = 5;
 /// Attempts of a transaction the engine aborted for a deadlock or a lock
 /// wait (the original retries these too; each failed attempt is counted
 /// as an error of its kind).
@@ -60,14 +85,26 @@ impl Requester {
         if d == Dialect::Postgres {
             conn.batch(sql::PG_NODE_SEQUENCE)?;
         }
+        // addLinkImpl reads its upsert's changed rows, as the original's
+        // connection (`useAffectedRows=true`) reports them.
+        conn.count_changed_rows()?;
         let r = sql::Requests::new(d);
         let s = Stmts {
             add_node: conn.prepare(&r.add_node)?,
             get_node: conn.prepare(&r.get_node)?,
             update_node: conn.prepare(&r.update_node)?,
             delete_node: conn.prepare(&r.delete_node)?,
-            unhide_link: conn.prepare(&r.unhide_link)?,
-            insert_link: conn.prepare(&r.insert_link)?,
+            upsert_link: r
+                .upsert_link
+                .as_deref()
+                .map(|q| conn.prepare(q))
+                .transpose()?,
+            unhide_link: (r.upsert_link.is_none())
+                .then(|| conn.prepare(&r.unhide_link))
+                .transpose()?,
+            insert_link: (r.upsert_link.is_none())
+                .then(|| conn.prepare(&r.insert_link))
+                .transpose()?,
             update_link: conn.prepare(&r.update_link)?,
             count_up: conn.prepare(&r.count_up)?,
             lock_link: conn.prepare(&r.lock_link)?,
@@ -76,10 +113,18 @@ impl Requester {
             count_link: conn.prepare(&r.count_link)?,
             link_list: conn.prepare(&r.link_list)?,
         };
-        // Up to the largest multiget, rounded up to a power of two.
-        let top = p.multiget_max.max(1).next_power_of_two().trailing_zeros();
-        let multigets = (0..=top)
-            .map(|k| conn.prepare(&sql::multiget(d, 1 << k)))
+        // Index 0 is unused; then 1 … 16 id2s, then 32, 64 … up to the
+        // largest multiget.
+        let largest = multiget_for(p.multiget_max.max(1) as usize).0;
+        let multigets = (0..=largest)
+            .map(|i| {
+                let n = if i <= EXACT_MULTIGET {
+                    i.max(1)
+                } else {
+                    EXACT_MULTIGET << (i - EXACT_MULTIGET)
+                };
+                conn.prepare(&sql::multiget(d, n))
+            })
             .collect::<DbResult<_>>()?;
         let mut mix = p.mix;
         for i in 1..mix.len() {
@@ -138,54 +183,93 @@ impl Requester {
         Op::ALL[i.min(Op::ALL.len() - 1)]
     }
 
-    /// A link write in one transaction (`addLinkImpl`): relbench's
-    /// connections report rows matched rather than changed, so where the
-    /// original reads the upsert's affected-row count (1 new, 2 changed,
-    /// 0 unchanged), this asks in turn: was it hidden (made visible again,
-    /// with the new payload: one more counted link), is it new (inserted:
-    /// one more), else it was visible (payload updated, count unchanged).
-    /// Returns whether the link existed.
+    /// The history of lists seen full after a page of one: a new list's
+    /// last time kept (`addTailCacheEntry`: once per list, a random entry
+    /// replaced when 2048 are kept); a tail page that was full moves its
+    /// entry on, one that was not drops it (`removeTailCacheEntry`).
+    fn remember(&mut self, slot: Option<usize>, id1: i64, link_type: i64, full: Option<i64>) {
+        match (slot, full) {
+            (Some(i), Some(last)) => self.history[i].2 = last,
+            (Some(i), None) => {
+                self.history.swap_remove(i);
+            }
+            (None, Some(last)) => {
+                if self.history.iter().any(|h| (h.0, h.1) == (id1, link_type)) {
+                    return;
+                }
+                if self.history.len() < HISTORY {
+                    self.history.push((id1, link_type, last));
+                } else {
+                    let i = self.rng.random_range(0..HISTORY);
+                    self.history[i] = (id1, link_type, last);
+                }
+            }
+            (None, None) => {}
+        }
+    }
+
+    /// A link write in one transaction (`addLinkImpl`). On MySQL the
+    /// original's upsert, whose changed-row count says what happened: 1
+    /// a new link (one more counted), 0 a visible one (its payload
+    /// updated), 2 a hidden one made visible (both). Elsewhere the same
+    /// answers come from asking in turn: was it hidden (made visible with
+    /// the new payload, one more counted), is it new (one more), else it
+    /// was visible (payload updated). Returns whether the link existed.
     fn write_link(&mut self, conn: &mut dyn Conn, link: &[i64; 5], data: &str) -> DbResult<bool> {
         let [id1, id2, link_type, time, version] = *link;
         let s = &self.s;
         conn.begin(true)?;
-        let key = [Param::Int(link_type), Param::Int(id1), Param::Int(id2)];
-        let unhidden = conn.exec(
-            s.unhide_link,
-            &[
-                Param::Str(data),
-                Param::Int(time),
-                Param::Int(version),
-                key[0],
-                key[1],
-                key[2],
-            ],
-        )?;
-        let mut existed = unhidden > 0;
-        let counted = if existed {
-            true
-        } else {
-            let inserted = conn.exec(
-                s.insert_link,
-                &[
-                    Param::Int(id1),
-                    Param::Int(id2),
-                    Param::Int(link_type),
-                    Param::Int(1),
-                    Param::Str(data),
-                    Param::Int(time),
-                    Param::Int(version),
-                ],
-            )?;
-            existed = inserted == 0;
-            inserted > 0
+        let key = [Param::Int(id1), Param::Int(id2), Param::Int(link_type)];
+        let row = [
+            Param::Int(id1),
+            Param::Int(id2),
+            Param::Int(link_type),
+            Param::Int(1),
+            Param::Str(data),
+            Param::Int(time),
+            Param::Int(version),
+        ];
+        // (one more counted, the payload updated, the link existed)
+        let (count, update, existed) = match (s.upsert_link, s.unhide_link, s.insert_link) {
+            (Some(upsert), _, _) => match conn.exec(upsert, &row)? {
+                1 => (true, false, false),
+                0 => (false, true, true),
+                _ => (true, true, true),
+            },
+            (None, Some(unhide), Some(insert)) => {
+                let unhidden = conn.exec(
+                    unhide,
+                    &[
+                        Param::Str(data),
+                        Param::Int(time),
+                        Param::Int(version),
+                        key[0],
+                        key[1],
+                        key[2],
+                    ],
+                )?;
+                if unhidden > 0 {
+                    (true, false, true)
+                } else if conn.exec(insert, &row)? > 0 {
+                    (true, false, false)
+                } else {
+                    (false, true, true)
+                }
+            }
+            _ => unreachable!("the upsert, or the two statements in its place, are prepared"),
         };
-        if counted {
+        if count {
             conn.exec(
                 s.count_up,
-                &[Param::Int(id1), Param::Int(link_type), Param::Int(time)],
+                &[
+                    Param::Int(id1),
+                    Param::Int(link_type),
+                    Param::Int(time),
+                    Param::Int(time),
+                ],
             )?;
-        } else {
+        }
+        if update {
             conn.exec(
                 s.update_link,
                 &[
@@ -203,9 +287,9 @@ impl Requester {
         Ok(existed)
     }
 
-    /// `deleteLinkImpl` without expunge, as the requests call it: lock the
-    /// row; a visible link is hidden and its count goes down by one.
-    /// Returns whether the link existed.
+    /// `deleteLinkImpl` without expunge, as the requests call it: read the
+    /// link's visibility with its row locked; a visible link is hidden and
+    /// its count goes down by one. Returns whether the link existed.
     fn delete_link(
         &mut self,
         conn: &mut dyn Conn,
@@ -214,17 +298,24 @@ impl Requester {
         id2: i64,
     ) -> DbResult<bool> {
         let s = &self.s;
-        let key = [Param::Int(link_type), Param::Int(id1), Param::Int(id2)];
+        let key = [Param::Int(id1), Param::Int(id2), Param::Int(link_type)];
         conn.begin(true)?;
-        let found = conn.query(s.lock_link, &key)? > 0;
-        if found && conn.exec(s.hide_link, &key)? > 0 {
+        let (found, visibility) = conn.query_last(s.lock_link, &key, 0)?;
+        if found > 0 && visibility != Some(0) {
+            conn.exec(s.hide_link, &key)?;
+            let now = now_ms();
             conn.exec(
                 s.count_down,
-                &[Param::Int(id1), Param::Int(link_type), Param::Int(now_ms())],
+                &[
+                    Param::Int(id1),
+                    Param::Int(link_type),
+                    Param::Int(now),
+                    Param::Int(now),
+                ],
             )?;
         }
         conn.commit()?;
-        Ok(found)
+        Ok(found > 0)
     }
 
     /// Runs one operation, retrying a transaction the engine aborted for a
@@ -293,11 +384,9 @@ impl Requester {
                 let n = self.multiget.draw(&mut self.rng);
                 self.graph
                     .id2s(&mut self.rng, id1, link_type, n, &mut self.id2s);
-                // One statement per power of two: the list is padded with
-                // its last id2, which IN reads once.
-                let k = n.next_power_of_two().trailing_zeros() as usize;
+                let (k, sent) = multiget_for(n);
                 let last = *self.id2s.last().expect("n >= 1");
-                self.id2s.resize(1 << k, last);
+                self.id2s.resize(sent, last);
                 let mut params = Vec::with_capacity(2 + self.id2s.len());
                 params.extend([Param::Int(id1), Param::Int(link_type)]);
                 params.extend(self.id2s.iter().map(|&x| Param::Int(x)));
@@ -309,52 +398,35 @@ impl Requester {
                 let limit = i64::from(self.p.range_limit.max(1));
                 let tail = !self.history.is_empty()
                     && self.rng.random::<f64>() * 100.0 < self.p.getlinklist_history;
-                // The next page of a list seen full: the original asks for
-                // the links older than the last one it read; relbench's
-                // connections count rows without reading values, so it
-                // skips the pages read instead (the same rows).
-                let (slot, id1, link_type, pages) = if tail {
+                // The next page of a list seen full (`getLinkListTail`):
+                // the links no newer than the last one read, from offset 1.
+                let (slot, id1, link_type, max_time, offset) = if tail {
                     let i = self.rng.random_range(0..self.history.len());
-                    let (id1, t, pages) = self.history[i];
-                    (Some(i), id1, t, pages)
+                    let (id1, t, last) = self.history[i];
+                    (Some(i), id1, t, last, 1)
                 } else {
-                    (
-                        None,
-                        self.link_reads.id(&mut self.rng),
-                        self.graph.link_type(&mut self.rng),
-                        0,
-                    )
+                    let id1 = self.link_reads.id(&mut self.rng);
+                    let t = self.graph.link_type(&mut self.rng);
+                    (None, id1, t, i64::MAX, 0)
                 };
                 let t = Instant::now();
-                let r = conn.query(
+                let r = conn.query_last(
                     s.link_list,
                     &[
                         Param::Int(id1),
                         Param::Int(link_type),
                         Param::Int(0),
-                        Param::Int(i64::MAX),
-                        Param::Int(i64::from(pages) * limit),
+                        Param::Int(max_time),
+                        Param::Int(offset),
                         Param::Int(limit),
                     ],
+                    TIME_COLUMN,
                 );
-                if let Ok(rows) = &r {
-                    let full = *rows as i64 == limit;
-                    match slot {
-                        Some(i) if full => self.history[i].2 += 1,
-                        Some(i) => {
-                            self.history.swap_remove(i);
-                        }
-                        None if full && self.history.len() < HISTORY => {
-                            self.history.push((id1, link_type, 1))
-                        }
-                        None if full => {
-                            let i = self.rng.random_range(0..HISTORY);
-                            self.history[i] = (id1, link_type, 1);
-                        }
-                        None => {}
-                    }
+                if let Ok((rows, last)) = &r {
+                    let full = (*rows as i64 == limit).then_some(*last).flatten();
+                    self.remember(slot, id1, link_type, full);
                 }
-                finish(rec, class, (r, t))
+                finish(rec, class, (r.map(|(rows, _)| rows), t))
             }
             Op::AddLink | Op::UpdateLink => {
                 let id1 = self.link_writes.id(&mut self.rng);

@@ -1,0 +1,254 @@
+//! What the server sees, statement by statement, against the originals:
+//! a small run on a managed MariaDB with its general log on, each
+//! statement reduced to its shape (literals as `?`, no whitespace, no
+//! quoting of names, no database prefix) and checked against the shapes
+//! the original sends, written here from its source as facts:
+//! facebookarchive/linkbench's `LinkStoreMysql` and `LinkBenchRequest`.
+//! Needs Debian's mariadb-server (`./test` installs it).
+
+mod common;
+
+use common::*;
+use std::collections::{BTreeMap, BTreeSet};
+
+/// A statement's shape: string and number literals as `?`, lowercase,
+/// without whitespace, backquotes or a `linkdb.` prefix; an IN list of any
+/// length as `in(?…)`, its length returned beside.
+fn shape(sql: &str) -> (String, Option<usize>) {
+    let b = sql.as_bytes();
+    let mut out = String::new();
+    let mut i = 0;
+    while i < b.len() {
+        let c = b[i];
+        if c == b'\'' {
+            i += 1;
+            while i < b.len() {
+                match b[i] {
+                    b'\\' => i += 2,
+                    b'\'' if b.get(i + 1) == Some(&b'\'') => i += 2,
+                    b'\'' => break,
+                    _ => i += 1,
+                }
+            }
+            i += 1;
+            out.push('?');
+        } else if c.is_ascii_digit()
+            && !(i > 0 && (b[i - 1].is_ascii_alphanumeric() || b[i - 1] == b'_'))
+        {
+            while i < b.len() && (b[i].is_ascii_digit() || b[i] == b'.') {
+                i += 1;
+            }
+            out.push('?');
+        } else {
+            if !c.is_ascii_whitespace() && c != b'`' {
+                out.push(c.to_ascii_lowercase() as char);
+            }
+            i += 1;
+        }
+    }
+    let out = out.replace("linkdb.", "");
+    match out.find("in(?") {
+        Some(at) if out.ends_with(')') && out[at..].chars().all(|c| "in(?,)".contains(c)) => {
+            let n = out[at..].matches('?').count();
+            (format!("{}in(?…)", &out[..at]), Some(n))
+        }
+        _ => (out, None),
+    }
+}
+
+/// The statements LinkBench's MySQL store sends for the ten operations
+/// (`LinkStoreMysql`, with `"; commit;"` split off), as shapes.
+fn linkbench_originals() -> BTreeMap<&'static str, String> {
+    let s = |sql: &str| shape(sql).0;
+    BTreeMap::from([
+        ("add_node", s("INSERT INTO `linkdb`.`nodetable` (type, version, time, data) VALUES (2048,1,1,'x')")),
+        ("update_node", s("UPDATE `linkdb`.`nodetable` SET version=2, time=1, data='x' WHERE id=1 AND type=2048")),
+        ("delete_node", s("DELETE FROM `linkdb`.`nodetable` WHERE id=1 and type =2048")),
+        ("get_node", s("SELECT id, type, version, time, data FROM `linkdb`.`nodetable` WHERE id=1")),
+        ("count_link", s(" select count from linkdb.counttable where id = 1 and link_type = 1")),
+        ("multiget_link", s(" select id1, id2, link_type, visibility, data, time, version from linkdb.linktable where id1 = 1 and link_type = 1 and id2 in (1,2)")),
+        ("get_link_list", s(" select id1, id2, link_type, visibility, data, time, version from linkdb.linktable FORCE INDEX(`id1_type`)  where id1 = 1 and link_type = 1 and time >= 0 and time <= 9 and visibility = 1 order by time desc  limit 0,10000")),
+        ("link_upsert", s("INSERT INTO linkdb.linktable(id1, id2, link_type, visibility, data, time, version) VALUES (1, 2, 3, 1, 'x', 1, 0) ON DUPLICATE KEY UPDATE visibility = VALUES(visibility)")),
+        ("count_up", s("INSERT INTO linkdb.counttable(id, link_type, count, time, version) VALUES (1, 1, 1, 1, 0) ON DUPLICATE KEY UPDATE count = count + 1, version = version + 1 , time = 1")),
+        ("link_data", s("UPDATE linkdb.linktable SET visibility = 1, data = 'x', time = 1, version = 0 WHERE id1 = 1 AND id2 = 2 AND link_type = 3")),
+        ("link_lock", s("SELECT visibility FROM linkdb.linktable WHERE id1 = 1 AND id2 = 2 AND link_type = 3 FOR UPDATE")),
+        ("link_hide", s("UPDATE linkdb.linktable SET visibility = 0 WHERE id1 = 1 AND id2 = 2 AND link_type = 3")),
+        ("count_down", s("INSERT INTO linkdb.counttable (id, link_type, count, time, version) VALUES (1, 1, 0, 1, 0) ON DUPLICATE KEY UPDATE count = IF (count = 0, 0, count - 1), time = 1, version = version + 1")),
+    ])
+}
+
+/// The statements of each transaction `addLinkImpl` and `deleteLinkImpl`
+/// may send, in order: the upsert, then the count and the payload as its
+/// changed rows say; the locked read, then, for a visible link, the hide
+/// and the count.
+const LINK_TRANSACTIONS: [&[&str]; 6] = [
+    &["link_upsert"],
+    &["link_upsert", "count_up"],
+    &["link_upsert", "link_data"],
+    &["link_upsert", "count_up", "link_data"],
+    &["link_lock"],
+    &["link_lock", "link_hide", "count_down"],
+];
+
+/// One line of MariaDB's general log: connection id, command, text. A
+/// line is `[time]\t[\t]    17 Execute\tSQL`: the field of id and command
+/// is the first that reads as one.
+fn log_lines(text: &str) -> Vec<(u32, String, String)> {
+    text.lines()
+        .filter_map(|l| {
+            let fields: Vec<&str> = l.split('\t').collect();
+            let at = fields.iter().position(|f| {
+                let mut w = f.split_whitespace();
+                w.next().is_some_and(|id| id.parse::<u32>().is_ok())
+                    && w.next()
+                        .is_some_and(|c| c.chars().all(|c| c.is_ascii_alphabetic()))
+            })?;
+            let mut w = fields[at].split_whitespace();
+            let id = w.next()?.parse().ok()?;
+            let cmd = w.next()?.to_string();
+            Some((id, cmd, fields[at + 1..].join("\t")))
+        })
+        .collect()
+}
+
+#[test]
+fn linkbench_sends_the_originals_statements_in_the_originals_transactions() {
+    let dir = shared_tempdir();
+    let logs = dir.path().join("log");
+    std::fs::create_dir(&logs).unwrap();
+    let (uid, gid) = relbench::db::server::lookup_user("mysql").unwrap();
+    std::os::unix::fs::chown(&logs, Some(uid), Some(gid)).unwrap();
+    let log = logs.join("general.log");
+    // One requester, so its statements follow one another in the log; a
+    // page of 5 links and half the list reads asking for the next page, so
+    // that the paging by time is exercised in 600 requests.
+    let plan = write_plan(
+        dir.path(),
+        &format!(
+            r#"seed = 11
+steps = ["lb.load", "lb.request"]
+[linkbench]
+maxid1 = 2001
+loaders = 1
+requesters = 1
+requests = 600
+range_limit = 5
+getlinklist_history = 50
+[[target]]
+name = "innodb"
+engine = "mariadb"
+basedir = "/usr"
+args = ["--general-log=1", "--general-log-file={}"]
+"#,
+            log.display()
+        ),
+    );
+    run_quiet(&plan, dir.path().join("out")).assert().success();
+    let text = std::fs::read_to_string(&log).unwrap();
+    let lines = log_lines(&text);
+    // The requester: the connection that prepared add_node's statement.
+    let requester = lines
+        .iter()
+        .find(|(_, cmd, sql)| cmd == "Prepare" && sql.starts_with("INSERT INTO nodetable (type"))
+        .map(|(id, _, _)| *id)
+        .expect("a requester prepared add_node");
+    let originals = linkbench_originals();
+    let by_shape: BTreeMap<&str, &str> = originals
+        .iter()
+        .map(|(name, s)| (s.as_str(), *name))
+        .collect();
+    let mut seen = BTreeSet::new();
+    let mut unknown = BTreeSet::new();
+    let mut transactions: BTreeMap<Vec<&str>, u32> = BTreeMap::new();
+    let mut open: Option<Vec<&str>> = None;
+    let (mut history_pages, mut first_pages, mut multigets) = (0, 0, Vec::new());
+    for (_, cmd, sql) in lines.iter().filter(|(id, _, _)| *id == requester) {
+        if cmd != "Execute" && cmd != "Query" {
+            continue;
+        }
+        match sql.trim() {
+            "BEGIN" => {
+                assert!(open.is_none(), "a transaction began inside another");
+                open = Some(Vec::new());
+                continue;
+            }
+            "COMMIT" | "ROLLBACK" => {
+                let t = open.take().expect("a COMMIT outside a transaction");
+                *transactions.entry(t).or_default() += 1;
+                continue;
+            }
+            _ => {}
+        }
+        let (s, n) = shape(sql);
+        let Some(&name) = by_shape.get(s.as_str()) else {
+            unknown.insert(sql.clone());
+            continue;
+        };
+        seen.insert(name);
+        if let Some(t) = open.as_mut() {
+            t.push(name);
+        }
+        match name {
+            "multiget_link" => multigets.push((n.unwrap(), sql.clone())),
+            "get_link_list" if sql.ends_with("LIMIT 0, 5") => first_pages += 1,
+            "get_link_list" => {
+                // The next page: no newer than the last link read, from
+                // offset 1 (`getLinkListTail`).
+                assert!(sql.ends_with("LIMIT 1, 5"), "{sql}");
+                assert!(!sql.contains("time <= 9223372036854775807"), "{sql}");
+                history_pages += 1;
+            }
+            _ => {}
+        }
+    }
+    assert!(
+        unknown.is_empty(),
+        "statements the original does not send:\n{unknown:#?}"
+    );
+    let missing: Vec<_> = originals.keys().filter(|k| !seen.contains(*k)).collect();
+    assert!(missing.is_empty(), "never sent: {missing:?}");
+    for t in transactions.keys() {
+        assert!(
+            LINK_TRANSACTIONS.contains(&t.as_slice()),
+            "a transaction the original does not run: {t:?} ({transactions:?})"
+        );
+    }
+    assert!(
+        first_pages > 0 && history_pages > 0,
+        "{first_pages} first pages, {history_pages} next pages"
+    );
+    // Multigets: at least two id2s (the original's minimum), each list as
+    // drawn (no padding) up to 16.
+    assert!(!multigets.is_empty());
+    for (n, sql) in &multigets {
+        assert!(*n >= 2, "{sql}");
+        if *n <= 16 {
+            let list = sql.rsplit_once("IN (").unwrap().1.trim_end_matches(')');
+            let ids: BTreeSet<&str> = list.split(',').collect();
+            assert_eq!(ids.len(), *n, "a padded list: {sql}");
+        }
+    }
+    eprintln!(
+        "transactions: {transactions:?}; {first_pages} first pages, {history_pages} next; {} multigets",
+        multigets.len()
+    );
+}
+
+#[test]
+fn shapes_hide_literals_and_spacing_but_not_structure() {
+    assert_eq!(
+        shape("SELECT a FROM `linkdb`.`t` WHERE id=12 AND s = 'it''s \\' x'").0,
+        shape("select a from t where id = 3 and s = 'y'").0
+    );
+    assert_ne!(
+        shape("UPDATE t SET v = 0 WHERE id1 = 1 AND visibility = 1").0,
+        shape("UPDATE t SET v = 0 WHERE id1 = 1").0
+    );
+    // Digits in names stay; a number after a word and a space does not.
+    assert_eq!(shape("SELECT id1 FROM pi2").0, "selectid1frompi2");
+    assert_eq!(shape("LIMIT 1, 5").0, shape("limit 0,10000").0);
+    assert_eq!(
+        shape("SELECT x FROM t WHERE id2 IN (4,5,6)"),
+        ("selectxfromtwhereid2in(?…)".into(), Some(3))
+    );
+}
