@@ -99,7 +99,7 @@ pub const LOAD_CLASSES: [&str; 3] = ["load_node", "load_link", "load_count"];
 pub const CHECK_CLASSES: [&str; 1] = ["check"];
 
 /// The `[linkbench]` keys, for `relbench list`.
-pub const KEYS: [(&str, &str); 20] = [
+pub const KEYS: [(&str, &str); 22] = [
     ("startid1, maxid1", "ids loaded: startid1 .. maxid1 - 1 (1, 10000001)"),
     ("loaders", "load connections (10); lb.load's clients"),
     ("requesters", "request connections (100); lb.request's clients"),
@@ -120,6 +120,8 @@ pub const KEYS: [(&str, &str); 20] = [
     ("node_read_shape, node_update_shape", "Zipf shapes of node reads and updates (0.625, 0.606)"),
     ("loader_chunk_size, bulk_insert_batch", "ids per load chunk (2048), rows per load statement (1024)"),
     ("check_ids", "ids lb.check compares (10000)"),
+    ("load", "\"insert\": the original's multi-row upserts of bulk_insert_batch rows; \"bulk\": LOAD DATA LOCAL INFILE / COPY, about twice as fast, the same rows (insert)"),
+    ("count_type", "counttable's count column: \"int\" (the original's DDL) or \"bigint\" (Small Datum's) (int)"),
 ];
 
 /// The benchmark's parameters, from the plan's `[linkbench]` table. Names
@@ -175,6 +177,14 @@ pub struct Params {
     /// Ids `lb.check` compares (relbench's own; 10,000, or every id when
     /// there are fewer).
     pub check_ids: u64,
+    /// counttable's `count` a BIGINT, as Small Datum's DDL has it, rather
+    /// than the original's INT.
+    #[serde(default)]
+    pub count_bigint: bool,
+    /// `lb.load` through the engine's bulk path (LOAD DATA LOCAL INFILE,
+    /// COPY) rather than the original's multi-row upserts.
+    #[serde(default)]
+    pub load_bulk: bool,
 }
 
 /// FBWorkload's percentages, in [`Op::ALL`] order.
@@ -219,6 +229,8 @@ impl Default for Params {
             loader_chunk_size: 2048,
             bulk_insert_batch: 1024,
             check_ids: 10_000,
+            count_bigint: false,
+            load_bulk: false,
         }
     }
 }
@@ -355,7 +367,7 @@ impl Workload for Step {
         let show = |class: &'static str, sql: String| ShownStatement { class, sql };
         match self.kind {
             Kind::Load => {
-                let mut out: Vec<ShownStatement> = sql::create(d, "")
+                let mut out: Vec<ShownStatement> = sql::create(d, "", self.params.count_bigint)
                     .into_iter()
                     .map(|s| show("create", s))
                     .collect();

@@ -414,14 +414,32 @@ impl Motif {
             let len = chunk.min(n - i);
             if rng.random::<f64>() < self.uniqueness {
                 for _ in 0..len {
-                    out.push(rng.random_range(self.lo..self.hi) as char);
+                    out.push(latin1(rng.random_range(self.lo..self.hi)));
                 }
             } else {
                 let k = rng.random_range(0..=self.motif.len() - len);
-                out.extend(self.motif[k..k + len].iter().map(|&b| b as char));
+                out.extend(self.motif[k..k + len].iter().map(|&b| latin1(b)));
             }
             i += chunk;
         }
+    }
+}
+
+/// The character MySQL's and MariaDB's `latin1` (Windows-1252, its five
+/// unassigned bytes kept as the C1 controls) reads byte `b` as: sent in
+/// UTF-8, the latin1 column stores `b` itself, the byte the original
+/// writes. (0x87 sent as U+0087 was refused: "Incorrect string value".)
+pub fn latin1(b: u8) -> char {
+    const HIGH: [char; 32] = [
+        '\u{20ac}', '\u{81}', '\u{201a}', '\u{192}', '\u{201e}', '\u{2026}', '\u{2020}',
+        '\u{2021}', '\u{2c6}', '\u{2030}', '\u{160}', '\u{2039}', '\u{152}', '\u{8d}', '\u{17d}',
+        '\u{8f}', '\u{90}', '\u{2018}', '\u{2019}', '\u{201c}', '\u{201d}', '\u{2022}', '\u{2013}',
+        '\u{2014}', '\u{2dc}', '\u{2122}', '\u{161}', '\u{203a}', '\u{153}', '\u{9d}', '\u{17e}',
+        '\u{178}',
+    ];
+    match b {
+        0x80..=0x9f => HIGH[usize::from(b - 0x80)],
+        _ => char::from(b),
     }
 }
 

@@ -47,6 +47,8 @@ pub struct Raw {
     pub loader_chunk_size: Option<Spanned<i64>>,
     pub bulk_insert_batch: Option<Spanned<i64>>,
     pub check_ids: Option<Spanned<i64>>,
+    pub count_type: Option<Spanned<String>>,
+    pub load: Option<Spanned<String>>,
 }
 
 /// `[linkbench]`, checked, over the original's defaults.
@@ -122,6 +124,28 @@ pub fn check(cx: &mut Ctx<'_>, raw: Option<&Raw>) -> Params {
             "link_multiget_dist_max is below link_multiget_dist_min",
             None,
         );
+    }
+    if let Some(l) = &r.load {
+        match l.get_ref().as_str() {
+            "insert" => p.load_bulk = false,
+            "bulk" => p.load_bulk = true,
+            other => cx.err(
+                l.span(),
+                format!("unknown load \"{other}\""),
+                Some("\"insert\" (the original's multi-row upserts) or \"bulk\" (LOAD DATA LOCAL INFILE / COPY)".into()),
+            ),
+        }
+    }
+    if let Some(t) = &r.count_type {
+        match t.get_ref().to_ascii_lowercase().as_str() {
+            "int" => p.count_bigint = false,
+            "bigint" => p.count_bigint = true,
+            other => cx.err(
+                t.span(),
+                format!("unknown count_type \"{other}\""),
+                Some("\"int\" (the original's DDL) or \"bigint\" (Small Datum's)".into()),
+            ),
+        }
     }
     let nlinks_default = r.nlinks_default.as_ref().map(|v| (v, *v.get_ref()));
     match (r.nlinks_func.as_ref(), nlinks_default) {

@@ -24,7 +24,8 @@ fn link_key(d: Dialect, i: usize) -> String {
 
 /// DROP and CREATE for the three tables; `options` follows each CREATE
 /// TABLE (a storage engine, compression).
-pub fn create(d: Dialect, options: &str) -> Vec<String> {
+pub fn create(d: Dialect, options: &str, count_bigint: bool) -> Vec<String> {
+    let count = if count_bigint { "BIGINT" } else { "INT" };
     let mut out: Vec<String> = TABLES
         .iter()
         .map(|t| format!("DROP TABLE IF EXISTS {t}"))
@@ -44,7 +45,7 @@ pub fn create(d: Dialect, options: &str) -> Vec<String> {
             ),
             format!(
                 "CREATE TABLE counttable (id BIGINT UNSIGNED NOT NULL DEFAULT 0, \
-                 link_type BIGINT UNSIGNED NOT NULL DEFAULT 0, count INT UNSIGNED NOT NULL DEFAULT 0, \
+                 link_type BIGINT UNSIGNED NOT NULL DEFAULT 0, count {count} UNSIGNED NOT NULL DEFAULT 0, \
                  time BIGINT UNSIGNED NOT NULL DEFAULT 0, version BIGINT UNSIGNED NOT NULL DEFAULT 0, \
                  PRIMARY KEY (id, link_type)){options} DEFAULT CHARSET=latin1"
             ),
@@ -75,7 +76,7 @@ pub fn create(d: Dialect, options: &str) -> Vec<String> {
                     .to_string(),
                 format!(
                     "CREATE TABLE counttable (id BIGINT NOT NULL DEFAULT 0, link_type BIGINT NOT NULL DEFAULT 0, \
-                     count INT NOT NULL DEFAULT 0, time BIGINT NOT NULL DEFAULT 0, \
+                     count {count} NOT NULL DEFAULT 0, time BIGINT NOT NULL DEFAULT 0, \
                      version BIGINT NOT NULL DEFAULT 0, PRIMARY KEY (id, link_type)){rowid}{options}"
                 ),
                 format!(

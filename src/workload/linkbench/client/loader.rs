@@ -78,7 +78,7 @@ impl Loader {
         shared: Arc<Shared>,
     ) -> DbResult<Loader> {
         if ctx.index == 0 {
-            for s in sql::create(d, &ctx.table_options) {
+            for s in sql::create(d, &ctx.table_options, p.count_bigint) {
                 conn.batch(&s)?;
             }
             shared.created.store(true, Ordering::Release);
@@ -109,7 +109,9 @@ impl Loader {
             nodes: Batches::new(sql::load_nodes, batch),
             links: Batches::new(sql::load_links, batch),
             counts: Batches::new(sql::load_counts, batch),
-            bulk: None,
+            // The original's multi-row upserts unless the plan asks for the
+            // engine's bulk path (`load = "bulk"`), which falls back to them.
+            bulk: if p.load_bulk { None } else { Some(false) },
             node_rows: Vec::new(),
             link_rows: Vec::new(),
             count_rows: Vec::new(),
