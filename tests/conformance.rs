@@ -136,21 +136,43 @@ fn log_lines(text: &str) -> Vec<(u32, String, String)> {
         .collect()
 }
 
-#[test]
-fn linkbench_sends_the_originals_statements_in_the_originals_transactions() {
+/// Runs `plan` (its steps and parameters) on a managed MariaDB InnoDB
+/// with the general log on, and returns the log's lines.
+fn logged_run(plan: &str) -> Vec<(u32, String, String)> {
     let dir = shared_tempdir();
     let logs = dir.path().join("log");
     std::fs::create_dir(&logs).unwrap();
     let (uid, gid) = relbench::db::server::lookup_user("mysql").unwrap();
     std::os::unix::fs::chown(&logs, Some(uid), Some(gid)).unwrap();
     let log = logs.join("general.log");
-    // One requester, so its statements follow one another in the log; a
-    // page of 5 links and half the list reads asking for the next page, so
-    // that the paging by time is exercised in 600 requests.
     let plan = write_plan(
         dir.path(),
         &format!(
-            r#"seed = 11
+            "{plan}\n[[target]]\nname = \"innodb\"\nengine = \"mariadb\"\nbasedir = \"/usr\"\n\
+             args = [\"--general-log=1\", \"--general-log-file={}\"]\n",
+            log.display()
+        ),
+    );
+    run_quiet(&plan, dir.path().join("out")).assert().success();
+    log_lines(&std::fs::read_to_string(&log).unwrap())
+}
+
+/// The connections of the benchmark user (not the administrator's).
+fn benchmark_connections(lines: &[(u32, String, String)]) -> BTreeSet<u32> {
+    lines
+        .iter()
+        .filter(|(_, cmd, sql)| cmd == "Connect" && sql.starts_with("relbench@"))
+        .map(|(id, _, _)| *id)
+        .collect()
+}
+
+#[test]
+fn linkbench_sends_the_originals_statements_in_the_originals_transactions() {
+    // One requester, so its statements follow one another in the log; a
+    // page of 5 links and half the list reads asking for the next page, so
+    // that the paging by time is exercised in 600 requests.
+    let lines = logged_run(
+        r#"seed = 11
 steps = ["lb.load", "lb.request"]
 [linkbench]
 maxid1 = 2001
@@ -159,18 +181,8 @@ requesters = 1
 requests = 600
 range_limit = 5
 getlinklist_history = 50
-[[target]]
-name = "innodb"
-engine = "mariadb"
-basedir = "/usr"
-args = ["--general-log=1", "--general-log-file={}"]
 "#,
-            log.display()
-        ),
     );
-    run_quiet(&plan, dir.path().join("out")).assert().success();
-    let text = std::fs::read_to_string(&log).unwrap();
-    let lines = log_lines(&text);
     // The loader and the requester: the connections that prepared the
     // counts' REPLACE and add_node's INSERT.
     let prepared = |start: &str| {
@@ -314,4 +326,100 @@ fn shapes_hide_literals_and_spacing_but_not_structure() {
         .0,
         shape("INSERT INTO t (a, b) VALUES (1, 'x') ON DUPLICATE KEY UPDATE b = VALUES(b)").0
     );
+}
+
+/// The statements iibench.py (mdcallag/mytools, bench/ibench) sends on
+/// MySQL to InnoDB, as shapes: the index build, the deleter, the four
+/// queries.
+fn iibench_originals() -> BTreeMap<&'static str, String> {
+    let s = |sql: &str| shape(sql).0;
+    BTreeMap::from([
+        ("l.x", s("alter table pi1 add index pi1_marketsegment (productid, customerid, price) , add index pi1_registersegment (cashregisterid, customerid, price) , add index pi1_pdc (price, dateandtime, customerid) ")),
+        ("delete", s("delete from pi1 where transactionid >= 5 order by transactionid asc limit 50")),
+        ("pdc", s("SELECT price,dateandtime,customerid FROM pi1 FORCE INDEX (pi1_pdc) WHERE (price >= 5) ORDER BY price, dateandtime, customerid LIMIT 10")),
+        ("market", s("SELECT productid, customerid, price FROM pi1 FORCE INDEX (pi1_marketsegment) WHERE (productid >= 5) ORDER BY productid, customerid, price LIMIT 10")),
+        ("register", s("SELECT cashregisterid,customerid,price FROM pi1 FORCE INDEX (pi1_registersegment) WHERE (cashregisterid > 5) ORDER BY cashregisterid, customerid, price LIMIT 10")),
+        ("pk", s("SELECT transactionid, productid, data FROM pi1 WHERE transactionid in (1,2,3)")),
+        // The deleter's start (and its resync), the point queries' range.
+        ("min", s("select min(transactionid) from pi1")),
+        ("max", s("select max(transactionid) from pi1")),
+    ])
+}
+
+/// What relbench sends that iibench does not, with the words of
+/// docs/guide/insert-benchmark.md that say so.
+fn iibench_differences() -> BTreeMap<String, (&'static str, &'static str)> {
+    BTreeMap::from([(
+        shape("INSERT INTO pi1 (transactionid, dateandtime, cashregisterid, customerid, productid, price, data) VALUES (1,CURRENT_TIMESTAMP,1,1,1,1,'x'),(2,CURRENT_TIMESTAMP,1,1,1,1,'x')").0,
+        ("insert", "relbench gives `transactionid` and stamps `dateandtime`"),
+    )])
+}
+
+#[test]
+fn the_insert_benchmark_sends_iibenchs_statements() {
+    let lines = logged_run(
+        r#"seed = 5
+steps = ["l.i0", "l.x", "l.i1", "qr100", "qp100"]
+clients = [1]
+[scale]
+rows = 3000
+[insert]
+l_i1_rows = 1000
+[duration]
+warmup = "0s"
+read = "1s"
+"#,
+    );
+    let ours = benchmark_connections(&lines);
+    let originals = iibench_originals();
+    let differences = iibench_differences();
+    let guide = std::fs::read_to_string("docs/guide/insert-benchmark.md").unwrap();
+    let mut by_shape: BTreeMap<&str, &str> = originals
+        .iter()
+        .map(|(name, s)| (s.as_str(), *name))
+        .collect();
+    for (s, (name, words)) in &differences {
+        assert!(guide.contains(words), "the guide does not say \"{words}\"");
+        by_shape.insert(s, name);
+    }
+    let (mut seen, mut unknown) = (BTreeSet::new(), BTreeSet::new());
+    for (_, cmd, sql) in lines.iter().filter(|(id, _, _)| ours.contains(id)) {
+        if cmd != "Execute" && cmd != "Query" {
+            continue;
+        }
+        // The schema (CREATE, DROP) and what relbench reads about the
+        // server and its tables around the steps are not the benchmark's.
+        let lower = sql.to_ascii_lowercase();
+        if [
+            "create table",
+            "drop table",
+            "select count(*) from information_schema",
+            "begin",
+            "commit",
+            "rollback",
+        ]
+        .iter()
+        .any(|p| lower.starts_with(p))
+        {
+            continue;
+        }
+        match by_shape.get(shape(sql).0.as_str()) {
+            Some(name) => {
+                seen.insert(*name);
+            }
+            None => {
+                unknown.insert(sql.clone());
+            }
+        }
+    }
+    assert!(
+        unknown.is_empty(),
+        "statements iibench does not send:\n{unknown:#?}"
+    );
+    let missing: Vec<_> = originals
+        .keys()
+        .chain(differences.values().map(|(name, _)| name))
+        .filter(|k| !seen.contains(*k))
+        .collect();
+    assert!(missing.is_empty(), "never sent: {missing:?}");
 }

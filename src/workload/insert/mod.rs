@@ -263,40 +263,18 @@ impl Shared {
     }
 }
 
-/// The lowest and highest id in `table` ((1, 0) when empty), found by
-/// bisection with one-row range probes on the primary key: the connection
-/// API counts rows but does not return values, and ~80 index probes cost
-/// well under a millisecond.
+/// The lowest and highest id in `table` ((1, 0) when empty), read as
+/// iibench reads them (`select min(transactionid)`, `max`: one index
+/// probe each).
 fn id_range(conn: &mut dyn Conn, d: Dialect, table: &str) -> DbResult<(i64, i64)> {
-    let probe = conn.prepare(&sql::probe(d, table))?;
-    let mut any = |lo: i64, hi: i64| -> DbResult<bool> {
-        Ok(conn.query(probe, &[Param::Int(lo), Param::Int(hi)])? > 0)
-    };
-    const TOP: i64 = 1 << 50;
-    if !any(1, TOP)? {
-        return Ok((1, 0));
-    }
-    // Smallest x with a row in [1, x]; largest x with a row in [x, TOP].
-    let (mut lo, mut hi) = (1, TOP);
-    while lo < hi {
-        let mid = lo + (hi - lo) / 2;
-        if any(1, mid)? {
-            hi = mid;
-        } else {
-            lo = mid + 1;
-        }
-    }
-    let min = lo;
-    let (mut lo, mut hi) = (min, TOP);
-    while lo < hi {
-        let mid = lo + (hi - lo + 1) / 2;
-        if any(mid, TOP)? {
-            lo = mid;
-        } else {
-            hi = mid - 1;
-        }
-    }
-    Ok((min, lo))
+    let (min, max) = sql::id_bounds(d, table);
+    let (min, max) = (conn.prepare(&min)?, conn.prepare(&max)?);
+    let (_, lo) = conn.query_last(min, &[], 0)?;
+    let (_, hi) = conn.query_last(max, &[], 0)?;
+    Ok(match (lo, hi) {
+        (Some(lo), Some(hi)) => (lo, hi),
+        _ => (1, 0),
+    })
 }
 
 impl Step {
