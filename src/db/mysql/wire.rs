@@ -114,6 +114,9 @@ pub struct WireConn {
     last: Option<i64>,
     /// The result set's column types, read while a column is watched.
     types: Vec<u8>,
+    /// The command in flight was COM_STMT_EXECUTE: its rows are in the
+    /// binary protocol, not text.
+    binary: bool,
 }
 
 fn io_err(e: io::Error) -> DbError {
@@ -228,6 +231,7 @@ impl WireConn {
             watch: None,
             last: None,
             types: Vec::new(),
+            binary: false,
         })
     }
 
@@ -336,6 +340,7 @@ impl WireConn {
     }
 
     fn command(&mut self, cmd: u8, body: &[u8]) -> DbResult<()> {
+        self.binary = false;
         if self.broken {
             return Err(DbError::new(
                 ErrorKind::Connection,
@@ -606,7 +611,7 @@ impl WireConn {
                             _ => {
                                 outcome.rows += 1;
                                 if let Some(col) = self.watch {
-                                    self.last = if self.buf.first() == Some(&0x00) {
+                                    self.last = if self.binary {
                                         binary_int(&self.buf, &self.types, col)
                                     } else {
                                         text_row(&self.buf, col + 1)
@@ -735,6 +740,7 @@ impl WireConn {
         }
         let id = p.id;
         self.seq = 0;
+        self.binary = true;
         self.begin_packet();
         self.out.push(COM_STMT_EXECUTE);
         self.out.extend_from_slice(&id.to_le_bytes());
