@@ -71,6 +71,21 @@ pub fn utc_stamp(unix: f64) -> String {
     )
 }
 
+/// `YYYY-MM-DD HH:MM:SS` in UTC: a DATETIME literal, as the Insert
+/// Benchmark's client stamps its rows.
+pub fn utc_datetime(unix: f64) -> String {
+    let s = utc_stamp(unix);
+    format!(
+        "{}-{}-{} {}:{}:{}",
+        &s[0..4],
+        &s[4..6],
+        &s[6..8],
+        &s[9..11],
+        &s[11..13],
+        &s[13..15]
+    )
+}
+
 /// ISO 8601 UTC time, for files people read.
 pub fn utc_iso(unix: f64) -> String {
     let s = utc_stamp(unix);

@@ -84,10 +84,13 @@ impl Client for Inserter {
                 &mut self.data[i],
             );
         }
-        let mut params = Vec::with_capacity(self.commit as usize * 6);
+        // iibench's `dateandtime`: the client's time as a string.
+        let when = crate::util::utc_datetime(crate::util::unix_now());
+        let mut params = Vec::with_capacity(self.commit as usize * sql::ROW_PARAMS);
         for (i, v) in ints.iter().enumerate() {
             params.extend([
                 Param::Int(v[0]),
+                Param::Str(&when),
                 Param::Int(v[1]),
                 Param::Int(v[2]),
                 Param::Int(v[3]),

@@ -26,28 +26,22 @@ pub fn create(d: Dialect, t: &str, options: &str) -> String {
     }
 }
 
-/// `rows` rows in one statement. Ids are given (in key order, one inserter
-/// per table), so the deleter knows which are the oldest.
+/// `rows` rows in one statement: id, the client's time (iibench's
+/// `dateandtime` string), cash register, customer, product, price, data.
+/// Ids are given (in key order, one inserter per table), so the deleter
+/// knows which are the oldest.
 pub fn insert(d: Dialect, t: &str, rows: usize) -> String {
     let values: Vec<String> = (0..rows)
-        .map(|r| {
-            let p = |i: usize| d.placeholder(r * 6 + i);
-            format!(
-                "({},CURRENT_TIMESTAMP,{},{},{},{},{})",
-                p(0),
-                p(1),
-                p(2),
-                p(3),
-                p(4),
-                p(5)
-            )
-        })
+        .map(|r| format!("({})", d.placeholders(r * ROW_PARAMS, ROW_PARAMS)))
         .collect();
     format!(
         "INSERT INTO {t} (transactionid, dateandtime, cashregisterid, customerid, productid, price, data) VALUES {}",
         values.join(",")
     )
 }
+
+/// Parameters of one inserted row.
+pub const ROW_PARAMS: usize = 7;
 
 /// The oldest `batch` rows from id `$1`, as iibench deletes them: ORDER
 /// BY … LIMIT on MySQL; PostgreSQL has no DELETE … LIMIT (nor SQLite, as
@@ -149,7 +143,7 @@ mod tests {
         assert_eq!(
             insert(Dialect::Postgres, "pi1", 2),
             "INSERT INTO pi1 (transactionid, dateandtime, cashregisterid, customerid, productid, price, data) \
-             VALUES ($1,CURRENT_TIMESTAMP,$2,$3,$4,$5,$6),($7,CURRENT_TIMESTAMP,$8,$9,$10,$11,$12)"
+             VALUES ($1,$2,$3,$4,$5,$6,$7),($8,$9,$10,$11,$12,$13,$14)"
         );
         assert_eq!(
             delete(Dialect::Mysql, "pi2", 50),
