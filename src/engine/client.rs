@@ -130,7 +130,13 @@ fn events(
         Stop::Time(d) => (d * 10).clamp(Duration::from_secs(5), Duration::from_secs(60)),
         Stop::Events(_) => Duration::ZERO,
     };
-    let mut pacer = role.rate.map(|r| Pacer::new(r, t0));
+    let mut pacer = role.rate.map(|r| {
+        if role.burst {
+            Pacer::bursts(r, t0)
+        } else {
+            Pacer::new(r, t0)
+        }
+    });
     let mut failures = 0u32;
     loop {
         if spec.interrupt.load(Ordering::Relaxed) || sh.abort.load(Ordering::Relaxed) {

@@ -21,6 +21,10 @@ pub enum Pace {
 pub struct Pacer {
     interval: Duration,
     due: Instant,
+    /// Bursts: the events of each second run back to back from its
+    /// start, then the connection waits for the next (iibench's
+    /// `inserts_per_second`); `(events a second, the start, events run)`.
+    burst: Option<(u64, Instant, u64)>,
 }
 
 /// The longest sleep between checks for a stop.
@@ -32,12 +36,27 @@ impl Pacer {
         Pacer {
             interval: Duration::from_secs_f64(1.0 / rate),
             due: t0,
+            burst: None,
         }
+    }
+
+    /// `rate` events a second in a burst at the start of each second (a
+    /// rate under one a second, or not a whole number, is paced evenly).
+    pub fn bursts(rate: f64, t0: Instant) -> Self {
+        let mut p = Pacer::new(rate, t0);
+        if rate >= 1.0 && rate.fract() == 0.0 {
+            p.burst = Some((rate as u64, t0, 0));
+        }
+        p
     }
 
     /// Sleeps (a slice at most) toward the next event's time, or says it is
     /// due. A late event runs at once without moving the schedule.
     pub fn next(&mut self, end: Instant) -> Pace {
+        if let Some((n, t0, k)) = self.burst {
+            // This event's second; inside it, one after another.
+            self.due = t0 + Duration::from_secs(k / n);
+        }
         // Nothing due before the end: no point sleeping toward it.
         if self.due >= end {
             return Pace::Done;
@@ -50,6 +69,16 @@ impl Pacer {
             }
         }
         let due = self.due;
+        if let Some((_, _, k)) = self.burst.as_mut() {
+            // Each event of a burst is timed from its own start (iibench
+            // times each insert), the burst's lag from the second's.
+            *k += 1;
+            let now = Instant::now();
+            return Pace::Go {
+                due: now,
+                lag: now.saturating_duration_since(due),
+            };
+        }
         self.due += self.interval;
         Pace::Go {
             due,
@@ -61,6 +90,30 @@ impl Pacer {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_burst_runs_a_seconds_events_at_its_start_then_waits() {
+        // Two events a second (iibench's 100 rows/s in commits of 50).
+        let t0 = Instant::now();
+        let mut p = Pacer::bursts(2.0, t0);
+        let end = t0 + Duration::from_millis(2500);
+        let mut starts = Vec::new();
+        while let Some(d) = loop {
+            match p.next(end) {
+                Pace::Go { due, .. } => break Some(due),
+                Pace::Wait => continue,
+                Pace::Done => break None,
+            }
+        } {
+            starts.push(d.saturating_duration_since(t0).as_millis());
+        }
+        assert_eq!(starts.len(), 6, "{starts:?}");
+        // Two at once at 0, 1 and 2 s.
+        for (i, s) in starts.iter().enumerate() {
+            let second = (i / 2) as u128 * 1000;
+            assert!((second..second + 40).contains(s), "{starts:?}");
+        }
+    }
 
     #[test]
     fn a_late_event_runs_at_once_and_keeps_the_schedule() {

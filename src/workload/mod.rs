@@ -164,6 +164,9 @@ pub struct Role {
     /// fixed schedule (a late server shows as a missed rate, not as a
     /// slower client). `None`: the next event starts when one ends.
     pub rate: Option<f64>,
+    /// With a rate: each second's events back to back from its start
+    /// (iibench's writers), rather than evenly apart.
+    pub burst: bool,
     /// Counts in the step's throughput, and ends a step that stops by
     /// event count; the others stop with it.
     pub measured: bool,
@@ -174,6 +177,7 @@ impl Role {
     pub const CLIENT: Role = Role {
         name: "client",
         rate: None,
+        burst: false,
         measured: true,
     };
 }

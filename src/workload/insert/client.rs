@@ -120,6 +120,9 @@ pub(super) struct Deleter {
     pub(super) batch: i64,
     pub(super) keep: i64,
     pub(super) shared: Arc<Shared>,
+    /// How long an event waits for the inserter's batch before it lets
+    /// its turn go (a paced deleter's turns are its batches).
+    pub(super) wait: Duration,
 }
 
 impl Deleter {
@@ -138,12 +141,15 @@ impl Client for Deleter {
     }
 
     fn event(&mut self, conn: &mut dyn Conn, rec: &mut Recorder) -> Result<(), ErrorKind> {
-        let lo = self.shared.bottom.load(Ordering::Relaxed);
-        if !self.may_delete() {
+        let waited = Instant::now();
+        while !self.may_delete() {
             // The inserter has not added this batch yet: wait for it.
             std::thread::sleep(Duration::from_micros(200));
-            return Ok(());
+            if waited.elapsed() >= self.wait {
+                return Ok(());
+            }
         }
+        let lo = self.shared.bottom.load(Ordering::Relaxed);
         // Take the batch: deleters that share a table never take the same
         // one (another took it: try the next on the next event).
         if self

@@ -43,8 +43,14 @@ pub struct Params {
     pub l_i0_commit: u32,
     pub l_i1_commit: u32,
     pub l_i2_commit: u32,
-    /// Rows per commit of the q-steps' background inserter and deleter.
+    /// Rows per commit of the q-steps' background inserter and deleter
+    /// (iibench's `rows_per_commit` in Small Datum's q-steps: 50).
     pub q_commit: u32,
+    /// The q-steps' writers run each second's commits back to back at its
+    /// start, as iibench's `inserts_per_second` does, rather than evenly
+    /// apart (`q_pacing = "even"`).
+    #[serde(default)]
+    pub q_burst: bool,
     /// Length of the `data` column, drawn uniformly in this range.
     pub data_min: u32,
     pub data_max: u32,
@@ -63,9 +69,10 @@ impl Params {
     /// The sizes in words, for `relbench check`; `rows` is l.i0's per client.
     pub fn describe(&self, rows: i64) -> String {
         format!(
-            "{}; l.i0 loads {rows} rows each ({} per commit), l.i1 adds and deletes {} ({} per commit), l.i2 {} ({} per commit); q-steps write {} rows per commit",
+            "{}; l.i0 loads {rows} rows each ({} per commit), l.i1 adds and deletes {} ({} per commit), l.i2 {} ({} per commit); q-steps write {} rows per commit{}",
             if self.shared_table { "one table all clients share" } else { "one table per client" },
-            self.l_i0_commit, self.l_i1_rows, self.l_i1_commit, self.l_i2_rows, self.l_i2_commit, self.q_commit
+            self.l_i0_commit, self.l_i1_rows, self.l_i1_commit, self.l_i2_rows, self.l_i2_commit, self.q_commit,
+            if self.q_burst { ", each second's back to back (iibench's)" } else { ", evenly apart" }
         )
     }
 }
@@ -78,7 +85,8 @@ impl Default for Params {
             l_i0_commit: 100,
             l_i1_commit: 50,
             l_i2_commit: 5,
-            q_commit: 10,
+            q_commit: 50,
+            q_burst: true,
             data_min: 10,
             data_max: 20,
             data_random_pct: iibench_random_pct(),
@@ -382,14 +390,17 @@ impl Workload for Step {
             }
             _ => None,
         };
+        let burst = self.params.q_burst;
         let inserter = Role {
             name: "inserter",
             rate: None,
+            burst,
             measured: true,
         };
         let deleter = Role {
             name: "deleter",
             rate: None,
+            burst,
             measured: false,
         };
         match self.kind {
@@ -403,6 +414,7 @@ impl Workload for Step {
                 Role {
                     name: "query",
                     rate: None,
+                    burst: false,
                     measured: true,
                 },
                 Role {
@@ -537,6 +549,14 @@ impl Workload for Step {
                     batch: i64::from(self.commit(&p)),
                     keep: hi - lo + 1,
                     shared,
+                    // A paced deleter's turn is its batch: it waits for the
+                    // inserter's (due at the same moment in a burst) rather
+                    // than let the turn go by.
+                    wait: if matches!(self.kind, Kind::Query { .. }) {
+                        std::time::Duration::from_millis(500)
+                    } else {
+                        std::time::Duration::ZERO
+                    },
                 })
             }
             (Kind::Query { point, .. }, _) => {

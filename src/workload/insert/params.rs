@@ -21,6 +21,7 @@ pub struct Raw {
     pub data_max: Option<Spanned<i64>>,
     pub data_random_pct: Option<Spanned<i64>>,
     pub shared_table: Option<bool>,
+    pub q_pacing: Option<Spanned<String>>,
 }
 
 /// `[insert]`, checked, over the benchmark's defaults.
@@ -59,6 +60,17 @@ pub fn check(cx: &mut Ctx<'_>, raw: Option<&Raw>) -> Params {
     }
     [p.l_i1_rows, p.l_i2_rows] = rows;
     p.shared_table = r.shared_table.unwrap_or(false);
+    if let Some(v) = &r.q_pacing {
+        match v.get_ref().as_str() {
+            "burst" => p.q_burst = true,
+            "even" => p.q_burst = false,
+            other => cx.err(
+                v.span(),
+                format!("unknown q_pacing \"{other}\""),
+                Some("\"burst\" (iibench's: each second's commits back to back at its start) or \"even\" (evenly apart)".into()),
+            ),
+        }
+    }
     if let Some(v) = &r.data_random_pct {
         match u8::try_from(*v.get_ref()) {
             Ok(n) if n <= 100 => p.data_random_pct = n,
