@@ -123,7 +123,17 @@ pub(super) struct Deleter {
     /// How long an event waits for the inserter's batch before it lets
     /// its turn go (a paced deleter's turns are its batches).
     pub(super) wait: Duration,
+    /// `select min(transactionid)`, which iibench's deleter sends every
+    /// [`RESYNC_MIN`] batches to resync (relbench knows the oldest id; it
+    /// sends it for the server's work, untimed), and the batches so far.
+    pub(super) min: Stmt,
+    pub(super) batches: u64,
 }
+
+/// iibench's `resync_get_min`.
+const RESYNC_MIN: u64 = 1000;
+/// iibench's primary-key queries read `max(transactionid)` every 100.
+const PK_MAX_EVERY: u64 = 100;
 
 impl Deleter {
     /// Whether the next batch may go: the table keeps at least its size at
@@ -160,6 +170,11 @@ impl Client for Deleter {
         {
             return Ok(());
         }
+        self.batches += 1;
+        if self.batches % RESYNC_MIN == 0 {
+            conn.query_last(self.min, &[], 0)
+                .map_err(|e| record(rec, DELETE, e))?;
+        }
         let t = Instant::now();
         match conn.exec(self.stmt, &[Param::Int(lo)]) {
             Ok(_) => {
@@ -178,10 +193,19 @@ pub(super) struct Querier {
     pub(super) next: usize,
     pub(super) rng: Rng,
     pub(super) shared: Arc<Shared>,
+    /// `select max(transactionid)`, which iibench's primary-key queries
+    /// send every [`PK_MAX_EVERY`] (untimed here), and the queries so far.
+    pub(super) max: Stmt,
+    pub(super) queries: u64,
 }
 
 impl Client for Querier {
     fn event(&mut self, conn: &mut dyn Conn, rec: &mut Recorder) -> Result<(), ErrorKind> {
+        if self.point && self.queries % PK_MAX_EVERY == 0 {
+            conn.query_last(self.max, &[], 0)
+                .map_err(|e| record(rec, QUERY, e))?;
+        }
+        self.queries += 1;
         // The range query at random, as iibench picks it; the point query
         // is the only one of its kind.
         self.next = self.rng.random_range(0..self.stmts.len());

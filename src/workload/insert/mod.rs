@@ -557,6 +557,8 @@ impl Workload for Step {
                     } else {
                         std::time::Duration::ZERO
                     },
+                    min: conn.prepare(&sql::id_bounds(d, &table).0)?,
+                    batches: 0,
                 })
             }
             (Kind::Query { point, .. }, _) => {
@@ -575,6 +577,8 @@ impl Workload for Step {
                     next: 0,
                     rng,
                     shared,
+                    max: conn.prepare(&sql::id_bounds(d, &table).1)?,
+                    queries: 0,
                 })
             }
             _ => unreachable!("every step's roles are handled"),
