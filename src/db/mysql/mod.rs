@@ -2,6 +2,7 @@
 //! by relbench or reached by URL, over TCP or a unix socket.
 
 mod auth;
+mod rows;
 pub mod wire;
 
 use std::collections::BTreeMap;

@@ -630,7 +630,11 @@ mod tests {
             secs: 2.0,
             statements: &statements,
         };
-        let sla = query_step("qp500", &Params::default())
+        let ten = Params {
+            q_commit: 10,
+            ..Params::default()
+        };
+        let sla = query_step("qp500", &ten)
             .unwrap()
             .sla(&scale, &window)
             .unwrap();
@@ -640,7 +644,7 @@ mod tests {
         assert_eq!(sla.delete_rows_per_sec, 1000.0);
         assert!(sla.passed, "95% is the SLA's share");
         let statements = std::collections::BTreeMap::from([("insert".to_string(), 189)]);
-        let missed = query_step("qp500", &Params::default()).unwrap().sla(
+        let missed = query_step("qp500", &ten).unwrap().sla(
             &scale,
             &Window {
                 statements: &statements,

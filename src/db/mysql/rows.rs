@@ -1,0 +1,179 @@
+//! The MySQL protocol's encodings that commands and rows share:
+//! length-encoded integers, and a row's values (text rows as strings, one
+//! integer column of a binary row), for the few reads that need a value.
+
+/// Reads a length-encoded integer at `*pos`.
+pub(super) fn lenenc(buf: &[u8], pos: &mut usize) -> Option<u64> {
+    let b = *buf.get(*pos)?;
+    *pos += 1;
+    let (n, v) = match b {
+        0..=0xFA => return Some(b as u64),
+        0xFC => (2, 0),
+        0xFD => (3, 0),
+        0xFE => (8, 0),
+        _ => return None, // 0xFB is NULL, 0xFF is not an integer
+    };
+    let bytes = buf.get(*pos..*pos + n)?;
+    *pos += n;
+    Some(bytes.iter().rev().fold(v, |acc, x| (acc << 8) | *x as u64))
+}
+
+pub(super) fn put_lenenc(out: &mut Vec<u8>, v: u64) {
+    match v {
+        0..=0xFA => out.push(v as u8),
+        0xFB..=0xFFFF => {
+            out.push(0xFC);
+            out.extend_from_slice(&(v as u16).to_le_bytes());
+        }
+        0x1_0000..=0xFF_FFFF => {
+            out.push(0xFD);
+            out.extend_from_slice(&(v as u32).to_le_bytes()[..3]);
+        }
+        _ => {
+            out.push(0xFE);
+            out.extend_from_slice(&v.to_le_bytes());
+        }
+    }
+}
+
+/// The type byte of a column definition packet (Protocol::ColumnDefinition41:
+/// six length-encoded strings, the length of the fixed fields, the
+/// character set, the column length, then the type).
+pub(super) fn column_type(buf: &[u8]) -> u8 {
+    let mut pos = 0;
+    for _ in 0..6 {
+        let Some(n) = lenenc(buf, &mut pos) else {
+            return 0;
+        };
+        pos += n as usize;
+    }
+    let _ = lenenc(buf, &mut pos);
+    buf.get(pos + 6).copied().unwrap_or(0)
+}
+
+/// Column `col` of a binary protocol row as an integer: the row's NULL
+/// bitmap (offset by 2 bits) and each earlier column's length, by its
+/// type, lead to it. Integer types are read as they are, strings and
+/// decimals parsed; `None` for NULL or another type.
+pub(super) fn binary_int(buf: &[u8], types: &[u8], col: usize) -> Option<i64> {
+    let null = |i: usize| {
+        buf.get(1 + (i + 2) / 8)
+            .is_some_and(|b| b & (1 << ((i + 2) % 8)) != 0)
+    };
+    let mut pos = 1 + (types.len() + 7 + 2) / 8;
+    for (i, &t) in types.iter().enumerate() {
+        if null(i) {
+            if i == col {
+                return None;
+            }
+            continue;
+        }
+        let start = pos;
+        let fixed = match t {
+            0x01 => Some(1),                   // TINY
+            0x02 | 0x0d => Some(2),            // SHORT, YEAR
+            0x03 | 0x09 | 0x04 => Some(4),     // LONG, INT24, FLOAT
+            0x08 | 0x05 => Some(8),            // LONGLONG, DOUBLE
+            0x07 | 0x0a | 0x0b | 0x0c => None, // temporal: a length byte
+            0x06 => Some(0),                   // NULL
+            _ => None,
+        };
+        let (value_at, len) = match (fixed, t) {
+            (Some(n), _) => (start, n),
+            (None, 0x07 | 0x0a | 0x0b | 0x0c) => (start + 1, *buf.get(start)? as usize),
+            (None, _) => {
+                let n = lenenc(buf, &mut pos)? as usize;
+                (pos, n)
+            }
+        };
+        pos = value_at + len;
+        if i == col {
+            let v = buf.get(value_at..value_at + len)?;
+            return match t {
+                0x01 => Some(i64::from(v[0] as i8)),
+                0x02 | 0x0d => Some(i64::from(i16::from_le_bytes([v[0], v[1]]))),
+                0x03 | 0x09 => Some(i64::from(i32::from_le_bytes(v.try_into().ok()?))),
+                0x08 => Some(i64::from_le_bytes(v.try_into().ok()?)),
+                0x04 | 0x05 | 0x06 | 0x07 | 0x0a | 0x0b | 0x0c => None,
+                _ => std::str::from_utf8(v).ok()?.parse().ok(),
+            };
+        }
+    }
+    None
+}
+
+pub(super) fn text_row(buf: &[u8], cols: usize) -> Vec<Option<String>> {
+    let mut pos = 0;
+    (0..cols)
+        .map(|_| {
+            if buf.get(pos) == Some(&0xFB) {
+                pos += 1;
+                return None;
+            }
+            let n = lenenc(buf, &mut pos)? as usize;
+            let s = buf
+                .get(pos..pos + n)
+                .map(|b| String::from_utf8_lossy(b).into_owned());
+            pos += n;
+            s
+        })
+        .collect()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn length_encoded_integers_round_trip() {
+        for v in [
+            0u64,
+            250,
+            251,
+            65535,
+            65536,
+            0xFF_FFFF,
+            0x100_0000,
+            u64::MAX,
+        ] {
+            let mut out = Vec::new();
+            put_lenenc(&mut out, v);
+            let mut pos = 0;
+            assert_eq!(lenenc(&out, &mut pos), Some(v), "{v}");
+            assert_eq!(pos, out.len());
+        }
+    }
+
+    #[test]
+    fn a_binary_rows_integer_column_is_read_past_nulls_and_strings() {
+        // A column definition: six strings, the fixed part's length, then
+        // charset (2), length (4), type.
+        let def = |t: u8| {
+            let mut d = Vec::new();
+            for s in ["def", "sbtest", "l", "linktable", "c", "c"] {
+                put_lenenc(&mut d, s.len() as u64);
+                d.extend_from_slice(s.as_bytes());
+            }
+            d.push(0x0c);
+            d.extend_from_slice(&[33, 0, 20, 0, 0, 0, t, 0, 0, 0, 0, 0]);
+            d
+        };
+        // id1 BIGINT, visibility TINYINT, data VARBINARY, time BIGINT,
+        // version INT NULL.
+        let types: Vec<u8> = [0x08, 0x01, 0xfd, 0x08, 0x03]
+            .iter()
+            .map(|&t| column_type(&def(t)))
+            .collect();
+        assert_eq!(types, [0x08, 0x01, 0xfd, 0x08, 0x03]);
+        let mut row = vec![0x00, 0b1000_0000]; // version (column 4) is NULL
+        row.extend_from_slice(&42i64.to_le_bytes());
+        row.push(0);
+        put_lenenc(&mut row, 3);
+        row.extend_from_slice(b"abc");
+        row.extend_from_slice(&1_795_484_569_000i64.to_le_bytes());
+        assert_eq!(binary_int(&row, &types, 0), Some(42));
+        assert_eq!(binary_int(&row, &types, 1), Some(0));
+        assert_eq!(binary_int(&row, &types, 3), Some(1_795_484_569_000));
+        assert_eq!(binary_int(&row, &types, 4), None);
+    }
+}
