@@ -430,18 +430,28 @@ impl Motif {
 /// UTF-8, the latin1 column stores `b` itself, the byte the original
 /// writes. (0x87 sent as U+0087 was refused: "Incorrect string value".)
 pub fn latin1(b: u8) -> char {
-    const HIGH: [char; 32] = [
-        '\u{20ac}', '\u{81}', '\u{201a}', '\u{192}', '\u{201e}', '\u{2026}', '\u{2020}',
-        '\u{2021}', '\u{2c6}', '\u{2030}', '\u{160}', '\u{2039}', '\u{152}', '\u{8d}', '\u{17d}',
-        '\u{8f}', '\u{90}', '\u{2018}', '\u{2019}', '\u{201c}', '\u{201d}', '\u{2022}', '\u{2013}',
-        '\u{2014}', '\u{2dc}', '\u{2122}', '\u{161}', '\u{203a}', '\u{153}', '\u{9d}', '\u{17e}',
-        '\u{178}',
-    ];
     match b {
-        0x80..=0x9f => HIGH[usize::from(b - 0x80)],
+        0x80..=0x9f => LATIN1_HIGH[usize::from(b - 0x80)],
         _ => char::from(b),
     }
 }
+
+/// The byte [`latin1`] made `c` from, for a bulk file MySQL reads without
+/// converting (`CHARACTER SET binary`).
+pub fn latin1_byte(c: char) -> u8 {
+    match LATIN1_HIGH.iter().position(|&h| h == c) {
+        Some(i) => 0x80 + i as u8,
+        None => u8::try_from(u32::from(c)).unwrap_or(b'?'),
+    }
+}
+
+/// What Windows-1252 reads bytes 0x80 … 0x9F as.
+const LATIN1_HIGH: [char; 32] = [
+    '\u{20ac}', '\u{81}', '\u{201a}', '\u{192}', '\u{201e}', '\u{2026}', '\u{2020}', '\u{2021}',
+    '\u{2c6}', '\u{2030}', '\u{160}', '\u{2039}', '\u{152}', '\u{8d}', '\u{17d}', '\u{8f}',
+    '\u{90}', '\u{2018}', '\u{2019}', '\u{201c}', '\u{201d}', '\u{2022}', '\u{2013}', '\u{2014}',
+    '\u{2dc}', '\u{2122}', '\u{161}', '\u{203a}', '\u{153}', '\u{9d}', '\u{17e}', '\u{178}',
+];
 
 /// How many links a multiget asks for (`GeometricDistribution` with the
 /// original's `link_multiget_dist_*`): its quantile function is
@@ -484,6 +494,13 @@ pub fn initial_time(rng: &mut Rng, now_ms: i64) -> i64 {
 mod tests {
     use super::*;
     use crate::workload::dist;
+
+    #[test]
+    fn latin1_characters_map_back_to_their_bytes() {
+        for b in 50..220u8 {
+            assert_eq!(latin1_byte(latin1(b)), b);
+        }
+    }
 
     #[test]
     fn the_shuffle_is_a_bijection_and_inverts() {

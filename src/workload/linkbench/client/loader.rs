@@ -182,6 +182,11 @@ impl Loader {
     ) -> Result<bool, ErrorKind> {
         if nodes {
             let rows = &self.node_rows;
+            let push = if self.d == Dialect::Mysql {
+                push_escaped_latin1
+            } else {
+                push_escaped
+            };
             return bulk_table(
                 conn,
                 rec,
@@ -192,7 +197,7 @@ impl Loader {
                 &mut |i, buf| {
                     let (id, time, data) = &rows[i];
                     let _ = write!(buf, "{id}\t{NODE_TYPE}\t1\t{time}\t");
-                    push_escaped(buf, data);
+                    push(buf, data);
                     buf.push(b'\n');
                 },
             );

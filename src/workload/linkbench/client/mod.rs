@@ -66,6 +66,19 @@ fn push_escaped(buf: &mut Vec<u8>, s: &str) {
     }
 }
 
+/// [`push_escaped`] for MySQL's LOAD DATA, which reads the file as bytes
+/// (`CHARACTER SET binary`): each character as the latin1 byte it came
+/// from, what the original's rows hold.
+fn push_escaped_latin1(buf: &mut Vec<u8>, s: &str) {
+    for c in s.chars() {
+        let b = model::latin1_byte(c);
+        if b == b'\\' {
+            buf.push(b'\\');
+        }
+        buf.push(b);
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
