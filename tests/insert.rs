@@ -260,3 +260,14 @@ fn all_clients_can_share_one_table() {
         .unwrap();
     assert_eq!(tables, 1);
 }
+
+#[test]
+fn an_unknown_q_pacing_is_refused_with_the_choices() {
+    let dir = tempfile::tempdir().unwrap();
+    check_refuses(
+        dir.path(),
+        "suite = \"insert\"\n[insert]\nq_pacing = \"fast\"\n\n[[target]]\nname = \"t\"\nengine = \"sqlite\"\n",
+        "3:12",
+        "unknown q_pacing \"fast\"",
+    );
+}

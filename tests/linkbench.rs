@@ -166,6 +166,8 @@ fn wrong_linkbench_plans_say_what_to_do() {
         ("requesters = 0", "3:14", "requesters must be from 1 to 1024"),
         ("link_datasize = \"big\"", "3:17", "link_datasize must be a number"),
         ("nodes = 5", "", "unknown key `nodes`"),
+        ("load = \"fast\"", "3:8", "unknown load \"fast\""),
+        ("count_type = \"smallint\"", "3:14", "\"int\" (the original's DDL) or \"bigint\" (Small Datum's)"),
     ] {
         let text = format!(
             "suite = \"linkbench\"\n[linkbench]\n{extra}\n\n[[target]]\nname = \"t\"\nengine = \"sqlite\"\n"

@@ -99,6 +99,33 @@ impl Ctx<'_> {
         }
     }
 
+    /// One of a key's named values: `choices` pairs each name (matched
+    /// without regard to case) with its value and what it means, which the
+    /// error lists when the plan names another.
+    pub fn choice<T: Copy>(
+        &mut self,
+        v: &Option<Spanned<String>>,
+        what: &str,
+        choices: &[(&str, T, &str)],
+    ) -> Option<T> {
+        let v = v.as_ref()?;
+        let given = v.get_ref().to_ascii_lowercase();
+        if let Some(&(_, value, _)) = choices.iter().find(|(name, _, _)| *name == given) {
+            return Some(value);
+        }
+        let help = choices
+            .iter()
+            .map(|(name, _, means)| format!("\"{name}\" ({means})"))
+            .collect::<Vec<_>>()
+            .join(" or ");
+        self.err(
+            v.span(),
+            format!("unknown {what} \"{}\"", v.get_ref()),
+            Some(help),
+        );
+        None
+    }
+
     /// A duration in seconds, from `min` to [`MAX_SECS`].
     pub fn duration(
         &mut self,

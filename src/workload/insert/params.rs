@@ -60,16 +60,19 @@ pub fn check(cx: &mut Ctx<'_>, raw: Option<&Raw>) -> Params {
     }
     [p.l_i1_rows, p.l_i2_rows] = rows;
     p.shared_table = r.shared_table.unwrap_or(false);
-    if let Some(v) = &r.q_pacing {
-        match v.get_ref().as_str() {
-            "burst" => p.q_burst = true,
-            "even" => p.q_burst = false,
-            other => cx.err(
-                v.span(),
-                format!("unknown q_pacing \"{other}\""),
-                Some("\"burst\" (iibench's: each second's commits back to back at its start) or \"even\" (evenly apart)".into()),
+    if let Some(burst) = cx.choice(
+        &r.q_pacing,
+        "q_pacing",
+        &[
+            (
+                "burst",
+                true,
+                "iibench's: each second's commits back to back at its start",
             ),
-        }
+            ("even", false, "evenly apart"),
+        ],
+    ) {
+        p.q_burst = burst;
     }
     if let Some(v) = &r.data_random_pct {
         match u8::try_from(*v.get_ref()) {

@@ -125,27 +125,25 @@ pub fn check(cx: &mut Ctx<'_>, raw: Option<&Raw>) -> Params {
             None,
         );
     }
-    if let Some(l) = &r.load {
-        match l.get_ref().as_str() {
-            "insert" => p.load_bulk = false,
-            "bulk" => p.load_bulk = true,
-            other => cx.err(
-                l.span(),
-                format!("unknown load \"{other}\""),
-                Some("\"insert\" (the original's multi-row upserts) or \"bulk\" (LOAD DATA LOCAL INFILE / COPY)".into()),
-            ),
-        }
+    if let Some(bulk) = cx.choice(
+        &r.load,
+        "load",
+        &[
+            ("insert", false, "the original's multi-row upserts"),
+            ("bulk", true, "LOAD DATA LOCAL INFILE / COPY"),
+        ],
+    ) {
+        p.load_bulk = bulk;
     }
-    if let Some(t) = &r.count_type {
-        match t.get_ref().to_ascii_lowercase().as_str() {
-            "int" => p.count_bigint = false,
-            "bigint" => p.count_bigint = true,
-            other => cx.err(
-                t.span(),
-                format!("unknown count_type \"{other}\""),
-                Some("\"int\" (the original's DDL) or \"bigint\" (Small Datum's)".into()),
-            ),
-        }
+    if let Some(bigint) = cx.choice(
+        &r.count_type,
+        "count_type",
+        &[
+            ("int", false, "the original's DDL"),
+            ("bigint", true, "Small Datum's"),
+        ],
+    ) {
+        p.count_bigint = bigint;
     }
     let nlinks_default = r.nlinks_default.as_ref().map(|v| (v, *v.get_ref()));
     match (r.nlinks_func.as_ref(), nlinks_default) {
