@@ -60,44 +60,31 @@ pub fn unix_now() -> f64 {
 /// A UTC timestamp `YYYYMMDDTHHMMSSZ` for a Unix time, as used in the names
 /// of results directories.
 pub fn utc_stamp(unix: f64) -> String {
-    let secs = unix as i64;
-    let (days, rem) = (secs.div_euclid(86400), secs.rem_euclid(86400));
-    let (y, m, d) = civil_from_days(days);
     format!(
-        "{y:04}{m:02}{d:02}T{:02}{:02}{:02}Z",
-        rem / 3600,
-        rem % 3600 / 60,
-        rem % 60
+        "{}Z",
+        utc_datetime(unix)
+            .replace(['-', ':'], "")
+            .replacen(' ', "T", 1)
     )
 }
 
 /// `YYYY-MM-DD HH:MM:SS` in UTC: a DATETIME literal, as the Insert
 /// Benchmark's client stamps its rows.
 pub fn utc_datetime(unix: f64) -> String {
-    let s = utc_stamp(unix);
+    let secs = unix as i64;
+    let (days, rem) = (secs.div_euclid(86400), secs.rem_euclid(86400));
+    let (y, m, d) = civil_from_days(days);
     format!(
-        "{}-{}-{} {}:{}:{}",
-        &s[0..4],
-        &s[4..6],
-        &s[6..8],
-        &s[9..11],
-        &s[11..13],
-        &s[13..15]
+        "{y:04}-{m:02}-{d:02} {:02}:{:02}:{:02}",
+        rem / 3600,
+        rem % 3600 / 60,
+        rem % 60
     )
 }
 
 /// ISO 8601 UTC time, for files people read.
 pub fn utc_iso(unix: f64) -> String {
-    let s = utc_stamp(unix);
-    format!(
-        "{}-{}-{}T{}:{}:{}Z",
-        &s[0..4],
-        &s[4..6],
-        &s[6..8],
-        &s[9..11],
-        &s[11..13],
-        &s[13..15]
-    )
+    format!("{}Z", utc_datetime(unix).replacen(' ', "T", 1))
 }
 
 /// Howard Hinnant's days-to-civil algorithm.

@@ -166,6 +166,40 @@ fn benchmark_connections(lines: &[(u32, String, String)]) -> BTreeSet<u32> {
         .collect()
 }
 
+/// Every shape a run may send, with its name: the original's (the first
+/// name of a shape two share), then relbench's differences, each of which
+/// the guide page `guide` must name in its words.
+fn known_shapes<'a>(
+    originals: &'a BTreeMap<&'static str, String>,
+    differences: &'a BTreeMap<String, (&'static str, &'static str)>,
+    guide: &str,
+) -> BTreeMap<&'a str, &'static str> {
+    let text = std::fs::read_to_string(guide).unwrap();
+    let mut by_shape = BTreeMap::new();
+    for (name, s) in originals {
+        by_shape.entry(s.as_str()).or_insert(*name);
+    }
+    for (s, (name, words)) in differences {
+        assert!(text.contains(words), "{guide} does not say \"{words}\"");
+        by_shape.insert(s.as_str(), *name);
+    }
+    by_shape
+}
+
+/// Every statement of the original, and every difference, was sent.
+fn assert_all_sent(
+    originals: &BTreeMap<&'static str, String>,
+    differences: &BTreeMap<String, (&'static str, &'static str)>,
+    seen: &BTreeSet<&str>,
+) {
+    let missing: Vec<_> = originals
+        .keys()
+        .chain(differences.values().map(|(name, _)| name))
+        .filter(|k| !seen.contains(*k))
+        .collect();
+    assert!(missing.is_empty(), "never sent: {missing:?}");
+}
+
 #[test]
 fn linkbench_sends_the_originals_statements_in_the_originals_transactions() {
     // One requester, so its statements follow one another in the log; a
@@ -198,19 +232,10 @@ getlinklist_history = 50
     ];
     let originals = linkbench_originals();
     let differences = linkbench_differences();
-    let guide = std::fs::read_to_string("docs/guide/linkbench.md").unwrap();
     // The load's link upsert is add_link's with more rows: one shape,
     // named by the connection that sends it.
-    let mut by_shape: BTreeMap<&str, &str> = originals
-        .iter()
-        .filter(|(name, _)| **name != "load_link")
-        .map(|(name, s)| (s.as_str(), *name))
-        .collect();
     assert_eq!(originals["load_link"], originals["link_upsert"]);
-    for (s, (name, words)) in &differences {
-        assert!(guide.contains(words), "the guide does not say \"{words}\"");
-        by_shape.insert(s, name);
-    }
+    let by_shape = known_shapes(&originals, &differences, "docs/guide/linkbench.md");
     let mut seen = BTreeSet::new();
     let mut unknown = BTreeSet::new();
     let mut transactions: BTreeMap<Vec<&str>, u32> = BTreeMap::new();
@@ -268,12 +293,7 @@ getlinklist_history = 50
         unknown.is_empty(),
         "statements the original does not send:\n{unknown:#?}"
     );
-    let missing: Vec<_> = originals
-        .keys()
-        .chain(differences.values().map(|(name, _)| name))
-        .filter(|k| !seen.contains(*k))
-        .collect();
-    assert!(missing.is_empty(), "never sent: {missing:?}");
+    assert_all_sent(&originals, &differences, &seen);
     for t in transactions.keys() {
         assert!(
             LINK_TRANSACTIONS.contains(&t.as_slice()),
@@ -373,15 +393,7 @@ read = "1s"
     let ours = benchmark_connections(&lines);
     let originals = iibench_originals();
     let differences = iibench_differences();
-    let guide = std::fs::read_to_string("docs/guide/insert-benchmark.md").unwrap();
-    let mut by_shape: BTreeMap<&str, &str> = originals
-        .iter()
-        .map(|(name, s)| (s.as_str(), *name))
-        .collect();
-    for (s, (name, words)) in &differences {
-        assert!(guide.contains(words), "the guide does not say \"{words}\"");
-        by_shape.insert(s, name);
-    }
+    let by_shape = known_shapes(&originals, &differences, "docs/guide/insert-benchmark.md");
     let (mut seen, mut unknown) = (BTreeSet::new(), BTreeSet::new());
     for (_, cmd, sql) in lines.iter().filter(|(id, _, _)| ours.contains(id)) {
         if cmd != "Execute" && cmd != "Query" {
@@ -416,10 +428,5 @@ read = "1s"
         unknown.is_empty(),
         "statements iibench does not send:\n{unknown:#?}"
     );
-    let missing: Vec<_> = originals
-        .keys()
-        .chain(differences.values().map(|(name, _)| name))
-        .filter(|k| !seen.contains(*k))
-        .collect();
-    assert!(missing.is_empty(), "never sent: {missing:?}");
+    assert_all_sent(&originals, &differences, &seen);
 }

@@ -171,15 +171,10 @@ pub trait Conn: Send {
     /// need a value.
     fn query_last(
         &mut self,
-        _stmt: Stmt,
-        _params: &[Param<'_>],
-        _col: usize,
-    ) -> DbResult<(u64, Option<i64>)> {
-        Err(DbError::new(
-            ErrorKind::Other,
-            "this connection cannot read a value of a row",
-        ))
-    }
+        stmt: Stmt,
+        params: &[Param<'_>],
+        col: usize,
+    ) -> DbResult<(u64, Option<i64>)>;
     /// From now on a write reports the rows it changed, not the rows it
     /// matched (MySQL without `CLIENT_FOUND_ROWS`: an upsert answers 1 for
     /// an insert, 2 for a changed row, 0 for a row left as it was, which

@@ -258,11 +258,11 @@ pub struct Shared {
 impl Shared {
     /// Reads the table's id range once per step, on whichever connection
     /// sets up first (all set up before any event runs).
-    fn init(&self, conn: &mut dyn Conn, d: Dialect, table: &str) -> DbResult<(i64, i64)> {
+    fn init(&self, conn: &mut dyn Conn, table: &str) -> DbResult<(i64, i64)> {
         if let Some(r) = self.start.get() {
             return Ok(*r);
         }
-        let r = id_range(conn, d, table)?;
+        let r = id_range(conn, table)?;
         let r = *self.start.get_or_init(|| r);
         self.top.store(r.1, Ordering::Relaxed);
         self.taken.store(r.1, Ordering::Relaxed);
@@ -274,8 +274,8 @@ impl Shared {
 /// The lowest and highest id in `table` ((1, 0) when empty), read as
 /// iibench reads them (`select min(transactionid)`, `max`: one index
 /// probe each).
-fn id_range(conn: &mut dyn Conn, d: Dialect, table: &str) -> DbResult<(i64, i64)> {
-    let (min, max) = sql::id_bounds(d, table);
+fn id_range(conn: &mut dyn Conn, table: &str) -> DbResult<(i64, i64)> {
+    let (min, max) = sql::id_bounds(table);
     let (min, max) = (conn.prepare(&min)?, conn.prepare(&max)?);
     let (_, lo) = conn.query_last(min, &[], 0)?;
     let (_, hi) = conn.query_last(max, &[], 0)?;
@@ -531,7 +531,7 @@ impl Workload for Step {
                         std::thread::sleep(Duration::from_millis(5));
                     }
                 }
-                shared.init(conn, d, &table)?;
+                shared.init(conn, &table)?;
                 Box::new(Inserter::new(
                     conn,
                     d,
@@ -543,7 +543,7 @@ impl Workload for Step {
                 )?)
             }
             (_, "deleter") => {
-                let (lo, hi) = shared.init(conn, d, &table)?;
+                let (lo, hi) = shared.init(conn, &table)?;
                 Box::new(Deleter {
                     stmt: conn.prepare(&sql::delete(d, &table, self.commit(&p)))?,
                     batch: i64::from(self.commit(&p)),
@@ -557,12 +557,12 @@ impl Workload for Step {
                     } else {
                         std::time::Duration::ZERO
                     },
-                    min: conn.prepare(&sql::id_bounds(d, &table).0)?,
+                    min: conn.prepare(&sql::id_bounds(&table).0)?,
                     batches: 0,
                 })
             }
             (Kind::Query { point, .. }, _) => {
-                shared.init(conn, d, &table)?;
+                shared.init(conn, &table)?;
                 let stmts = if point {
                     vec![conn.prepare(&sql::point(d, &table))?]
                 } else {
@@ -577,7 +577,7 @@ impl Workload for Step {
                     next: 0,
                     rng,
                     shared,
-                    max: conn.prepare(&sql::id_bounds(d, &table).1)?,
+                    max: conn.prepare(&sql::id_bounds(&table).1)?,
                     queries: 0,
                 })
             }

@@ -127,7 +127,7 @@ pub fn point(d: Dialect, t: &str) -> String {
 }
 
 /// The lowest and the highest id, as iibench asks for them.
-pub fn id_bounds(_d: Dialect, t: &str) -> (String, String) {
+pub fn id_bounds(t: &str) -> (String, String) {
     (
         format!("SELECT min(transactionid) FROM {t}"),
         format!("SELECT max(transactionid) FROM {t}"),

@@ -23,9 +23,9 @@ pub struct Requester {
     node_up: Motif,
     multiget: Multiget,
     s: Stmts,
-    /// Multiget statements by their count of id2s: exact up to
-    /// [`EXACT_MULTIGET`], then 32, 64 … (`multiget_for`).
-    multigets: Vec<Stmt>,
+    /// Multiget statements and the id2s each takes (`multiget_sizes`), by
+    /// length: a multiget uses the first that holds it.
+    multigets: Vec<(usize, Stmt)>,
     /// Lists seen full: (id1, link_type, time of the last link read), at
     /// most 2048 (the original's `listTailHistoryLimit`), one per list.
     history: Vec<(i64, i64, i64)>,
@@ -60,17 +60,17 @@ pub(super) const HISTORY: usize = 2048;
 /// reads once: at most a few dozen statements prepared per connection.
 pub(super) const EXACT_MULTIGET: usize = 16;
 
-/// The statement for a multiget of `n` id2s, and how many it sends.
-fn multiget_for(n: usize) -> (usize, usize) {
-    if n <= EXACT_MULTIGET {
-        (n, n)
-    } else {
-        let sent = n.next_power_of_two();
-        (
-            EXACT_MULTIGET + (sent.trailing_zeros() - EXACT_MULTIGET.trailing_zeros()) as usize,
-            sent,
-        )
+/// The IN-list lengths prepared for multigets of up to `max` id2s: each
+/// length to [`EXACT_MULTIGET`], then the powers of two past it.
+fn multiget_sizes(max: usize) -> Vec<usize> {
+    let max = max.max(1);
+    let mut sizes: Vec<usize> = (1..=EXACT_MULTIGET.min(max)).collect();
+    let mut n = EXACT_MULTIGET * 2;
+    while n < max * 2 && max > EXACT_MULTIGET {
+        sizes.push(n);
+        n *= 2;
     }
+    sizes
 }
 
 /// The position of `time` in a link row (`LINK_COLUMNS`).
@@ -113,18 +113,9 @@ impl Requester {
             count_link: conn.prepare(&r.count_link)?,
             link_list: conn.prepare(&r.link_list)?,
         };
-        // Index 0 is unused; then 1 … 16 id2s, then 32, 64 … up to the
-        // largest multiget.
-        let largest = multiget_for(p.multiget_max.max(1) as usize).0;
-        let multigets = (0..=largest)
-            .map(|i| {
-                let n = if i <= EXACT_MULTIGET {
-                    i.max(1)
-                } else {
-                    EXACT_MULTIGET << (i - EXACT_MULTIGET)
-                };
-                conn.prepare(&sql::multiget(d, n))
-            })
+        let multigets = multiget_sizes(p.multiget_max as usize)
+            .into_iter()
+            .map(|n| Ok((n, conn.prepare(&sql::multiget(d, n))?)))
             .collect::<DbResult<_>>()?;
         let mut mix = p.mix;
         for i in 1..mix.len() {
@@ -384,14 +375,15 @@ impl Requester {
                 let n = self.multiget.draw(&mut self.rng);
                 self.graph
                     .id2s(&mut self.rng, id1, link_type, n, &mut self.id2s);
-                let (k, sent) = multiget_for(n);
+                let k = self.multigets.partition_point(|&(size, _)| size < n);
+                let (sent, stmt) = self.multigets[k];
                 let last = *self.id2s.last().expect("n >= 1");
                 self.id2s.resize(sent, last);
                 let mut params = Vec::with_capacity(2 + self.id2s.len());
                 params.extend([Param::Int(id1), Param::Int(link_type)]);
                 params.extend(self.id2s.iter().map(|&x| Param::Int(x)));
                 let t = Instant::now();
-                let r = conn.query(self.multigets[k], &params);
+                let r = conn.query(stmt, &params);
                 finish(rec, class, (r, t))
             }
             Op::GetLinkList => {
@@ -516,5 +508,19 @@ impl Client for Requester {
             rec.tally(op as usize, Tally::NotFound, 1);
         }
         Ok(())
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn multigets_prepare_each_length_to_16_then_powers_of_two() {
+        let sizes = multiget_sizes(128);
+        assert_eq!(sizes[..16], (1..=16).collect::<Vec<_>>()[..]);
+        assert_eq!(sizes[16..], [32, 64, 128]);
+        assert_eq!(multiget_sizes(5), [1, 2, 3, 4, 5]);
+        assert_eq!(multiget_sizes(17), (1..=16).chain([32]).collect::<Vec<_>>());
     }
 }
