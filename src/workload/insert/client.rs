@@ -194,15 +194,16 @@ pub(super) struct Querier {
     pub(super) rng: Rng,
     pub(super) shared: Arc<Shared>,
     /// `select max(transactionid)`, which iibench's primary-key queries
-    /// send every [`PK_MAX_EVERY`] (untimed here), and the queries so far.
-    pub(super) max: Stmt,
+    /// send every [`PK_MAX_EVERY`] (untimed here; `None` for range
+    /// queries, which never send it), and the queries so far.
+    pub(super) max: Option<Stmt>,
     pub(super) queries: u64,
 }
 
 impl Client for Querier {
     fn event(&mut self, conn: &mut dyn Conn, rec: &mut Recorder) -> Result<(), ErrorKind> {
-        if self.point && self.queries % PK_MAX_EVERY == 0 {
-            conn.query_last(self.max, &[], 0)
+        if let Some(max) = self.max.filter(|_| self.queries % PK_MAX_EVERY == 0) {
+            conn.query_last(max, &[], 0)
                 .map_err(|e| record(rec, QUERY, e))?;
         }
         self.queries += 1;

@@ -577,7 +577,9 @@ impl Workload for Step {
                     next: 0,
                     rng,
                     shared,
-                    max: conn.prepare(&sql::id_bounds(&table).1)?,
+                    max: point
+                        .then(|| conn.prepare(&sql::id_bounds(&table).1))
+                        .transpose()?,
                     queries: 0,
                 })
             }
