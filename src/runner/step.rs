@@ -381,7 +381,8 @@ fn run_workload(
     // batches MariaDB refused ended "done" with 0 of 3,000 nodes.)
     if r.failed.is_none() && r.failed_events > 0 && w.meta().creates_tables {
         r.failed = Some(format!(
-            "{} of its batches failed, so the tables are incomplete: {sample}",
+            "{} of its batches failed, so the tables are incomplete: {sample}; fix what the server \
+             says and `relbench run --resume --out DIR` makes them again",
             r.failed_events
         ));
     }
