@@ -258,8 +258,26 @@ pub(super) enum Command {
         /// (sysbench's --report-interval), on stderr.
         #[arg(long, value_name = "DURATION")]
         report_interval: Option<String>,
+        /// Run one part of the plan: I/N (part I of N, from 1), or `env`
+        /// to read it from a Slurm array task or a Kubernetes Indexed Job.
+        /// The bases run on every part; each other target on one. Needs
+        /// --out; the same command again resumes it. `relbench merge`
+        /// joins the parts.
+        #[arg(long, value_name = "I/N|env", conflicts_with = "confirm")]
+        shard: Option<String>,
         #[command(flatten)]
         one_off: OneOff,
+    },
+    /// Join the results directories of a sharded run (`run --shard I/N`)
+    /// into one, and write its report: every target against the base
+    /// measured on its own host.
+    Merge {
+        /// The shards' results directories, one per shard.
+        #[arg(required = true)]
+        dirs: Vec<PathBuf>,
+        /// The merged results directory (new, or an earlier merge's).
+        #[arg(long)]
+        out: PathBuf,
     },
     /// Compare results directories and write report.md, .csv, .json and .html.
     Report {
@@ -314,6 +332,10 @@ pub(super) enum Command {
         /// be [default: the newest run under results/].
         #[arg(long, value_name = "DIR")]
         last: Option<PathBuf>,
+        /// Print which targets each of N shards runs (`run --shard I/N`)
+        /// and its expected time.
+        #[arg(long, value_name = "N")]
+        shards: Option<u32>,
     },
     /// List the suites and workloads (and a plan's own, with --plan).
     List {
@@ -377,7 +399,7 @@ pub(super) fn parse_compare(s: &str) -> Result<ComparisonSpec, String> {
 
 /// The comparisons the run's plan asks for (`[[comparison]]`), if any.
 pub(super) fn plan_comparisons(dir: &Path) -> Vec<ComparisonSpec> {
-    crate::results::read_run_info(dir)
+    crate::results::merge::first_run_info(dir)
         .map(|info| {
             info.plan
                 .comparisons

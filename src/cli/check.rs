@@ -186,3 +186,53 @@ fn noise_advice(plan: &Plan, last: Option<&Path>) -> anyhow::Result<()> {
     }
     Ok(())
 }
+
+/// `relbench check PLAN --shards N`: which targets each shard runs and
+/// its timed part, the bases on every shard.
+pub(super) fn shards(path: &Path, count: u32) -> anyhow::Result<()> {
+    if count == 0 {
+        return Err(super::Exit::BadInput(
+            "--shards 0: give the number of shards, 1 or more".into(),
+        )
+        .into());
+    }
+    let plan = read_plan(path)?.0;
+    let cat = plan.catalogue().map_err(anyhow::Error::msg)?;
+    let sched = plan.schedule(&cat);
+    let every: Vec<&str> = (0..sched.targets.len())
+        .filter(|&t| sched.everywhere(t))
+        .map(|t| sched.targets[t].name.as_str())
+        .collect();
+    crate::outln!(
+        "{}: {} target(s) over {count} shard(s); on every shard: {} (each ratio is against the base measured on its own shard)",
+        path.display(),
+        sched.targets.len(),
+        every.join(", ")
+    );
+    let loads = sched.assignment(count);
+    for l in &loads {
+        let own: Vec<&str> = l
+            .targets
+            .iter()
+            .filter(|&&t| !sched.everywhere(t))
+            .map(|&t| sched.targets[t].name.as_str())
+            .collect();
+        crate::outln!(
+            "shard {}: {}; about {} plus loads",
+            l.shard,
+            if own.is_empty() {
+                "the base alone".to_string()
+            } else {
+                own.join(", ")
+            },
+            crate::measure::units::human_secs(l.secs)
+        );
+    }
+    let longest = loads.iter().map(|l| l.secs).fold(0.0, f64::max);
+    crate::outln!(
+        "the study takes about {} on {count} host(s) (the longest shard), against {} on one",
+        crate::measure::units::human_secs(longest),
+        crate::measure::units::human_secs(sched.estimated_secs)
+    );
+    Ok(())
+}

@@ -122,7 +122,16 @@ fn dispatch(cmd: Command) -> anyhow::Result<()> {
             confirm: None,
             report_interval,
             one_off,
+            shard,
         } => {
+            if one_off.given() && shard.is_some() {
+                return Err(Exit::BadInput(
+                    "--shard cuts a plan into parts; a run of one workload without a plan has one target: \
+                     leave out --shard"
+                        .into(),
+                )
+                .into());
+            }
             if one_off.json {
                 return Err(Exit::BadInput(
                     "--json prints one workload's figures: give it with --url or --sqlite and --workload"
@@ -131,8 +140,15 @@ fn dispatch(cmd: Command) -> anyhow::Result<()> {
                 .into());
             }
             let every = interval(report_interval.as_deref())?;
+            let shard = match shard.as_deref() {
+                None => None,
+                Some("env") => {
+                    Some(plan::Shard::from_env(|k| std::env::var(k).ok()).map_err(Exit::BadInput)?)
+                }
+                Some(s) => Some(plan::Shard::parse(s).map_err(Exit::BadInput)?),
+            };
             run::run(
-                resolve_run(plan, out, resume)?,
+                resolve_run(plan, out, resume, shard)?,
                 run::Show {
                     quiet,
                     every,
@@ -168,13 +184,25 @@ fn dispatch(cmd: Command) -> anyhow::Result<()> {
         }
         Command::Serve { plan, target, out } => {
             install_ctrlc();
-            serve::serve(&resolve_run(Some(plan), out, false)?, &target)
+            serve::serve(&resolve_run(Some(plan), out, false, None)?, &target)
         }
+        Command::Merge { dirs, out } => run::merge(&dirs, &out),
         Command::Check {
             plan,
             last,
             schedule,
+            shards: Some(n),
+        } if !schedule && last.is_none() => check::shards(&plan, n),
+        Command::Check {
+            plan,
+            last,
+            schedule,
+            shards: None,
         } => check::check(&plan, last.as_deref(), schedule),
+        Command::Check { .. } => Err(Exit::BadInput(
+            "--shards prints the shards alone: leave out --schedule and --last".into(),
+        )
+        .into()),
         Command::List { plan } => {
             catalogue::list();
             if let Some(p) = plan {
@@ -247,9 +275,18 @@ fn resolve_run(
     plan: Option<PathBuf>,
     out: Option<PathBuf>,
     resume: bool,
+    shard: Option<plan::Shard>,
 ) -> anyhow::Result<RunOptions> {
     if resume && out.is_none() {
         bail!("--resume needs --out DIR: the results directory of the run to finish");
+    }
+    if shard.is_some() && out.is_none() {
+        return Err(Exit::BadInput(
+            "--shard needs --out DIR: the shard's own results directory, the same each time the scheduler \
+             runs it (e.g. --out /shared/study/shard-$SLURM_ARRAY_TASK_ID), so that a rerun resumes it"
+                .into(),
+        )
+        .into());
     }
     let (plan, plan_source, plan_text, plan_dir) = match (&plan, resume) {
         (Some(p), _) => {
@@ -286,15 +323,79 @@ fn resolve_run(
             plan.seed = info.plan.seed;
         }
     }
+    let mut resume = resume;
+    if let (Some(s), Some(dir)) = (shard, &out) {
+        if !plan.seed_fixed {
+            // Every shard draws the same ids: the seed comes from the plan.
+            plan.seed = plan::shard::seed_of(&plan_text);
+            plan.seed_fixed = true;
+        }
+        resume |= same_shard_there(dir, s, &plan_text)?;
+    }
     let out = out.unwrap_or_else(|| Path::new("results").join(utc_stamp(unix_now())));
+    let mut schedule = compile(&plan)?;
+    let mut record = RunInfo::start(plan_source, plan_text, &plan_dir, plan);
+    if let Some(s) = shard {
+        let names = |keep: &dyn Fn(usize) -> bool| -> Vec<String> {
+            (0..schedule.targets.len())
+                .filter(|&t| keep(t))
+                .map(|t| schedule.targets[t].name.clone())
+                .collect()
+        };
+        let shard_record = crate::results::ShardRecord {
+            shard: s,
+            targets: names(&|t| schedule.runs(s, t)),
+            everywhere: names(&|t| schedule.everywhere(t)),
+        };
+        crate::errln!(
+            "relbench: shard {s} of {}: {} here, {} on every shard",
+            record.plan_source,
+            shard_record.targets.join(", "),
+            shard_record.everywhere.join(", ")
+        );
+        record.shard = Some(shard_record);
+        schedule = schedule.shard(s);
+    }
     Ok(RunOptions {
-        secrets: crate::db::Secrets::take(&plan.targets)?,
-        schedule: compile(&plan)?,
-        record: RunInfo::start(plan_source, plan_text, &plan_dir, plan),
+        secrets: crate::db::Secrets::take(&record.plan.targets)?,
+        schedule,
+        record,
         plan_dir,
         out,
         resume,
     })
+}
+
+/// Whether `dir` holds this shard of this plan already (the scheduler ran
+/// it again: it resumes); an error when it holds anything else.
+fn same_shard_there(dir: &Path, shard: plan::Shard, plan_text: &str) -> anyhow::Result<bool> {
+    if !dir.join("run.json").exists() {
+        return Ok(false);
+    }
+    let info = crate::results::read_run_info(dir)?;
+    let hash = plan::shard::plan_hash(plan_text);
+    match &info.shard {
+        Some(r) if r.shard == shard && info.plan_hash.as_deref() == Some(hash.as_str()) => {
+            crate::errln!(
+                "relbench: {} holds shard {shard} of this plan ({:?}): resuming it",
+                dir.display(),
+                info.status
+            );
+            Ok(true)
+        }
+        Some(r) if info.plan_hash.as_deref() == Some(hash.as_str()) => bail!(
+            "{} holds shard {} of this plan, not {shard}: give each shard its own --out (e.g. ending in \
+             the shard's index)",
+            dir.display(),
+            r.shard
+        ),
+        _ => bail!(
+            "{} holds another run (of {}, not this plan's shard {shard}); give the shard a directory of \
+             its own with --out",
+            dir.display(),
+            info.plan_source
+        ),
+    }
 }
 
 /// A plan compiled once, before any work: its catalogue and schedule.

@@ -123,6 +123,27 @@ fn still_unsettled(report: &crate::compare::Report, dir: &Path) -> Option<String
     Some(word)
 }
 
+/// `relbench merge`: the shards checked and joined, then the report of
+/// the merge written as a run's is.
+pub(super) fn merge(dirs: &[std::path::PathBuf], out: &Path) -> anyhow::Result<()> {
+    let m = crate::results::merge::merge(dirs, out)?;
+    crate::errln!(
+        "relbench: merged {} shard(s) of {} into {}",
+        m.shards.len(),
+        m.plan_source,
+        out.display()
+    );
+    report_and_exit(
+        out,
+        RunEnd::Complete {
+            failed_steps: 0,
+            not_run: 0,
+            not_started: Vec::new(),
+        },
+        Close::Run,
+    )
+}
+
 /// What a run shows while it goes and when it ends.
 pub(super) struct Show {
     pub quiet: bool,

@@ -295,12 +295,15 @@ pub fn build_subset(
             series,
             noise_floor,
             noise_floor_disturbed,
+            host_floor: None,
         };
         rows.push(row);
     }
     // One window a side: tested against how far the run's A/A pairs lay
     // apart, which takes every row.
     super::aa::test_single_windows(&mut rows, &targets, &base_of);
+    let (host_offsets, host_notes) =
+        super::hosts::compare_hosts(&mut rows, &targets, &base_of, cols.first().copied());
     let step_rows = step_rows(&rows, &steps);
 
     let summary: Vec<TargetSummary> = (0..targets.len())
@@ -390,6 +393,8 @@ pub fn build_subset(
         targets,
         base_of,
         hosts,
+        host_offsets,
+        host_notes,
         rows,
         summary,
         steps,

@@ -12,6 +12,7 @@
 mod aa;
 mod build;
 mod cell;
+mod hosts;
 mod targets;
 
 mod campaign;
@@ -26,6 +27,7 @@ pub use cost::{Cost, Rate};
 pub use explain::{
     cost_matters, explain, superseded, CPU_BOUND_PCT, IO_BOUND_PCT, OWN_CPU_BOUND_PCT,
 };
+pub use hosts::HostOffset;
 pub use series::{
     ClassLine, DbSizeStep, InterferenceRow, Percentiles, ProblemRow, RateLine, ResponseRow,
     RowSeries, SlaRow,
@@ -174,6 +176,10 @@ pub struct Row {
     /// for a floor.
     #[serde(skip_serializing_if = "std::ops::Not::not")]
     pub noise_floor_disturbed: bool,
+    /// The spread of the base measured on several hosts (shards): the
+    /// largest ÷ the smallest of their quiet throughputs, less 1.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub host_floor: Option<f64>,
 }
 
 /// What measuring disturbed windows again took over the results read.
@@ -273,6 +279,13 @@ pub struct Report {
     /// The hosts, in order of first appearance; two or more make column
     /// groups.
     pub hosts: Vec<String>,
+    /// With the base on several hosts: each host's base against the
+    /// others'.
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub host_offsets: Vec<HostOffset>,
+    /// A host whose base is off from the others, in words.
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub host_notes: Vec<String>,
     pub rows: Vec<Row>,
     pub summary: Vec<TargetSummary>,
     /// The summary in sentences, as every format prints it.

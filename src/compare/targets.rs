@@ -57,6 +57,9 @@ pub struct TargetMeta {
     pub transport: Option<String>,
     /// Index into [`Report::runs`].
     pub run: usize,
+    /// Its place among its plan's targets (shards of one plan share it).
+    #[serde(skip)]
+    pub plan_index: usize,
     /// An A/A copy of this target (index into `targets`): the same
     /// configuration run again, interleaved, to measure the noise.
     pub copy_of: Option<usize>,
@@ -83,21 +86,38 @@ pub(super) fn column_order(targets: &[TargetMeta], hosts: &[String]) -> Vec<usiz
 /// the host when the runs come from different hosts, by the results
 /// directory otherwise (and by its position when even that clashes).
 pub(super) fn name_targets(runs: &[LoadedRun]) -> Vec<TargetMeta> {
-    let host_of = |ri: usize| runs[ri].info.host.hostname.clone();
-    let uses: Vec<(usize, &str)> = runs
+    // A shard is a host of its own: its targets are compared with the base
+    // measured beside them, even when two shards ran on one machine.
+    let host_of = |ri: usize| {
+        let h = &runs[ri].info.host.hostname;
+        match &runs[ri].info.shard {
+            Some(s) => format!("{h} (shard {})", s.shard),
+            None => h.clone(),
+        }
+    };
+    // The targets a run ran: a shard's part of its plan.
+    let ran = |r: &LoadedRun| -> Vec<crate::plan::TargetSpec> {
+        r.info
+            .plan
+            .targets
+            .iter()
+            .filter(|t| {
+                r.info
+                    .shard
+                    .as_ref()
+                    .map_or(true, |s| s.targets.contains(&t.name))
+            })
+            .cloned()
+            .collect()
+    };
+    let uses: Vec<(usize, String)> = runs
         .iter()
         .enumerate()
-        .flat_map(|(ri, r)| {
-            r.info
-                .plan
-                .targets
-                .iter()
-                .map(move |t| (ri, t.name.as_str()))
-        })
+        .flat_map(|(ri, r)| ran(r).into_iter().map(move |t| (ri, t.name)))
         .collect();
     let mut targets: Vec<TargetMeta> = Vec::new();
     for (ri, run) in runs.iter().enumerate() {
-        for t in &run.info.plan.targets {
+        for t in &ran(run) {
             let sharing: Vec<usize> = uses
                 .iter()
                 .filter(|(_, n)| *n == t.name)
@@ -105,6 +125,8 @@ pub(super) fn name_targets(runs: &[LoadedRun]) -> Vec<TargetMeta> {
                 .collect();
             let mut name = if sharing.len() < 2 {
                 t.name.clone()
+            } else if let Some(s) = &run.info.shard {
+                format!("s{}/{}", s.shard.index, t.name)
             } else {
                 let hosts: Vec<String> = sharing.iter().map(|&r| host_of(r)).collect();
                 let distinct = hosts
@@ -135,6 +157,13 @@ pub(super) fn name_targets(runs: &[LoadedRun]) -> Vec<TargetMeta> {
                     .map(|f| format!("{} on {} ({})", f.fstype, f.device, f.mount_point)),
                 transport: rec.and_then(|r| r.facts.transport.clone()),
                 run: ri,
+                plan_index: run
+                    .info
+                    .plan
+                    .targets
+                    .iter()
+                    .position(|p| p.name == t.name)
+                    .unwrap_or(0),
                 copy_of: None,
                 settings_differ: Vec::new(),
             });

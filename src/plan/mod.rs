@@ -6,9 +6,11 @@
 
 mod parse;
 pub mod schedule;
+pub mod shard;
 
 pub use parse::{parse, PlanError, PlanErrors};
 pub use schedule::{ExecId, Execution, Schedule, Work, WorkloadRun};
+pub use shard::Shard;
 
 use std::time::Duration;
 

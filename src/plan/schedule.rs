@@ -153,6 +153,20 @@ impl Execution {
         }
         e
     }
+
+    /// The timed part of the execution: its warm-up and window, or its
+    /// settle sleep. Loads, steps that stop when their work is done and
+    /// server starts are not known ahead.
+    pub fn timed_secs(&self) -> f64 {
+        match &self.work {
+            Work::Settle { sleep, .. } => sleep.as_secs_f64(),
+            Work::Load { .. } | Work::Maintenance { .. } => 0.0,
+            Work::Workload(w) => match w.stop {
+                Stop::Time(d) => w.warmup.as_secs_f64() + d.as_secs_f64(),
+                Stop::Events(_) => 0.0,
+            },
+        }
+    }
 }
 
 /// A plan compiled: its targets and every execution in run order, with
@@ -176,6 +190,9 @@ pub struct Schedule {
     /// The wait before a disturbed window is measured again, and the
     /// extra time all such windows may take.
     pub retry: Retry,
+    /// The targets others are compared with: the bases of the plan's
+    /// comparisons, or the first target (indices into `targets`).
+    pub bases: Vec<usize>,
     plan_seed: u64,
 }
 
@@ -267,10 +284,17 @@ impl Plan {
                 }
             }
         }
-        let first = executions.iter().filter(|e| e.target == 0 && e.repeat == 1);
-        let estimated_secs = first.map(|e| self.timed_secs(e)).sum::<f64>()
-            * (self.targets.len() as f64)
-            * f64::from(self.repeats);
+        let estimated_secs = executions.iter().map(Execution::timed_secs).sum::<f64>();
+        let mut bases: Vec<usize> = self
+            .comparisons
+            .iter()
+            .filter_map(|c| self.targets.iter().position(|t| t.name == c.base))
+            .collect();
+        bases.sort_unstable();
+        bases.dedup();
+        if bases.is_empty() && !self.targets.is_empty() {
+            bases.push(0);
+        }
         let loads = self
             .steps
             .first()
@@ -289,6 +313,7 @@ impl Plan {
             estimated_secs,
             skipped: self.skipped(),
             retry: self.interference,
+            bases,
             plan_seed: self.seed,
         }
     }
@@ -475,20 +500,6 @@ impl Plan {
                     When::After => e.seq == end && e.clients == counts[counts.len() - 1],
                 }
             }
-        }
-    }
-
-    /// The timed part of one execution: its warm-up and window, or its
-    /// settle sleep. Loads, steps that stop when their work is done and
-    /// server starts are not known ahead.
-    fn timed_secs(&self, e: &Execution) -> f64 {
-        match &e.work {
-            Work::Settle { sleep, .. } => sleep.as_secs_f64(),
-            Work::Load { .. } | Work::Maintenance { .. } => 0.0,
-            Work::Workload(w) => match w.stop {
-                Stop::Time(d) => w.warmup.as_secs_f64() + d.as_secs_f64(),
-                Stop::Events(_) => 0.0,
-            },
         }
     }
 

@@ -109,10 +109,14 @@ pub fn write(
     out: &Path,
     formats: &[Format],
 ) -> anyhow::Result<(Vec<Comparison>, Vec<PathBuf>)> {
-    let runs = dirs
+    // A merge's shards are runs of their own (each host's base its own).
+    let runs: Vec<_> = dirs
         .iter()
-        .map(|d| crate::results::load_run(d))
-        .collect::<anyhow::Result<Vec<_>>>()?;
+        .map(|d| crate::results::load_runs(d))
+        .collect::<anyhow::Result<Vec<_>>>()?
+        .into_iter()
+        .flatten()
+        .collect();
     let mut cs = compare::build_all(&runs, base, comparisons)?;
     // What belongs to the runs comes from every target: the one
     // comparison when there are no others, a report of them all otherwise.

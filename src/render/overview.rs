@@ -204,11 +204,28 @@ pub fn heatmap(r: &Report) -> Option<Chart> {
 /// to 11 px apart, with a leader to the end they name, and the chart grows
 /// taller when they need more room than the plot has.
 pub fn over_targets(r: &Report, g: Group) -> Option<Chart> {
-    // One base for the whole line (several hosts each have their own).
+    // One base for the whole line (several hosts each have their own):
+    // its own targets, and the targets of other hosts no host shares (a
+    // merged sharded run's, each against its own host's base), in plan
+    // order.
     let base = r.base_of.first().copied()?;
-    let order: Vec<usize> = (0..r.targets.len())
-        .filter(|&i| r.base_of[i] == base)
+    let unique = |i: usize| {
+        r.base_of[i] != i
+            && r.targets
+                .iter()
+                .filter(|t| t.plan_name == r.targets[i].plan_name)
+                .count()
+                == 1
+    };
+    let mut order: Vec<usize> = (0..r.targets.len())
+        .filter(|&i| r.base_of[i] == base || unique(i))
         .collect();
+    if order
+        .iter()
+        .any(|&i| r.targets[i].host != r.targets[base].host)
+    {
+        order.sort_by_key(|&i| (i != base, r.targets[i].plan_index));
+    }
     let rows: Vec<&Row> = r.rows_in(g).collect();
     if order.len() < 2 || rows.is_empty() {
         return None;

@@ -22,13 +22,16 @@ pub use crate::util::{refuse_link, write_file};
 use crate::workload::Group;
 pub use crate::workload::Sla;
 
+pub mod merge;
+pub use merge::load_runs;
+
 /// The target fact that says how its load put its rows in (recorded with
 /// its settings, so "settings that differ" shows it).
 pub const LOAD_METHOD: &str = "relbench.load_method";
 
 /// Bumped when a field changes meaning or goes away; readers refuse newer
 /// versions instead of misreading them.
-pub const SCHEMA_VERSION: u32 = 5;
+pub const SCHEMA_VERSION: u32 = 6;
 
 /// The oldest version this relbench reads; older files are upgraded as
 /// they are read (version 2 named a step by one `"step": "scan.warm"`
@@ -59,6 +62,24 @@ pub struct RunInfo {
     pub plan_dir: String,
     pub plan: crate::plan::Plan,
     pub targets: Vec<TargetRecord>,
+    /// The plan's identity across hosts ([`crate::plan::shard::plan_hash`]
+    /// of its text): shards of one study carry the same.
+    #[serde(default)]
+    pub plan_hash: Option<String>,
+    /// The part of the plan this run ran, when it is a shard.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub shard: Option<ShardRecord>,
+}
+
+/// What a shard ran of its plan (`relbench run --shard I/N`).
+#[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]
+pub struct ShardRecord {
+    #[serde(flatten)]
+    pub shard: crate::plan::Shard,
+    /// The plan's targets it ran, in plan order.
+    pub targets: Vec<String>,
+    /// Of those, the ones every shard runs (the bases and their copies).
+    pub everywhere: Vec<String>,
 }
 
 impl RunInfo {
@@ -78,10 +99,12 @@ impl RunInfo {
             finished: None,
             host: crate::metrics::host::facts(),
             plan_source,
-            plan_text,
+            plan_text: plan_text.clone(),
             plan_dir: plan_dir.display().to_string(),
             plan,
             targets: Vec::new(),
+            plan_hash: Some(crate::plan::shard::plan_hash(&plan_text)),
+            shard: None,
         }
     }
 }
@@ -401,7 +424,8 @@ fn read_json<T: for<'de> Deserialize<'de>>(path: &Path) -> anyhow::Result<T> {
         .with_context(|| format!("{} does not match the results schema", path.display()))
 }
 
-/// Version 4 → 5 only added fields a version 4 file goes without (tallies,
+/// Version 5 → 6 only added the plan's hash and a shard's record, which
+/// a version 5 run goes without. Version 4 → 5 only added fields a version 4 file goes without (tallies,
 /// the latency quartiles): its number changes. Version 3 → 4 only added fields a version 3 file goes without (phase,
 /// server settings, interval, maintenance steps, allocated sizes): its
 /// number changes. Version 2 → 3: a step result's `"step": "name.tag"` and `"kind"`
@@ -438,6 +462,14 @@ pub fn read_step(path: &Path) -> anyhow::Result<StepResult> {
 
 pub fn read_run_info(dir: &Path) -> anyhow::Result<RunInfo> {
     let path = dir.join("run.json");
+    if !path.exists() && dir.join(merge::MERGE_FILE).exists() {
+        bail!(
+            "{} is a merge of shards, not one run: `relbench report {}` reads it; resume or confirm each \
+             shard in its own directory and merge again",
+            dir.display(),
+            dir.display()
+        );
+    }
     if !path.exists() {
         bail!(
             "{} is not a relbench results directory (it has no run.json); give the directory `relbench run` printed",
@@ -520,9 +552,18 @@ pub fn load_run(dir: &Path) -> anyhow::Result<LoadedRun> {
     // its plan does not have (a file copied in from another run), or a
     // throughput no measurement gives.
     steps.retain(|s| {
+        let elsewhere = info
+            .shard
+            .as_ref()
+            .is_some_and(|r| !r.targets.contains(&s.target));
         let why = if !info.plan.targets.iter().any(|t| t.name == s.target) {
             format!(
                 "names target \"{}\", which the run's plan does not have",
+                crate::util::printable(&s.target, 64)
+            )
+        } else if elsewhere {
+            format!(
+                "names target \"{}\", which another shard runs",
                 crate::util::printable(&s.target, 64)
             )
         } else if !s.throughput.is_finite() || s.throughput < 0.0 {

@@ -409,6 +409,9 @@ pub fn document(cs: &[Comparison], all: &Report) -> Vec<Block> {
         }
     }
     for c in cs {
+        for n in &c.report.host_notes {
+            doc.push(Block::Note(n.clone()));
+        }
         for f in &c.report.base_failed {
             let dirs: Vec<&str> = all.runs.iter().map(|r| r.dir.as_str()).collect();
             doc.push(Block::Note(format!(

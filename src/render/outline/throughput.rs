@@ -53,6 +53,12 @@ pub fn relative(r: &Report) -> Section {
             " A/A: the spread between identical runs of one target (its `copies`) on each step; \
                    a change within it is not coloured and is marked ≤ A/A.";
     }
+    let hosts = r.rows.iter().any(|row| row.host_floor.is_some());
+    if hosts {
+        intro += " Hosts: the spread of the base measured on each host (each shard of a merged run) \
+                   on each step, largest ÷ smallest less 1; every ratio is against its own host's base, \
+                   so a difference between targets of different hosts within it may be the hosts'.";
+    }
     if r.rows.iter().any(|row| row.noise_floor_disturbed) {
         intro += " A/A \"disturbed\": too few of the copies' windows were quiet for a floor \
                    (a disturbed copy measures the other program).";
@@ -87,6 +93,12 @@ pub fn relative(r: &Report) -> Section {
                             None => "—".into(),
                         }));
                     }
+                    if hosts {
+                        cells.push(Text::plain(match row.host_floor {
+                            Some(f) => format!("±{:.1}%", f * 100.0),
+                            None => "—".into(),
+                        }));
+                    }
                     cells.extend(others.iter().map(|&i| {
                         let c = &row.cells[i];
                         let mut t = relative_cell(c);
@@ -102,12 +114,14 @@ pub fn relative(r: &Report) -> Section {
                     cells
                 })
                 .collect();
-            let labels: &[&str] = if noise {
-                &["step", "clients", "A/A noise"]
-            } else {
-                &["step", "clients"]
-            };
-            let (head, groups) = target_head(r, labels, &others);
+            let mut labels = vec!["step", "clients"];
+            if noise {
+                labels.push("A/A noise");
+            }
+            if hosts {
+                labels.push("hosts");
+            }
+            let (head, groups) = target_head(r, &labels, &others);
             (!rows.is_empty()).then_some(Table {
                 head,
                 groups,

@@ -1,0 +1,472 @@
+//! A plan cut into shards (`run --shard I/N`), each a whole run, and
+//! joined by `relbench merge`: the same cells and identities as one run
+//! of the plan, the base on every shard, a rerun that resumes, and every
+//! wrong merge refused with the shard named and what to do.
+
+mod common;
+
+use common::*;
+use std::collections::BTreeSet;
+use std::path::{Path, PathBuf};
+
+const SHARDS: &str = include_str!("fixtures/shards.toml");
+
+/// Runs shards `1..=n` of `plan` at once, each into `dir/s<i>`.
+fn run_shards(plan: &Path, dir: &Path, n: u32) -> Vec<PathBuf> {
+    let outs: Vec<PathBuf> = (1..=n).map(|i| dir.join(format!("s{i}"))).collect();
+    let children: Vec<_> = outs
+        .iter()
+        .enumerate()
+        .map(|(i, out)| {
+            std::process::Command::new(bin())
+                .args(["run", "-q"])
+                .arg(plan)
+                .arg("--shard")
+                .arg(format!("{}/{n}", i + 1))
+                .arg("--out")
+                .arg(out)
+                .stdout(std::process::Stdio::null())
+                .stderr(std::process::Stdio::piped())
+                .spawn()
+                .unwrap()
+        })
+        .collect();
+    for c in children {
+        let o = c.wait_with_output().unwrap();
+        assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    }
+    outs
+}
+
+/// Every step result's identity in a results directory (a merge's shards
+/// included): target, repeat, position, step, occurrence, clients.
+fn identities(dir: &Path) -> BTreeSet<String> {
+    let mut dirs = vec![dir.to_path_buf()];
+    if dir.join("merge.json").exists() {
+        dirs = std::fs::read_dir(dir.join("shards"))
+            .unwrap()
+            .map(|d| d.unwrap().path())
+            .collect();
+    }
+    let mut ids = BTreeSet::new();
+    for d in dirs {
+        for f in step_files(&d) {
+            let s = read_json(&d.join("steps").join(&f));
+            ids.insert(format!(
+                "{}/r{}/{:03}:{}{}.{}#{}/c{}",
+                s["target"].as_str().unwrap(),
+                s["repeat"],
+                s["seq"],
+                s["kind"],
+                s["workload"],
+                s["tag"],
+                s["occurrence"],
+                s["clients"]
+            ));
+        }
+    }
+    ids
+}
+
+fn headings(md: &Path) -> Vec<String> {
+    std::fs::read_to_string(md)
+        .unwrap()
+        .lines()
+        .filter(|l| l.starts_with("## "))
+        .map(String::from)
+        .collect()
+}
+
+#[test]
+fn shards_merged_hold_the_cells_identities_and_sections_of_one_run() {
+    let dir = tempfile::tempdir().unwrap();
+    let plan = write_plan(dir.path(), SHARDS);
+    let single = dir.path().join("single");
+    run_quiet(&plan, &single).assert().success();
+    let shards = run_shards(&plan, dir.path(), 3);
+    let merged = dir.path().join("merged");
+    relbench()
+        .arg("merge")
+        .args(&shards)
+        .arg("--out")
+        .arg(&merged)
+        .assert()
+        .success();
+
+    // The same executions: the base's, measured on every shard, counts once.
+    assert_eq!(identities(&single), identities(&merged));
+    assert_eq!(
+        headings(&single.join("report.md")),
+        headings(&merged.join("report.md"))
+    );
+
+    // Each shard's record names it; the base ran on every shard, every
+    // other target on exactly one.
+    let mut seen: Vec<String> = Vec::new();
+    for (i, s) in shards.iter().enumerate() {
+        let run = read_json(&s.join("run.json"));
+        assert_eq!(run["shard"]["index"], i as u64 + 1);
+        assert_eq!(run["shard"]["count"], 3);
+        assert_eq!(run["shard"]["everywhere"], serde_json::json!(["base"]));
+        assert_eq!(
+            run["plan_hash"],
+            read_json(&single.join("run.json"))["plan_hash"]
+        );
+        let targets: Vec<String> = run["shard"]["targets"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|t| t.as_str().unwrap().to_string())
+            .collect();
+        assert!(targets.contains(&"base".to_string()), "{targets:?}");
+        seen.extend(targets.into_iter().filter(|t| t != "base"));
+    }
+    seen.sort();
+    assert_eq!(
+        seen,
+        ["memory-journal", "small-cache", "wal", "wal-full"],
+        "every other target on exactly one shard"
+    );
+
+    // The merged report: each target once, the base once per shard, and
+    // each ratio against the base of its own shard.
+    let report = read_json(&merged.join("report.json"));
+    let c = &report;
+    let names: Vec<&str> = c["targets"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|t| t["name"].as_str().unwrap())
+        .collect();
+    for t in ["wal", "wal-full", "memory-journal", "small-cache"] {
+        assert_eq!(names.iter().filter(|n| **n == t).count(), 1, "{names:?}");
+    }
+    for i in 1..=3 {
+        assert!(names.contains(&format!("s{i}/base").as_str()), "{names:?}");
+    }
+    let hosts: Vec<&str> = c["targets"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|t| t["host"].as_str().unwrap())
+        .collect();
+    let base_of = c["base_of"].as_array().unwrap();
+    for (ti, b) in base_of.iter().enumerate() {
+        let b = b.as_u64().unwrap() as usize;
+        assert_eq!(
+            hosts[ti], hosts[b],
+            "{} is compared across shards",
+            names[ti]
+        );
+        assert!(names[b].ends_with("base"));
+    }
+    // The bases of three shards give a floor beside the A/A one.
+    let md = std::fs::read_to_string(merged.join("report.md")).unwrap();
+    assert!(md.contains("| hosts |"), "{md}");
+}
+
+/// `check --shards N` lists each target once (the base on every shard),
+/// the same on every call; adding a target moves no other target.
+#[test]
+fn the_assignment_is_stable_and_adding_a_target_moves_only_that_target() {
+    let dir = tempfile::tempdir().unwrap();
+    let plan = write_plan(dir.path(), SHARDS);
+    let assignment = |plan: &Path| -> Vec<(String, String)> {
+        let out = relbench()
+            .args(["check", "--shards", "3"])
+            .arg(plan)
+            .assert()
+            .success();
+        let text = String::from_utf8(out.get_output().stdout.clone()).unwrap();
+        let mut pairs = Vec::new();
+        for line in text.lines().filter(|l| l.starts_with("shard ")) {
+            let (shard, rest) = line.split_once(": ").unwrap();
+            let own = rest.split("; about").next().unwrap();
+            if own != "the base alone" {
+                pairs.extend(own.split(", ").map(|t| (t.to_string(), shard.to_string())));
+            }
+        }
+        pairs.sort();
+        pairs
+    };
+    let before = assignment(&plan);
+    assert_eq!(before, assignment(&plan));
+    assert_eq!(before.len(), 4, "{before:?}");
+    let more = dir.path().join("more.toml");
+    std::fs::write(
+        &more,
+        format!("{SHARDS}\n[[target]]\nname = \"exclusive\"\nengine = \"sqlite\"\n[target.pragmas]\nlocking_mode = \"exclusive\"\n"),
+    )
+    .unwrap();
+    let after = assignment(&more);
+    assert_eq!(after.len(), 5);
+    for pair in &before {
+        assert!(after.contains(pair), "{pair:?} moved: {after:?}");
+    }
+}
+
+/// The scheduler runs a shard again under the same index into the same
+/// directory: it resumes (nothing measured twice); another shard or plan
+/// in that directory is refused; `--shard env` reads Slurm's array.
+#[test]
+fn a_shard_run_again_resumes_and_env_reads_the_scheduler() {
+    let dir = tempfile::tempdir().unwrap();
+    let plan = write_plan(dir.path(), SHARDS);
+    let out = dir.path().join("task-3");
+    relbench()
+        .args(["run", "-q"])
+        .arg(&plan)
+        .args(["--shard", "env", "--out"])
+        .arg(&out)
+        .env("SLURM_ARRAY_TASK_ID", "2")
+        .env("SLURM_ARRAY_TASK_COUNT", "3")
+        .env("SLURM_ARRAY_TASK_MIN", "0")
+        .assert()
+        .success();
+    let run = read_json(&out.join("run.json"));
+    assert_eq!(run["shard"]["index"], 3);
+    let files = step_files(&out);
+    let mtimes = |files: &[String]| -> Vec<std::time::SystemTime> {
+        files
+            .iter()
+            .map(|f| {
+                std::fs::metadata(out.join("steps").join(f))
+                    .unwrap()
+                    .modified()
+                    .unwrap()
+            })
+            .collect()
+    };
+    let before = mtimes(&files);
+    relbench()
+        .args(["run", "-q"])
+        .arg(&plan)
+        .args(["--shard", "3/3", "--out"])
+        .arg(&out)
+        .assert()
+        .success()
+        .stderr(predicates::str::contains("resuming"));
+    assert_eq!(step_files(&out), files);
+    assert_eq!(mtimes(&files), before, "a finished step was measured again");
+
+    relbench()
+        .args(["run", "-q"])
+        .arg(&plan)
+        .args(["--shard", "2/3", "--out"])
+        .arg(&out)
+        .assert()
+        .failure()
+        .stderr(predicates::str::contains(
+            "holds shard 3/3 of this plan, not 2/3",
+        ));
+    relbench()
+        .args(["run", "-q"])
+        .arg(&plan)
+        .args(["--shard", "2/3"])
+        .assert()
+        .code(2)
+        .stderr(predicates::str::contains("--shard needs --out"));
+    relbench()
+        .args(["run", "-q"])
+        .arg(&plan)
+        .args(["--shard", "4/3", "--out"])
+        .arg(dir.path().join("x"))
+        .assert()
+        .code(2)
+        .stderr(predicates::str::contains("write I/N"));
+}
+
+/// Runs `relbench merge DIRS --out OUT`, expecting a refusal that says
+/// each of `says`; nothing is merged.
+fn refused(dirs: &[&Path], out: &Path, says: &[&str]) {
+    let a = relbench()
+        .arg("merge")
+        .args(dirs)
+        .arg("--out")
+        .arg(out)
+        .assert()
+        .failure();
+    let err = String::from_utf8(a.get_output().stderr.clone()).unwrap();
+    for s in says {
+        assert!(err.contains(s), "missing {s:?} in:\n{err}");
+    }
+    assert!(!out.join("merge.json").exists(), "{err}");
+}
+
+#[test]
+fn wrong_merges_are_refused_naming_the_shard_and_what_to_do() {
+    let dir = tempfile::tempdir().unwrap();
+    let plan = write_plan(dir.path(), SHARDS);
+    let shards = run_shards(&plan, dir.path(), 2);
+    let (s1, s2) = (shards[0].as_path(), shards[1].as_path());
+    let out = dir.path().join("merged");
+
+    // Another plan: the same targets at another scale.
+    let other_dir = dir.path().join("other");
+    std::fs::create_dir(&other_dir).unwrap();
+    let other = write_plan(&other_dir, &SHARDS.replace("rows = 2000", "rows = 1000"));
+    let o2 = other_dir.join("o2");
+    run_quiet(&other, &o2)
+        .args(["--shard", "2/2"])
+        .assert()
+        .success();
+    refused(
+        &[s1, &o2],
+        &out,
+        &["ran another plan", &o2.display().to_string()],
+    );
+
+    // A shard given twice (a copy of its directory).
+    let copy = dir.path().join("s1-copy");
+    let status = std::process::Command::new("cp")
+        .arg("-a")
+        .arg(s1)
+        .arg(&copy)
+        .status()
+        .unwrap();
+    assert!(status.success());
+    refused(&[s1, &copy, s2], &out, &["shard 1/2 is given twice"]);
+
+    // A shard missing: named with the command that runs it.
+    refused(&[s1], &out, &["shard 2/2 is missing", "--shard 2/2"]);
+
+    // A shard still running: its lock held.
+    let mut holder = std::process::Command::new("flock")
+        .arg("-o")
+        .arg(s2.join(".lock"))
+        .args(["sleep", "60"])
+        .spawn()
+        .unwrap();
+    wait_for("the lock to be held", 10, || {
+        std::process::Command::new("flock")
+            .args(["-n", "-s"])
+            .arg(s2.join(".lock"))
+            .arg("true")
+            .status()
+            .is_ok_and(|s| !s.success())
+    });
+    refused(
+        &[s1, s2],
+        &out,
+        &["shard 2/2", "is still running", "--dependency"],
+    );
+    holder.kill().unwrap();
+    holder.wait().unwrap();
+
+    // A shard that stopped before it finished.
+    let run_json = s2.join("run.json");
+    let text = std::fs::read_to_string(&run_json).unwrap();
+    std::fs::write(&run_json, text.replace("\"complete\"", "\"interrupted\"")).unwrap();
+    refused(
+        &[s1, s2],
+        &out,
+        &[
+            "shard 2/2",
+            "stopped before it finished",
+            "--shard 2/2 --out",
+        ],
+    );
+    std::fs::write(&run_json, &text).unwrap();
+
+    // A cell in two shards: a target of shard 2 copied into shard 1.
+    let moved = std::fs::read_dir(s2.join("steps"))
+        .unwrap()
+        .map(|d| d.unwrap().file_name().to_string_lossy().into_owned())
+        .find(|t| t != "base")
+        .expect("shard 2 runs a target of its own");
+    let status = std::process::Command::new("cp")
+        .arg("-a")
+        .arg(s2.join("steps").join(&moved))
+        .arg(s1.join("steps"))
+        .status()
+        .unwrap();
+    assert!(status.success());
+    refused(
+        &[s1, s2],
+        &out,
+        &[
+            &format!("holds results of target {moved}"),
+            "which shard 2/2 runs",
+        ],
+    );
+    std::fs::remove_dir_all(s1.join("steps").join(&moved)).unwrap();
+
+    // A whole run is not a shard.
+    let whole = dir.path().join("whole");
+    run_quiet(&plan, &whole).assert().success();
+    refused(&[&whole, s2], &out, &["is a whole run, not a shard"]);
+
+    // Right, at last; merged again into the same place replaces it.
+    for _ in 0..2 {
+        relbench()
+            .arg("merge")
+            .args([s1, s2])
+            .arg("--out")
+            .arg(&out)
+            .assert()
+            .success();
+    }
+    assert!(out.join("shards/1-of-2/run.json").exists());
+    // A directory holding something else is not written into.
+    let busy = dir.path().join("busy");
+    std::fs::create_dir(&busy).unwrap();
+    std::fs::write(busy.join("notes.txt"), "mine").unwrap();
+    refused(
+        &[s1, s2],
+        &busy,
+        &["is not empty and holds no earlier merge"],
+    );
+    assert_eq!(
+        std::fs::read_to_string(busy.join("notes.txt")).unwrap(),
+        "mine"
+    );
+}
+
+/// The Kubernetes example checked offline: its Indexed Job's shape, the
+/// count it passes, and the volume the shards and the merge share.
+/// (`kubectl create --dry-run=client` asks a cluster for its API groups
+/// first, so the check is a YAML parse.)
+#[test]
+fn the_kubernetes_example_is_an_indexed_job_with_a_shared_volume() {
+    let manifest = Path::new(env!("CARGO_MANIFEST_DIR")).join("examples/kubernetes/study-job.yaml");
+    let check = r#"
+import sys, yaml
+docs = [d for d in yaml.safe_load_all(open(sys.argv[1])) if d]
+kinds = [(d["kind"], d["metadata"]["name"]) for d in docs]
+assert kinds == [("PersistentVolumeClaim", "relbench-results"), ("Job", "relbench-study"), ("Job", "relbench-merge")], kinds
+pvc, study, merge = docs
+assert "ReadWriteMany" in pvc["spec"]["accessModes"]
+spec = study["spec"]
+assert spec["completionMode"] == "Indexed", spec
+assert spec["completions"] == spec["parallelism"], spec
+pod = spec["template"]["spec"]
+c = pod["containers"][0]
+env = {e["name"]: e["value"] for e in c["env"]}
+assert int(env["RELBENCH_SHARD_COUNT"]) == spec["completions"], env
+cmd = c["command"]
+assert cmd[:2] == ["relbench", "run"] and "--shard" in cmd and cmd[cmd.index("--shard") + 1] == "env", cmd
+out = cmd[cmd.index("--out") + 1]
+assert out.startswith("/results/") and "$(JOB_COMPLETION_INDEX)" in out, out
+claims = {v["name"]: v["persistentVolumeClaim"]["claimName"] for v in pod["volumes"] if "persistentVolumeClaim" in v}
+mounts = {m["name"]: m["mountPath"] for m in c["volumeMounts"]}
+assert claims["results"] == "relbench-results" and mounts["results"] == "/results"
+assert study["metadata"]["labels"]["relbench.dev/part"] == pvc["metadata"]["labels"]["relbench.dev/part"] == "shards"
+mpod = merge["spec"]["template"]["spec"]
+mcmd = " ".join(mpod["containers"][0]["command"])
+assert "relbench merge /results/shard-* --out /results/merged" in mcmd, mcmd
+assert mpod["volumes"][0]["persistentVolumeClaim"]["claimName"] == "relbench-results"
+assert merge["metadata"]["labels"]["relbench.dev/part"] == "merge"
+print("ok")
+"#;
+    let o = std::process::Command::new("python3")
+        .args(["-c", check])
+        .arg(&manifest)
+        .output()
+        .expect("python3 with python3-yaml (./test installs it)");
+    assert!(
+        o.status.success(),
+        "{}{}",
+        String::from_utf8_lossy(&o.stdout),
+        String::from_utf8_lossy(&o.stderr)
+    );
+}
