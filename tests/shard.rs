@@ -248,6 +248,16 @@ fn a_shard_run_again_resumes_and_env_reads_the_scheduler() {
         .stderr(predicates::str::contains("resuming"));
     assert_eq!(step_files(&out), files);
     assert_eq!(mtimes(&files), before, "a finished step was measured again");
+    // Resumed the usual way, without the plan or --shard: still shard 3/3
+    // (regression guard: the whole plan would run into the shard's
+    // directory).
+    relbench()
+        .args(["run", "-q", "--resume", "--out"])
+        .arg(&out)
+        .assert()
+        .success();
+    assert_eq!(step_files(&out), files);
+    assert_eq!(read_json(&out.join("run.json"))["shard"]["index"], 3);
 
     relbench()
         .args(["run", "-q"])

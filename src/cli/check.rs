@@ -187,7 +187,7 @@ fn noise_advice(plan: &Plan, last: Option<&Path>) -> anyhow::Result<()> {
     Ok(())
 }
 
-/// `relbench check PLAN --shards N`: which targets each shard runs and
+/// `relbench check PLAN|DIR --shards N`: which targets each shard runs and
 /// its timed part, the bases on every shard.
 pub(super) fn shards(path: &Path, count: u32) -> anyhow::Result<()> {
     if count == 0 {
@@ -196,7 +196,11 @@ pub(super) fn shards(path: &Path, count: u32) -> anyhow::Result<()> {
         )
         .into());
     }
-    let plan = read_plan(path)?.0;
+    let plan = if path.is_dir() {
+        crate::results::merge::first_run_info(path)?.plan
+    } else {
+        read_plan(path)?.0
+    };
     let cat = plan.catalogue().map_err(anyhow::Error::msg)?;
     let sched = plan.schedule(&cat);
     let every: Vec<&str> = (0..sched.targets.len())

@@ -323,6 +323,14 @@ fn resolve_run(
             plan.seed = info.plan.seed;
         }
     }
+    // A shard resumed without --shard stays that shard.
+    let shard = match (shard, &out) {
+        (None, Some(dir)) if resume => crate::results::read_run_info(dir)
+            .ok()
+            .and_then(|i| i.shard)
+            .map(|r| r.shard),
+        (s, _) => s,
+    };
     let mut resume = resume;
     if let (Some(s), Some(dir)) = (shard, &out) {
         if !plan.seed_fixed {

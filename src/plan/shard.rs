@@ -248,6 +248,71 @@ mod tests {
         assert!(s(&[]).unwrap_err().contains("--shard I/N"));
     }
 
+    fn schedule(text: &str) -> Schedule {
+        let plan = crate::plan::parse(text, "plan.toml", std::path::Path::new("/tmp")).unwrap();
+        plan.schedule(&plan.catalogue().unwrap())
+    }
+
+    const COPIES: &str = r#"
+steps = ["point-query"]
+[[target]]
+name = "base"
+engine = "sqlite"
+copies = 2
+[[target]]
+name = "a"
+engine = "sqlite"
+copies = 3
+[[target]]
+name = "b"
+engine = "sqlite"
+[[target]]
+name = "c"
+engine = "sqlite"
+[[comparison]]
+base = "b"
+"#;
+
+    /// An A/A pair measures one host: a copy goes with its original; the
+    /// comparisons' bases are on every shard.
+    #[test]
+    fn copies_go_with_their_original_and_every_comparisons_base_everywhere() {
+        let s = schedule(COPIES);
+        let names: Vec<&str> = s.targets.iter().map(|t| t.name.as_str()).collect();
+        let at = |n: &str| names.iter().position(|x| *x == n).unwrap();
+        for count in 1..=7 {
+            for (copy, of) in s
+                .targets
+                .iter()
+                .enumerate()
+                .filter_map(|(i, t)| t.copy_of.as_deref().map(|o| (i, at(o))))
+            {
+                assert_eq!(s.place(copy, count), s.place(of, count), "{}", names[copy]);
+            }
+            assert_eq!(s.place(at("b"), count), Place::Every);
+            // The first target is the base only when no comparison names one.
+            for t in ["base", "a", "c"] {
+                assert!(matches!(s.place(at(t), count), Place::One(i) if (1..=count).contains(&i)));
+            }
+        }
+        // Every execution of the plan is on some shard; the bases' on all.
+        let all = s.executions.len();
+        let per: usize = (1..=4)
+            .map(|i| s.shard(Shard { index: i, count: 4 }).executions.len())
+            .sum();
+        let everywhere = s
+            .executions
+            .iter()
+            .filter(|e| s.everywhere(e.target))
+            .count();
+        assert_eq!(per, all + 3 * everywhere);
+        // Without comparisons the first target and its copies are everywhere.
+        let s = schedule(COPIES.split("[[comparison]]").next().unwrap());
+        assert_eq!(s.place(0, 5), Place::Every);
+        let copy = s.targets.iter().position(|t| t.name == "base-aa2").unwrap();
+        assert_eq!(s.place(copy, 5), Place::Every);
+    }
+
     #[test]
     fn the_plan_hash_and_seed_depend_on_the_text_alone() {
         assert_eq!(plan_hash("a"), plan_hash("a"));
