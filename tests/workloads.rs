@@ -279,17 +279,27 @@ returns = 1
 weight = 1
 "#;
 
-fn mix_of(out: &Path) -> (f64, u64) {
+/// The share of gets and the statements completed. `busy_allowed`: two
+/// SQLite clients writing in rollback-journal mode may, rarely, get
+/// SQLITE_BUSY at once (SQLite's deadlock avoidance does not wait in the
+/// busy handler): a few such errors are the engine's, not the mix's
+/// (regression: this test failed on one busy `put` in 100,000).
+fn mix_of(out: &Path, busy_allowed: bool) -> (f64, u64) {
     let r = &results(out, "-kv-")[0];
     assert!(r["failed"].is_null(), "{}", r["failed"]);
     let get = r["statements"]["get"].as_u64().unwrap();
     let put = r["statements"]["put"].as_u64().unwrap();
-    assert_eq!(
-        r["errors"].as_object().map_or(0, |e| e.len()),
-        0,
-        "{}",
-        r["errors"]
-    );
+    let errors = r["errors"].as_object().cloned().unwrap_or_default();
+    if busy_allowed {
+        let busy: u64 = errors.values().map(|n| n.as_u64().unwrap()).sum();
+        assert!(
+            errors.keys().all(|k| k.ends_with("/busy")) && busy <= 100,
+            "{}",
+            r["errors"]
+        );
+    } else {
+        assert_eq!(errors.len(), 0, "{}", r["errors"]);
+    }
     (get as f64 * 100.0 / (get + put) as f64, get + put)
 }
 
@@ -310,8 +320,8 @@ fn a_sql_workload_with_a_weighted_mix_runs_on_sqlite_with_its_weights() {
         dir.path(),
         "[[target]]\nname = \"a\"\nengine = \"sqlite\"\n",
     );
-    let (get_pct, n) = mix_of(&out);
-    assert_eq!(n, 100_000);
+    let (get_pct, n) = mix_of(&out, true);
+    assert!((99_900..=100_000).contains(&n), "{n}");
     assert!((get_pct - 75.0).abs() < 1.0, "{get_pct}");
     // It shows, lists and reports like a built-in step.
     let plan = dir.path().join("plan.toml");
@@ -341,7 +351,7 @@ fn a_sql_workload_runs_on_mariadb_and_postgres_with_its_weights() {
     ] {
         let dir = shared_tempdir();
         let out = run_script(dir.path(), target);
-        let (get_pct, n) = mix_of(&out);
+        let (get_pct, n) = mix_of(&out, false);
         assert_eq!(n, 100_000, "{target}");
         assert!((get_pct - 75.0).abs() < 1.0, "{target}: {get_pct}");
     }
