@@ -75,7 +75,8 @@ fn a_tiny_plan_runs_end_to_end_and_the_report_rebuilds_identically() {
             // An embedded engine has no server: not a missing figure.
             assert!(m["server_cpu_us_per_op"].is_null(), "{f}");
             assert!(r["notes"].get("server_cpu").is_none(), "{f}");
-            assert!(!m["per_second"].as_array().unwrap().is_empty(), "{f}");
+            // The series as columns (schema version 7).
+            assert!(!m["per_second"]["t"].as_array().unwrap().is_empty(), "{f}");
             assert!(m["db_bytes_after"].as_u64().unwrap() > 0, "{f}");
             assert!(m["sampler"]["pct_of_core"].as_f64().unwrap() < 5.0, "{f}");
             assert!(r["notes"]["counters"]

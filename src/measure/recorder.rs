@@ -227,7 +227,8 @@ impl LatencySummary {
             ranges,
             count: h.len(),
             min_us: (!h.is_empty()).then(|| us(h.min())),
-            mean_us: h.mean() / 1000.0,
+            // To the nanosecond the histogram counts in.
+            mean_us: h.mean().round() / 1000.0,
             // A percentile is its bucket's highest equivalent value, which
             // can lie above the slowest event actually seen: clamp it.
             p25_us: (!h.is_empty()).then(|| us(h.value_at_quantile(0.25).min(max_ns))),
@@ -258,6 +259,67 @@ pub struct Merged {
     pub class_seconds: BTreeMap<String, Vec<ClassSecond>>,
     /// `class/tally` → count, for the tallies a workload kept.
     pub tallies: BTreeMap<String, u64>,
+}
+
+/// Each class's seconds on disk as two columns (`{"n": [...], "max_us":
+/// [...]}`); files before schema version 7 hold an object a second, and
+/// both are read.
+pub mod class_columns {
+    use super::ClassSecond;
+    use serde::{Deserialize, Deserializer, Serialize, Serializer};
+    use std::collections::BTreeMap;
+
+    #[derive(Serialize, Deserialize)]
+    struct Columns {
+        n: Vec<u64>,
+        max_us: Vec<f64>,
+    }
+
+    #[derive(Deserialize)]
+    #[serde(untagged)]
+    enum Either {
+        Rows(Vec<ClassSecond>),
+        Columns(Columns),
+    }
+
+    pub fn serialize<S: Serializer>(
+        m: &BTreeMap<String, Vec<ClassSecond>>,
+        s: S,
+    ) -> Result<S::Ok, S::Error> {
+        let cols: BTreeMap<&String, Columns> = m
+            .iter()
+            .map(|(k, v)| {
+                (
+                    k,
+                    Columns {
+                        n: v.iter().map(|c| c.n).collect(),
+                        max_us: v.iter().map(|c| c.max_us).collect(),
+                    },
+                )
+            })
+            .collect();
+        cols.serialize(s)
+    }
+
+    pub fn deserialize<'de, D: Deserializer<'de>>(
+        d: D,
+    ) -> Result<BTreeMap<String, Vec<ClassSecond>>, D::Error> {
+        let m: BTreeMap<String, Either> = BTreeMap::deserialize(d)?;
+        Ok(m.into_iter()
+            .map(|(k, e)| {
+                let v = match e {
+                    Either::Rows(r) => r,
+                    Either::Columns(c) => {
+                        c.n.iter()
+                            .zip(&c.max_us)
+                            .map(|(&n, &max_us)| ClassSecond { n, max_us })
+                            .collect()
+                    }
+                };
+                (k, v)
+            })
+            .collect())
+    }
 }
 
 /// One second of one statement class.
@@ -436,5 +498,35 @@ mod tests {
         assert!((2490.0..=2510.0).contains(&m.latency["insert"].max_us));
         assert_eq!(m.class_seconds["insert"][0].n, 1);
         assert!(m.class_seconds["insert"][0].max_us >= 2490.0);
+    }
+}
+
+#[cfg(test)]
+mod class_column_tests {
+    use super::ClassSecond;
+    use std::collections::BTreeMap;
+
+    #[derive(serde::Serialize, serde::Deserialize, PartialEq, Debug)]
+    struct Holder {
+        #[serde(with = "super::class_columns")]
+        c: BTreeMap<String, Vec<ClassSecond>>,
+    }
+
+    #[test]
+    fn class_seconds_go_to_disk_as_columns_and_older_rows_are_read() {
+        let mut c = BTreeMap::new();
+        c.insert(
+            "insert".to_string(),
+            vec![
+                ClassSecond { n: 3, max_us: 12.5 },
+                ClassSecond { n: 0, max_us: 0.0 },
+            ],
+        );
+        let h = Holder { c };
+        let text = serde_json::to_string(&h).unwrap();
+        assert_eq!(text, r#"{"c":{"insert":{"n":[3,0],"max_us":[12.5,0.0]}}}"#);
+        assert_eq!(serde_json::from_str::<Holder>(&text).unwrap(), h);
+        let old = r#"{"c":{"insert":[{"n":3,"max_us":12.5},{"n":0,"max_us":0.0}]}}"#;
+        assert_eq!(serde_json::from_str::<Holder>(old).unwrap(), h);
     }
 }

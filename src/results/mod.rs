@@ -31,7 +31,7 @@ pub const LOAD_METHOD: &str = "relbench.load_method";
 
 /// Bumped when a field changes meaning or goes away; readers refuse newer
 /// versions instead of misreading them.
-pub const SCHEMA_VERSION: u32 = 6;
+pub const SCHEMA_VERSION: u32 = 7;
 
 /// The oldest version this relbench reads; older files are upgraded as
 /// they are read (version 2 named a step by one `"step": "scan.warm"`
@@ -205,7 +205,11 @@ pub struct StepResult {
     pub per_second: Vec<u64>,
     /// Per statement class: statements and the slowest response in each
     /// second (the Insert Benchmark's inserts, deletes and queries).
-    #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
+    #[serde(
+        default,
+        skip_serializing_if = "BTreeMap::is_empty",
+        with = "crate::measure::recorder::class_columns"
+    )]
     pub class_seconds: BTreeMap<String, Vec<crate::measure::ClassSecond>>,
     /// Per statement class, and `event`.
     pub latency: BTreeMap<String, LatencySummary>,
@@ -287,9 +291,15 @@ pub fn write_atomic<T: Serialize>(path: &Path, value: &T) -> anyhow::Result<()> 
 /// refusing a linked `steps` or target directory.
 pub fn write_step(out: &Path, r: &StepResult) -> anyhow::Result<()> {
     let path = out.join(r.file_name());
+    // Compact: a step file is read by programs; pretty printing put every
+    // number of every series on a line of its own.
     let written = refuse_link(&out.join("steps"))
         .and_then(|()| path.parent().map_or(Ok(()), refuse_link))
-        .and_then(|()| write_atomic(&path, r));
+        .and_then(|()| {
+            let mut body = serde_json::to_vec(r)?;
+            body.push(b'\n');
+            write_file(&path, &body)
+        });
     let Err(e) = written else { return Ok(()) };
     // What was just measured is not lost: kept in a private directory of
     // its own, and the run stops saying where.
@@ -424,7 +434,10 @@ fn read_json<T: for<'de> Deserialize<'de>>(path: &Path) -> anyhow::Result<T> {
         .with_context(|| format!("{} does not match the results schema", path.display()))
 }
 
-/// Version 5 → 6 only added the plan's hash and a shard's record, which
+/// Version 6 → 7 changed how step files are written, not what they
+/// mean: compact JSON, the per-second series and each class's seconds as
+/// columns (both shapes are read, so a version 6 file needs nothing but
+/// its number). Version 5 → 6 only added the plan's hash and a shard's record, which
 /// a version 5 run goes without. Version 4 → 5 only added fields a version 4 file goes without (tallies,
 /// the latency quartiles): its number changes. Version 3 → 4 only added fields a version 3 file goes without (phase,
 /// server settings, interval, maintenance steps, allocated sizes): its
