@@ -1,10 +1,11 @@
 #!/usr/bin/env python3
 """How long `relbench report` takes over a study of 20 targets x 40 steps x
-3 repeats, all four formats and the text export.
+3 repeats (or --targets 100 --repeats 5: 20,000 step files), all four
+formats and the text export, and its peak memory.
 
 The results directory is made from real step files with their names
-changed: a run of the built-in quick plan (two SQLite targets, the 40-step
-standard sequence) gives the step files; each of the 20 targets takes one
+changed: a run of the built-in quick plan (two SQLite targets, 11 steps,
+repeated as later occurrences up to --steps) gives the step files; each of the 20 targets takes one
 source target's files (alternating), and each repeat is a copy with its
 repeat number changed. The figures are real; only the names are not.
 
@@ -33,7 +34,10 @@ def build():
     subprocess.run(["cargo", "build", "--release", "-q"], cwd=ROOT, check=True)
 
 
-def make(source, dest, targets, repeats):
+def make(source, dest, targets, repeats, steps=None):
+    """A study of `targets` x `repeats` from the step files in `source`;
+    with `steps`, each target's sequence is the source's, again as second,
+    third, ... occurrences, cut at `steps` files."""
     info = json.load(open(os.path.join(source, "run.json")))
     src_targets = [t["name"] for t in info["plan"]["targets"]]
     plan_targets, records = [], []
@@ -49,16 +53,29 @@ def make(source, dest, targets, repeats):
             rec["name"] = name
             records.append(rec)
         os.makedirs(os.path.join(dest, "steps", name))
-        for f in glob.glob(os.path.join(source, "steps", src, "r1-*.json")):
-            step = json.load(open(f))
-            for r in range(1, repeats + 1):
-                step["target"] = name
-                step["repeat"] = r
-                base = os.path.basename(f)[len("r1-"):]
-                with open(os.path.join(dest, "steps", name, f"r{r}-{base}"), "w") as out:
-                    json.dump(step, out)
+        files = sorted(glob.glob(os.path.join(source, "steps", src, "r1-*.json")))
+        wanted = steps or len(files)
+        n, occurrence = 0, 0
+        while n < wanted:
+            occurrence += 1
+            for f in files:
+                if n >= wanted:
+                    break
+                step = json.load(open(f))
+                label = os.path.basename(f).split("-", 2)[2]
+                n += 1
+                if steps:
+                    step["seq"] = n
+                    step["occurrence"] = occurrence
+                for r in range(1, repeats + 1):
+                    step["target"] = name
+                    step["repeat"] = r
+                    seq = f"{n:02d}" if steps else os.path.basename(f).split("-")[1]
+                    with open(os.path.join(dest, "steps", name, f"r{r}-{seq}-{label}"), "w") as out:
+                        json.dump(step, out)
     info["plan"]["targets"] = plan_targets
     info["plan"]["repeats"] = repeats
+    info["plan"]["comparisons"] = []
     info["targets"] = records
     with open(os.path.join(dest, "run.json"), "w") as out:
         json.dump(info, out)
@@ -70,6 +87,9 @@ def main():
     ap.add_argument("--source", help="results of the quick plan (default: run it)")
     ap.add_argument("--targets", type=int, default=20)
     ap.add_argument("--repeats", type=int, default=3)
+    ap.add_argument("--steps", type=int, default=40,
+                    help="step files per target and repeat (the source's sequence again as "
+                         "later occurrences)")
     ap.add_argument("--rounds", type=int, default=5)
     args = ap.parse_args()
     build()
@@ -81,20 +101,26 @@ def main():
             subprocess.run([BIN, "run", "-q", "--out", source], check=True,
                            stdout=subprocess.DEVNULL)
         study = os.path.join(work, "study")
-        files = make(source, study, args.targets, args.repeats)
+        files = make(source, study, args.targets, args.repeats, args.steps)
         out = os.path.join(work, "report")
-        times = []
+        times, rss = [], []
         for _ in range(args.rounds):
             t0 = time.perf_counter()
-            subprocess.run([BIN, "report", study, "--out", out], check=True,
-                           stdout=subprocess.DEVNULL)
+            p = subprocess.Popen([BIN, "report", study, "--out", out],
+                                 stdout=subprocess.DEVNULL)
+            # The report's own peak memory (getrusage of this child alone).
+            _, status, usage = os.wait4(p.pid, 0)
             times.append(time.perf_counter() - t0)
+            if status != 0:
+                sys.exit(f"relbench report failed ({status})")
+            rss.append(usage.ru_maxrss / 1024)
         sizes = {f: os.path.getsize(os.path.join(out, f))
                  for f in os.listdir(out) if f.startswith("report.")}
         print(f"{args.targets} targets x {files // args.targets // args.repeats} step files x "
               f"{args.repeats} repeats = {files} step files")
         print(f"relbench report (md, csv, json, html, txt): best {min(times):.3f} s, "
-              f"median {statistics.median(times):.3f} s over {args.rounds} rounds")
+              f"median {statistics.median(times):.3f} s over {args.rounds} rounds; "
+              f"peak RSS {max(rss):.0f} MB")
         print("sizes: " + ", ".join(f"{k} {v / 1e6:.1f} MB" for k, v in sorted(sizes.items())))
         return 0 if min(times) < 1.0 else 1
     finally:

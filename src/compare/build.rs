@@ -228,19 +228,24 @@ pub fn build_subset(
     let cols = column_order(&targets, &hosts);
     let mut rows = Vec::new();
     let mut response_times = Vec::new();
-    for (seq, step, occ, clients, group, unit) in keys {
+    // Each row's results per target, in repeat order, found in one pass
+    // (a scan of every result for every row and target was a quarter of
+    // a 20,000-file report's time).
+    let mut by_row: Vec<Vec<Vec<&StepResult>>> = vec![vec![Vec::new(); targets.len()]; keys.len()];
+    for (ti, s) in &steps {
+        let row = keys
+            .iter()
+            .position(|k| k.1 == s.step && k.2 == s.occurrence && k.3 == s.clients);
+        if let Some(r) = row {
+            by_row[r][*ti].push(s);
+        }
+    }
+    for cells in by_row.iter_mut().flatten() {
+        cells.sort_by_key(|s| s.repeat);
+    }
+    for (ri, (seq, step, occ, clients, group, unit)) in keys.into_iter().enumerate() {
         // The results of this row for one target, in repeat order.
-        let results_of = |ti: usize| {
-            let mut v: Vec<&StepResult> = steps
-                .iter()
-                .filter(|(t, s)| {
-                    *t == ti && s.step == step && s.clients == clients && s.occurrence == occ
-                })
-                .map(|(_, s)| s)
-                .collect();
-            v.sort_by_key(|s| s.repeat);
-            v
-        };
+        let results_of = |ti: usize| by_row[ri][ti].clone();
         let ok_of = |ti: usize| results_of(ti).into_iter().filter(|s| s.failed.is_none());
         let mut cells: Vec<Cell> = (0..targets.len())
             .map(|ti| cell(results_of(ti).into_iter()))

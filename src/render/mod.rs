@@ -129,14 +129,41 @@ pub fn write(
     let all = full.as_ref().unwrap_or(&cs[0].report);
     results::refuse_link(out)?;
     std::fs::create_dir_all(out).with_context(|| format!("creating {}", out.display()))?;
-    let needs_doc = formats
-        .iter()
-        .any(|f| matches!(f, Format::Markdown | Format::Html));
-    let doc = if needs_doc {
-        outline::document(&cs, all)
-    } else {
-        Vec::new()
-    };
+    let needs_doc = |f: &Format| matches!(f, Format::Markdown | Format::Html);
+    // Each format's text on its own thread: the CSV and the JSON while
+    // the document is built, then Markdown and HTML from it (a 100-target
+    // report spent a second writing them one after another).
+    let (doc, texts) = std::thread::scope(|scope| {
+        let cs = &cs;
+        let early: Vec<_> = formats
+            .iter()
+            .filter(|f| !needs_doc(f))
+            .map(|&f| (f, scope.spawn(move || f.render_doc(cs, &[]))))
+            .collect();
+        let doc = if formats.iter().any(needs_doc) {
+            outline::document(cs, all)
+        } else {
+            Vec::new()
+        };
+        let late: Vec<(Format, String)> = std::thread::scope(|inner| {
+            let doc = &doc;
+            let handles: Vec<_> = formats
+                .iter()
+                .filter(|f| needs_doc(f))
+                .map(|&f| (f, inner.spawn(move || f.render_doc(cs, doc))))
+                .collect();
+            handles
+                .into_iter()
+                .map(|(f, h)| (f, h.join().expect("a report format's thread panicked")))
+                .collect()
+        });
+        let mut texts: Vec<(Format, String)> = early
+            .into_iter()
+            .map(|(f, h)| (f, h.join().expect("a report format's thread panicked")))
+            .collect();
+        texts.extend(late);
+        (doc, texts)
+    });
     let mut written = Vec::new();
     if formats.contains(&Format::Markdown) {
         // The Markdown links its charts as files beside it.
@@ -148,9 +175,11 @@ pub fn write(
         }
         written.push(dir);
     }
+    // In the order asked.
     for f in formats {
         let path = out.join(f.file_name());
-        results::write_file(&path, f.render_doc(&cs, &doc).as_bytes())?;
+        let text = &texts.iter().find(|(g, _)| g == f).expect("rendered").1;
+        results::write_file(&path, text.as_bytes())?;
         written.push(path);
     }
     Ok((cs, written))

@@ -414,6 +414,22 @@ fn read_json<T: for<'de> Deserialize<'de>>(path: &Path) -> anyhow::Result<T> {
         bail!("{} is not a regular file", path.display());
     }
     let text = fs::read_to_string(path).with_context(|| format!("reading {}", path.display()))?;
+    // Files of this version are read straight into their type; only older
+    // ones go through a JSON value to be upgraded (the value cost a
+    // 20,000-file report a fifth of its time).
+    #[derive(Deserialize)]
+    struct Version {
+        schema_version: Option<u64>,
+    }
+    if let Ok(Version {
+        schema_version: Some(n),
+    }) = serde_json::from_str::<Version>(&text)
+    {
+        if n as u32 == SCHEMA_VERSION {
+            return serde_json::from_str(&text)
+                .with_context(|| format!("{} does not match the results schema", path.display()));
+        }
+    }
     let v: serde_json::Value = serde_json::from_str(&text)
         .with_context(|| format!("{} is not valid JSON", path.display()))?;
     let mut v = v;
@@ -432,6 +448,26 @@ fn read_json<T: for<'de> Deserialize<'de>>(path: &Path) -> anyhow::Result<T> {
     }
     serde_json::from_value(v)
         .with_context(|| format!("{} does not match the results schema", path.display()))
+}
+
+/// Reads step files on every core (scoped threads, each a run of files),
+/// in the order given.
+fn read_steps(files: &[PathBuf]) -> Vec<anyhow::Result<StepResult>> {
+    let threads = std::thread::available_parallelism()
+        .map_or(1, |n| n.get())
+        .min(files.len().div_ceil(64))
+        .max(1);
+    let chunk = files.len().div_ceil(threads).max(1);
+    std::thread::scope(|scope| {
+        let parts: Vec<_> = files
+            .chunks(chunk)
+            .map(|part| scope.spawn(move || part.iter().map(|p| read_json(p)).collect::<Vec<_>>()))
+            .collect();
+        parts
+            .into_iter()
+            .flat_map(|h| h.join().expect("a reading thread panicked"))
+            .collect()
+    })
 }
 
 /// Version 6 → 7 changed how step files are written, not what they
@@ -503,6 +539,7 @@ pub fn load_run(dir: &Path) -> anyhow::Result<LoadedRun> {
     let mut by_name: std::collections::HashMap<PathBuf, usize> = std::collections::HashMap::new();
     let steps_dir = dir.join("steps");
     if steps_dir.exists() {
+        let mut files: Vec<PathBuf> = Vec::new();
         for target in
             fs::read_dir(&steps_dir).with_context(|| format!("reading {}", steps_dir.display()))?
         {
@@ -510,21 +547,23 @@ pub fn load_run(dir: &Path) -> anyhow::Result<LoadedRun> {
             if !fs::symlink_metadata(&target).is_ok_and(|m| m.is_dir()) {
                 continue;
             }
-            let mut files: Vec<PathBuf> = fs::read_dir(&target)?
+            let mut mine: Vec<PathBuf> = fs::read_dir(&target)?
                 .map(|f| f.map(|f| f.path()))
                 .collect::<Result<_, _>>()?;
-            files.sort();
-            for p in files {
-                let is_result = p.extension().is_some_and(|e| e == "json")
+            mine.sort();
+            files.extend(mine.into_iter().filter(|p| {
+                p.extension().is_some_and(|e| e == "json")
                     && !p
                         .file_name()
                         .and_then(|n| n.to_str())
-                        .is_some_and(|n| n.starts_with('.'));
-                if !is_result {
-                    continue;
-                }
+                        .is_some_and(|n| n.starts_with('.'))
+            }));
+        }
+        let read = read_steps(&files);
+        {
+            for (p, r) in files.into_iter().zip(read) {
                 // One damaged file costs its own step, not the report.
-                let r = match read_json::<StepResult>(&p) {
+                let r = match r {
                     Ok(r) => r,
                     Err(e) => {
                         skipped.push(format!("{e:#}"));
