@@ -480,3 +480,43 @@ print("ok")
         String::from_utf8_lossy(&o.stderr)
     );
 }
+
+/// Regression: a plan's `[[comparison]]` naming its base and some targets
+/// failed a shard's own report (its targets were on another shard) and the
+/// merge's (the base had a name per shard).
+#[test]
+fn a_plans_comparisons_report_on_each_shard_and_on_the_merge() {
+    let dir = tempfile::tempdir().unwrap();
+    let text = format!(
+        "{SHARDS}\n[[comparison]]\ntitle = \"journals\"\nbase = \"base\"\ntargets = [\"base\", \"wal\", \"memory-journal\"]\n"
+    );
+    let plan = write_plan(dir.path(), &text);
+    let shards = run_shards(&plan, dir.path(), 3);
+    for s in &shards {
+        assert!(s.join("report.md").exists(), "{}", s.display());
+    }
+    let merged = dir.path().join("merged");
+    relbench()
+        .arg("merge")
+        .args(&shards)
+        .arg("--out")
+        .arg(&merged)
+        .assert()
+        .success();
+    let report = read_json(&merged.join("report.json"));
+    let names: Vec<&str> = report["targets"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|t| t["name"].as_str().unwrap())
+        .collect();
+    assert!(
+        names.contains(&"wal") && names.contains(&"memory-journal"),
+        "{names:?}"
+    );
+    assert!(!names.contains(&"small-cache"), "{names:?}");
+    assert!(
+        names.iter().filter(|n| n.ends_with("/base")).count() == 3,
+        "{names:?}"
+    );
+}

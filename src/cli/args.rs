@@ -398,13 +398,27 @@ pub(super) fn parse_compare(s: &str) -> Result<ComparisonSpec, String> {
 }
 
 /// The comparisons the run's plan asks for (`[[comparison]]`), if any.
+/// A shard's own report shows the targets it ran: a comparison's others
+/// are on other shards (a comparison left with its base alone is left out).
 pub(super) fn plan_comparisons(dir: &Path) -> Vec<ComparisonSpec> {
+    let shard = crate::results::read_run_info(dir)
+        .ok()
+        .and_then(|i| i.shard);
     crate::results::merge::first_run_info(dir)
         .map(|info| {
             info.plan
                 .comparisons
                 .into_iter()
-                .map(|c| ComparisonSpec::new(c.title, c.base, c.targets))
+                .filter_map(|mut c| {
+                    if let Some(s) = &shard {
+                        let all = c.targets.is_empty();
+                        c.targets.retain(|t| s.targets.contains(t));
+                        if !all && c.targets.iter().all(|t| *t == c.base) {
+                            return None;
+                        }
+                    }
+                    Some(ComparisonSpec::new(c.title, c.base, c.targets))
+                })
                 .collect()
         })
         .unwrap_or_default()

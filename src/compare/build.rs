@@ -107,14 +107,26 @@ pub fn build_subset(
         let all: Vec<String> = targets.iter().map(|t| t.name.clone()).collect();
         let mut chosen = Vec::new();
         for n in names {
+            // A plan's name on several hosts (a merged run's base, one per
+            // shard) names each host's.
+            let by_plan: Vec<&TargetMeta> = targets.iter().filter(|t| t.plan_name == *n).collect();
+            let hosts_of = |v: &[&TargetMeta]| {
+                v.iter()
+                    .enumerate()
+                    .all(|(i, t)| !v[..i].iter().any(|o| o.host == t.host))
+            };
+            if !targets.iter().any(|t| t.name == *n) && by_plan.len() > 1 && hosts_of(&by_plan) {
+                for t in by_plan {
+                    if !chosen.iter().any(|c: &TargetMeta| c.name == t.name) {
+                        chosen.push(t.clone());
+                    }
+                }
+                continue;
+            }
             let found = targets
                 .iter()
                 .find(|t| t.name == *n)
-                .or_else(|| {
-                    let by_plan: Vec<&TargetMeta> =
-                        targets.iter().filter(|t| t.plan_name == *n).collect();
-                    (by_plan.len() == 1).then(|| by_plan[0])
-                })
+                .or_else(|| (by_plan.len() == 1).then(|| by_plan[0]))
                 .with_context(|| {
                     format!(
                         "no target \"{n}\" in these results{}; the targets are: {}",
