@@ -440,7 +440,7 @@ fn wrong_merges_are_refused_naming_the_shard_and_what_to_do() {
 fn the_kubernetes_example_is_an_indexed_job_with_a_shared_volume() {
     let manifest = Path::new(env!("CARGO_MANIFEST_DIR")).join("examples/kubernetes/study-job.yaml");
     let check = r#"
-import sys, yaml
+import shlex, sys, yaml
 docs = [d for d in yaml.safe_load_all(open(sys.argv[1])) if d]
 kinds = [(d["kind"], d["metadata"]["name"]) for d in docs]
 assert kinds == [("PersistentVolumeClaim", "relbench-results"), ("Job", "relbench-study"), ("Job", "relbench-merge")], kinds
@@ -454,9 +454,11 @@ c = pod["containers"][0]
 env = {e["name"]: e["value"] for e in c["env"]}
 assert int(env["RELBENCH_SHARD_COUNT"]) == spec["completions"], env
 cmd = c["command"]
-assert cmd[:2] == ["relbench", "run"] and "--shard" in cmd and cmd[cmd.index("--shard") + 1] == "env", cmd
-out = cmd[cmd.index("--out") + 1]
-assert out.startswith("/results/") and "$(JOB_COMPLETION_INDEX)" in out, out
+assert cmd[:2] == ["sh", "-c"], cmd
+words = shlex.split(cmd[2])
+assert words[:3] == ["exec", "relbench", "run"] and words[words.index("--shard") + 1] == "env", words
+out = words[words.index("--out") + 1]
+assert out.startswith("/results/") and "$JOB_COMPLETION_INDEX" in out, out
 claims = {v["name"]: v["persistentVolumeClaim"]["claimName"] for v in pod["volumes"] if "persistentVolumeClaim" in v}
 mounts = {m["name"]: m["mountPath"] for m in c["volumeMounts"]}
 assert claims["results"] == "relbench-results" and mounts["results"] == "/results"
