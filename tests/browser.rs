@@ -81,6 +81,7 @@ fn report_html_draws_its_charts_in_a_headless_browser() {
             "tests/fixtures/results-repeats",
             "--format",
             "html",
+            "--self-contained",
             "--out",
         ])
         .arg(dir.path())
@@ -143,6 +144,7 @@ fn a_many_target_report_shows_its_overview_and_each_comparison() {
         .args([
             "report",
             "tests/fixtures/results-many",
+            "--self-contained",
             "--format",
             "html,md",
             "--compare",
@@ -296,7 +298,7 @@ fn the_summary_and_the_map_are_on_the_first_screen_and_no_chart_text_is_cut() {
         let dir = tempfile::tempdir().unwrap();
         common::relbench()
             .args(["report", &format!("tests/fixtures/{fixture}")])
-            .args(["--format", "html", "--out"])
+            .args(["--format", "html", "--self-contained", "--out"])
             .arg(dir.path())
             .assert()
             .success();
@@ -317,4 +319,130 @@ fn the_summary_and_the_map_are_on_the_first_screen_and_no_chart_text_is_cut() {
         assert_eq!(m["clipped"], serde_json::json!([]), "{fixture}: {m}");
         assert_eq!(m["stacked"], serde_json::json!([]), "{fixture}: {m}");
     }
+}
+
+/// A study of `copies` × the many-target fixture's twelve targets: the
+/// same step files under new target names (the figures are real).
+fn many_targets(dir: &Path, copies: usize) -> PathBuf {
+    let src = Path::new("tests/fixtures/results-many");
+    let out = dir.join("study");
+    let mut info: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(src.join("run.json")).unwrap()).unwrap();
+    let plan_targets = info["plan"]["targets"].as_array().unwrap().clone();
+    let records = info["targets"].as_array().unwrap().clone();
+    let (mut new_plan, mut new_records) = (Vec::new(), Vec::new());
+    for k in 0..copies {
+        for t in &plan_targets {
+            let old = t["name"].as_str().unwrap();
+            let name = if k == 0 {
+                old.to_string()
+            } else {
+                format!("{old}-{k}")
+            };
+            let mut t = t.clone();
+            t["name"] = name.clone().into();
+            new_plan.push(t);
+            if let Some(r) = records.iter().find(|r| r["name"] == old) {
+                let mut r = r.clone();
+                r["name"] = name.clone().into();
+                new_records.push(r);
+            }
+            let to = out.join("steps").join(&name);
+            std::fs::create_dir_all(&to).unwrap();
+            for f in std::fs::read_dir(src.join("steps").join(old)).unwrap() {
+                let f = f.unwrap().path();
+                let mut step: serde_json::Value =
+                    serde_json::from_str(&std::fs::read_to_string(&f).unwrap()).unwrap();
+                step["target"] = name.clone().into();
+                std::fs::write(to.join(f.file_name().unwrap()), step.to_string()).unwrap();
+            }
+        }
+    }
+    info["plan"]["targets"] = new_plan.into();
+    info["targets"] = new_records.into();
+    std::fs::write(out.join("run.json"), info.to_string()).unwrap();
+    out
+}
+
+/// The compact page (what `run` and `report` write by default) of a
+/// 96-target study: the overview is drawn at once, the time it took is
+/// printed (the figure goes in bench/README.md), and every collapsed
+/// section, once opened, draws the same table cells as the self-contained
+/// page holds.
+#[test]
+fn a_large_report_paints_its_overview_first_and_draws_each_section_when_opened() {
+    let dir = tempfile::tempdir().unwrap();
+    let study = many_targets(dir.path(), 8);
+    for (out, extra) in [("compact", None), ("whole", Some("--self-contained"))] {
+        let mut c = common::relbench();
+        c.args(["report", "--format", "html", "--out"])
+            .arg(dir.path().join(out))
+            .arg(&study);
+        if let Some(x) = extra {
+            c.arg(x);
+        }
+        c.assert().success();
+    }
+    let compact = dir.path().join("compact/report.html");
+    let whole = std::fs::read_to_string(dir.path().join("whole/report.html")).unwrap();
+    let size = std::fs::metadata(&compact).unwrap().len();
+    assert!(dir.path().join("compact/charts").is_dir());
+    let mut html = std::fs::read_to_string(&compact).unwrap();
+    assert!(
+        html.contains("<img src=\"charts/"),
+        "charts are files beside the page"
+    );
+    html.push_str(
+        r#"<script>
+window.addEventListener('load', () => {
+  const painted = performance.now();
+  const fcp = performance.getEntriesByType('paint').find((p) => p.name === 'first-contentful-paint');
+  const map = document.querySelector('#overview ~ .charts svg rect.heat');
+  const before = document.querySelectorAll('td').length;
+  for (const s of document.querySelectorAll('details.section')) s.open = true;
+  setTimeout(() => {
+    document.title = JSON.stringify({painted, fcp: fcp ? fcp.startTime : null, map: !!map,
+      before, after: document.querySelectorAll('td').length,
+      sections: document.querySelectorAll('details.section').length});
+  }, 500);
+});
+</script>"#,
+    );
+    let probe = dir.path().join("compact/probe.html");
+    std::fs::write(&probe, html).unwrap();
+    let (dom, log) = headless(
+        &probe,
+        &dir.path().join("profile"),
+        &[
+            "--window-size=1400,900",
+            "--virtual-time-budget=5000",
+            "--dump-dom",
+        ],
+    );
+    assert!(!log.contains("Uncaught"), "{log}");
+    let title = dom
+        .split("<title>")
+        .nth(1)
+        .and_then(|t| t.split("</title>").next())
+        .unwrap_or_else(|| panic!("no title in the dumped page"));
+    let m: serde_json::Value =
+        serde_json::from_str(&title.replace("&quot;", "\"").replace("&amp;", "&")).unwrap();
+    eprintln!(
+        "96 targets: report.html {:.2} MB (self-contained {:.2} MB); load at {:.0} ms, first contentful paint at {} ms",
+        size as f64 / 1e6,
+        whole.len() as f64 / 1e6,
+        m["painted"].as_f64().unwrap(),
+        m["fcp"]
+    );
+    assert_eq!(m["map"], true, "the overview's map is drawn at once: {m}");
+    assert!(m["sections"].as_u64().unwrap() >= 5, "{m}");
+    // Opened, the sections draw every cell the self-contained page has.
+    let cells = whole.matches("<td").count() as u64;
+    assert!(m["before"].as_u64().unwrap() < cells / 4, "{m}");
+    assert_eq!(m["after"].as_u64().unwrap(), cells, "{m}");
+    assert!(
+        size < whole.len() as u64 / 2,
+        "{size} against {}",
+        whole.len()
+    );
 }

@@ -485,6 +485,7 @@ fn one_colour_rule_in_every_table_and_format() {
         relbench::compare::Grouping::Kind,
         dir.path(),
         &[Format::Markdown],
+        false,
     )
     .unwrap();
     let svg = std::fs::read_to_string(dir.path().join("charts/overview-heatmap.svg")).unwrap();
@@ -643,6 +644,7 @@ fn disturbed_figures_are_marked_in_every_output_and_never_coloured() {
         relbench::compare::Grouping::Kind,
         dir.path(),
         &[Format::Markdown],
+        false,
     )
     .unwrap();
     let charts = dir.path().join("charts");

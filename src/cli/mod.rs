@@ -164,6 +164,7 @@ fn dispatch(cmd: Command) -> anyhow::Result<()> {
             compare,
             config,
             groups,
+            self_contained,
         } => {
             let out = out.unwrap_or_else(|| dirs[0].clone());
             let comparisons = match config {
@@ -171,8 +172,15 @@ fn dispatch(cmd: Command) -> anyhow::Result<()> {
                 None if compare.is_empty() && base.is_none() => plan_comparisons(&dirs[0]),
                 None => compare,
             };
-            let (cs, files) =
-                render::write(&dirs, base.as_deref(), &comparisons, groups, &out, &format)?;
+            let (cs, files) = render::write(
+                &dirs,
+                base.as_deref(),
+                &comparisons,
+                groups,
+                &out,
+                &format,
+                self_contained,
+            )?;
             let report = &cs[0].report;
             for why in report.runs.iter().flat_map(|r| &r.skipped_files) {
                 crate::errln!("relbench: left out of the report: {why}");

@@ -271,6 +271,7 @@ fn report_and_exit(out: &Path, end: RunEnd, close: Close) -> anyhow::Result<()> 
         Grouping::Kind,
         out,
         &Format::ALL,
+        false,
     )
     .context("writing the report")?;
     let stdout = std::io::stdout();

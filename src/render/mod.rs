@@ -86,21 +86,28 @@ impl Format {
     }
 
     /// The text from the comparisons and, for Markdown and HTML, their
-    /// document, built once for both.
+    /// document, built once for both (the self-contained page).
     fn render_doc(self, cs: &[Comparison], doc: &[Block]) -> String {
+        self.render_page(cs, doc, true)
+    }
+
+    /// As [`Format::render_doc`], the HTML self-contained or compact.
+    fn render_page(self, cs: &[Comparison], doc: &[Block], self_contained: bool) -> String {
         match self {
             Format::Markdown => markdown::render(doc),
             Format::Csv => csv::render(cs),
             Format::Json => json::render(cs),
-            Format::Html => html::render(doc),
+            Format::Html if self_contained => html::render(doc),
+            Format::Html => html::render_compact(doc),
             Format::Text => text::render(cs),
         }
     }
 }
 
 /// Reads the directories, builds each comparison (with none given, every
-/// target against `base`) and writes each format into `out`. Returns the
-/// comparisons and the files written.
+/// target against `base`) and writes each format into `out` (the HTML
+/// compact, its charts as files beside it, unless `self_contained`).
+/// Returns the comparisons and the files written.
 pub fn write(
     dirs: &[PathBuf],
     base: Option<&str>,
@@ -108,6 +115,7 @@ pub fn write(
     grouping: Grouping,
     out: &Path,
     formats: &[Format],
+    self_contained: bool,
 ) -> anyhow::Result<(Vec<Comparison>, Vec<PathBuf>)> {
     // A merge's shards are runs of their own (each host's base its own).
     let runs: Vec<_> = dirs
@@ -150,7 +158,12 @@ pub fn write(
             let handles: Vec<_> = formats
                 .iter()
                 .filter(|f| needs_doc(f))
-                .map(|&f| (f, inner.spawn(move || f.render_doc(cs, doc))))
+                .map(|&f| {
+                    (
+                        f,
+                        inner.spawn(move || f.render_page(cs, doc, self_contained)),
+                    )
+                })
                 .collect();
             handles
                 .into_iter()
@@ -165,8 +178,11 @@ pub fn write(
         (doc, texts)
     });
     let mut written = Vec::new();
-    if formats.contains(&Format::Markdown) {
-        // The Markdown links its charts as files beside it.
+    let charts_beside =
+        formats.contains(&Format::Markdown) || (formats.contains(&Format::Html) && !self_contained);
+    if charts_beside {
+        // The Markdown and the compact HTML link their charts as files
+        // beside them.
         let dir = out.join(markdown::CHARTS_DIR);
         results::refuse_link(&dir)?;
         std::fs::create_dir_all(&dir).with_context(|| format!("creating {}", dir.display()))?;

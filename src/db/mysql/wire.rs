@@ -739,6 +739,25 @@ impl WireConn {
     }
 }
 
+impl WireConn {
+    /// The connection's TCP socket, the capabilities agreed and its
+    /// statements' ids, for `examples/client_floor.rs`: a client that does
+    /// nothing but send a prepared statement's bytes and read the reply,
+    /// the floor relbench's client is measured against. `None` over TLS or
+    /// a unix socket.
+    pub fn into_raw(mut self) -> Option<(std::net::TcpStream, u32, Vec<u32>)> {
+        let ids = self.stmts.iter().map(|p| p.id).collect();
+        let caps = self.caps;
+        // No COM_QUIT when dropped: the socket lives on.
+        self.broken = true;
+        let rd = std::mem::replace(&mut self.rd, BufReader::new(Stream::Detached));
+        match rd.into_inner() {
+            Stream::Tcp(s) => Some((s, caps, ids)),
+            _ => None,
+        }
+    }
+}
+
 impl Drop for WireConn {
     fn drop(&mut self) {
         if !self.broken {

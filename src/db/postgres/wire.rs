@@ -584,6 +584,21 @@ fn text_row(buf: &[u8]) -> Vec<Option<String>> {
         .collect()
 }
 
+impl WireConn {
+    /// The connection's TCP socket, for `examples/client_floor.rs` (its
+    /// statements are named `s0`, `s1`, …). `None` over TLS or a unix
+    /// socket.
+    pub fn into_raw(mut self) -> Option<std::net::TcpStream> {
+        // No Terminate when dropped: the socket lives on.
+        self.broken = true;
+        let rd = std::mem::replace(&mut self.rd, BufReader::new(Stream::Detached));
+        match rd.into_inner() {
+            Stream::Tcp(s) => Some(s),
+            _ => None,
+        }
+    }
+}
+
 impl Drop for WireConn {
     fn drop(&mut self) {
         if !self.broken {
