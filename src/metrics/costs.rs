@@ -66,7 +66,7 @@ pub struct StepMetrics {
     /// Unix time the measured window (and the per-second series) began.
     pub window_start: Option<f64>,
     /// One row a second over the window (on disk as columns).
-    #[serde(with = "crate::metrics::sampler::columns")]
+    #[serde(with = "crate::metrics::columns")]
     pub per_second: Vec<SecondSample>,
     /// The engine's counters before and after the step.
     pub counters: Option<CounterDeltas>,

@@ -2,6 +2,7 @@
 //! (`sampler`) and what it reads (`procfs`), the devices under a datadir
 //! (`device`), and the facts about the host recorded once per run (`host`).
 
+pub mod columns;
 pub mod costs;
 pub mod device;
 pub mod host;
