@@ -522,3 +522,60 @@ fn a_plans_comparisons_report_on_each_shard_and_on_the_merge() {
         "{names:?}"
     );
 }
+
+/// The off host is named at the top of the merged report, through the
+/// real merge and report: three shards whose bases are made the same
+/// measurement (one shard's base files copied to the others, their
+/// interference cleared so that no window is left out), then one shard's
+/// base scaled to 0.85 of it on every step.
+#[test]
+fn a_shard_whose_base_is_off_from_the_others_is_named_at_the_top() {
+    let dir = tempfile::tempdir().unwrap();
+    let text = SHARDS.replace(
+        "steps = [\"load\", \"point-query\", \"update-index\"]",
+        "steps = [\"load\", \"point-query\", \"range-covered-pk\", \"read-only-100\", \"update-index\"]",
+    );
+    let plan = write_plan(dir.path(), &text);
+    let shards = run_shards(&plan, dir.path(), 3);
+    let base_files: Vec<String> = std::fs::read_dir(shards[0].join("steps/base"))
+        .unwrap()
+        .map(|f| f.unwrap().file_name().to_string_lossy().into_owned())
+        .collect();
+    for (i, s) in shards.iter().enumerate() {
+        for f in &base_files {
+            let mut r = read_json(&shards[0].join("steps/base").join(f));
+            r["metrics"]["interference"] = serde_json::Value::Null;
+            if i == 2 {
+                let t = r["throughput"].as_f64().unwrap();
+                r["throughput"] = (t * 0.85).into();
+            }
+            std::fs::write(s.join("steps/base").join(f), r.to_string()).unwrap();
+        }
+    }
+    let merged = dir.path().join("merged");
+    relbench()
+        .arg("merge")
+        .args(&shards)
+        .arg("--out")
+        .arg(&merged)
+        .assert()
+        .success();
+    let report = read_json(&merged.join("report.json"));
+    let notes: Vec<&str> = report["host_notes"]
+        .as_array()
+        .unwrap_or_else(|| panic!("no host notes: {}", report["host_offsets"]))
+        .iter()
+        .map(|n| n.as_str().unwrap())
+        .collect();
+    assert_eq!(notes.len(), 1, "{notes:?}");
+    assert!(
+        notes[0].contains("(shard 3/3)'s base (s3/base) is 15.0% slower than on the other 2 hosts"),
+        "{notes:?}"
+    );
+    let md = std::fs::read_to_string(merged.join("report.md")).unwrap();
+    let top = md.split("## Overview").next().unwrap();
+    assert!(
+        top.contains("15.0% slower"),
+        "the note is at the top: {top}"
+    );
+}
