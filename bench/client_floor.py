@@ -17,6 +17,7 @@ floor's.
                                   [--rounds 3] [--secs 10] [--rows 100000]
 """
 import argparse
+import json
 import os
 import re
 import statistics
@@ -34,24 +35,7 @@ FLOOR = ROOT / "target" / "release" / "examples" / "client_floor"
 
 def bench(name, args, tmp):
     e = co.ENGINES[name]
-    plan = tmp / f"{name}-server.toml"
-    plan.write_text(f'[[target]]\nname = "srv"\nengine = "{name}"\nbasedir = "{e["basedir"]}"\n')
-    serve = subprocess.Popen([str(co.RELBENCH), "serve", str(plan), "--target", "srv",
-                              "--out", str(tmp / f"{name}-server")],
-                             stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True)
-    line = serve.stdout.readline()
-    m = re.search(r"port=(\d+) .* pid=(\d+) .* password=(\S+)", line)
-    if not m:
-        serve.kill()
-        sys.exit(f"the {name} server did not start: {line}")
-    password = m.group(3)
-    os.environ["RELBENCH_BENCH_PASSWORD"] = password
-    port, pid = int(m.group(1)), int(m.group(2))
-    url = e["url"].format(port=port)
-    secret = tmp / f"{name}-sysbench.conf"
-    fd = os.open(secret, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600)
-    with os.fdopen(fd, "w") as f:
-        f.write(f"{e['password_option']}={password}\n")
+    serve, port, pid, url, secret = co.start_server(name, tmp)
     rows = {}
     try:
         load_args = argparse.Namespace(tables=1, rows=args.rows, secs=1, clients=1)
@@ -86,7 +70,7 @@ def bench(name, args, tmp):
                              "--clients", str(clients), "--time", f"{args.secs}s",
                              "--warmup", "0s", "--tables", "1", "--rows", str(args.rows),
                              "--out", str(o)], pid)
-                        events, secs = co.relbench_events_any(o)
+                        events, secs = relbench_events(o)
                     rows.setdefault((clients, tool), []).append(
                         (events / secs, client * 1e6 / events))
     finally:
@@ -95,16 +79,13 @@ def bench(name, args, tmp):
     return rows
 
 
-def relbench_events_any(out_dir):
-    import json
+def relbench_events(out_dir):
+    """A one-off run's events and window (its step's target is named `target`)."""
     files = sorted((out_dir / "steps").glob("*/*.json"))
     r = json.loads(files[-1].read_text())
     if r.get("failed"):
         sys.exit(f"relbench step failed: {r['failed']}")
     return r["events"], r["secs"]
-
-
-co.relbench_events_any = relbench_events_any
 
 
 def main():

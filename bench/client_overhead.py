@@ -150,14 +150,12 @@ def relbench_events(out_dir):
     return r["events"], r["secs"]
 
 
-def bench_engine(name, args, tmp):
+def start_server(name, tmp):
+    """One managed server of `name` (`relbench serve`), its benchmark user's
+    password in RELBENCH_BENCH_PASSWORD and in a private sysbench config
+    file. Returns (the serve process, port, server pid, URL, config file);
+    closing the process's stdin stops the server."""
     e = ENGINES[name]
-    # The relbench builds measured: this tree's, and the one before a
-    # change (--before), run the same way, in the same rounds.
-    builds = {"relbench": RELBENCH}
-    if args.before:
-        builds["before"] = Path(args.before).resolve()
-    tools = ["sysbench"] + list(builds)
     plan = tmp / f"{name}-server.toml"
     plan.write_text(f'[[target]]\nname = "srv"\nengine = "{name}"\nbasedir = "{e["basedir"]}"\n')
     serve = subprocess.Popen([str(RELBENCH), "serve", str(plan), "--target", "srv",
@@ -173,11 +171,22 @@ def bench_engine(name, args, tmp):
     password = m.group(3)
     os.environ["RELBENCH_BENCH_PASSWORD"] = password
     port, pid = int(m.group(1)), int(m.group(2))
-    url = e["url"].format(port=port)
     secret = tmp / f"{name}-sysbench.conf"
     fd = os.open(secret, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600)
     with os.fdopen(fd, "w") as f:
         f.write(f"{e['password_option']}={password}\n")
+    return serve, port, pid, e["url"].format(port=port), secret
+
+
+def bench_engine(name, args, tmp):
+    e = ENGINES[name]
+    # The relbench builds measured: this tree's, and the one before a
+    # change (--before), run the same way, in the same rounds.
+    builds = {"relbench": RELBENCH}
+    if args.before:
+        builds["before"] = Path(args.before).resolve()
+    tools = ["sysbench"] + list(builds)
+    serve, port, pid, url, secret = start_server(name, tmp)
     sb = ["sysbench", f"--config-file={secret}"] + [a.format(port=port) for a in e["sysbench"]] + [
         f"--tables={args.tables}", f"--table-size={args.rows}", f"--threads={args.clients}",
         "--rand-type=uniform", "--report-interval=0"]

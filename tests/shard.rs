@@ -38,6 +38,17 @@ fn run_shards(plan: &Path, dir: &Path, n: u32) -> Vec<PathBuf> {
     outs
 }
 
+/// `relbench merge DIRS --out OUT`, which must succeed.
+fn merge_ok(dirs: &[impl AsRef<std::ffi::OsStr>], out: &Path) {
+    relbench()
+        .arg("merge")
+        .args(dirs)
+        .arg("--out")
+        .arg(out)
+        .assert()
+        .success();
+}
+
 /// Every step result's identity in a results directory (a merge's shards
 /// included): target, repeat, position, step, occurrence, clients.
 fn identities(dir: &Path) -> BTreeSet<String> {
@@ -85,13 +96,7 @@ fn shards_merged_hold_the_cells_identities_and_sections_of_one_run() {
     run_quiet(&plan, &single).assert().success();
     let shards = run_shards(&plan, dir.path(), 3);
     let merged = dir.path().join("merged");
-    relbench()
-        .arg("merge")
-        .args(&shards)
-        .arg("--out")
-        .arg(&merged)
-        .assert()
-        .success();
+    merge_ok(&shards, &merged);
 
     // The same executions: the base's, measured on every shard, counts once.
     assert_eq!(identities(&single), identities(&merged));
@@ -132,17 +137,12 @@ fn shards_merged_hold_the_cells_identities_and_sections_of_one_run() {
     // each ratio against the base of its own shard.
     let report = read_json(&merged.join("report.json"));
     let c = &report;
-    let names: Vec<&str> = c["targets"]
-        .as_array()
-        .unwrap()
-        .iter()
-        .map(|t| t["name"].as_str().unwrap())
-        .collect();
+    let names = report_targets(c);
     for t in ["wal", "wal-full", "memory-journal", "small-cache"] {
         assert_eq!(names.iter().filter(|n| **n == t).count(), 1, "{names:?}");
     }
     for i in 1..=3 {
-        assert!(names.contains(&format!("s{i}/base").as_str()), "{names:?}");
+        assert!(names.contains(&format!("s{i}/base")), "{names:?}");
     }
     let hosts: Vec<&str> = c["targets"]
         .as_array()
@@ -408,13 +408,7 @@ fn wrong_merges_are_refused_naming_the_shard_and_what_to_do() {
 
     // Right, at last; merged again into the same place replaces it.
     for _ in 0..2 {
-        relbench()
-            .arg("merge")
-            .args([s1, s2])
-            .arg("--out")
-            .arg(&out)
-            .assert()
-            .success();
+        merge_ok(&[s1, s2], &out);
     }
     assert!(out.join("shards/1-of-2/run.json").exists());
     // A directory holding something else is not written into.
@@ -498,25 +492,14 @@ fn a_plans_comparisons_report_on_each_shard_and_on_the_merge() {
         assert!(s.join("report.md").exists(), "{}", s.display());
     }
     let merged = dir.path().join("merged");
-    relbench()
-        .arg("merge")
-        .args(&shards)
-        .arg("--out")
-        .arg(&merged)
-        .assert()
-        .success();
+    merge_ok(&shards, &merged);
     let report = read_json(&merged.join("report.json"));
-    let names: Vec<&str> = report["targets"]
-        .as_array()
-        .unwrap()
-        .iter()
-        .map(|t| t["name"].as_str().unwrap())
-        .collect();
+    let names = report_targets(&report);
     assert!(
-        names.contains(&"wal") && names.contains(&"memory-journal"),
+        names.iter().any(|n| n == "wal") && names.iter().any(|n| n == "memory-journal"),
         "{names:?}"
     );
-    assert!(!names.contains(&"small-cache"), "{names:?}");
+    assert!(!names.iter().any(|n| n == "small-cache"), "{names:?}");
     assert!(
         names.iter().filter(|n| n.ends_with("/base")).count() == 3,
         "{names:?}"
@@ -553,13 +536,7 @@ fn a_shard_whose_base_is_off_from_the_others_is_named_at_the_top() {
         }
     }
     let merged = dir.path().join("merged");
-    relbench()
-        .arg("merge")
-        .args(&shards)
-        .arg("--out")
-        .arg(&merged)
-        .assert()
-        .success();
+    merge_ok(&shards, &merged);
     let report = read_json(&merged.join("report.json"));
     let notes: Vec<&str> = report["host_notes"]
         .as_array()

@@ -255,17 +255,12 @@ fn a_study_sharded_by_a_slurm_array_merges_into_one_report() {
             .contains(&serde_json::json!("base")));
     }
     let report = read_json(&merged.join("report.json"));
-    let names: Vec<&str> = report["targets"]
-        .as_array()
-        .unwrap()
-        .iter()
-        .map(|t| t["name"].as_str().unwrap())
-        .collect();
+    let names = report_targets(&report);
     for t in ["wal", "wal-full", "memory-journal", "small-cache"] {
         assert_eq!(names.iter().filter(|n| **n == t).count(), 1, "{names:?}");
     }
     for i in 1..=3 {
-        assert!(names.contains(&format!("s{i}/base").as_str()), "{names:?}");
+        assert!(names.contains(&format!("s{i}/base")), "{names:?}");
     }
     let m = read_json(&merged.join("merge.json"));
     assert_eq!(m["complete"], true);

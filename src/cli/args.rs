@@ -406,11 +406,11 @@ pub(super) fn parse_compare(s: &str) -> Result<ComparisonSpec, String> {
 /// A shard's own report shows the targets it ran: a comparison's others
 /// are on other shards (a comparison left with its base alone is left out).
 pub(super) fn plan_comparisons(dir: &Path) -> Vec<ComparisonSpec> {
-    let shard = crate::results::read_run_info(dir)
-        .ok()
-        .and_then(|i| i.shard);
+    // A merge's plan is its first shard's; its own comparisons are whole.
+    let merged = dir.join(crate::results::merge::MERGE_FILE).exists();
     crate::results::merge::first_run_info(dir)
         .map(|info| {
+            let shard = info.shard.filter(|_| !merged);
             info.plan
                 .comparisons
                 .into_iter()

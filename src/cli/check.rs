@@ -11,14 +11,19 @@ use super::read_plan;
 use crate::plan::{self, Plan};
 use crate::workload;
 
+/// The plan of a plan file, or of a results directory (the plan its run
+/// recorded, as it ran; a merge's, its shards').
+fn plan_of(path: &Path) -> anyhow::Result<Plan> {
+    if path.is_dir() {
+        Ok(crate::results::merge::first_run_info(path)?.plan)
+    } else {
+        Ok(read_plan(path)?.0)
+    }
+}
+
 /// `relbench check PLAN|DIR [--schedule]`.
 pub(super) fn check(path: &Path, last: Option<&Path>, schedule: bool) -> anyhow::Result<()> {
-    let plan = if path.is_dir() {
-        // A results directory: the plan its run recorded, as it ran.
-        crate::results::read_run_info(path)?.plan
-    } else {
-        read_plan(path)?.0
-    };
+    let plan = plan_of(path)?;
     let cat = plan.catalogue().map_err(anyhow::Error::msg)?;
     let sched = plan.schedule(&cat);
     if schedule {
@@ -196,11 +201,7 @@ pub(super) fn shards(path: &Path, count: u32) -> anyhow::Result<()> {
         )
         .into());
     }
-    let plan = if path.is_dir() {
-        crate::results::merge::first_run_info(path)?.plan
-    } else {
-        read_plan(path)?.0
-    };
+    let plan = plan_of(path)?;
     let cat = plan.catalogue().map_err(anyhow::Error::msg)?;
     let sched = plan.schedule(&cat);
     let every: Vec<&str> = (0..sched.targets.len())

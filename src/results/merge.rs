@@ -11,6 +11,7 @@
 
 use std::collections::BTreeMap;
 use std::fs;
+use std::os::unix::fs::OpenOptionsExt;
 use std::os::unix::io::AsRawFd;
 use std::path::{Path, PathBuf};
 
@@ -79,8 +80,6 @@ fn running(dir: &Path) -> Option<String> {
     let pid = fs::read_to_string(&path).unwrap_or_default();
     Some(pid.trim().to_string())
 }
-
-use std::os::unix::fs::OpenOptionsExt;
 
 /// The cells a shard's files hold: `steps/<target>/r<repeat>-….json`.
 fn cells_of(dir: &Path) -> anyhow::Result<BTreeMap<(String, u32), usize>> {
@@ -250,7 +249,7 @@ pub fn merge(dirs: &[PathBuf], out: &Path) -> anyhow::Result<MergeInfo> {
                 "shard {shard} is missing: none of the directories given is it (it runs {}); run it with \
                  `relbench run {} --shard {shard} --out DIR` and merge again with its DIR",
                 own.join(", "),
-                plan_source(first)
+                first.info.plan_source
             ));
             continue;
         };
@@ -261,7 +260,7 @@ pub fn merge(dirs: &[PathBuf], out: &Path) -> anyhow::Result<MergeInfo> {
                         "shard {shard} in {} has no results of target {t} repeat {repeat}, which that shard \
                          runs; finish it with `relbench run {} --shard {shard} --out {}`",
                         g.dir.display(),
-                        plan_source(first),
+                        first.info.plan_source,
                         g.dir.display()
                     ));
                 }
@@ -290,10 +289,6 @@ pub fn merge(dirs: &[PathBuf], out: &Path) -> anyhow::Result<MergeInfo> {
     }
     given.sort_by_key(|g| g.shard.index);
     write_merge(&given, out, &hash)
-}
-
-fn plan_source(g: &Given) -> &str {
-    &g.info.plan_source
 }
 
 /// Copies the checked shards into `out`, `merge.json` last.
@@ -354,7 +349,6 @@ fn write_merge(given: &[Given], out: &Path, hash: &str) -> anyhow::Result<MergeI
         for target in targets {
             let from = g.dir.join("steps").join(target);
             let into = to.join("steps").join(target);
-            fs::create_dir_all(&into).with_context(|| format!("creating {}", into.display()))?;
             for f in fs::read_dir(&from)? {
                 let f = f?;
                 let name = f.file_name();

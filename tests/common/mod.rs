@@ -90,6 +90,16 @@ pub fn step_files(out: &Path) -> Vec<String> {
     files
 }
 
+/// The target names of a report.json (one comparison), in its order.
+pub fn report_targets(report: &serde_json::Value) -> Vec<String> {
+    report["targets"]
+        .as_array()
+        .expect("report.json lists its targets")
+        .iter()
+        .map(|t| t["name"].as_str().unwrap().to_string())
+        .collect()
+}
+
 pub fn read_json(p: &Path) -> serde_json::Value {
     serde_json::from_str(&std::fs::read_to_string(p).unwrap()).unwrap()
 }
