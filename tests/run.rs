@@ -125,6 +125,35 @@ fn steps_can_stop_by_event_count() {
 }
 
 #[test]
+fn every_latency_summary_keeps_its_whole_histogram_and_agrees_with_it() {
+    let dir = tempfile::tempdir().unwrap();
+    let plan = write_plan(dir.path(), TINY);
+    let out = dir.path().join("out");
+    run_quiet(&plan, &out).assert().success();
+    let mut checked = 0;
+    for f in step_files(&out) {
+        let r = read_json(&out.join("steps").join(&f));
+        let Some(lat) = r["latency"].as_object() else {
+            continue;
+        };
+        for (class, l) in lat {
+            let text = l["hdr"]
+                .as_str()
+                .unwrap_or_else(|| panic!("{f} {class}: no histogram"));
+            let h = relbench::measure::hdr::decode(text).unwrap();
+            assert_eq!(h.len(), l["count"].as_u64().unwrap(), "{f} {class}");
+            let max_ns = (l["max_us"].as_f64().unwrap() * 1000.0).round() as u64;
+            for (q, key) in [(0.5, "p50_us"), (0.99, "p99_us")] {
+                let from_hdr = h.value_at_quantile(q).min(max_ns) as f64 / 1000.0;
+                assert_eq!(from_hdr, l[key].as_f64().unwrap(), "{f} {class} {key}");
+            }
+            checked += 1;
+        }
+    }
+    assert!(checked >= 4, "only {checked} histograms");
+}
+
+#[test]
 fn point_queries_after_deletes_are_not_counted_as_wrong_results() {
     // Regression: a delete step leaves holes in the ids, so "exactly one
     // row" no longer holds for point queries that follow it.

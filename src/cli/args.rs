@@ -234,6 +234,8 @@ impl OneOff {
 /// How a one-off run's plan is named in messages and results.
 pub(super) const ONE_OFF_SOURCE: &str = "<command line>";
 
+// Parsed once per process: the size of its largest variant costs nothing.
+#[allow(clippy::large_enum_variant)]
 #[derive(Subcommand)]
 pub(super) enum Command {
     /// Run a plan; without one, the built-in quick plan (two SQLite configurations).
@@ -265,6 +267,20 @@ pub(super) enum Command {
         /// joins the parts.
         #[arg(long, value_name = "I/N|env", conflicts_with = "confirm")]
         shard: Option<String>,
+        /// Run share I of M of every step's clients (clients I, I+M, …),
+        /// one process per client host, against the plan's URL targets;
+        /// the shares meet in the target database before each window.
+        /// `relbench merge` adds their results up exactly.
+        #[arg(long, value_name = "I/M", conflicts_with_all = ["confirm", "shard"])]
+        client_share: Option<String>,
+        /// The name all shares of one study are given, new for each
+        /// study [default: $SLURM_JOB_ID].
+        #[arg(long, value_name = "ID", requires = "client_share")]
+        barrier: Option<String>,
+        /// How long a share waits for the others at a barrier before it
+        /// gives the step up [default: 30m].
+        #[arg(long, value_name = "DURATION", requires = "client_share")]
+        barrier_timeout: Option<String>,
         #[command(flatten)]
         one_off: OneOff,
     },

@@ -123,6 +123,9 @@ fn dispatch(cmd: Command) -> anyhow::Result<()> {
             report_interval,
             one_off,
             shard,
+            client_share,
+            barrier,
+            barrier_timeout,
         } => {
             if one_off.given() && shard.is_some() {
                 return Err(Exit::BadInput(
@@ -147,8 +150,17 @@ fn dispatch(cmd: Command) -> anyhow::Result<()> {
                 }
                 Some(s) => Some(plan::Shard::parse(s).map_err(Exit::BadInput)?),
             };
+            let rendezvous =
+                rendezvous(client_share.as_deref(), barrier, barrier_timeout.as_deref())?;
+            if one_off.given() && rendezvous.is_some() {
+                return Err(Exit::BadInput(
+                    "--client-share splits a plan's steps over client hosts: give a plan whose targets are                      servers by URL"
+                        .into(),
+                )
+                .into());
+            }
             run::run(
-                resolve_run(plan, out, resume, shard)?,
+                resolve_run(plan, out, resume, shard, rendezvous)?,
                 run::Show {
                     quiet,
                     every,
@@ -192,7 +204,7 @@ fn dispatch(cmd: Command) -> anyhow::Result<()> {
         }
         Command::Serve { plan, target, out } => {
             install_ctrlc();
-            serve::serve(&resolve_run(Some(plan), out, false, None)?, &target)
+            serve::serve(&resolve_run(Some(plan), out, false, None, None)?, &target)
         }
         Command::Merge { dirs, out } => run::merge(&dirs, &out),
         Command::Check {
@@ -266,7 +278,38 @@ pub(super) fn read_plan(path: &Path) -> anyhow::Result<(Plan, String, PathBuf)> 
     Ok((plan, text, dir))
 }
 
-/// Turns the command line into everything `run` needs, before any work.
+/// `--client-share`, `--barrier` and `--barrier-timeout`, checked.
+fn rendezvous(
+    share: Option<&str>,
+    barrier: Option<String>,
+    timeout: Option<&str>,
+) -> anyhow::Result<Option<plan::Rendezvous>> {
+    let Some(share) = share else { return Ok(None) };
+    let share = plan::ClientShare::parse(share).map_err(Exit::BadInput)?;
+    let id = barrier
+        .or_else(|| std::env::var("SLURM_JOB_ID").ok())
+        .ok_or_else(|| {
+            Exit::BadInput(
+                "--client-share needs --barrier ID: one name, new for each study, given to every share's                  process (under Slurm the job id is taken)"
+                    .into(),
+            )
+        })?;
+    plan::Rendezvous::check_id(&id).map_err(Exit::BadInput)?;
+    let timeout = match timeout {
+        None => std::time::Duration::from_secs(30 * 60),
+        Some(text) => match workload::check::parse_duration(text) {
+            Some(s) if s > 0.0 => std::time::Duration::from_secs_f64(s),
+            _ => {
+                return Err(Exit::BadInput(format!(
+                    "--barrier-timeout {text}: not a duration; write it like 10m or 90s"
+                ))
+                .into())
+            }
+        },
+    };
+    Ok(Some(plan::Rendezvous { share, id, timeout }))
+}
+
 /// `--report-interval`'s duration; a bad one is a bad command line.
 fn interval(flag: Option<&str>) -> anyhow::Result<Option<std::time::Duration>> {
     let Some(text) = flag else { return Ok(None) };
@@ -284,6 +327,7 @@ fn resolve_run(
     out: Option<PathBuf>,
     resume: bool,
     shard: Option<plan::Shard>,
+    rendezvous: Option<plan::Rendezvous>,
 ) -> anyhow::Result<RunOptions> {
     if resume && out.is_none() {
         bail!("--resume needs --out DIR: the results directory of the run to finish");
@@ -348,6 +392,23 @@ fn resolve_run(
         }
         resume |= same_shard_there(dir, s, &plan_text)?;
     }
+    // A share resumed without --client-share stays that share.
+    let rendezvous = match (rendezvous, &out) {
+        (None, Some(dir)) if resume => crate::results::read_run_info(dir)
+            .ok()
+            .and_then(|i| i.client_share)
+            .map(|r| plan::Rendezvous {
+                share: r.share,
+                id: r.barrier,
+                timeout: std::time::Duration::from_secs_f64(r.timeout_secs),
+            }),
+        (r, _) => r,
+    };
+    if rendezvous.is_some() && !plan.seed_fixed {
+        // Every share draws its clients' ids from one seed.
+        plan.seed = plan::shard::seed_of(&plan_text);
+        plan.seed_fixed = true;
+    }
     let out = out.unwrap_or_else(|| Path::new("results").join(utc_stamp(unix_now())));
     let mut schedule = compile(&plan)?;
     let mut record = RunInfo::start(plan_source, plan_text, &plan_dir, plan);
@@ -371,6 +432,32 @@ fn resolve_run(
         );
         record.shard = Some(shard_record);
         schedule = schedule.shard(s);
+    }
+    if let Some(rv) = &rendezvous {
+        if let Some(t) = schedule
+            .targets
+            .iter()
+            .find(|t| !matches!(t.access, plan::Access::Url { .. }))
+        {
+            return Err(Exit::BadInput(format!(
+                "--client-share: target \"{}\" is not a server by URL; a server relbench manages, or an                  embedded database, stays on one host. Start the server yourself, give its `url` in the plan,                  and run a share on each client host",
+                t.name
+            ))
+            .into());
+        }
+        crate::errln!(
+            "relbench: client share {} at barrier {:?}: clients {}, {}, … of every step",
+            rv.share,
+            rv.id,
+            rv.share.index,
+            rv.share.index + rv.share.count
+        );
+        record.client_share = Some(crate::results::ShareRun {
+            share: rv.share,
+            barrier: rv.id.clone(),
+            timeout_secs: rv.timeout.as_secs_f64(),
+        });
+        schedule.rendezvous = Some(rv.clone());
     }
     Ok(RunOptions {
         secrets: crate::db::Secrets::take(&record.plan.targets)?,

@@ -126,6 +126,24 @@ fn still_unsettled(report: &crate::compare::Report, dir: &Path) -> Option<String
 /// `relbench merge`: the shards checked and joined, then the report of
 /// the merge written as a run's is.
 pub(super) fn merge(dirs: &[std::path::PathBuf], out: &Path) -> anyhow::Result<()> {
+    if dirs.iter().any(|d| crate::results::shares::is_share(d)) {
+        let (shares, steps) = crate::results::shares::merge(dirs, out)?;
+        crate::errln!(
+            "relbench: added up {} client shares (barrier {:?}) into {}: {steps} step(s)",
+            shares.shares.len(),
+            shares.barrier,
+            out.display()
+        );
+        return report_and_exit(
+            out,
+            RunEnd::Complete {
+                failed_steps: 0,
+                not_run: 0,
+                not_started: Vec::new(),
+            },
+            Close::Run,
+        );
+    }
     let m = crate::results::merge::merge(dirs, out)?;
     crate::errln!(
         "relbench: merged {} shard(s) of {} into {}",

@@ -105,6 +105,27 @@ impl Dialect {
         }
     }
 
+    /// `INSERT INTO {into} VALUES ({values})` that leaves a row whose key
+    /// is there already as it is, without an error.
+    pub fn insert_if_absent(self, into: &str, values: &str) -> String {
+        match self {
+            Self::Mysql => format!("INSERT IGNORE INTO {into} VALUES ({values})"),
+            _ => format!("INSERT INTO {into} VALUES ({values}) ON CONFLICT DO NOTHING"),
+        }
+    }
+
+    /// A query whose one value is the server's clock now, in µs since the
+    /// Unix epoch.
+    pub fn clock_us(self) -> &'static str {
+        match self {
+            Self::Mysql => "SELECT CAST(UNIX_TIMESTAMP(NOW(6)) * 1000000 AS SIGNED)",
+            Self::Postgres => {
+                "SELECT CAST(EXTRACT(EPOCH FROM clock_timestamp()) * 1000000 AS BIGINT)"
+            }
+            Self::Sqlite => "SELECT CAST((julianday('now') - 2440587.5) * 86400000000 AS INTEGER)",
+        }
+    }
+
     /// A comma-separated list of `n` placeholders starting at parameter `first`.
     pub fn placeholders(self, first: usize, n: usize) -> String {
         (first..first + n)

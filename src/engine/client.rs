@@ -19,10 +19,13 @@ use crate::workload::{dist, Client, ClientCtx};
 pub(super) fn thread(sh: &Shared, i: usize) -> (Recorder, Option<String>, Instant) {
     let n_roles = sh.roles.len();
     let role = sh.roles[i % n_roles];
+    // The client's number in the whole step (this process may run a share
+    // of its clients): what its ids and seed are drawn by.
+    let client = sh.global[i] / n_roles;
     let ctx = ClientCtx {
-        index: (i / n_roles) as u32,
+        index: client as u32,
         role: i % n_roles,
-        shared: sh.client_state[i / n_roles].clone(),
+        shared: sh.client_state[client].clone(),
         table_options: sh.table_options.clone(),
     };
     let setup = open(sh, i, &ctx, 0);
@@ -30,7 +33,7 @@ pub(super) fn thread(sh: &Shared, i: usize) -> (Recorder, Option<String>, Instan
         Ok(x) => Some(x),
         Err(e) => {
             let mut slot = sh.setup_error.lock().unwrap_or_else(|p| p.into_inner());
-            slot.get_or_insert(format!("client {}: {}", i / n_roles + 1, e.message));
+            slot.get_or_insert(format!("client {}: {}", client + 1, e.message));
             sh.abort.store(true, Ordering::Relaxed);
             None
         }
@@ -74,7 +77,7 @@ fn open(
     n: u64,
 ) -> crate::db::DbResult<(Box<dyn Conn>, Box<dyn Client>)> {
     let spec = sh.spec;
-    let rng = dist::rng(spec.seed ^ (n << 40), i as u64);
+    let rng = dist::rng(spec.seed ^ (n << 40), sh.global[i] as u64);
     let mut conn = spec.driver.connect()?;
     conn.set_plain(spec.plain);
     let client =
@@ -109,10 +112,17 @@ fn events(
     let window = t0 + spec.warmup;
     // A step that stops by event count splits the count among the
     // measured connections.
-    let mine = sh.measured.iter().take(i).filter(|m| **m).count() as u64;
+    // Over the whole step's measured connections, wherever they run.
+    let gi = sh.global[i];
+    let per_client = sh.roles.iter().filter(|r| r.measured).count();
+    let mine = (gi / n_roles * per_client
+        + sh.roles[..gi % n_roles]
+            .iter()
+            .filter(|r| r.measured)
+            .count()) as u64;
     let quota = match spec.stop {
         Stop::Events(total) if role.measured => {
-            let m = sh.measured_n as u64;
+            let m = (spec.clients as usize * per_client).max(1) as u64;
             total / m + u64::from(mine < total % m)
         }
         _ => u64::MAX,
@@ -178,7 +188,7 @@ fn events(
                 Err(e) => {
                     return Some(format!(
                         "client {} could not reconnect: {}",
-                        i / n_roles + 1,
+                        sh.global[i] / n_roles + 1,
                         e.message
                     ))
                 }
@@ -202,7 +212,7 @@ fn events(
                     let why = rec.last_sample().unwrap_or(kind.name());
                     return Some(format!(
                         "client {} ({}) stopped after {failures} failed events in a row: {why}",
-                        i / n_roles + 1,
+                        sh.global[i] / n_roles + 1,
                         role.name
                     ));
                 }

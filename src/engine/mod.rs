@@ -48,6 +48,13 @@ pub struct StepSpec<'a> {
     /// Statements sent as text, not prepared (sysbench's
     /// `--db-ps-mode=disable`).
     pub plain: bool,
+    /// Run only this share of the clients (the others run in other
+    /// processes, each client with the number and seed it has in one).
+    pub share: Option<crate::plan::ClientShare>,
+    /// Called once every connection here is set up, before the shared
+    /// start: waits for the other shares' processes (an error aborts the
+    /// step with its message).
+    pub rendezvous: Option<&'a (dyn Fn() -> Result<(), String> + Sync)>,
 }
 
 /// What the progress display is told a few times a second.
@@ -83,9 +90,11 @@ struct Padded(AtomicU64);
 struct Shared<'a> {
     spec: &'a StepSpec<'a>,
     roles: Vec<Role>,
+    /// Per thread: its number among the whole step's threads (client ×
+    /// roles + role), which differs when this process runs a share.
+    global: Vec<usize>,
     /// Per thread: whether its events count (its role is measured).
     measured: Vec<bool>,
-    measured_n: usize,
     /// Each client's state shared by its connections.
     client_state: Vec<Option<std::sync::Arc<dyn std::any::Any + Send + Sync>>>,
     table_options: String,
@@ -120,8 +129,15 @@ pub fn run(spec: &StepSpec<'_>, live: &mut dyn FnMut(&Live)) -> Measured {
     }
     let meta = spec.workload.meta();
     // One thread per client and role: client c's role r is thread
-    // c × roles + r.
-    let n = spec.clients as usize * roles.len();
+    // c × roles + r (of this process's clients, when it runs a share).
+    let here: Vec<usize> = match spec.share {
+        Some(s) => s.clients(spec.clients).map(|c| c as usize).collect(),
+        None => (0..spec.clients as usize).collect(),
+    };
+    let n = here.len() * roles.len();
+    let global: Vec<usize> = (0..n)
+        .map(|i| here[i / roles.len()] * roles.len() + i % roles.len())
+        .collect();
     let measured: Vec<bool> = (0..n).map(|i| roles[i % roles.len()].measured).collect();
     let measured_n = measured.iter().filter(|m| **m).count().max(1);
     let sh = Shared {
@@ -145,8 +161,8 @@ pub fn run(spec: &StepSpec<'_>, live: &mut dyn FnMut(&Live)) -> Measured {
         closed: AtomicBool::new(false),
         setup_error: Mutex::new(None),
         roles,
+        global,
         measured,
-        measured_n,
     };
 
     let (recorders, abort_reasons, secs, sampled) = std::thread::scope(|s| {
@@ -203,6 +219,15 @@ pub fn run(spec: &StepSpec<'_>, live: &mut dyn FnMut(&Live)) -> Measured {
 fn coordinate(sh: &Shared, n: usize, live: &mut dyn FnMut(&Live)) -> metrics::Sampled {
     let spec = sh.spec;
     sh.ready.wait();
+    // The other shares' processes: every connection of every share is set
+    // up before any starts, so their windows begin together.
+    if let Some(meet) = spec.rendezvous {
+        if let Err(why) = meet() {
+            let mut slot = sh.setup_error.lock().unwrap_or_else(|p| p.into_inner());
+            slot.get_or_insert(why);
+            sh.abort.store(true, Ordering::Relaxed);
+        }
+    }
     let t0 = Instant::now();
     sh.start.set(t0).expect("start is set once");
     sh.go.wait();
@@ -347,6 +372,8 @@ mod tests {
             seed: 1,
             interrupt: &interrupt,
             probe: &probe,
+            share: None,
+            rendezvous: None,
         };
         run(&spec, &mut |_| {})
     }

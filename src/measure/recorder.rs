@@ -194,6 +194,10 @@ pub struct LatencySummary {
     /// [`IB_BOUNDS_US`], then `[f64::INFINITY → null, the rest]`.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub ranges: Vec<(Option<f64>, u64)>,
+    /// The whole histogram, losslessly ([`super::hdr`]): what runs on
+    /// several client hosts add up. Absent from results before schema 8.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub hdr: Option<String>,
 }
 
 /// The Insert Benchmark's response-time buckets: ≤ 256 µs, ≤ 1 ms, ≤ 4 ms,
@@ -201,7 +205,7 @@ pub struct LatencySummary {
 pub const IB_BOUNDS_US: [f64; 9] = [256.0, 1e3, 4e3, 16e3, 64e3, 256e3, 1e6, 4e6, 16e6];
 
 impl LatencySummary {
-    fn of(h: &Histogram<u64>, max_ns: u64) -> Self {
+    pub fn of(h: &Histogram<u64>, max_ns: u64) -> Self {
         let us = |ns: u64| ns as f64 / 1000.0;
         let buckets = if h.is_empty() {
             Vec::new()
@@ -238,6 +242,7 @@ impl LatencySummary {
             p99_us: us(h.value_at_quantile(0.99).min(max_ns)),
             max_us: us(max_ns),
             buckets,
+            hdr: (!h.is_empty()).then(|| super::hdr::encode(h)),
         }
     }
 }

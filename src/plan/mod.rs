@@ -7,10 +7,12 @@
 mod parse;
 pub mod schedule;
 pub mod shard;
+pub mod share;
 
 pub use parse::{parse, PlanError, PlanErrors};
 pub use schedule::{ExecId, Execution, Schedule, Work, WorkloadRun};
 pub use shard::Shard;
+pub use share::{ClientShare, Rendezvous};
 
 use std::time::Duration;
 

@@ -11,9 +11,10 @@ use std::time::Duration;
 
 use serde::Serialize;
 
-pub use super::Stop;
 /// What an execution carries of the plan: the step it runs (its identity
 /// in every result) and the hooks around it.
+pub use super::share::{ClientShare, Rendezvous};
+pub use super::Stop;
 pub use super::{Hook, HookAction, Retry, Step, StepKind};
 use super::{HookScope, Maint, Plan, ServerChange, When};
 use crate::db::spec::TargetSpec;
@@ -193,6 +194,9 @@ pub struct Schedule {
     /// The targets others are compared with: the bases of the plan's
     /// comparisons, or the first target (indices into `targets`).
     pub bases: Vec<usize>,
+    /// This process's share of every step's clients, and how the shares
+    /// meet (`run --client-share I/M`); `None`: every client runs here.
+    pub rendezvous: Option<Rendezvous>,
     plan_seed: u64,
 }
 
@@ -314,6 +318,7 @@ impl Plan {
             skipped: self.skipped(),
             retry: self.interference,
             bases,
+            rendezvous: None,
             plan_seed: self.seed,
         }
     }

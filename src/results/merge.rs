@@ -65,7 +65,7 @@ pub struct MergeRefused(pub Vec<String>);
 
 /// Whether another process holds the run's lock (a shard still running),
 /// and the pid it wrote there.
-fn running(dir: &Path) -> Option<String> {
+pub(super) fn running(dir: &Path) -> Option<String> {
     let path = dir.join(".lock");
     let file = fs::OpenOptions::new()
         .read(true)

@@ -23,7 +23,11 @@ use crate::workload::Group;
 pub use crate::workload::Sla;
 
 pub mod merge;
+mod schema;
+use schema::read_json;
+pub mod shares;
 pub use merge::load_runs;
+pub use shares::{ShareRun, ShareStep};
 
 /// The target fact that says how its load put its rows in (recorded with
 /// its settings, so "settings that differ" shows it).
@@ -32,11 +36,6 @@ pub const LOAD_METHOD: &str = "relbench.load_method";
 /// Bumped when a field changes meaning or goes away; readers refuse newer
 /// versions instead of misreading them.
 pub const SCHEMA_VERSION: u32 = 7;
-
-/// The oldest version this relbench reads; older files are upgraded as
-/// they are read (version 2 named a step by one `"step": "scan.warm"`
-/// string and had no occurrence).
-const OLDEST_READ: u32 = 2;
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "lowercase")]
@@ -69,6 +68,10 @@ pub struct RunInfo {
     /// The part of the plan this run ran, when it is a shard.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub shard: Option<ShardRecord>,
+    /// This run is one share of every step's clients
+    /// (`relbench run --client-share I/M`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub client_share: Option<ShareRun>,
 }
 
 /// What a shard ran of its plan (`relbench run --shard I/N`).
@@ -105,6 +108,7 @@ impl RunInfo {
             targets: Vec::new(),
             plan_hash: Some(crate::plan::shard::plan_hash(&plan_text)),
             shard: None,
+            client_share: None,
         }
     }
 }
@@ -231,6 +235,10 @@ pub struct StepResult {
     /// the report can say what the retries took.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub retried: Vec<Attempt>,
+    /// This process ran a share of the step's clients
+    /// (`run --client-share`): which, and how the shares met.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub client_share: Option<ShareStep>,
 }
 
 /// What an open-loop step asked and got.
@@ -407,49 +415,6 @@ pub struct LoadedRun {
     pub skipped: Vec<String>,
 }
 
-fn read_json<T: for<'de> Deserialize<'de>>(path: &Path) -> anyhow::Result<T> {
-    // A FIFO or a device named like a result would block or never end.
-    let m = fs::symlink_metadata(path).with_context(|| format!("reading {}", path.display()))?;
-    if !m.is_file() {
-        bail!("{} is not a regular file", path.display());
-    }
-    let text = fs::read_to_string(path).with_context(|| format!("reading {}", path.display()))?;
-    // Files of this version are read straight into their type; only older
-    // ones go through a JSON value to be upgraded (the value cost a
-    // 20,000-file report a fifth of its time).
-    #[derive(Deserialize)]
-    struct Version {
-        schema_version: Option<u64>,
-    }
-    if let Ok(Version {
-        schema_version: Some(n),
-    }) = serde_json::from_str::<Version>(&text)
-    {
-        if n as u32 == SCHEMA_VERSION {
-            return serde_json::from_str(&text)
-                .with_context(|| format!("{} does not match the results schema", path.display()));
-        }
-    }
-    let v: serde_json::Value = serde_json::from_str(&text)
-        .with_context(|| format!("{} is not valid JSON", path.display()))?;
-    let mut v = v;
-    match v.get("schema_version").and_then(|s| s.as_u64()) {
-        Some(n) if n as u32 == SCHEMA_VERSION => {}
-        Some(n) if n as u32 >= OLDEST_READ && (n as u32) < SCHEMA_VERSION => upgrade(&mut v),
-        Some(n) if n as u32 > SCHEMA_VERSION => bail!(
-            "{} was written by a newer relbench (schema version {n}, this one reads {SCHEMA_VERSION}); upgrade relbench to read it",
-            path.display()
-        ),
-        Some(n) => bail!(
-            "{} has schema version {n}, which this relbench (version {SCHEMA_VERSION}) cannot read",
-            path.display()
-        ),
-        None => bail!("{} has no schema_version: it is not a relbench results file", path.display()),
-    }
-    serde_json::from_value(v)
-        .with_context(|| format!("{} does not match the results schema", path.display()))
-}
-
 /// Reads step files on every core (scoped threads, each a run of files),
 /// in the order given.
 fn read_steps(files: &[PathBuf]) -> Vec<anyhow::Result<StepResult>> {
@@ -461,7 +426,9 @@ fn read_steps(files: &[PathBuf]) -> Vec<anyhow::Result<StepResult>> {
     std::thread::scope(|scope| {
         let parts: Vec<_> = files
             .chunks(chunk)
-            .map(|part| scope.spawn(move || part.iter().map(|p| read_json(p)).collect::<Vec<_>>()))
+            .map(|part| {
+                scope.spawn(move || part.iter().map(|p| read_for_report(p)).collect::<Vec<_>>())
+            })
             .collect();
         parts
             .into_iter()
@@ -470,41 +437,18 @@ fn read_steps(files: &[PathBuf]) -> Vec<anyhow::Result<StepResult>> {
     })
 }
 
-/// Version 6 → 7 changed how step files are written, not what they
-/// mean: compact JSON, the per-second series and each class's seconds as
-/// columns (both shapes are read, so a version 6 file needs nothing but
-/// its number). Version 5 → 6 only added the plan's hash and a shard's record, which
-/// a version 5 run goes without. Version 4 → 5 only added fields a version 4 file goes without (tallies,
-/// the latency quartiles): its number changes. Version 3 → 4 only added fields a version 3 file goes without (phase,
-/// server settings, interval, maintenance steps, allocated sizes): its
-/// number changes. Version 2 → 3: a step result's `"step": "name.tag"` and `"kind"`
-/// become the plan's step (kind, workload, tag); its occurrence is filled
-/// in by [`load_run`], which sees the other steps of the run.
-fn upgrade(v: &mut serde_json::Value) {
-    let Some(obj) = v.as_object_mut() else {
-        return;
-    };
-    obj.insert("schema_version".into(), SCHEMA_VERSION.into());
-    let Some(label) = obj
-        .remove("step")
-        .and_then(|s| s.as_str().map(String::from))
-    else {
-        return;
-    };
-    let kind = obj
-        .get("kind")
-        .and_then(|k| k.as_str())
-        .unwrap_or("workload")
-        .to_string();
-    let step = Step::from_label(&label, kind == "workload");
-    if let Ok(serde_json::Value::Object(fields)) = serde_json::to_value(&step) {
-        obj.remove("kind");
-        obj.extend(fields);
+/// A step file as a report reads it: without its lossless histograms
+/// (3–4 KB a class), which only a merge of client shares adds up, so a
+/// report's memory stays proportional to targets × steps.
+fn read_for_report(path: &Path) -> anyhow::Result<StepResult> {
+    let mut r: StepResult = read_json(path)?;
+    for l in r.latency.values_mut() {
+        l.hdr = None;
     }
-    obj.insert("occurrence".into(), 0.into());
+    Ok(r)
 }
 
-/// One step result file.
+/// One step result file, whole.
 pub fn read_step(path: &Path) -> anyhow::Result<StepResult> {
     read_json(path)
 }
@@ -721,6 +665,7 @@ mod tests {
             },
             notes: BTreeMap::new(),
             retried: Vec::new(),
+            client_share: None,
         }
     }
 

@@ -9,6 +9,7 @@
 //! (every execution carries what it needs) and names no engine and no
 //! workload.
 
+mod barrier;
 mod confirm;
 mod hooks;
 mod progress;

@@ -11,6 +11,7 @@
 
 use anyhow::bail;
 
+use super::barrier::Barrier;
 use super::step::{blank_result, measure_step, StepCtx};
 use super::{
     hooks, interrupted, probe_of, record_target, remove_earlier_data, restart, set_up_workload,
@@ -129,6 +130,13 @@ pub(super) fn run(
                 );
             }
         }
+        // The other client shares' processes, met in the target database.
+        let share = schedule.rendezvous.as_ref().map(|rv| rv.share);
+        let leads = share.map_or(true, |s| s.leads());
+        let barrier = match &schedule.rendezvous {
+            Some(rv) => Some(Barrier::open(driver.as_ref(), rv)?),
+            None => None,
+        };
         let started = group.iter().any(|j| j.done);
         let loads = schedule.loads;
         // A finished step that dropped or emptied the tables left no
@@ -158,7 +166,7 @@ pub(super) fn run(
                 target.name
             ));
         }
-        if loads && (!started || reload) {
+        if loads && (!started || reload) && leads {
             remove_earlier_data(driver.as_ref(), target)?;
         }
         if mode == Mode::Run {
@@ -195,8 +203,34 @@ pub(super) fn run(
             if target.engine.is_server() && e.maintenance() != Some(Maint::Restart) {
                 wait_serving(driver.as_ref(), ui, &target.name);
             }
-            let mut before = hooks::run(driver.as_ref(), e, &e.before, "before", out, ui)?;
-            if before.failed.is_none() {
+            if let (Some(b), Some(share)) = (&barrier, share) {
+                // Every share has finished the step before (the leading
+                // share's load or maintenance is done); only the leading
+                // share creates, loads, maintains and runs hooks.
+                let met = b.meet(&format!("{}:begin", e.id), false);
+                let workload = matches!(e.work, crate::plan::schedule::Work::Workload(_));
+                if met.is_err() || (!leads && !workload) {
+                    let mut r = blank_result(e);
+                    r.failed = met.err();
+                    r.client_share = Some(results::ShareStep {
+                        share,
+                        clients: share.clients(e.clients).map(|c| c + 1).collect(),
+                        waited_secs: 0.0,
+                        clock_offset_ms: None,
+                        by_leader: r.failed.is_none(),
+                    });
+                    failed_steps += usize::from(r.failed.is_some());
+                    results::write_step(out, &r)?;
+                    written += 1;
+                    continue;
+                }
+            }
+            let mut before = if leads {
+                hooks::run(driver.as_ref(), e, &e.before, "before", out, ui)?
+            } else {
+                Default::default()
+            };
+            if before.failed.is_none() && leads {
                 if let Err(why) =
                     set_up_workload(driver.as_ref(), e, &mut set_up, &mut before.notes)
                 {
@@ -214,9 +248,14 @@ pub(super) fn run(
                 let cx = StepCtx {
                     db: driver.as_ref(),
                     probe: &probe,
+                    barrier: barrier.as_ref(),
+                    share,
                 };
-                measure_step(&cx, e, ui)
-                    .and_then(|r| again_if_disturbed(&cx, e, r, &schedule.retry, &mut spent, ui))
+                // A window measured again would be one share's alone.
+                measure_step(&cx, e, ui).and_then(|r| match share {
+                    Some(_) => Ok(r),
+                    None => again_if_disturbed(&cx, e, r, &schedule.retry, &mut spent, ui),
+                })
             };
             let mut result = match measured {
                 Ok(r) => r,
@@ -235,7 +274,7 @@ pub(super) fn run(
                     "ran again on --resume: the data the earlier load made was gone".into(),
                 );
             }
-            if result.failed.is_none() {
+            if result.failed.is_none() && leads {
                 let after = hooks::run(driver.as_ref(), e, &e.after, "after", out, ui)?;
                 result.notes.extend(after.notes);
                 result.failed = after.failed;
@@ -287,6 +326,14 @@ pub(super) fn run(
             written += 1;
             if mode == Mode::Run {
                 record_load_method(info, &target.name, &result, out)?;
+            }
+        }
+        // No share's cleanup takes the tables from under another's last
+        // step.
+        if let (Some(b), Some(last)) = (&barrier, group.last()) {
+            let end = format!("{}/r{}:end", target.name, last.exec.repeat);
+            if let Err(why) = b.meet(&end, false) {
+                ui.warn(&format!("[{}] {why}", target.name));
             }
         }
         // The next load starts from nothing, so the data is not needed;

@@ -31,6 +31,9 @@ use crate::Interrupted;
 pub(super) struct StepCtx<'a> {
     pub db: &'a dyn Target,
     pub probe: &'a Probe,
+    /// Where this process meets the other client shares, when it runs one.
+    pub barrier: Option<&'a super::barrier::Barrier>,
+    pub share: Option<crate::plan::schedule::ClientShare>,
 }
 
 /// What a body measured: the sampler's window, and the units of work the
@@ -76,6 +79,7 @@ pub(super) fn blank_result(e: &Execution) -> StepResult {
         metrics: StepMetrics::default(),
         notes: BTreeMap::new(),
         retried: Vec::new(),
+        client_share: None,
     }
 }
 
@@ -291,7 +295,21 @@ fn run_workload(
             Stop::Events(_) => None,
         },
     );
+    // The shares' processes meet once their connections are set up: the
+    // warm-up, and the window after it, start together on every host.
+    let met = std::sync::Mutex::new(None);
+    let point = format!("{}:go", e.id);
+    let meet = |b: &super::barrier::Barrier| -> Result<(), String> {
+        let m = b.meet(&point, true)?;
+        *met.lock().unwrap_or_else(|p| p.into_inner()) = Some(m);
+        Ok(())
+    };
+    let rendezvous = cx.barrier.map(|b| move || meet(b));
     let spec = StepSpec {
+        share: cx.share,
+        rendezvous: rendezvous
+            .as_ref()
+            .map(|f| f as &(dyn Fn() -> Result<(), String> + Sync)),
         driver: cx.db,
         workload: w,
         scale,
@@ -308,6 +326,16 @@ fn run_workload(
     let m = engine::run(&spec, &mut |live| ui.update(live));
     if interrupted() {
         bail!(Interrupted);
+    }
+    if let Some(share) = cx.share {
+        let met = met.into_inner().unwrap_or_else(|p| p.into_inner());
+        r.client_share = Some(crate::results::ShareStep {
+            share,
+            clients: share.clients(e.clients).map(|c| c + 1).collect(),
+            waited_secs: met.map_or(0.0, |m| m.waited.as_secs_f64()),
+            clock_offset_ms: met.and_then(|m| m.clock_offset_ms),
+            by_leader: false,
+        });
     }
     r.secs = m.secs;
     if let Stop::Time(d) = stop {

@@ -1,0 +1,479 @@
+//! Adding up the client shares of a study (`relbench run --client-share
+//! I/M` on M client hosts against one server) into one run, exactly:
+//! events, statements and errors summed; the events of each second summed
+//! over the shares' windows, which began together at the barrier (the
+//! server's clock, read there, lines them up, and a share whose window
+//! began off past [`MAX_SKEW_SECS`] marks the step instead of being
+//! averaged in); each class's latency histogram added from the lossless
+//! copies the step files keep, so the merged p99 is the p99 of every event
+//! from every host. A step the leading share ran for all (a load, a
+//! restart) is the leading share's.
+//!
+//! The server's costs per operation are not summed: each client host's
+//! sampler sees its own machine, so the merged step says they were not
+//! measured; the clients' CPU is summed over the hosts.
+
+use std::collections::BTreeMap;
+use std::fs;
+use std::path::{Path, PathBuf};
+
+use anyhow::bail;
+use serde::{Deserialize, Serialize};
+
+use super::merge::MergeRefused;
+use super::{read_run_info, read_step, write_atomic, write_step, RunInfo, RunStatus, StepResult};
+use crate::measure::{hdr, LatencySummary};
+use crate::metrics::costs::StepMetrics;
+use crate::plan::ClientShare;
+
+/// How far apart (seconds, on the server's clock) the shares' measured
+/// windows may begin: a second's counts are summed across shares, so a
+/// share whose window began a quarter second off would move a quarter of
+/// its events into the neighbouring second.
+pub const MAX_SKEW_SECS: f64 = 0.25;
+
+/// The file beside `run.json` that says a run is merged from client
+/// shares, and from which.
+pub const SHARES_FILE: &str = "shares.json";
+
+#[derive(Debug, Clone, Serialize, Deserialize)]
+pub struct SharesInfo {
+    pub barrier: String,
+    pub shares: Vec<SourceShare>,
+}
+
+#[derive(Debug, Clone, Serialize, Deserialize)]
+pub struct SourceShare {
+    #[serde(flatten)]
+    pub share: ClientShare,
+    pub source: String,
+    pub hostname: String,
+}
+
+/// A run that is one client share of a study (`--client-share I/M`).
+#[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]
+pub struct ShareRun {
+    #[serde(flatten)]
+    pub share: crate::plan::ClientShare,
+    /// The barrier's name every share of the study was given.
+    pub barrier: String,
+    /// How long a share waits for the others, seconds.
+    pub timeout_secs: f64,
+}
+
+/// One share's part of a step split over client hosts.
+#[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]
+pub struct ShareStep {
+    pub share: crate::plan::ClientShare,
+    /// The step's clients this share ran, numbered from 1.
+    pub clients: Vec<u32>,
+    /// How long this share waited for the others before its window.
+    pub waited_secs: f64,
+    /// The server's clock minus this host's (ms, ± half a round trip),
+    /// read as the shares met: lines the shares' windows up.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub clock_offset_ms: Option<f64>,
+    /// The leading share ran this step for all (a load, maintenance, a
+    /// restart): this one only waited for it.
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub by_leader: bool,
+}
+
+/// Whether a results directory is one client share of a study.
+pub fn is_share(dir: &Path) -> bool {
+    read_run_info(dir).is_ok_and(|i| i.client_share.is_some())
+}
+
+/// Checks the shares and writes their sum into `out`: run.json (the
+/// leading share's record, complete), shares.json, and a step file per
+/// step. Returns how many steps were merged.
+pub fn merge(dirs: &[PathBuf], out: &Path) -> anyhow::Result<(SharesInfo, usize)> {
+    let mut problems = Vec::new();
+    let mut given: Vec<(PathBuf, RunInfo, ClientShare)> = Vec::new();
+    for dir in dirs {
+        let info = match read_run_info(dir) {
+            Ok(i) => i,
+            Err(e) => {
+                problems.push(format!("{e:#}"));
+                continue;
+            }
+        };
+        let Some(rec) = info.client_share.clone() else {
+            problems.push(format!(
+                "{} ran every client itself (no --client-share); merge adds up the shares of one study",
+                dir.display()
+            ));
+            continue;
+        };
+        if let Some(pid) = super::merge::running(dir) {
+            problems.push(format!(
+                "client share {} in {} is still running (pid {pid}); wait until it ends and merge again",
+                rec.share,
+                dir.display()
+            ));
+            continue;
+        }
+        if info.status != RunStatus::Complete {
+            problems.push(format!(
+                "client share {} in {} stopped before it finished ({:?}); finish it with `relbench run \
+                 --resume --out {}` (with the other shares resumed too) and merge again",
+                rec.share,
+                dir.display(),
+                info.status,
+                dir.display()
+            ));
+            continue;
+        }
+        given.push((dir.clone(), info, rec.share));
+    }
+    if let Some((d0, i0, s0)) = given.first() {
+        let barrier = &i0.client_share.as_ref().expect("checked").barrier;
+        for (d, i, s) in &given[1..] {
+            let b = &i.client_share.as_ref().expect("checked").barrier;
+            if i.plan_hash != i0.plan_hash || b != barrier || s.count != s0.count {
+                problems.push(format!(
+                    "{} (share {s}, barrier {b:?}) and {} (share {s0}, barrier {barrier:?}) are not shares of \
+                     one study: give the M directories of one barrier and plan",
+                    d.display(),
+                    d0.display()
+                ));
+            }
+        }
+        for index in 1..=s0.count {
+            let n = given.iter().filter(|g| g.2.index == index).count();
+            if n == 0 {
+                problems.push(format!(
+                    "client share {index}/{} is missing: its clients did not run, so the sum would lack them; \
+                     give its directory",
+                    s0.count
+                ));
+            } else if n > 1 {
+                problems.push(format!(
+                    "client share {index}/{} is given {n} times; give it once",
+                    s0.count
+                ));
+            }
+        }
+    } else if problems.is_empty() {
+        problems.push("no client share directories given".into());
+    }
+    if !problems.is_empty() {
+        return Err(MergeRefused(problems).into());
+    }
+    given.sort_by_key(|g| g.2.index);
+    let files: Vec<Vec<PathBuf>> = given
+        .iter()
+        .map(|(d, _, _)| step_files(d))
+        .collect::<anyhow::Result<_>>()?;
+    for ((d, _, s), f) in given.iter().zip(&files).skip(1) {
+        for name in files[0].iter().filter(|n| !f.contains(n)) {
+            problems.push(format!(
+                "client share {s} in {} has no {}, which share 1 has; its step did not run there: resume it \
+                 and merge again",
+                d.display(),
+                name.display()
+            ));
+        }
+    }
+    if !problems.is_empty() {
+        return Err(MergeRefused(problems).into());
+    }
+    if out.join("run.json").exists() || out.join(SHARES_FILE).exists() {
+        bail!(
+            "{} holds a run already; merge into a new directory (--out)",
+            out.display()
+        );
+    }
+    fs::create_dir_all(out)?;
+    let _lock = super::lock_run(out)?;
+    let mut merged = 0;
+    for name in &files[0] {
+        let parts: Vec<StepResult> = given
+            .iter()
+            .map(|(d, _, _)| read_step(&d.join(name)))
+            .collect::<anyhow::Result<_>>()?;
+        write_step(
+            out,
+            &add_up(parts).map_err(|e| anyhow::anyhow!("{}: {e}", name.display()))?,
+        )?;
+        merged += 1;
+    }
+    let (_, info0, _) = &given[0];
+    let mut info = info0.clone();
+    info.client_share = None;
+    let shares = SharesInfo {
+        barrier: info0
+            .client_share
+            .as_ref()
+            .expect("checked")
+            .barrier
+            .clone(),
+        shares: given
+            .iter()
+            .map(|(d, i, s)| SourceShare {
+                share: *s,
+                source: d.display().to_string(),
+                hostname: i.host.hostname.clone(),
+            })
+            .collect(),
+    };
+    write_atomic(&out.join(SHARES_FILE), &shares)?;
+    write_atomic(&out.join("run.json"), &info)?;
+    Ok((shares, merged))
+}
+
+/// `steps/<target>/<file>.json` of a run, relative, sorted.
+fn step_files(dir: &Path) -> anyhow::Result<Vec<PathBuf>> {
+    let mut out = Vec::new();
+    let steps = dir.join("steps");
+    for t in fs::read_dir(&steps)? {
+        let t = t?.path();
+        if !t.is_dir() {
+            continue;
+        }
+        for f in fs::read_dir(&t)? {
+            let f = f?.path();
+            let n = f.file_name().and_then(|n| n.to_str()).unwrap_or_default();
+            if n.ends_with(".json") && !n.starts_with('.') {
+                out.push(f.strip_prefix(dir)?.to_path_buf());
+            }
+        }
+    }
+    out.sort();
+    Ok(out)
+}
+
+/// One step's shares added up (the leading share's first).
+pub fn add_up(mut parts: Vec<StepResult>) -> Result<StepResult, String> {
+    let lead = parts.remove(0);
+    let mut m = lead.clone();
+    m.client_share = None;
+    m.retried.clear();
+    if lead.client_share.as_ref().is_some_and(|c| c.by_leader) || lead.client_share.is_none() {
+        m.notes.insert(
+            "client shares".into(),
+            format!(
+                "run by the leading share for all {} shares",
+                parts.len() + 1
+            ),
+        );
+        return Ok(m);
+    }
+    let all: Vec<&StepResult> = std::iter::once(&lead).chain(&parts).collect();
+    let failed: Vec<String> = all
+        .iter()
+        .filter_map(|p| {
+            let s = p
+                .client_share
+                .as_ref()
+                .map(|c| c.share.to_string())
+                .unwrap_or_default();
+            p.failed.as_ref().map(|f| format!("share {s}: {f}"))
+        })
+        .collect();
+    if !failed.is_empty() {
+        m.failed = Some(failed.join("; "));
+        return Ok(m);
+    }
+    // Every client once.
+    let mut clients: Vec<u32> = all
+        .iter()
+        .flat_map(|p| {
+            p.client_share
+                .as_ref()
+                .map(|c| c.clients.clone())
+                .unwrap_or_default()
+        })
+        .collect();
+    clients.sort();
+    if clients != (1..=lead.clients).collect::<Vec<_>>() {
+        return Err(format!(
+            "the shares ran clients {clients:?} of the step's {}: each client once is what adds up",
+            lead.clients
+        ));
+    }
+    // The windows' starts on the server's clock.
+    let starts: Vec<Option<f64>> = all
+        .iter()
+        .map(|p| {
+            let w = p.metrics.window_start?;
+            let off = p
+                .client_share
+                .as_ref()
+                .and_then(|c| c.clock_offset_ms)
+                .unwrap_or(0.0);
+            Some(w + off / 1000.0)
+        })
+        .collect();
+    let known: Vec<f64> = starts.iter().flatten().copied().collect();
+    let first = known.iter().copied().fold(f64::INFINITY, f64::min);
+    let last = known.iter().copied().fold(f64::NEG_INFINITY, f64::max);
+    let skew = if known.len() == all.len() {
+        last - first
+    } else {
+        0.0
+    };
+    if skew > MAX_SKEW_SECS {
+        let late = all
+            .iter()
+            .zip(&starts)
+            .max_by(|a, b| a.1.partial_cmp(b.1).unwrap_or(std::cmp::Ordering::Equal))
+            .and_then(|(p, _)| p.client_share.as_ref().map(|c| c.share.to_string()))
+            .unwrap_or_default();
+        m.failed = Some(format!(
+            "the shares' windows began {skew:.2} s apart on the server's clock (share {late} last), past the \
+             {MAX_SKEW_SECS} s their seconds can be added within: a share started late or its clock moved; \
+             each share's own results are in its directory"
+        ));
+        return Ok(m);
+    }
+    let work = |p: &StepResult| p.throughput * p.secs;
+    m.secs = all.iter().map(|p| p.secs).fold(0.0, f64::max);
+    m.throughput = if m.secs > 0.0 {
+        all.iter().map(|p| work(p)).sum::<f64>() / m.secs
+    } else {
+        0.0
+    };
+    m.events = all.iter().map(|p| p.events).sum();
+    m.failed_events = all.iter().map(|p| p.failed_events).sum();
+    for p in &parts {
+        add_map(&mut m.statements, &p.statements);
+        add_map(&mut m.errors, &p.errors);
+        add_map(&mut m.tallies, &p.tallies);
+        for (k, v) in &p.error_samples {
+            m.error_samples
+                .entry(k.clone())
+                .or_insert_with(|| v.clone());
+        }
+        if p.per_second.len() > m.per_second.len() {
+            m.per_second.resize(p.per_second.len(), 0);
+        }
+        for (i, n) in p.per_second.iter().enumerate() {
+            m.per_second[i] += n;
+        }
+        for (class, secs) in &p.class_seconds {
+            let out = m.class_seconds.entry(class.clone()).or_default();
+            if secs.len() > out.len() {
+                out.resize(secs.len(), Default::default());
+            }
+            for (o, s) in out.iter_mut().zip(secs) {
+                o.n += s.n;
+                o.max_us = o.max_us.max(s.max_us);
+            }
+        }
+    }
+    if let Some(r) = &mut m.rate {
+        r.reached_per_sec = if m.secs > 0.0 {
+            m.events as f64 / m.secs
+        } else {
+            0.0
+        };
+        r.missed = r.reached_per_sec < crate::results::RATE_MISSED_BELOW * r.asked_per_sec;
+    }
+    m.latency = add_latencies(&all)?;
+    m.metrics = add_metrics(&all, m.throughput * m.secs, first);
+    m.sla = None;
+    let offsets: Vec<String> = all
+        .iter()
+        .filter_map(|p| {
+            let c = p.client_share.as_ref()?;
+            Some(format!(
+                "{} clients {:?} (waited {:.2} s, clock {})",
+                c.share,
+                c.clients,
+                c.waited_secs,
+                c.clock_offset_ms.map_or("not read".into(), |o| format!(
+                    "{o:+.1} ms off the server's"
+                ))
+            ))
+        })
+        .collect();
+    m.notes.insert(
+        "client shares".into(),
+        format!(
+            "{} shares, windows begun within {:.0} ms of each other: {}",
+            all.len(),
+            skew * 1000.0,
+            offsets.join("; ")
+        ),
+    );
+    m.notes.insert(
+        "costs".into(),
+        "the server's costs per operation are not measured for a step split over client hosts (each host's \
+         sampler sees its own machine); the client CPU is the shares' summed"
+            .into(),
+    );
+    Ok(m)
+}
+
+fn add_map(into: &mut BTreeMap<String, u64>, from: &BTreeMap<String, u64>) {
+    for (k, v) in from {
+        *into.entry(k.clone()).or_default() += v;
+    }
+}
+
+/// Each class's histogram, added from every share's lossless copy.
+fn add_latencies(all: &[&StepResult]) -> Result<BTreeMap<String, LatencySummary>, String> {
+    let mut out = BTreeMap::new();
+    let classes: std::collections::BTreeSet<&String> =
+        all.iter().flat_map(|p| p.latency.keys()).collect();
+    for class in classes {
+        let mut sum: Option<hdrhistogram::Histogram<u64>> = None;
+        let mut max_us: f64 = 0.0;
+        for p in all {
+            let Some(l) = p.latency.get(class) else {
+                continue;
+            };
+            let Some(text) = &l.hdr else {
+                return Err(format!(
+                    "its {class} latencies have no lossless histogram (written by a relbench before it kept \
+                     them): run the shares again with this relbench"
+                ));
+            };
+            let h = hdr::decode(text).map_err(|e| format!("{class}: {e}"))?;
+            max_us = max_us.max(l.max_us);
+            match &mut sum {
+                Some(s) => s
+                    .add(&h)
+                    .map_err(|e| format!("{class}: the histograms differ in shape: {e:?}"))?,
+                None => sum = Some(h),
+            }
+        }
+        if let Some(h) = sum {
+            out.insert(
+                class.clone(),
+                LatencySummary::of(&h, (max_us * 1000.0).round() as u64),
+            );
+        }
+    }
+    Ok(out)
+}
+
+/// What the shares' samplers say of the whole step: the clients' CPU
+/// summed; the window from the first share's start; the most disturbed
+/// host's interference (a step is as disturbed as its busiest host).
+fn add_metrics(all: &[&StepResult], ops: f64, first_start: f64) -> StepMetrics {
+    let client_secs: Option<f64> = all.iter().map(|p| p.metrics.client_cpu_secs).sum();
+    let busiest = all
+        .iter()
+        .filter_map(|p| p.metrics.interference.as_ref())
+        .max_by(|a, b| {
+            a.others_share_pct
+                .unwrap_or(0.0)
+                .partial_cmp(&b.others_share_pct.unwrap_or(0.0))
+                .unwrap_or(std::cmp::Ordering::Equal)
+        })
+        .cloned();
+    StepMetrics {
+        client_cpu_secs: client_secs,
+        client_cpu_us_per_op: client_secs.filter(|_| ops > 0.0).map(|s| s * 1e6 / ops),
+        client_rss_peak_bytes: all
+            .iter()
+            .filter_map(|p| p.metrics.client_rss_peak_bytes)
+            .max(),
+        window_start: first_start.is_finite().then_some(first_start),
+        counters: all[0].metrics.counters.clone(),
+        interference: busiest,
+        ..StepMetrics::default()
+    }
+}

@@ -1,0 +1,312 @@
+//! One step's clients split over several relbench processes
+//! (`run --client-share I/M`) against one server someone else runs
+//! (Debian's MariaDB and PostgreSQL, started here on private ports), and
+//! `relbench merge` adding them up exactly: every client once, the
+//! shares' windows begun together at the barrier in the database, the
+//! latency histograms added losslessly.
+
+mod common;
+
+use std::path::Path;
+use std::process::{Child, Command, Stdio};
+
+use common::*;
+use predicates::str::contains;
+
+const SETTINGS: &str = r#"
+clients = [4]
+seed = 5
+
+[scale]
+tables = 1
+rows = 5000
+
+[duration]
+warmup = "300ms"
+read = "2s"
+write = "1s"
+insert = "1s"
+
+[settle]
+base = "0s"
+per_million_rows = "0s"
+max = "1s"
+"#;
+
+fn share(plan: &Path, out: &Path, share: &str, barrier: &str, pw: (&str, &str)) -> Child {
+    Command::new(bin())
+        .args(["run", "-q"])
+        .arg(plan)
+        .args([
+            "--client-share",
+            share,
+            "--barrier",
+            barrier,
+            "--barrier-timeout",
+            "60s",
+            "--out",
+        ])
+        .arg(out)
+        .env(pw.0, pw.1)
+        .stdout(Stdio::null())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap()
+}
+
+fn finish(c: Child, what: &str) {
+    let o = c.wait_with_output().unwrap();
+    assert!(
+        o.status.success(),
+        "{what}: {}",
+        String::from_utf8_lossy(&o.stderr)
+    );
+}
+
+fn step(out: &Path, target: &str, workload: &str) -> serde_json::Value {
+    let f = step_files(out)
+        .into_iter()
+        .find(|f| f.starts_with(&format!("{target}/")) && f.contains(workload))
+        .unwrap_or_else(|| panic!("no {workload} step in {}", out.display()));
+    read_json(&out.join("steps").join(f))
+}
+
+fn hist(v: &serde_json::Value, class: &str) -> hdrhistogram::Histogram<u64> {
+    relbench::measure::hdr::decode(v["latency"][class]["hdr"].as_str().unwrap()).unwrap()
+}
+
+/// Two shares of a two-step plan (a load and point queries at 4 clients)
+/// against `url`, merged; every figure of the merged step checked against
+/// the shares'.
+fn two_shares_add_up(dir: &Path, engine: &str, url: &str, pw: (&str, &str)) {
+    let text = format!(
+        "steps = [\"load\", \"point-query\"]\n{SETTINGS}\n[[target]]\nname = \"remote\"\nengine = \"{engine}\"\nurl = \"{url}\"\npassword_env = \"{}\"\n",
+        pw.0
+    );
+    let plan = write_plan(dir, &text);
+    let (s1, s2, merged) = (dir.join("s1"), dir.join("s2"), dir.join("merged"));
+    let barrier = format!("test-{}", std::process::id());
+    let a = share(&plan, &s1, "1/2", &barrier, pw);
+    let b = share(&plan, &s2, "2/2", &barrier, pw);
+    finish(a, "share 1/2");
+    finish(b, "share 2/2");
+    // The load ran once, on the leading share.
+    assert!(step(&s2, "remote", "load")["client_share"]["by_leader"] == true);
+    assert!(step(&s1, "remote", "load")["events"].as_u64().unwrap() >= 5000);
+    let (p1, p2) = (
+        step(&s1, "remote", "point-query"),
+        step(&s2, "remote", "point-query"),
+    );
+    assert_eq!(p1["client_share"]["clients"], serde_json::json!([1, 3]));
+    assert_eq!(p2["client_share"]["clients"], serde_json::json!([2, 4]));
+    for p in [&p1, &p2] {
+        assert!(p["failed"].is_null(), "{}", p["failed"]);
+        assert!(p["events"].as_u64().unwrap() > 0);
+        assert!(p["client_share"]["clock_offset_ms"].is_number());
+    }
+    relbench()
+        .args(["merge"])
+        .arg(&s1)
+        .arg(&s2)
+        .arg("--out")
+        .arg(&merged)
+        .assert()
+        .success()
+        .stderr(contains("added up 2 client shares"));
+    let m = step(&merged, "remote", "point-query");
+    assert!(m["failed"].is_null(), "{}", m["failed"]);
+    let events = p1["events"].as_u64().unwrap() + p2["events"].as_u64().unwrap();
+    assert_eq!(m["events"].as_u64().unwrap(), events);
+    // Each second is the shares' seconds added.
+    let secs: u64 = m["per_second"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|x| x.as_u64().unwrap())
+        .sum();
+    let s1secs: u64 = p1["per_second"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|x| x.as_u64().unwrap())
+        .sum();
+    let s2secs: u64 = p2["per_second"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|x| x.as_u64().unwrap())
+        .sum();
+    assert_eq!(secs, s1secs + s2secs);
+    // The merged histogram holds every event of both, and its p99 is the
+    // p99 of them all, not an average of the shares' p99s.
+    let mut all = hist(&p1, "event");
+    all.add(hist(&p2, "event")).unwrap();
+    let mh = hist(&m, "event");
+    assert_eq!(mh, all);
+    assert_eq!(mh.len(), events);
+    let max_ns = (m["latency"]["event"]["max_us"].as_f64().unwrap() * 1000.0).round() as u64;
+    assert_eq!(
+        m["latency"]["event"]["p99_us"].as_f64().unwrap(),
+        all.value_at_quantile(0.99).min(max_ns) as f64 / 1000.0
+    );
+    // Throughput is the work of both over the window.
+    let t = m["throughput"].as_f64().unwrap();
+    let sum = p1["throughput"].as_f64().unwrap() + p2["throughput"].as_f64().unwrap();
+    assert!((t - sum).abs() / sum < 0.05, "{t} vs {sum}");
+    assert!(m["notes"]["client shares"]
+        .as_str()
+        .unwrap()
+        .contains("2 shares"));
+    assert!(m["metrics"]["server_cpu_us_per_op"].is_null());
+    assert!(merged.join("report.md").exists());
+    eprintln!(
+        "merged {events} events: {t:.0}/s (share 1 {}/s, share 2 {}/s); {}",
+        p1["throughput"], p2["throughput"], m["notes"]["client shares"]
+    );
+}
+
+#[test]
+fn two_client_shares_against_mariadb_add_up_exactly() {
+    use relbench::db::mysql::wire::{Address, Opts, WireConn};
+    use relbench::db::server::mariadb::MariaDb;
+    let dir = shared_tempdir();
+    let server = server_elsewhere(dir.path(), "maria", "/usr", "mysql", Box::new(MariaDb));
+    let secret = "Sh4re-pw";
+    let mut root = WireConn::connect(&Opts {
+        address: Address::Socket(server.rt.socket.clone()),
+        user: "root".into(),
+        password: None,
+        database: None,
+        tls: relbench::db::tls::Tls::Off,
+        found_rows: true,
+    })
+    .unwrap();
+    root.execute_text(&format!(
+        "CREATE USER 'bench'@'%' IDENTIFIED BY '{secret}'; GRANT ALL ON *.* TO 'bench'@'%'; CREATE DATABASE IF NOT EXISTS sbtest"
+    ))
+    .unwrap();
+    let url = format!("mariadb://bench@127.0.0.1:{}/sbtest", server.rt.port);
+    let pw = ("RELBENCH_TEST_PW", secret);
+    two_shares_add_up(dir.path(), "mariadb", &url, pw);
+
+    // A share merged without the other is refused, named.
+    relbench()
+        .args(["merge"])
+        .arg(dir.path().join("s1"))
+        .arg("--out")
+        .arg(dir.path().join("alone"))
+        .assert()
+        .failure()
+        .stderr(contains("client share 2/2 is missing"));
+
+    // A share that comes after the other gave up: both say so, and the
+    // merge marks the steps instead of adding one share's figures up.
+    let plan = dir.path().join("plan.toml");
+    let (l1, l2, lm) = (
+        dir.path().join("l1"),
+        dir.path().join("l2"),
+        dir.path().join("lm"),
+    );
+    let timed_out = |share_: &str, out: &Path| {
+        Command::new(bin())
+            .args(["run", "-q"])
+            .arg(&plan)
+            .args([
+                "--client-share",
+                share_,
+                "--barrier",
+                "late-1",
+                "--barrier-timeout",
+                "1s",
+                "--out",
+            ])
+            .arg(out)
+            .env(pw.0, pw.1)
+            .output()
+            .unwrap()
+    };
+    timed_out("1/2", &l1);
+    timed_out("2/2", &l2);
+    let load1 = step(&l1, "remote", "load");
+    assert!(
+        load1["failed"]
+            .as_str()
+            .unwrap()
+            .contains("only 1 of 2 shares reached"),
+        "{}",
+        load1["failed"]
+    );
+    let load2 = step(&l2, "remote", "load");
+    assert!(
+        load2["failed"]
+            .as_str()
+            .unwrap()
+            .contains("another share gave up waiting"),
+        "{}",
+        load2["failed"]
+    );
+    let merge = relbench()
+        .args(["merge"])
+        .arg(&l1)
+        .arg(&l2)
+        .arg("--out")
+        .arg(&lm)
+        .output()
+        .unwrap();
+    let merged = step_files(&lm);
+    assert!(
+        !merged.is_empty(),
+        "{}",
+        String::from_utf8_lossy(&merge.stderr)
+    );
+    for f in merged {
+        let r = read_json(&lm.join("steps").join(&f));
+        assert!(r["failed"].is_string(), "{f} was merged as if measured");
+    }
+}
+
+#[test]
+fn a_client_share_of_a_server_relbench_manages_or_an_embedded_database_is_refused() {
+    let dir = tempfile::tempdir().unwrap();
+    relbench()
+        .current_dir(dir.path())
+        .args(["run", "--client-share", "1/2", "--barrier", "x", "--out"])
+        .arg(dir.path().join("out"))
+        .assert()
+        .code(2)
+        .stderr(contains("is not a server by URL"));
+    relbench()
+        .current_dir(dir.path())
+        .env_remove("SLURM_JOB_ID")
+        .args(["run", "--client-share", "1/2", "--out"])
+        .arg(dir.path().join("out"))
+        .assert()
+        .code(2)
+        .stderr(contains("--client-share needs --barrier ID"));
+    relbench()
+        .args(["run", "--client-share", "3/2", "--barrier", "x"])
+        .assert()
+        .code(2)
+        .stderr(contains("1 ≤ I ≤ M"));
+    assert!(!dir.path().join("out").exists());
+}
+
+#[test]
+fn two_client_shares_against_postgres_add_up_exactly() {
+    use relbench::db::server::postgres::Postgres;
+    let dir = shared_tempdir();
+    let server = server_elsewhere(
+        dir.path(),
+        "pg",
+        "/usr/lib/postgresql/15",
+        "postgres",
+        Box::new(Postgres),
+    );
+    let url = format!("postgres://relbench@127.0.0.1:{}/sbtest", server.rt.port);
+    two_shares_add_up(
+        dir.path(),
+        "postgres",
+        &url,
+        ("RELBENCH_TEST_PG_PW", server.rt.password.expose()),
+    );
+}
