@@ -195,8 +195,13 @@ pub struct LatencySummary {
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub ranges: Vec<(Option<f64>, u64)>,
     /// The whole histogram, losslessly ([`super::hdr`]): what runs on
-    /// several client hosts add up. Absent from results before schema 8.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
+    /// several client hosts add up. Absent from files written before it
+    /// was kept, and from a step read for a report ([`super::hdr::skipped`]).
+    #[serde(
+        default,
+        skip_serializing_if = "Option::is_none",
+        deserialize_with = "super::hdr::deserialize"
+    )]
     pub hdr: Option<String>,
 }
 

@@ -441,11 +441,7 @@ fn read_steps(files: &[PathBuf]) -> Vec<anyhow::Result<StepResult>> {
 /// (3–4 KB a class), which only a merge of client shares adds up, so a
 /// report's memory stays proportional to targets × steps.
 fn read_for_report(path: &Path) -> anyhow::Result<StepResult> {
-    let mut r: StepResult = read_json(path)?;
-    for l in r.latency.values_mut() {
-        l.hdr = None;
-    }
-    Ok(r)
+    crate::measure::hdr::skipped(|| read_json(path))
 }
 
 /// One step result file, whole.
