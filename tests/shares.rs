@@ -159,6 +159,20 @@ fn two_shares_add_up(dir: &Path, engine: &str, url: &str, pw: (&str, &str)) {
         .contains("2 shares"));
     assert!(m["metrics"]["server_cpu_us_per_op"].is_null());
     assert!(merged.join("report.md").exists());
+    // The server's own count of the window's statements, read by the
+    // leading share at its window's edges, against the shares' sum.
+    let sc = &m["metrics"]["server_count"];
+    let off = sc["server"].as_f64().unwrap() / sc["relbench"].as_f64().unwrap() - 1.0;
+    eprintln!("server count: {sc} ({:+.3}%)", off * 100.0);
+    // MariaDB adds its threads' counters up as asked (within 1%);
+    // PostgreSQL publishes each backend's a second late at most, which
+    // the tolerance allows for over a 2 s window.
+    let tolerance = sc["tolerance"].as_f64().unwrap();
+    assert!(off.abs() <= tolerance.max(0.01), "{sc}");
+    if engine == "mariadb" {
+        assert!(off.abs() < 0.01, "{sc}");
+    }
+    assert!(m["notes"]["server count"].is_null(), "{}", m["notes"]["server count"]);
     eprintln!(
         "merged {events} events: {t:.0}/s (share 1 {}/s, share 2 {}/s); {}",
         p1["throughput"], p2["throughput"], m["notes"]["client shares"]
@@ -309,4 +323,29 @@ fn two_client_shares_against_postgres_add_up_exactly() {
         &url,
         ("RELBENCH_TEST_PG_PW", server.rt.password.expose()),
     );
+}
+
+#[test]
+fn a_step_whose_server_counted_otherwise_is_named_in_the_report() {
+    let dir = tempfile::tempdir().unwrap();
+    let out = dir.path().join("out");
+    relbench()
+        .args(["run", "-q", "--sqlite"])
+        .arg(dir.path().join("t.db"))
+        .args(["--load", "--workload", "point-query", "--time", "1s", "--warmup", "0s", "--out"])
+        .arg(&out)
+        .assert()
+        .success();
+    let f = step_files(&out).into_iter().find(|f| f.contains("point-query")).unwrap();
+    let path = out.join("steps").join(&f);
+    let mut r = read_json(&path);
+    let ours = r["events"].as_f64().unwrap();
+    r["metrics"]["server_count"] = serde_json::json!({
+        "counters": "Com_select", "of": "statements", "server": ours * 0.9, "relbench": ours, "tolerance": 0.01
+    });
+    std::fs::write(&path, serde_json::to_string(&r).unwrap()).unwrap();
+    relbench().arg("report").arg(&out).assert().success();
+    let md = std::fs::read_to_string(out.join("report.md")).unwrap();
+    assert!(md.contains("The server's own count disagrees"), "{md}");
+    assert!(md.contains("-10.0%"), "{md}");
 }

@@ -154,7 +154,8 @@ fn dispatch(cmd: Command) -> anyhow::Result<()> {
                 rendezvous(client_share.as_deref(), barrier, barrier_timeout.as_deref())?;
             if one_off.given() && rendezvous.is_some() {
                 return Err(Exit::BadInput(
-                    "--client-share splits a plan's steps over client hosts: give a plan whose targets are                      servers by URL"
+                    "--client-share splits a plan's steps over client hosts: give a plan whose targets are \
+                     servers by URL"
                         .into(),
                 )
                 .into());
@@ -290,7 +291,8 @@ fn rendezvous(
         .or_else(|| std::env::var("SLURM_JOB_ID").ok())
         .ok_or_else(|| {
             Exit::BadInput(
-                "--client-share needs --barrier ID: one name, new for each study, given to every share's                  process (under Slurm the job id is taken)"
+                "--client-share needs --barrier ID: one name, new for each study, given to every share's \
+                 process (under Slurm the job id is taken)"
                     .into(),
             )
         })?;
@@ -440,7 +442,9 @@ fn resolve_run(
             .find(|t| !matches!(t.access, plan::Access::Url { .. }))
         {
             return Err(Exit::BadInput(format!(
-                "--client-share: target \"{}\" is not a server by URL; a server relbench manages, or an                  embedded database, stays on one host. Start the server yourself, give its `url` in the plan,                  and run a share on each client host",
+                "--client-share: target \"{}\" is not a server by URL; a server relbench manages, or an \
+                 embedded database, stays on one host. Start the server yourself, give its `url` in the plan, \
+                 and run a share on each client host",
                 t.name
             ))
             .into());

@@ -358,6 +358,22 @@ pub fn build_subset(
                 .reduce(f64::max),
             sampler_cost: String::new(),
             skipped_files: r.skipped.clone(),
+            server_count_notes: r
+                .steps
+                .iter()
+                // A client share's own count is a part of the server's.
+                .filter(|s| s.client_share.is_none())
+                .filter_map(|s| {
+                    let why = s.metrics.server_count.as_ref()?.disagreement()?;
+                    Some(format!(
+                        "{} r{} {} c{}: {why}",
+                        s.target,
+                        s.repeat,
+                        s.step.label(),
+                        s.clients
+                    ))
+                })
+                .collect(),
             host: r.info.host.clone(),
         })
         .map(|mut m: RunMeta| {

@@ -24,6 +24,10 @@ pub struct RunMeta {
     pub sampler_cost: String,
     /// Result files left out of the report, and why (damaged, copies).
     pub skipped_files: Vec<String>,
+    /// Steps whose server counted their work otherwise than relbench did
+    /// (past 1%, or a second's publishing lag), in words.
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub server_count_notes: Vec<String>,
 }
 
 /// A `--base` that names no target of the results: a bad command line

@@ -313,6 +313,36 @@ pub struct Counters {
     pub values: BTreeMap<String, f64>,
 }
 
+/// What the server counted, between two readings of its counters, of the
+/// work relbench counts itself: a check that every event was counted
+/// once, and the only count of a step split over client hosts that no
+/// one host made.
+#[derive(Debug, Clone, PartialEq)]
+pub struct ServerCount {
+    pub count: f64,
+    /// The counters summed, in words.
+    pub counters: &'static str,
+    /// Whether they count statements or whole events (transactions).
+    pub of: Counted,
+    /// How late the server may publish what it counted, in seconds: the
+    /// count may be short by this long's work at either edge.
+    pub lag_secs: f64,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Counted {
+    Statements,
+    Events,
+}
+
+/// The delta of the counters named, summed (those absent count 0).
+pub fn counter_delta(before: &Counters, after: &Counters, names: &[&str]) -> f64 {
+    names
+        .iter()
+        .map(|n| after.values.get(*n).unwrap_or(&0.0) - before.values.get(*n).unwrap_or(&0.0))
+        .sum()
+}
+
 /// The numeric (name, value) pairs of a counter listing whose rows are
 /// (name, value); text values (versions, on/off switches, timestamps) are
 /// left out.
@@ -377,6 +407,17 @@ pub trait Driver: Send + Sync {
     /// The engine's own counters now (`SHOW GLOBAL STATUS`, `pg_stat_*`),
     /// numeric values only, with where they come from; `None` for an engine
     /// that keeps none.
+    /// What the server counted of relbench's own work between two
+    /// readings of [`Driver::counters`] (`transactional`: the workload's
+    /// events are explicit transactions); `None` where no counter says.
+    fn server_count(
+        &self,
+        _before: &Counters,
+        _after: &Counters,
+        _transactional: bool,
+    ) -> Option<ServerCount> {
+        None
+    }
     fn counters(&self) -> Option<anyhow::Result<Counters>> {
         None
     }

@@ -55,6 +55,10 @@ pub struct StepSpec<'a> {
     /// start: waits for the other shares' processes (an error aborts the
     /// step with its message).
     pub rendezvous: Option<&'a (dyn Fn() -> Result<(), String> + Sync)>,
+    /// Read the server's counters as the measured window begins and
+    /// again as it ends, to check the events counted against the
+    /// server's own count.
+    pub window_counters: bool,
 }
 
 /// What the progress display is told a few times a second.
@@ -80,6 +84,8 @@ pub struct Measured {
     pub sampled: metrics::Sampled,
     /// Why the step stopped before its end, when it did.
     pub aborted: Option<String>,
+    /// The server's counters as the window began and as it ended.
+    pub window_counters: Option<(crate::db::Counters, crate::db::Counters)>,
 }
 
 #[repr(align(64))]
@@ -165,7 +171,7 @@ pub fn run(spec: &StepSpec<'_>, live: &mut dyn FnMut(&Live)) -> Measured {
         measured,
     };
 
-    let (recorders, abort_reasons, secs, sampled) = std::thread::scope(|s| {
+    let (recorders, abort_reasons, secs, (sampled, window_counters)) = std::thread::scope(|s| {
         let handles: Vec<_> = (0..n)
             .map(|i| {
                 let sh = &sh;
@@ -209,14 +215,23 @@ pub fn run(spec: &StepSpec<'_>, live: &mut dyn FnMut(&Live)) -> Measured {
         merged: merge(&sh.classes, &recorders, &sh.measured),
         sampled,
         aborted,
+        window_counters,
     }
 }
 
 /// The coordinator's part while the clients run: release them together,
 /// keep the sampler on the measured window (it starts when the warm-up
 /// ends and takes its last reading when the window does), and tell the
-/// progress display a few times a second. Returns what the sampler saw.
-fn coordinate(sh: &Shared, n: usize, live: &mut dyn FnMut(&Live)) -> metrics::Sampled {
+/// progress display a few times a second. Returns what the sampler saw,
+/// and the server's counters at the window's edges when asked.
+fn coordinate(
+    sh: &Shared,
+    n: usize,
+    live: &mut dyn FnMut(&Live),
+) -> (
+    metrics::Sampled,
+    Option<(crate::db::Counters, crate::db::Counters)>,
+) {
     let spec = sh.spec;
     sh.ready.wait();
     // The other shares' processes: every connection of every share is set
@@ -238,8 +253,14 @@ fn coordinate(sh: &Shared, n: usize, live: &mut dyn FnMut(&Live)) -> metrics::Sa
     };
     let mut sampler = Some(metrics::Sampler::start(spec.probe.clone(), window));
     let mut sampled = None;
+    let read_counters = || spec.driver.counters().and_then(Result::ok);
+    let mut first_counters = None;
+    let mut counters = None;
     while sh.done.load(Ordering::Relaxed) < n {
         let now = Instant::now();
+        if spec.window_counters && first_counters.is_none() && now >= window {
+            first_counters = Some(read_counters());
+        }
         // The measured window ends when the last measured event does (an
         // event in flight at the step's end finishes and counts): the
         // sampler's last snapshot follows it, so the costs cover the same
@@ -247,6 +268,9 @@ fn coordinate(sh: &Shared, n: usize, live: &mut dyn FnMut(&Live)) -> metrics::Sa
         if sh.measured_left.load(Ordering::Relaxed) == 0 {
             if let Some(s) = sampler.take() {
                 sampled = Some(s.finish());
+                if let Some(Some(first)) = first_counters.take().filter(|_| spec.window_counters) {
+                    counters = read_counters().map(|last| (first, last));
+                }
             }
         }
         // Once the clients may be finishing (past the step's end, or a
@@ -278,6 +302,10 @@ fn coordinate(sh: &Shared, n: usize, live: &mut dyn FnMut(&Live)) -> metrics::Sa
                 next = end;
             }
         }
+        // And for the window's start, when the counters are read there.
+        if spec.window_counters && first_counters.is_none() && window > now && window < next {
+            next = window;
+        }
         std::thread::sleep(
             next.saturating_duration_since(Instant::now())
                 .max(Duration::from_millis(1)),
@@ -285,9 +313,12 @@ fn coordinate(sh: &Shared, n: usize, live: &mut dyn FnMut(&Live)) -> metrics::Sa
     }
     if let Some(s) = sampler.take() {
         sampled = Some(s.finish());
+        if let Some(Some(first)) = first_counters.take().filter(|_| spec.window_counters) {
+            counters = read_counters().map(|last| (first, last));
+        }
     }
     sh.closed.store(true, Ordering::Release);
-    sampled.unwrap_or_default()
+    (sampled.unwrap_or_default(), counters)
 }
 
 #[cfg(test)]
@@ -374,6 +405,7 @@ mod tests {
             probe: &probe,
             share: None,
             rendezvous: None,
+            window_counters: false,
         };
         run(&spec, &mut |_| {})
     }

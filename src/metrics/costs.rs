@@ -73,6 +73,67 @@ pub struct StepMetrics {
     /// What else used the machine over the window, and how steady the
     /// throughput was.
     pub interference: Option<Interference>,
+    /// The server's own count of the work relbench counted over the
+    /// window, when its counters say.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub server_count: Option<ServerTally>,
+}
+
+/// Relbench's count of a window's work beside the server's.
+#[derive(Debug, Clone, Default, Serialize, Deserialize, PartialEq)]
+pub struct ServerTally {
+    /// The server's counters summed, in words.
+    pub counters: String,
+    /// `statements` or `events`.
+    pub of: String,
+    pub server: f64,
+    pub relbench: f64,
+    /// How far the two may lie apart, as a fraction of relbench's count:
+    /// 1%, or the share of the window the server may publish its counts
+    /// late by (PostgreSQL: a second), whichever is more.
+    #[serde(default)]
+    pub tolerance: f64,
+}
+
+impl ServerTally {
+    /// How far apart the two counts are past which a step says so: a
+    /// counter read a millisecond off the window's edge moves it by a
+    /// few hundredths of a percent.
+    pub const AGREE_WITHIN: f64 = 0.01;
+
+    /// The tolerance for a window of `secs` over which the server
+    /// publishes its counts up to `lag_secs` late.
+    pub fn tolerance_for(secs: f64, lag_secs: f64) -> f64 {
+        if secs > 0.0 {
+            Self::AGREE_WITHIN.max(lag_secs / secs)
+        } else {
+            Self::AGREE_WITHIN
+        }
+    }
+
+    /// The server's count over relbench's, less one.
+    pub fn off(&self) -> Option<f64> {
+        (self.relbench > 0.0).then(|| self.server / self.relbench - 1.0)
+    }
+
+    /// A sentence when the two disagree past [`Self::AGREE_WITHIN`].
+    pub fn disagreement(&self) -> Option<String> {
+        let off = self.off()?;
+        let within = self.tolerance.max(Self::AGREE_WITHIN);
+        (off.abs() > within).then(|| {
+            format!(
+                "the server counted {:.0} {} over the window ({}), relbench {:.0}: {:+.1}%, past the {:.1}% \
+                 they agree within when every event is counted once (another client on the server, or \
+                 events lost or counted twice)",
+                self.server,
+                self.of,
+                self.counters,
+                self.relbench,
+                off * 100.0,
+                within * 100.0
+            )
+        })
+    }
 }
 
 /// An engine's counters read before and after a step, raw, and what
@@ -234,4 +295,31 @@ pub fn measure(
         note("disk", "/proc/diskstats could not be read".into());
     }
     (m, notes)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_server_count_past_its_tolerance_is_said_and_one_within_it_is_not() {
+        let t = |server: f64, tolerance: f64| ServerTally {
+            counters: "Com_select".into(),
+            of: "statements".into(),
+            server,
+            relbench: 100_000.0,
+            tolerance,
+        };
+        assert!(t(99_500.0, 0.01).disagreement().is_none());
+        let said = t(97_000.0, 0.01).disagreement().unwrap();
+        assert!(said.contains("-3.0%") && said.contains("1.0%"), "{said}");
+        // PostgreSQL over a 20 s window: a second's lag is 5%.
+        let pg = ServerTally::tolerance_for(20.0, 1.0);
+        assert!((pg - 0.05).abs() < 1e-9);
+        assert!(t(97_000.0, pg).disagreement().is_none());
+        assert_eq!(
+            ServerTally::tolerance_for(500.0, 1.0),
+            ServerTally::AGREE_WITHIN
+        );
+    }
 }

@@ -373,6 +373,20 @@ pub fn add_up(mut parts: Vec<StepResult>) -> Result<StepResult, String> {
     m.latency = add_latencies(&all)?;
     m.metrics = add_metrics(&all, m.throughput * m.secs, first);
     m.sla = None;
+    // The leading share read the server's counters at its window's edges,
+    // which are every share's within milliseconds: the server's count of
+    // all the shares' work, against their sum.
+    if let Some(mut t) = lead.metrics.server_count.clone() {
+        t.relbench = if t.of == "events" {
+            (m.events + m.failed_events) as f64
+        } else {
+            (m.statements.values().sum::<u64>() + m.errors.values().sum::<u64>()) as f64
+        };
+        if let Some(why) = t.disagreement() {
+            m.notes.insert("server count".into(), why);
+        }
+        m.metrics.server_count = Some(t);
+    }
     let offsets: Vec<String> = all
         .iter()
         .filter_map(|p| {

@@ -11,11 +11,11 @@ use std::time::{Duration, Instant};
 use anyhow::bail;
 
 use super::{interrupted, Progress, INTERRUPT};
-use crate::db::{Driver, Target};
+use crate::db::{Counted, Driver, Target};
 use crate::engine::{self, StepSpec};
 use crate::measure::size::DbSize;
 use crate::measure::units::{fmt_latency, fmt_throughput};
-use crate::metrics::costs::{self, Scope};
+use crate::metrics::costs::{self, Scope, ServerTally};
 use crate::metrics::interference;
 use crate::metrics::{Probe, Sampled, Sampler};
 use crate::plan::schedule::{Execution, StepKind, Stop, Work};
@@ -114,7 +114,9 @@ pub(super) fn measure_step(
         embedded: !cx.db.engine().is_server(),
     };
     let (metrics, notes) = costs::measure(&done.sampled, done.ops, scope, &cx.probe.devices);
+    let server_count = r.metrics.server_count.take();
     r.metrics = metrics;
+    r.metrics.server_count = server_count;
     r.metrics.interference = Some(interference::assess(&done.sampled, &r.per_second, r.secs));
     r.notes
         .extend(notes.into_iter().map(|(k, v)| (k.to_string(), v)));
@@ -322,10 +324,39 @@ fn run_workload(
         rate: run.rate.map(|r| r as f64),
         reconnect: run.reconnect,
         plain: run.plain,
+        window_counters: cx.db.engine().is_server(),
     };
     let m = engine::run(&spec, &mut |live| ui.update(live));
     if interrupted() {
         bail!(Interrupted);
+    }
+    if let Some((before, after)) = &m.window_counters {
+        if let Some(c) = cx.db.server_count(before, after, w.meta().transactional) {
+            let ours = match c.of {
+                Counted::Statements => {
+                    m.merged.statements.values().sum::<u64>()
+                        + m.merged.errors.values().sum::<u64>()
+                }
+                Counted::Events => m.merged.events + m.merged.failed_events,
+            };
+            let tally = ServerTally {
+                counters: c.counters.into(),
+                of: match c.of {
+                    Counted::Statements => "statements",
+                    Counted::Events => "events",
+                }
+                .into(),
+                server: c.count,
+                relbench: ours as f64,
+                tolerance: ServerTally::tolerance_for(m.secs, c.lag_secs),
+            };
+            // A share's count is its clients' alone; the merge checks
+            // the shares' sum.
+            if let (Some(why), None) = (tally.disagreement(), cx.share) {
+                r.notes.insert("server count".into(), why);
+            }
+            r.metrics.server_count = Some(tally);
+        }
     }
     if let Some(share) = cx.share {
         let met = met.into_inner().unwrap_or_else(|p| p.into_inner());

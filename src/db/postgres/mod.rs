@@ -202,6 +202,35 @@ impl Driver for PgDriver {
         Ok(w.query_text(sql)?)
     }
 
+    fn server_count(
+        &self,
+        before: &Counters,
+        after: &Counters,
+        transactional: bool,
+    ) -> Option<super::ServerCount> {
+        // Each statement outside a transaction is a transaction of its own.
+        const XACT: [&str; 2] = [
+            "pg_stat_database.xact_commit",
+            "pg_stat_database.xact_rollback",
+        ];
+        after
+            .values
+            .contains_key(XACT[0])
+            .then(|| super::ServerCount {
+                count: super::counter_delta(before, after, &XACT),
+                counters: "pg_stat_database.xact_commit + xact_rollback",
+                of: if transactional {
+                    super::Counted::Events
+                } else {
+                    super::Counted::Statements
+                },
+                // A backend publishes its counts at most once a second
+                // (PGSTAT_MIN_INTERVAL; before version 15 the collector's
+                // 500 ms): a reading lacks up to a second of each one's work.
+                lag_secs: 1.0,
+            })
+    }
+
     fn counters(&self) -> Option<anyhow::Result<Counters>> {
         Some((|| {
             let mut w = self.admin()?;

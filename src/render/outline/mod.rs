@@ -407,6 +407,11 @@ pub fn document(cs: &[Comparison], all: &Report) -> Vec<Block> {
         for why in &run.skipped_files {
             doc.push(Block::Note(format!("Left out of this report: {why}.")));
         }
+        for why in &run.server_count_notes {
+            doc.push(Block::Note(format!(
+                "The server's own count disagrees: {why}."
+            )));
+        }
     }
     for c in cs {
         for n in &c.report.host_notes {
