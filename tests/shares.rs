@@ -78,7 +78,13 @@ fn hist(v: &serde_json::Value, class: &str) -> hdrhistogram::Histogram<u64> {
 /// Two shares of a two-step plan (a load and point queries at 4 clients)
 /// against `url`, merged; every figure of the merged step checked against
 /// the shares'.
-fn two_shares_add_up(dir: &Path, engine: &str, url: &str, pw: (&str, &str)) {
+fn two_shares_add_up(
+    dir: &Path,
+    engine: &str,
+    url: &str,
+    pw: (&str, &str),
+    server: &relbench::db::server::ManagedServer,
+) {
     let text = format!(
         "steps = [\"load\", \"point-query\"]\n{SETTINGS}\n[[target]]\nname = \"remote\"\nengine = \"{engine}\"\nurl = \"{url}\"\npassword_env = \"{}\"\n",
         pw.0
@@ -86,10 +92,30 @@ fn two_shares_add_up(dir: &Path, engine: &str, url: &str, pw: (&str, &str)) {
     let plan = write_plan(dir, &text);
     let (s1, s2, merged) = (dir.join("s1"), dir.join("s2"), dir.join("merged"));
     let barrier = format!("test-{}", std::process::id());
+    // The server host's sampler, started before the shares and stopped
+    // (SIGTERM, by its pid) after them.
+    let samples = dir.join("samples");
+    let mut sampler = Command::new(bin())
+        .args([
+            "sample",
+            "--pid",
+            &server.pid().unwrap().to_string(),
+            "--datadir",
+        ])
+        .arg(&server.rt.datadir)
+        .arg("--out")
+        .arg(&samples)
+        .args(["--every", "50ms", "--for", "10m"])
+        .stderr(Stdio::null())
+        .spawn()
+        .unwrap();
     let a = share(&plan, &s1, "1/2", &barrier, pw);
     let b = share(&plan, &s2, "2/2", &barrier, pw);
     finish(a, "share 1/2");
     finish(b, "share 2/2");
+    // SAFETY: a signal to the sampler this test started, by its pid.
+    unsafe { libc::kill(sampler.id() as i32, libc::SIGTERM) };
+    assert!(sampler.wait().unwrap().success());
     // The load ran once, on the leading share.
     assert!(step(&s2, "remote", "load")["client_share"]["by_leader"] == true);
     assert!(step(&s1, "remote", "load")["events"].as_u64().unwrap() >= 5000);
@@ -108,6 +134,8 @@ fn two_shares_add_up(dir: &Path, engine: &str, url: &str, pw: (&str, &str)) {
         .args(["merge"])
         .arg(&s1)
         .arg(&s2)
+        .arg("--server-samples")
+        .arg(&samples)
         .arg("--out")
         .arg(&merged)
         .assert()
@@ -157,7 +185,19 @@ fn two_shares_add_up(dir: &Path, engine: &str, url: &str, pw: (&str, &str)) {
         .as_str()
         .unwrap()
         .contains("2 shares"));
-    assert!(m["metrics"]["server_cpu_us_per_op"].is_null());
+    // The server's costs from the server host's log, over every share's
+    // operations.
+    let server_us = m["metrics"]["server_cpu_us_per_op"].as_f64().unwrap();
+    assert!(server_us > 0.0, "{}", m["metrics"]);
+    assert!(m["metrics"]["cs_per_op"].as_f64().unwrap() > 0.0);
+    assert!(m["notes"]["costs"]
+        .as_str()
+        .unwrap()
+        .contains("relbench sample"));
+    eprintln!(
+        "server CPU {server_us:.1} µs/op, client CPU {} µs/op, machine {} µs/op",
+        m["metrics"]["client_cpu_us_per_op"], m["metrics"]["cpu_us_per_op"]
+    );
     assert!(merged.join("report.md").exists());
     // The server's own count of the window's statements, read by the
     // leading share at its window's edges, against the shares' sum.
@@ -172,10 +212,24 @@ fn two_shares_add_up(dir: &Path, engine: &str, url: &str, pw: (&str, &str)) {
     if engine == "mariadb" {
         assert!(off.abs() < 0.01, "{sc}");
     }
-    assert!(m["notes"]["server count"].is_null(), "{}", m["notes"]["server count"]);
+    assert!(
+        m["notes"]["server count"].is_null(),
+        "{}",
+        m["notes"]["server count"]
+    );
     eprintln!(
         "merged {events} events: {t:.0}/s (share 1 {}/s, share 2 {}/s); {}",
         p1["throughput"], p2["throughput"], m["notes"]["client shares"]
+    );
+    // The same plan from one process with all four clients, for the
+    // figures beside each other (printed, not asserted: a shared machine).
+    let single = dir.join("single");
+    run_quiet(&plan, &single).env(pw.0, pw.1).assert().success();
+    let one = step(&single, "remote", "point-query");
+    eprintln!(
+        "one process, 4 clients: {:.0}/s; two shares merged: {t:.0}/s ({:.3}x)",
+        one["throughput"].as_f64().unwrap(),
+        t / one["throughput"].as_f64().unwrap()
     );
 }
 
@@ -201,7 +255,7 @@ fn two_client_shares_against_mariadb_add_up_exactly() {
     .unwrap();
     let url = format!("mariadb://bench@127.0.0.1:{}/sbtest", server.rt.port);
     let pw = ("RELBENCH_TEST_PW", secret);
-    two_shares_add_up(dir.path(), "mariadb", &url, pw);
+    two_shares_add_up(dir.path(), "mariadb", &url, pw, &server);
 
     // A share merged without the other is refused, named.
     relbench()
@@ -322,6 +376,7 @@ fn two_client_shares_against_postgres_add_up_exactly() {
         "postgres",
         &url,
         ("RELBENCH_TEST_PG_PW", server.rt.password.expose()),
+        &server,
     );
 }
 
@@ -332,11 +387,23 @@ fn a_step_whose_server_counted_otherwise_is_named_in_the_report() {
     relbench()
         .args(["run", "-q", "--sqlite"])
         .arg(dir.path().join("t.db"))
-        .args(["--load", "--workload", "point-query", "--time", "1s", "--warmup", "0s", "--out"])
+        .args([
+            "--load",
+            "--workload",
+            "point-query",
+            "--time",
+            "1s",
+            "--warmup",
+            "0s",
+            "--out",
+        ])
         .arg(&out)
         .assert()
         .success();
-    let f = step_files(&out).into_iter().find(|f| f.contains("point-query")).unwrap();
+    let f = step_files(&out)
+        .into_iter()
+        .find(|f| f.contains("point-query"))
+        .unwrap();
     let path = out.join("steps").join(&f);
     let mut r = read_json(&path);
     let ours = r["events"].as_f64().unwrap();

@@ -288,9 +288,14 @@ pub(super) enum Command {
     /// into one, and write its report: every target against the base
     /// measured on its own host.
     Merge {
-        /// The shards' results directories, one per shard.
+        /// The shards' results directories, one per shard (or the client
+        /// shares', one per share).
         #[arg(required = true)]
         dirs: Vec<PathBuf>,
+        /// Client shares: the log `relbench sample` wrote on the server
+        /// host, for the server's costs per operation.
+        #[arg(long, value_name = "DIR")]
+        server_samples: Option<PathBuf>,
         /// The merged results directory (new, or an earlier merge's).
         #[arg(long)]
         out: PathBuf,
@@ -339,6 +344,30 @@ pub(super) enum Command {
         /// Where the datadir goes when the plan sets none [default: results/<UTC time>].
         #[arg(long)]
         out: Option<PathBuf>,
+    },
+    /// On the server host of a study whose steps run from several client
+    /// hosts (`run --client-share`): log the machine and the server's
+    /// processes until Ctrl-C, SIGTERM, --for or the server's end, for
+    /// `relbench merge --server-samples DIR` to divide by every share's
+    /// operations.
+    Sample {
+        /// The server's process (mysqld, mariadbd, PostgreSQL's postmaster);
+        /// its descendants count too.
+        #[arg(long)]
+        pid: u32,
+        /// The server's datadir: the devices under it are read for IO.
+        #[arg(long)]
+        datadir: Option<PathBuf>,
+        /// A new directory for the log.
+        #[arg(long)]
+        out: PathBuf,
+        /// How often to read [default: 100ms].
+        #[arg(long, value_name = "DURATION")]
+        every: Option<String>,
+        /// Stop after this long [default: until Ctrl-C, SIGTERM, or the
+        /// server's end].
+        #[arg(long = "for", value_name = "DURATION")]
+        for_: Option<String>,
     },
     /// Validate a plan and show what it would run, without running it.
     Check {

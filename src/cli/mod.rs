@@ -15,6 +15,7 @@ mod args;
 mod catalogue;
 mod check;
 mod run;
+mod sample;
 mod serve;
 
 use std::path::{Path, PathBuf};
@@ -207,7 +208,39 @@ fn dispatch(cmd: Command) -> anyhow::Result<()> {
             install_ctrlc();
             serve::serve(&resolve_run(Some(plan), out, false, None, None)?, &target)
         }
-        Command::Merge { dirs, out } => run::merge(&dirs, &out),
+        Command::Merge {
+            dirs,
+            out,
+            server_samples,
+        } => run::merge(&dirs, &out, server_samples.as_deref()),
+        Command::Sample {
+            pid,
+            datadir,
+            out,
+            every,
+            for_,
+        } => {
+            let dur =
+                |flag: &str, text: Option<&str>| -> anyhow::Result<Option<std::time::Duration>> {
+                    let Some(text) = text else { return Ok(None) };
+                    match workload::check::parse_duration(text) {
+                        Some(s) if s > 0.0 => Ok(Some(std::time::Duration::from_secs_f64(s))),
+                        _ => Err(Exit::BadInput(format!(
+                            "--{flag} {text}: not a duration; write it like 100ms or 2h"
+                        ))
+                        .into()),
+                    }
+                };
+            install_ctrlc();
+            sample::sample(&sample::Options {
+                pid,
+                datadir,
+                out,
+                every: dur("every", every.as_deref())?
+                    .unwrap_or(std::time::Duration::from_millis(100)),
+                stop_after: dur("for", for_.as_deref())?,
+            })
+        }
         Command::Check {
             plan,
             last,

@@ -125,9 +125,13 @@ fn still_unsettled(report: &crate::compare::Report, dir: &Path) -> Option<String
 
 /// `relbench merge`: the shards checked and joined, then the report of
 /// the merge written as a run's is.
-pub(super) fn merge(dirs: &[std::path::PathBuf], out: &Path) -> anyhow::Result<()> {
+pub(super) fn merge(
+    dirs: &[std::path::PathBuf],
+    out: &Path,
+    server_samples: Option<&Path>,
+) -> anyhow::Result<()> {
     if dirs.iter().any(|d| crate::results::shares::is_share(d)) {
-        let (shares, steps) = crate::results::shares::merge(dirs, out)?;
+        let (shares, steps) = crate::results::shares::merge(dirs, out, server_samples)?;
         crate::errln!(
             "relbench: added up {} client shares (barrier {:?}) into {}: {steps} step(s)",
             shares.shares.len(),
@@ -143,6 +147,14 @@ pub(super) fn merge(dirs: &[std::path::PathBuf], out: &Path) -> anyhow::Result<(
             },
             Close::Run,
         );
+    }
+    if server_samples.is_some() {
+        return Err(super::Exit::BadInput(
+            "--server-samples adds the server host's costs to client shares (`run --client-share`); these \
+             directories are not client shares"
+                .into(),
+        )
+        .into());
     }
     let m = crate::results::merge::merge(dirs, out)?;
     crate::errln!(

@@ -1,6 +1,8 @@
 //! Measurements of the machine beside each step: the sampler thread
 //! (`sampler`) and what it reads (`procfs`), the devices under a datadir
-//! (`device`), and the facts about the host recorded once per run (`host`).
+//! (`device`), the facts about the host recorded once per run (`host`), and
+//! the server host's continuous log for steps split over client hosts
+//! (`server_log`).
 
 pub mod columns;
 pub mod costs;
@@ -9,6 +11,7 @@ pub mod host;
 pub mod interference;
 pub mod procfs;
 pub mod sampler;
+pub mod server_log;
 
 pub use sampler::{Probe, Sampled, Sampler};
 

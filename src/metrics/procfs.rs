@@ -6,7 +6,7 @@
 use std::fs;
 
 /// Clock ticks per second of the CPU times in `/proc`.
-fn ticks_per_sec() -> f64 {
+pub fn ticks_per_sec() -> f64 {
     // SAFETY: sysconf has no preconditions.
     let hz = unsafe { libc::sysconf(libc::_SC_CLK_TCK) };
     if hz > 0 {

@@ -24,6 +24,7 @@ use super::merge::MergeRefused;
 use super::{read_run_info, read_step, write_atomic, write_step, RunInfo, RunStatus, StepResult};
 use crate::measure::{hdr, LatencySummary};
 use crate::metrics::costs::StepMetrics;
+use crate::metrics::server_log;
 use crate::plan::ClientShare;
 
 /// How far apart (seconds, on the server's clock) the shares' measured
@@ -87,7 +88,12 @@ pub fn is_share(dir: &Path) -> bool {
 /// Checks the shares and writes their sum into `out`: run.json (the
 /// leading share's record, complete), shares.json, and a step file per
 /// step. Returns how many steps were merged.
-pub fn merge(dirs: &[PathBuf], out: &Path) -> anyhow::Result<(SharesInfo, usize)> {
+pub fn merge(
+    dirs: &[PathBuf],
+    out: &Path,
+    server_samples: Option<&Path>,
+) -> anyhow::Result<(SharesInfo, usize)> {
+    let server_log = server_samples.map(server_log::load).transpose()?;
     let mut problems = Vec::new();
     let mut given: Vec<(PathBuf, RunInfo, ClientShare)> = Vec::new();
     for dir in dirs {
@@ -192,10 +198,11 @@ pub fn merge(dirs: &[PathBuf], out: &Path) -> anyhow::Result<(SharesInfo, usize)
             .iter()
             .map(|(d, _, _)| read_step(&d.join(name)))
             .collect::<anyhow::Result<_>>()?;
-        write_step(
-            out,
-            &add_up(parts).map_err(|e| anyhow::anyhow!("{}: {e}", name.display()))?,
-        )?;
+        let mut step = add_up(parts).map_err(|e| anyhow::anyhow!("{}: {e}", name.display()))?;
+        if let Some((header, log)) = &server_log {
+            server_costs(&mut step, header, log);
+        }
+        write_step(out, &step)?;
         merged += 1;
     }
     let (_, info0, _) = &given[0];
@@ -490,4 +497,54 @@ fn add_metrics(all: &[&StepResult], ops: f64, first_start: f64) -> StepMetrics {
         interference: busiest,
         ..StepMetrics::default()
     }
+}
+
+/// The server host's costs over a merged step's window, from the log
+/// `relbench sample` kept there, divided by every share's operations.
+fn server_costs(m: &mut StepResult, header: &server_log::Header, log: &[server_log::Reading]) {
+    if m.failed.is_some() || !m.notes.contains_key("costs") {
+        return;
+    }
+    let (Some(a), ops) = (m.metrics.window_start, m.throughput * m.secs) else {
+        return;
+    };
+    if ops <= 0.0 {
+        return;
+    }
+    let Some(w) = server_log::window(header, log, a, a + m.secs) else {
+        m.notes.insert(
+            "costs".into(),
+            "the server's costs per operation are not measured: the log of `relbench sample` does not cover \
+             this step's window (start it before the shares, stop it after)"
+                .into(),
+        );
+        return;
+    };
+    let per_op = |x: f64| x * 1e6 / ops;
+    let x = &mut m.metrics;
+    x.server_cpu_secs = w.server_cpu_secs;
+    x.server_cpu_us_per_op = w.server_cpu_secs.map(per_op);
+    x.cpu_us_per_op = Some(per_op(w.machine_cpu_secs));
+    x.cs_per_op = Some(w.ctxt / ops);
+    x.own_cpu_us_per_op = match (w.server_cpu_secs, x.client_cpu_secs) {
+        (Some(s), Some(c)) => Some(per_op(s + c)),
+        _ => None,
+    };
+    if let Some([r, rk, wr, wk]) = w.disk {
+        x.reads_per_op = Some(r / ops);
+        x.read_kb_per_op = Some(rk / ops);
+        x.writes_per_op = Some(wr / ops);
+        x.write_kb_per_op = Some(wk / ops);
+    }
+    m.notes.insert(
+        "costs".into(),
+        format!(
+            "the server host's costs (CPU, context switches{}) from `relbench sample` on {} (pid {}), over \
+             the window on its clock; the clients' CPU is the shares' summed; the machine figures are the \
+             server host's alone",
+            if w.disk.is_some() { ", the datadir's IO" } else { "" },
+            header.host.hostname,
+            header.pid
+        ),
+    );
 }
