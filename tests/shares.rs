@@ -331,6 +331,57 @@ fn two_client_shares_against_mariadb_add_up_exactly() {
         let r = read_json(&lm.join("steps").join(&f));
         assert!(r["failed"].is_string(), "{f} was merged as if measured");
     }
+    a_share_that_dies_is_named_by_the_merge(dir.path(), pw);
+}
+
+/// A share killed in its step: the other finishes, waits for it at the
+/// target's end no longer than its timeout, and the merge names the dead
+/// share instead of adding up half the clients.
+fn a_share_that_dies_is_named_by_the_merge(dir: &Path, pw: (&str, &str)) {
+    let plan = dir.join("plan.toml");
+    let (d1, d2) = (dir.join("d1"), dir.join("d2"));
+    let go = |share_: &str, out: &Path| {
+        Command::new(bin())
+            .args(["run", "-q"])
+            .arg(&plan)
+            .args([
+                "--client-share",
+                share_,
+                "--barrier",
+                "dies-1",
+                "--barrier-timeout",
+                "3s",
+                "--out",
+            ])
+            .arg(out)
+            .env(pw.0, pw.1)
+            .stdout(Stdio::null())
+            .stderr(Stdio::null())
+            .spawn()
+            .unwrap()
+    };
+    let mut a = go("1/2", &d1);
+    let mut b = go("2/2", &d2);
+    // Killed once its point-query step is under way.
+    wait_for("share 2 in its point-query step", 60, || {
+        std::fs::read_to_string(d2.join("run.json")).is_ok_and(|t| t.contains("\"running\""))
+            && step_files(&d2).iter().any(|f| f.contains("load"))
+    });
+    std::thread::sleep(std::time::Duration::from_millis(800));
+    b.kill().unwrap();
+    b.wait().unwrap();
+    a.wait().unwrap();
+    relbench()
+        .args(["merge"])
+        .arg(&d1)
+        .arg(&d2)
+        .arg("--out")
+        .arg(dir.join("dm"))
+        .assert()
+        .failure()
+        .stderr(contains("client share 2/2"))
+        .stderr(contains("stopped before it finished"));
+    assert!(!dir.join("dm").join("run.json").exists());
 }
 
 #[test]

@@ -548,3 +548,83 @@ fn server_costs(m: &mut StepResult, header: &server_log::Header, log: &[server_l
         ),
     );
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::results::ShareStep;
+
+    /// Share `index` of 2 of a 4-client step: its clients, `events`
+    /// events of latencies drawn by `latency`, its window at `start`.
+    fn part(index: u32, start: f64, events: u64, latency: impl Fn(u64) -> u64) -> StepResult {
+        let mut s = super::super::tests::sample_step();
+        let share = ClientShare { index, count: 2 };
+        s.clients = 4;
+        s.failed = None;
+        s.events = events;
+        s.secs = 10.0;
+        s.throughput = events as f64 / 10.0;
+        s.per_second = vec![events / 10; 10];
+        s.metrics.window_start = Some(start);
+        let mut h =
+            hdrhistogram::Histogram::<u64>::new_with_bounds(1, 3_600_000_000_000, 2).unwrap();
+        for i in 0..events {
+            h.record(latency(i)).unwrap();
+        }
+        s.latency = BTreeMap::from([("event".to_string(), LatencySummary::of(&h, h.max()))]);
+        s.client_share = Some(ShareStep {
+            share,
+            clients: share.clients(4).map(|c| c + 1).collect(),
+            waited_secs: 0.1,
+            clock_offset_ms: Some(0.0),
+            by_leader: false,
+        });
+        s
+    }
+
+    #[test]
+    fn the_merged_p99_is_every_events_not_an_average_of_the_shares() {
+        // One share fast, one with a slow tail: the p99 of all 20,000
+        // events lies in the slow share's tail.
+        let a = part(1, 100.0, 10_000, |i| 100_000 + i);
+        let b = part(2, 100.001, 10_000, |i| {
+            if i % 50 == 0 {
+                9_000_000
+            } else {
+                120_000
+            }
+        });
+        let m = add_up(vec![a.clone(), b.clone()]).unwrap();
+        assert!(m.failed.is_none(), "{:?}", m.failed);
+        assert_eq!(m.events, 20_000);
+        assert_eq!(m.per_second, vec![2_000; 10]);
+        let mut all = hdr::decode(a.latency["event"].hdr.as_ref().unwrap()).unwrap();
+        all.add(hdr::decode(b.latency["event"].hdr.as_ref().unwrap()).unwrap())
+            .unwrap();
+        let p99 = |h: &hdrhistogram::Histogram<u64>| h.value_at_quantile(0.99) as f64 / 1000.0;
+        assert_eq!(m.latency["event"].p99_us, p99(&all));
+        let mean_of_p99s = (a.latency["event"].p99_us + b.latency["event"].p99_us) / 2.0;
+        assert!((m.latency["event"].p99_us - mean_of_p99s).abs() > 100.0);
+    }
+
+    #[test]
+    fn a_share_whose_window_began_off_marks_the_step_instead_of_being_added() {
+        let a = part(1, 100.0, 1_000, |_| 100_000);
+        let b = part(2, 100.4, 1_000, |_| 100_000);
+        let m = add_up(vec![a.clone(), b.clone()]).unwrap();
+        let why = m.failed.unwrap();
+        assert!(
+            why.contains("0.40 s apart") && why.contains("share 2/2 last"),
+            "{why}"
+        );
+        // The clocks' offsets are taken into account: the same windows, on
+        // a host whose clock is 400 ms ahead of the server's, line up.
+        let mut b2 = b;
+        b2.client_share.as_mut().unwrap().clock_offset_ms = Some(-400.0);
+        assert!(add_up(vec![a.clone(), b2]).unwrap().failed.is_none());
+        // A client run twice (or missing) does not add up.
+        let mut c = part(2, 100.0, 1_000, |_| 100_000);
+        c.client_share.as_mut().unwrap().clients = vec![1, 4];
+        assert!(add_up(vec![a, c]).is_err());
+    }
+}
