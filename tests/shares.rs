@@ -141,6 +141,16 @@ fn two_shares_add_up(
         .assert()
         .success()
         .stderr(contains("added up 2 client shares"));
+    // A share does not resume alone.
+    relbench()
+        .args(["run", "--resume", "--out"])
+        .arg(&s1)
+        .assert()
+        .code(2)
+        .stderr(contains("one does not resume alone"));
+    // A share's own report says it is one.
+    let md = std::fs::read_to_string(s1.join("report.md")).unwrap();
+    assert!(md.contains("is client share 1/2 of a study"), "{md}");
     let m = step(&merged, "remote", "point-query");
     assert!(m["failed"].is_null(), "{}", m["failed"]);
     let events = p1["events"].as_u64().unwrap() + p2["events"].as_u64().unwrap();

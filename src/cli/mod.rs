@@ -367,6 +367,26 @@ fn resolve_run(
     if resume && out.is_none() {
         bail!("--resume needs --out DIR: the results directory of the run to finish");
     }
+    // A client share does not resume: the barrier's rows of the steps it
+    // finished are there already, so it would pass them alone while the
+    // other shares ran other steps.
+    if let (true, Some(dir)) = (resume, &out) {
+        if let Some(r) = crate::results::read_run_info(dir)
+            .ok()
+            .and_then(|i| i.client_share)
+        {
+            return Err(Exit::BadInput(format!(
+                "{} is client share {} of barrier {:?}: the shares run each step together, so one does not \
+                 resume alone; its finished steps stay in {}. Run every share again into new directories \
+                 with a new --barrier",
+                dir.display(),
+                r.share,
+                r.barrier,
+                dir.display()
+            ))
+            .into());
+        }
+    }
     if shard.is_some() && out.is_none() {
         return Err(Exit::BadInput(
             "--shard needs --out DIR: the shard's own results directory, the same each time the scheduler \
@@ -427,18 +447,14 @@ fn resolve_run(
         }
         resume |= same_shard_there(dir, s, &plan_text)?;
     }
-    // A share resumed without --client-share stays that share.
-    let rendezvous = match (rendezvous, &out) {
-        (None, Some(dir)) if resume => crate::results::read_run_info(dir)
-            .ok()
-            .and_then(|i| i.client_share)
-            .map(|r| plan::Rendezvous {
-                share: r.share,
-                id: r.barrier,
-                timeout: std::time::Duration::from_secs_f64(r.timeout_secs),
-            }),
-        (r, _) => r,
-    };
+    if resume && rendezvous.is_some() {
+        return Err(Exit::BadInput(
+            "--client-share with --resume: the shares run each step together, so one does not resume; \
+             run every share again into new directories with a new --barrier"
+                .into(),
+        )
+        .into());
+    }
     if rendezvous.is_some() && !plan.seed_fixed {
         // Every share draws its clients' ids from one seed.
         plan.seed = plan::shard::seed_of(&plan_text);

@@ -374,6 +374,7 @@ pub fn build_subset(
                     ))
                 })
                 .collect(),
+            client_share: r.info.client_share.as_ref().map(|c| c.share.to_string()),
             host: r.info.host.clone(),
         })
         .map(|mut m: RunMeta| {

@@ -28,6 +28,10 @@ pub struct RunMeta {
     /// (past 1%, or a second's publishing lag), in words.
     #[serde(skip_serializing_if = "Vec::is_empty")]
     pub server_count_notes: Vec<String>,
+    /// The run is one client share of a study (`I/M`): its figures are
+    /// its clients' alone.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub client_share: Option<String>,
 }
 
 /// A `--base` that names no target of the results: a bad command line

@@ -407,6 +407,13 @@ pub fn document(cs: &[Comparison], all: &Report) -> Vec<Block> {
         for why in &run.skipped_files {
             doc.push(Block::Note(format!("Left out of this report: {why}.")));
         }
+        if let Some(share) = &run.client_share {
+            doc.push(Block::Note(format!(
+                "The run in {} is client share {share} of a study: its throughput and latencies are its \
+                 clients' alone. `relbench merge` with the other shares' directories adds them up.",
+                run.dir
+            )));
+        }
         for why in &run.server_count_notes {
             doc.push(Block::Note(format!(
                 "The server's own count disagrees: {why}."
