@@ -93,7 +93,7 @@ fn private_directories_a_killed_run_left_are_swept_and_a_double_ctrl_c_leaves_no
     );
     let before = private_dirs();
     let out = dir.path().join("out");
-    let mut child = spawn_run(&plan, &out);
+    let child = spawn_run(&plan, &out);
     wait_for("the server to start", 120, || {
         server_pid(&out, "m").is_some()
     });
@@ -107,7 +107,13 @@ fn private_directories_a_killed_run_left_are_swept_and_a_double_ctrl_c_leaves_no
             .unwrap();
         std::thread::sleep(Duration::from_millis(100));
     }
-    assert_eq!(child.wait().unwrap().code(), Some(130));
+    let o = child.wait_with_output().unwrap();
+    assert_eq!(
+        o.status.code(),
+        Some(130),
+        "{}",
+        String::from_utf8_lossy(&o.stderr)
+    );
     let after: Vec<PathBuf> = private_dirs()
         .into_iter()
         .filter(|d| !before.contains(d))

@@ -123,8 +123,17 @@ pub fn run(opts: &RunOptions, ui: &mut Progress) -> anyhow::Result<RunEnd> {
         secrets: opts.secrets.clone(),
     };
     let ran = sequence::run(schedule, &dirs, &jobs, Mode::Run, &mut info, ui);
-    let ran = failed_if_err(ran, &mut info, out)?;
-    finish(&mut info, out, ui, ran.end)
+    // An error after Ctrl-C is the interruption's doing (a statement or a
+    // connection cut short as the run stopped): the run is interrupted,
+    // resumable, not failed.
+    let end = match ran {
+        Err(e) if interrupted() => {
+            ui.warn(&format!("stopped by Ctrl-C while: {e:#}"));
+            RunEnd::Interrupted
+        }
+        ran => failed_if_err(ran, &mut info, out)?.end,
+    };
+    finish(&mut info, out, ui, end)
 }
 
 /// An error that stops the run leaves its record saying so ("failed", not
