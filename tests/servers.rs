@@ -564,26 +564,13 @@ fn ctrl_c_stops_the_managed_server() {
 
 #[test]
 fn a_url_target_reads_its_password_from_the_environment_and_never_writes_it() {
-    use relbench::db::mysql::wire::{Address, Opts, WireConn};
     use relbench::db::server::mariadb::MariaDb;
 
     let dir = shared_tempdir();
     // A server "someone else runs": started here through the library.
     let server = server_elsewhere(dir.path(), "elsewhere", "/usr", "mysql", Box::new(MariaDb));
     let secret = "s3cret-Pa55word";
-    let mut root = WireConn::connect(&Opts {
-        address: Address::Socket(server.rt.socket.clone()),
-        user: "root".into(),
-        password: None,
-        database: None,
-        tls: relbench::db::tls::Tls::Off,
-        found_rows: true,
-    })
-    .unwrap();
-    root.execute_text(&format!(
-        "CREATE USER 'bench'@'%' IDENTIFIED BY '{secret}'; GRANT ALL ON *.* TO 'bench'@'%'; CREATE DATABASE IF NOT EXISTS sbtest"
-    ))
-    .unwrap();
+    bench_user(&server, secret);
     let text = format!(
         "steps = [\"load\", \"settle\", \"point-query\", \"update-index\"]\n{SETTINGS}\n[[target]]\nname = \"remote\"\nengine = \"mariadb\"\nurl = \"mariadb://bench@127.0.0.1:{}/sbtest\"\npassword_env = \"RELBENCH_TEST_PW\"\n",
         server.rt.port

@@ -71,6 +71,16 @@ fn step(out: &Path, target: &str, workload: &str) -> serde_json::Value {
     read_json(&out.join("steps").join(f))
 }
 
+/// The events of a step's seconds, added.
+fn seconds_sum(step: &serde_json::Value) -> u64 {
+    step["per_second"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|x| x.as_u64().unwrap())
+        .sum()
+}
+
 fn hist(v: &serde_json::Value, class: &str) -> hdrhistogram::Histogram<u64> {
     relbench::measure::hdr::decode(v["latency"][class]["hdr"].as_str().unwrap()).unwrap()
 }
@@ -156,25 +166,7 @@ fn two_shares_add_up(
     let events = p1["events"].as_u64().unwrap() + p2["events"].as_u64().unwrap();
     assert_eq!(m["events"].as_u64().unwrap(), events);
     // Each second is the shares' seconds added.
-    let secs: u64 = m["per_second"]
-        .as_array()
-        .unwrap()
-        .iter()
-        .map(|x| x.as_u64().unwrap())
-        .sum();
-    let s1secs: u64 = p1["per_second"]
-        .as_array()
-        .unwrap()
-        .iter()
-        .map(|x| x.as_u64().unwrap())
-        .sum();
-    let s2secs: u64 = p2["per_second"]
-        .as_array()
-        .unwrap()
-        .iter()
-        .map(|x| x.as_u64().unwrap())
-        .sum();
-    assert_eq!(secs, s1secs + s2secs);
+    assert_eq!(seconds_sum(&m), seconds_sum(&p1) + seconds_sum(&p2));
     // The merged histogram holds every event of both, and its p99 is the
     // p99 of them all, not an average of the shares' p99s.
     let mut all = hist(&p1, "event");
@@ -245,24 +237,11 @@ fn two_shares_add_up(
 
 #[test]
 fn two_client_shares_against_mariadb_add_up_exactly() {
-    use relbench::db::mysql::wire::{Address, Opts, WireConn};
     use relbench::db::server::mariadb::MariaDb;
     let dir = shared_tempdir();
     let server = server_elsewhere(dir.path(), "maria", "/usr", "mysql", Box::new(MariaDb));
     let secret = "Sh4re-pw";
-    let mut root = WireConn::connect(&Opts {
-        address: Address::Socket(server.rt.socket.clone()),
-        user: "root".into(),
-        password: None,
-        database: None,
-        tls: relbench::db::tls::Tls::Off,
-        found_rows: true,
-    })
-    .unwrap();
-    root.execute_text(&format!(
-        "CREATE USER 'bench'@'%' IDENTIFIED BY '{secret}'; GRANT ALL ON *.* TO 'bench'@'%'; CREATE DATABASE IF NOT EXISTS sbtest"
-    ))
-    .unwrap();
+    bench_user(&server, secret);
     let url = format!("mariadb://bench@127.0.0.1:{}/sbtest", server.rt.port);
     let pw = ("RELBENCH_TEST_PW", secret);
     two_shares_add_up(dir.path(), "mariadb", &url, pw, &server);

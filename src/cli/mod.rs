@@ -220,25 +220,14 @@ fn dispatch(cmd: Command) -> anyhow::Result<()> {
             every,
             for_,
         } => {
-            let dur =
-                |flag: &str, text: Option<&str>| -> anyhow::Result<Option<std::time::Duration>> {
-                    let Some(text) = text else { return Ok(None) };
-                    match workload::check::parse_duration(text) {
-                        Some(s) if s > 0.0 => Ok(Some(std::time::Duration::from_secs_f64(s))),
-                        _ => Err(Exit::BadInput(format!(
-                            "--{flag} {text}: not a duration; write it like 100ms or 2h"
-                        ))
-                        .into()),
-                    }
-                };
             install_ctrlc();
             sample::sample(&sample::Options {
                 pid,
                 datadir,
                 out,
-                every: dur("every", every.as_deref())?
+                every: duration_flag("every", every.as_deref(), "100ms or 1s")?
                     .unwrap_or(std::time::Duration::from_millis(100)),
-                stop_after: dur("for", for_.as_deref())?,
+                stop_after: duration_flag("for", for_.as_deref(), "100ms or 2h")?,
             })
         }
         Command::Check {
@@ -330,31 +319,31 @@ fn rendezvous(
             )
         })?;
     plan::Rendezvous::check_id(&id).map_err(Exit::BadInput)?;
-    let timeout = match timeout {
-        None => std::time::Duration::from_secs(30 * 60),
-        Some(text) => match workload::check::parse_duration(text) {
-            Some(s) if s > 0.0 => std::time::Duration::from_secs_f64(s),
-            _ => {
-                return Err(Exit::BadInput(format!(
-                    "--barrier-timeout {text}: not a duration; write it like 10m or 90s"
-                ))
-                .into())
-            }
-        },
-    };
+    let timeout = duration_flag("barrier-timeout", timeout, "10m or 90s")?
+        .unwrap_or(std::time::Duration::from_secs(30 * 60));
     Ok(Some(plan::Rendezvous { share, id, timeout }))
 }
 
-/// `--report-interval`'s duration; a bad one is a bad command line.
-fn interval(flag: Option<&str>) -> anyhow::Result<Option<std::time::Duration>> {
-    let Some(text) = flag else { return Ok(None) };
+/// A duration flag's value (`--NAME TEXT`); a bad one is a bad command
+/// line, answered with `like`'s examples.
+fn duration_flag(
+    name: &str,
+    text: Option<&str>,
+    like: &str,
+) -> anyhow::Result<Option<std::time::Duration>> {
+    let Some(text) = text else { return Ok(None) };
     match workload::check::parse_duration(text) {
         Some(s) if s > 0.0 => Ok(Some(std::time::Duration::from_secs_f64(s))),
         _ => Err(Exit::BadInput(format!(
-            "--report-interval {text}: not a duration; write it like 1s, 500ms or 10s"
+            "--{name} {text}: not a duration; write it like {like}"
         ))
         .into()),
     }
+}
+
+/// `--report-interval`'s duration.
+fn interval(flag: Option<&str>) -> anyhow::Result<Option<std::time::Duration>> {
+    duration_flag("report-interval", flag, "1s, 500ms or 10s")
 }
 
 fn resolve_run(

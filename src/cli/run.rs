@@ -138,31 +138,23 @@ pub(super) fn merge(
             shares.barrier,
             out.display()
         );
-        return report_and_exit(
-            out,
-            RunEnd::Complete {
-                failed_steps: 0,
-                not_run: 0,
-                not_started: Vec::new(),
-            },
-            Close::Run,
+    } else {
+        if server_samples.is_some() {
+            return Err(super::Exit::BadInput(
+                "--server-samples adds the server host's costs to client shares (`run --client-share`); these \
+                 directories are shards or whole runs: leave it out"
+                    .into(),
+            )
+            .into());
+        }
+        let m = crate::results::merge::merge(dirs, out)?;
+        crate::errln!(
+            "relbench: merged {} shard(s) of {} into {}",
+            m.shards.len(),
+            m.plan_source,
+            out.display()
         );
     }
-    if server_samples.is_some() {
-        return Err(super::Exit::BadInput(
-            "--server-samples adds the server host's costs to client shares (`run --client-share`); these \
-             directories are not client shares"
-                .into(),
-        )
-        .into());
-    }
-    let m = crate::results::merge::merge(dirs, out)?;
-    crate::errln!(
-        "relbench: merged {} shard(s) of {} into {}",
-        m.shards.len(),
-        m.plan_source,
-        out.display()
-    );
     report_and_exit(
         out,
         RunEnd::Complete {

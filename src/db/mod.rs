@@ -329,11 +329,7 @@ pub struct ServerCount {
     pub lag_secs: f64,
 }
 
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Counted {
-    Statements,
-    Events,
-}
+pub use crate::measure::Counted;
 
 /// The delta of the counters named, summed (those absent count 0).
 pub fn counter_delta(before: &Counters, after: &Counters, names: &[&str]) -> f64 {

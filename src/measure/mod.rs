@@ -22,3 +22,37 @@ pub mod within;
 
 pub use outcome::ErrorKind;
 pub use recorder::{merge, ClassSecond, LatencySummary, Merged, Recorder, Tally, IB_BOUNDS_US};
+
+/// What a server's counters count of a step's work: statements, or whole
+/// events (a workload's explicit transactions).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, serde::Serialize, serde::Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum Counted {
+    #[default]
+    Statements,
+    Events,
+}
+
+impl Counted {
+    pub fn name(self) -> &'static str {
+        match self {
+            Counted::Statements => "statements",
+            Counted::Events => "events",
+        }
+    }
+
+    /// Relbench's own count of it: statements (done or failed, by class),
+    /// or events (done or failed).
+    pub fn of_work(
+        self,
+        statements: &std::collections::BTreeMap<String, u64>,
+        errors: &std::collections::BTreeMap<String, u64>,
+        events: u64,
+        failed_events: u64,
+    ) -> u64 {
+        match self {
+            Counted::Statements => statements.values().sum::<u64>() + errors.values().sum::<u64>(),
+            Counted::Events => events + failed_events,
+        }
+    }
+}

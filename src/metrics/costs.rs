@@ -84,8 +84,7 @@ pub struct StepMetrics {
 pub struct ServerTally {
     /// The server's counters summed, in words.
     pub counters: String,
-    /// `statements` or `events`.
-    pub of: String,
+    pub of: crate::measure::Counted,
     pub server: f64,
     pub relbench: f64,
     /// How far the two may lie apart, as a fraction of relbench's count:
@@ -126,7 +125,7 @@ impl ServerTally {
                  they agree within when every event is counted once (another client on the server, or \
                  events lost or counted twice)",
                 self.server,
-                self.of,
+                self.of.name(),
                 self.counters,
                 self.relbench,
                 off * 100.0,
@@ -305,7 +304,7 @@ mod tests {
     fn a_server_count_past_its_tolerance_is_said_and_one_within_it_is_not() {
         let t = |server: f64, tolerance: f64| ServerTally {
             counters: "Com_select".into(),
-            of: "statements".into(),
+            of: crate::measure::Counted::Statements,
             server,
             relbench: 100_000.0,
             tolerance,

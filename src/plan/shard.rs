@@ -39,14 +39,7 @@ impl Shard {
         let bad = || {
             format!("--shard {text}: write I/N (this process runs part I of N, 1 ≤ I ≤ N, e.g. 2/5), or `env` to read it from Slurm's or Kubernetes's environment")
         };
-        let (i, n) = text.split_once('/').ok_or_else(bad)?;
-        let (index, count): (u32, u32) = (
-            i.trim().parse().map_err(|_| bad())?,
-            n.trim().parse().map_err(|_| bad())?,
-        );
-        if count == 0 || index == 0 || index > count {
-            return Err(bad());
-        }
+        let (index, count) = super::share::part_of(text).ok_or_else(bad)?;
         Ok(Shard { index, count })
     }
 

@@ -12,6 +12,13 @@ use std::time::Duration;
 
 use serde::{Deserialize, Serialize};
 
+/// `I/N` with 1 ≤ I ≤ N: a part of a whole (a shard, a client share).
+pub(super) fn part_of(text: &str) -> Option<(u32, u32)> {
+    let (i, n) = text.split_once('/')?;
+    let (index, count): (u32, u32) = (i.trim().parse().ok()?, n.trim().parse().ok()?);
+    (count > 0 && index > 0 && index <= count).then_some((index, count))
+}
+
 /// Share I of M, numbered from 1.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
 pub struct ClientShare {
@@ -34,14 +41,7 @@ impl ClientShare {
                  1 ≤ I ≤ M, e.g. 2/3)"
             )
         };
-        let (i, n) = text.split_once('/').ok_or_else(bad)?;
-        let (index, count): (u32, u32) = (
-            i.trim().parse().map_err(|_| bad())?,
-            n.trim().parse().map_err(|_| bad())?,
-        );
-        if count == 0 || index == 0 || index > count {
-            return Err(bad());
-        }
+        let (index, count) = part_of(text).ok_or_else(bad)?;
         Ok(ClientShare { index, count })
     }
 

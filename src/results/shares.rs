@@ -80,6 +80,20 @@ pub struct ShareStep {
     pub by_leader: bool,
 }
 
+impl ShareStep {
+    /// Share `share` of a step with `clients`: which of them it ran
+    /// (numbered from 1), nothing waited or read yet.
+    pub fn new(share: ClientShare, clients: u32) -> ShareStep {
+        ShareStep {
+            share,
+            clients: share.clients(clients).map(|c| c + 1).collect(),
+            waited_secs: 0.0,
+            clock_offset_ms: None,
+            by_leader: false,
+        }
+    }
+}
+
 /// Whether a results directory is one client share of a study.
 pub fn is_share(dir: &Path) -> bool {
     read_run_info(dir).is_ok_and(|i| i.client_share.is_some())
@@ -256,7 +270,7 @@ pub fn add_up(mut parts: Vec<StepResult>) -> Result<StepResult, String> {
     let mut m = lead.clone();
     m.client_share = None;
     m.retried.clear();
-    if lead.client_share.as_ref().is_some_and(|c| c.by_leader) || lead.client_share.is_none() {
+    if lead.client_share.as_ref().map_or(true, |c| c.by_leader) {
         m.notes.insert(
             "client shares".into(),
             format!(
@@ -295,7 +309,8 @@ pub fn add_up(mut parts: Vec<StepResult>) -> Result<StepResult, String> {
     clients.sort();
     if clients != (1..=lead.clients).collect::<Vec<_>>() {
         return Err(format!(
-            "the shares ran clients {clients:?} of the step's {}: each client once is what adds up",
+            "the shares ran clients {clients:?} of the step's {}, not each once: run the study again with \
+             --client-share 1/M … M/M, the same M on every host, and merge those",
             lead.clients
         ));
     }
@@ -384,11 +399,8 @@ pub fn add_up(mut parts: Vec<StepResult>) -> Result<StepResult, String> {
     // which are every share's within milliseconds: the server's count of
     // all the shares' work, against their sum.
     if let Some(mut t) = lead.metrics.server_count.clone() {
-        t.relbench = if t.of == "events" {
-            (m.events + m.failed_events) as f64
-        } else {
-            (m.statements.values().sum::<u64>() + m.errors.values().sum::<u64>()) as f64
-        };
+        t.relbench =
+            t.of.of_work(&m.statements, &m.errors, m.events, m.failed_events) as f64;
         if let Some(why) = t.disagreement() {
             m.notes.insert("server count".into(), why);
         }
@@ -573,11 +585,8 @@ mod tests {
         }
         s.latency = BTreeMap::from([("event".to_string(), LatencySummary::of(&h, h.max()))]);
         s.client_share = Some(ShareStep {
-            share,
-            clients: share.clients(4).map(|c| c + 1).collect(),
-            waited_secs: 0.1,
             clock_offset_ms: Some(0.0),
-            by_leader: false,
+            ..ShareStep::new(share, 4)
         });
         s
     }

@@ -213,11 +213,8 @@ pub(super) fn run(
                     let mut r = blank_result(e);
                     r.failed = met.err();
                     r.client_share = Some(results::ShareStep {
-                        share,
-                        clients: share.clients(e.clients).map(|c| c + 1).collect(),
-                        waited_secs: 0.0,
-                        clock_offset_ms: None,
                         by_leader: r.failed.is_none(),
+                        ..results::ShareStep::new(share, e.clients)
                     });
                     failed_steps += usize::from(r.failed.is_some());
                     results::write_step(out, &r)?;

@@ -11,7 +11,7 @@ use std::time::{Duration, Instant};
 use anyhow::bail;
 
 use super::{interrupted, Progress, INTERRUPT};
-use crate::db::{Counted, Driver, Target};
+use crate::db::{Driver, Target};
 use crate::engine::{self, StepSpec};
 use crate::measure::size::DbSize;
 use crate::measure::units::{fmt_latency, fmt_throughput};
@@ -332,20 +332,15 @@ fn run_workload(
     }
     if let Some((before, after)) = &m.window_counters {
         if let Some(c) = cx.db.server_count(before, after, w.meta().transactional) {
-            let ours = match c.of {
-                Counted::Statements => {
-                    m.merged.statements.values().sum::<u64>()
-                        + m.merged.errors.values().sum::<u64>()
-                }
-                Counted::Events => m.merged.events + m.merged.failed_events,
-            };
+            let ours = c.of.of_work(
+                &m.merged.statements,
+                &m.merged.errors,
+                m.merged.events,
+                m.merged.failed_events,
+            );
             let tally = ServerTally {
                 counters: c.counters.into(),
-                of: match c.of {
-                    Counted::Statements => "statements",
-                    Counted::Events => "events",
-                }
-                .into(),
+                of: c.of,
                 server: c.count,
                 relbench: ours as f64,
                 tolerance: ServerTally::tolerance_for(m.secs, c.lag_secs),
@@ -361,11 +356,9 @@ fn run_workload(
     if let Some(share) = cx.share {
         let met = met.into_inner().unwrap_or_else(|p| p.into_inner());
         r.client_share = Some(crate::results::ShareStep {
-            share,
-            clients: share.clients(e.clients).map(|c| c + 1).collect(),
             waited_secs: met.map_or(0.0, |m| m.waited.as_secs_f64()),
             clock_offset_ms: met.and_then(|m| m.clock_offset_ms),
-            by_leader: false,
+            ..crate::results::ShareStep::new(share, e.clients)
         });
     }
     r.secs = m.secs;

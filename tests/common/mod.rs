@@ -176,3 +176,17 @@ pub fn mark_disturbed(step_file: &Path) {
     r["metrics"]["interference"]["window_secs"] = 2.0.into();
     std::fs::write(step_file, serde_json::to_vec_pretty(&r).unwrap()).unwrap();
 }
+
+/// A MariaDB user `bench` with `secret`, allowed everything from
+/// anywhere, and the `sbtest` database: what a URL target of a server
+/// someone else runs logs in as.
+#[allow(dead_code)]
+pub fn bench_user(server: &relbench::db::server::ManagedServer, secret: &str) {
+    use relbench::db::mysql::wire::WireConn;
+    use relbench::db::server::mariadb::MariaDb;
+    let mut root = WireConn::connect(&MariaDb::admin(&server.rt)).unwrap();
+    root.execute_text(&format!(
+        "CREATE USER 'bench'@'%' IDENTIFIED BY '{secret}'; GRANT ALL ON *.* TO 'bench'@'%'; CREATE DATABASE IF NOT EXISTS sbtest"
+    ))
+    .unwrap();
+}
