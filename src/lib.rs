@@ -11,6 +11,7 @@ pub mod cli;
 pub mod compare;
 pub mod db;
 pub mod engine;
+pub mod history;
 pub mod measure;
 pub mod metrics;
 pub mod plan;

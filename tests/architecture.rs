@@ -17,7 +17,7 @@ const LAYERS: &[&[&str]] = &[
     &["plan"],
     &["engine", "results"],
     &["runner", "compare"],
-    &["render"],
+    &["render", "history"],
     &["cli"],
 ];
 

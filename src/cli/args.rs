@@ -237,6 +237,71 @@ pub(super) const ONE_OFF_SOURCE: &str = "<command line>";
 // Parsed once per process: the size of its largest variant costs nothing.
 #[allow(clippy::large_enum_variant)]
 #[derive(Subcommand)]
+pub(super) enum HistoryCommand {
+    /// Import result directories (idempotent: adding one again adds nothing).
+    Add {
+        #[arg(required = true)]
+        dirs: Vec<PathBuf>,
+        /// The build a run's target is: `NAME` (a run of one target) or
+        /// `TARGET=NAME`, repeatable [default: the version the server reported].
+        #[arg(long, value_name = "NAME")]
+        build: Vec<String>,
+        /// Where these builds come in the history's order (builds without
+        /// one follow, in the natural order of their names).
+        #[arg(long, value_name = "N")]
+        order: Option<f64>,
+        #[command(flatten)]
+        at: HistoryFlag,
+    },
+    /// Find the change points of every series, print them, and record them.
+    Changes {
+        /// The false discovery rate over all series tested.
+        #[arg(long, default_value_t = 0.05)]
+        q: f64,
+        /// Builds a side a change point is tested with.
+        #[arg(long, default_value_t = 30)]
+        window: usize,
+        /// Print acknowledged and ignored points too.
+        #[arg(long)]
+        all: bool,
+        #[command(flatten)]
+        at: HistoryFlag,
+    },
+    /// Write the history as history.md, .html and .json.
+    Report {
+        /// [default: results/history-report]
+        #[arg(long)]
+        out: Option<PathBuf>,
+        #[command(flatten)]
+        at: HistoryFlag,
+    },
+    /// The change-point search alone, on series given as JSON
+    /// (`{"q":0.05,"window":30,"series":[{"id":1,"builds":[[v,…],…],"floor":null}]}`):
+    /// what `bench/changepoints.py` compares with Apache Otava.
+    #[command(hide = true)]
+    Detect { file: PathBuf },
+    /// Acknowledge change points by id (or ignore them with --ignore).
+    Ack {
+        #[arg(required = true)]
+        ids: Vec<i64>,
+        #[arg(long)]
+        ignore: bool,
+        #[command(flatten)]
+        at: HistoryFlag,
+    },
+}
+
+#[derive(clap::Args)]
+pub(super) struct HistoryFlag {
+    /// The history: a SQLite file, or postgres://user@host/db (password
+    /// from PGPASSWORD) [default: results/history.sqlite].
+    #[arg(long, value_name = "PATH|URL")]
+    pub(super) history: Option<String>,
+}
+
+// Parsed once per process; the size of its largest variant costs nothing.
+#[allow(clippy::large_enum_variant)]
+#[derive(Subcommand)]
 pub(super) enum Command {
     /// Run a plan; without one, the built-in quick plan (two SQLite configurations).
     Run {
@@ -281,8 +346,63 @@ pub(super) enum Command {
         /// gives the step up [default: 30m].
         #[arg(long, value_name = "DURATION", requires = "client_share")]
         barrier_timeout: Option<String>,
+        /// Add the run to this history as it finishes (a file, or
+        /// postgres://…): a nightly job is one command.
+        #[arg(long, value_name = "PATH|URL")]
+        history: Option<String>,
+        /// With --history: the build this run's target is
+        /// (`NAME`, or `TARGET=NAME`, repeatable) [default: its version].
+        #[arg(long, value_name = "NAME", requires = "history")]
+        build: Vec<String>,
+        /// With --history: where the build comes in the history's order.
+        #[arg(long, value_name = "N", requires = "history")]
+        order: Option<f64>,
         #[command(flatten)]
         one_off: OneOff,
+    },
+    /// A study's history: runs kept in a database, change points found.
+    #[command(subcommand)]
+    History(HistoryCommand),
+    /// Find the build a step's change came in, among ordered builds,
+    /// by measuring them (Pinpoint's approach).
+    Bisect {
+        /// The plan: its steps, and either one target per build (named by
+        /// --builds) or one managed target whose basedir each build replaces.
+        plan: PathBuf,
+        /// The builds in order: names of the plan's targets, or basedirs.
+        #[arg(long, value_delimiter = ',', required = true)]
+        builds: Vec<String>,
+        /// The step whose throughput changed (as `relbench check` lists it).
+        #[arg(long)]
+        step: String,
+        /// The good and bad builds [default: the first and the last].
+        #[arg(long)]
+        good: Option<String>,
+        #[arg(long)]
+        bad: Option<String>,
+        /// Repeats a build gets in a round, and the most it gets.
+        #[arg(long, default_value_t = 4)]
+        repeats: u32,
+        #[arg(long, default_value_t = 12)]
+        max_repeats: usize,
+        /// Where the rounds' results go [default: results/bisect-<UTC time>].
+        #[arg(long)]
+        out: Option<PathBuf>,
+    },
+    /// For `git bisect run`: run the plan against the build just made and
+    /// exit 0 if the step is like the good build's results, 1 if like the
+    /// bad build's, 125 if it cannot tell.
+    BisectCheck {
+        plan: PathBuf,
+        #[arg(long)]
+        step: String,
+        /// Results directories of the good and the bad build (`relbench run`).
+        #[arg(long)]
+        good: PathBuf,
+        #[arg(long)]
+        bad: PathBuf,
+        #[arg(long)]
+        out: Option<PathBuf>,
     },
     /// Join the results directories of a sharded run (`run --shard I/N`)
     /// into one, and write its report: every target against the base

@@ -14,6 +14,7 @@
 mod args;
 mod catalogue;
 mod check;
+mod history;
 mod run;
 mod sample;
 mod serve;
@@ -22,7 +23,7 @@ use std::path::{Path, PathBuf};
 use std::process::ExitCode;
 use std::sync::atomic::Ordering;
 
-use anyhow::bail;
+use anyhow::{bail, Context};
 use clap::Parser;
 
 use crate::plan::{self, Plan, PlanErrors, Schedule};
@@ -47,6 +48,9 @@ pub(super) enum Exit {
     /// not there: a bad command line, exit 2.
     #[error("{0}")]
     BadInput(String),
+    /// The command said what it had to; exit with this code.
+    #[error("exit {0}")]
+    Code(u8),
 }
 
 pub fn main() -> ExitCode {
@@ -60,6 +64,7 @@ pub fn main() -> ExitCode {
             }
             Some(Exit::Interrupted) => ExitCode::from(130),
             Some(Exit::StepsFailed(_)) => ExitCode::from(3),
+            Some(Exit::Code(n)) => ExitCode::from(*n),
             Some(Exit::BadInput(m)) => {
                 crate::errln!("error: {m}");
                 ExitCode::from(2)
@@ -127,6 +132,9 @@ fn dispatch(cmd: Command) -> anyhow::Result<()> {
             client_share,
             barrier,
             barrier_timeout,
+            history,
+            build,
+            order,
         } => {
             if one_off.given() && shard.is_some() {
                 return Err(Exit::BadInput(
@@ -161,15 +169,58 @@ fn dispatch(cmd: Command) -> anyhow::Result<()> {
                 )
                 .into());
             }
-            run::run(
-                resolve_run(plan, out, resume, shard, rendezvous)?,
+            let opts = resolve_run(plan, out, resume, shard, rendezvous)?;
+            let out = opts.out.clone();
+            let ran = run::run(
+                opts,
                 run::Show {
                     quiet,
                     every,
                     json: false,
                 },
-            )
+            );
+            // A finished run goes into the history, failed steps and all
+            // (the history keeps what finished); an interrupted one when
+            // it is resumed to the end.
+            if let Some(h) = history {
+                let finished = match &ran {
+                    Ok(()) => true,
+                    Err(e) => matches!(e.downcast_ref::<Exit>(), Some(Exit::StepsFailed(_))),
+                };
+                if finished {
+                    history::add_run(&h, &out, &history::build_names(&build, order))
+                        .context("the run is kept; add it with `relbench history add`")?;
+                }
+            }
+            ran
         }
+        Command::History(cmd) => history::history(cmd),
+        Command::Bisect {
+            plan,
+            builds,
+            step,
+            good,
+            bad,
+            repeats,
+            max_repeats,
+            out,
+        } => history::bisect(history::BisectArgs {
+            plan,
+            builds,
+            step,
+            good,
+            bad,
+            repeats,
+            max_repeats,
+            out,
+        }),
+        Command::BisectCheck {
+            plan,
+            step,
+            good,
+            bad,
+            out,
+        } => Err(Exit::Code(history::bisect_check(&plan, &step, &good, &bad, out)).into()),
         Command::Report {
             dirs,
             base,

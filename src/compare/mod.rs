@@ -53,6 +53,21 @@ pub use cell::{Cell, Method, Significance, StatementLatency};
 use targets::column_order;
 pub use targets::{RunMeta, TargetMeta, UnknownBase};
 
+/// One target's figures from its step results, as a report's cell holds
+/// them (the history keeps one per repeat).
+pub fn cell_of<'a>(results: impl Iterator<Item = &'a StepResult>) -> Cell {
+    cell(results)
+}
+
+/// Compares two cells as a report compares a target with its base, and
+/// says in one sentence what moved (the history's change points use it
+/// with the builds on either side as target and base).
+pub fn explain_change(c: &mut Cell, base: &Cell) -> String {
+    compare(c, base, false);
+    let rel = c.relative.unwrap_or(1.0);
+    explain(rel, c, base)
+}
+
 /// A window shorter than this is too short to judge a change by: the
 /// sampler's floor (the machine's CPU is counted in 10 ms ticks; a
 /// connection's set-up and the first statement's planning are a large part

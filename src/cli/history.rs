@@ -1,0 +1,531 @@
+//! `relbench history …`, `bisect`, `bisect-check`, and `run --history`:
+//! the command line's side of the history (opening the store, printing)
+//! and the rounds a bisect asks for, run by the runner.
+
+use std::path::{Path, PathBuf};
+
+use anyhow::{bail, Context};
+
+use super::args::HistoryCommand;
+use super::{compile, install_ctrlc, read_plan, Exit};
+use crate::history::bisect::{self, Bisect, Next};
+use crate::history::changes::{self, State};
+use crate::history::detect::Settings;
+use crate::history::import::{self, BuildNames};
+use crate::history::store::{HistoryAt, Store};
+use crate::results::StepResult;
+use crate::runner::{self, Progress, RunEnd, RunOptions};
+
+fn at(flag: Option<String>) -> HistoryAt {
+    flag.as_deref()
+        .map_or_else(HistoryAt::default_path, HistoryAt::parse)
+}
+
+pub(super) fn build_names(build: &[String], order: Option<f64>) -> BuildNames {
+    BuildNames {
+        names: build
+            .iter()
+            .map(|b| match b.split_once('=') {
+                Some((t, n)) => (Some(t.to_string()), n.to_string()),
+                None => (None, b.clone()),
+            })
+            .collect(),
+        order,
+    }
+}
+
+/// Adds a finished run to a history (`run --history`).
+pub(super) fn add_run(history: &str, out: &Path, names: &BuildNames) -> anyhow::Result<()> {
+    let mut store = Store::open(&HistoryAt::parse(history))?;
+    let a = import::add(&mut store, &[out.to_path_buf()], names)?;
+    crate::errln!(
+        "relbench: added {} to the history in {}: {} new cells, {} updated",
+        out.display(),
+        store.at,
+        a.new_cells,
+        a.updated_cells
+    );
+    Ok(())
+}
+
+pub(super) fn history(cmd: HistoryCommand) -> anyhow::Result<()> {
+    match cmd {
+        HistoryCommand::Add {
+            dirs,
+            build,
+            order,
+            at: flag,
+        } => {
+            let mut store = Store::open(&at(flag.history))?;
+            let a = import::add(&mut store, &dirs, &build_names(&build, order))?;
+            for n in &a.notes {
+                crate::errln!("relbench: {n}");
+            }
+            crate::outln!(
+                "added {} run{} to {}: {} new cells, {} updated, {} already there",
+                a.runs,
+                if a.runs == 1 { "" } else { "s" },
+                store.at,
+                a.new_cells,
+                a.updated_cells,
+                a.unchanged_cells
+            );
+            Ok(())
+        }
+        HistoryCommand::Changes {
+            q,
+            window,
+            all,
+            at: flag,
+        } => {
+            if !(q > 0.0 && q < 1.0) || window < 1 {
+                return Err(Exit::BadInput(
+                    "--q is a rate between 0 and 1 (0.05), --window at least 1".into(),
+                )
+                .into());
+            }
+            let mut store = Store::open(&at(flag.history))?;
+            let (_, o) = changes::find(&mut store, &Settings { q, window })?;
+            let shown: Vec<_> = o
+                .points
+                .iter()
+                .filter(|c| all || c.state == State::New)
+                .collect();
+            for c in &shown {
+                crate::outln!("{}", c.line());
+            }
+            crate::outln!(
+                "{} series, {} builds: {} change point{} ({} open), {} splits tested, {} within their A/A floor, \
+                 {} disturbed repeats left out{}",
+                o.series,
+                o.builds,
+                o.points.len(),
+                if o.points.len() == 1 { "" } else { "s" },
+                o.points.iter().filter(|c| c.state == State::New).count(),
+                o.tested,
+                o.below_floor,
+                o.disturbed_left_out,
+                if o.withdrawn > 0 {
+                    format!("; {} earlier point(s) no longer found, withdrawn", o.withdrawn)
+                } else {
+                    String::new()
+                }
+            );
+            Ok(())
+        }
+        HistoryCommand::Report { out, at: flag } => {
+            let mut store = Store::open(&at(flag.history))?;
+            let (h, o) = changes::find(&mut store, &Settings::default())?;
+            let out = out.unwrap_or_else(|| PathBuf::from("results").join("history-report"));
+            let files =
+                crate::history::report::write(&crate::history::report::model(&h, &o), &out)?;
+            for f in files {
+                crate::outln!("{}", f.display());
+            }
+            Ok(())
+        }
+        HistoryCommand::Detect { file } => detect_file(&file),
+        HistoryCommand::Ack {
+            ids,
+            ignore,
+            at: flag,
+        } => {
+            let mut store = Store::open(&at(flag.history))?;
+            let state = if ignore {
+                State::Ignored
+            } else {
+                State::Acknowledged
+            };
+            changes::ack(&mut store, &ids, state)?;
+            crate::outln!("{} change point(s) {}", ids.len(), state.name());
+            Ok(())
+        }
+    }
+}
+
+/// What the rounds of a bisect or a check run: the plan and where its
+/// rounds' results go.
+struct Rounds {
+    plan: crate::plan::Plan,
+    text: String,
+    source: String,
+    dir: PathBuf,
+    out: PathBuf,
+    n: usize,
+}
+
+impl Rounds {
+    /// Runs the plan's `targets` (by index) with `repeats` each and returns
+    /// each one's results.
+    fn run(&mut self, targets: &[usize], repeats: u32) -> anyhow::Result<Vec<Vec<StepResult>>> {
+        self.n += 1;
+        let mut plan = self.plan.clone();
+        plan.targets = targets
+            .iter()
+            .map(|&i| self.plan.targets[i].clone())
+            .collect();
+        plan.repeats = repeats;
+        plan.comparisons.clear();
+        let out = self.out.join(format!("round-{:02}", self.n));
+        let opts = RunOptions {
+            secrets: crate::db::Secrets::take(&plan.targets)?,
+            schedule: compile(&plan)?,
+            record: crate::results::RunInfo::start(
+                self.source.clone(),
+                self.text.clone(),
+                &self.dir,
+                plan.clone(),
+            ),
+            plan_dir: self.dir.clone(),
+            out: out.clone(),
+            resume: false,
+        };
+        let mut ui = Progress::new(true);
+        if runner::run(&opts, &mut ui)? == RunEnd::Interrupted {
+            return Err(Exit::Interrupted.into());
+        }
+        let run = crate::results::load_run(&out)?;
+        Ok(plan
+            .targets
+            .iter()
+            .map(|t| {
+                run.steps
+                    .iter()
+                    .filter(|s| s.target == t.name)
+                    .cloned()
+                    .collect()
+            })
+            .collect())
+    }
+}
+
+/// The step results of `step` (its label, or its identity with clients).
+fn of_step<'a>(results: &'a [StepResult], step: &str) -> Vec<&'a StepResult> {
+    results
+        .iter()
+        .filter(|s| s.failed.is_none() && (s.step.label() == step || import::step_key(s) == step))
+        .collect()
+}
+
+/// The plan's targets the builds name: a target's name, or a basedir that
+/// replaces the basedir of the plan's first managed target.
+fn targets_of(plan: &mut crate::plan::Plan, builds: &[String]) -> anyhow::Result<Vec<usize>> {
+    let mut idx = Vec::new();
+    for (i, b) in builds.iter().enumerate() {
+        if let Some(t) = plan.targets.iter().position(|t| &t.name == b) {
+            idx.push(t);
+            continue;
+        }
+        let template = plan
+            .targets
+            .iter()
+            .find(|t| matches!(t.access, crate::db::spec::Access::Managed(_)));
+        match (template, Path::new(b).is_dir()) {
+            (Some(t), true) => {
+                let mut t = t.clone();
+                if let crate::db::spec::Access::Managed(m) = &mut t.access {
+                    m.basedir = PathBuf::from(b);
+                }
+                t.name = format!("build-{:02}", i + 1);
+                t.copy_of = None;
+                plan.targets.push(t);
+                idx.push(plan.targets.len() - 1);
+            }
+            _ => {
+                return Err(Exit::BadInput(format!(
+                    "--builds: {b:?} is neither a target of the plan nor a directory (a build's basedir \
+                     replacing the plan's managed target's)"
+                ))
+                .into())
+            }
+        }
+    }
+    Ok(idx)
+}
+
+pub(super) struct BisectArgs {
+    pub plan: PathBuf,
+    pub builds: Vec<String>,
+    pub step: String,
+    pub good: Option<String>,
+    pub bad: Option<String>,
+    pub repeats: u32,
+    pub max_repeats: usize,
+    pub out: Option<PathBuf>,
+}
+
+pub(super) fn bisect(a: BisectArgs) -> anyhow::Result<()> {
+    install_ctrlc();
+    let (mut plan, text, dir) = read_plan(&a.plan)?;
+    if a.builds.len() < 2 {
+        return Err(Exit::BadInput("--builds needs two builds or more, in order".into()).into());
+    }
+    let targets = targets_of(&mut plan, &a.builds)?;
+    let pos = |n: &Option<String>, default: usize| -> anyhow::Result<usize> {
+        match n {
+            None => Ok(default),
+            Some(n) => a
+                .builds
+                .iter()
+                .position(|b| b == n)
+                .ok_or_else(|| Exit::BadInput(format!("{n:?} is not one of --builds")).into()),
+        }
+    };
+    let (good, bad) = (pos(&a.good, 0)?, pos(&a.bad, a.builds.len() - 1)?);
+    if good >= bad {
+        return Err(Exit::BadInput(
+            "the good build must come before the bad one in --builds".into(),
+        )
+        .into());
+    }
+    // Only the stretch from good to bad is searched.
+    let names: Vec<String> = a.builds[good..=bad].to_vec();
+    let targets = targets[good..=bad].to_vec();
+    let out = a.out.unwrap_or_else(|| {
+        PathBuf::from("results").join(format!(
+            "bisect-{}",
+            crate::util::utc_stamp(crate::util::unix_now())
+        ))
+    });
+    let mut rounds = Rounds {
+        plan,
+        text,
+        source: a.plan.display().to_string(),
+        dir,
+        out: out.clone(),
+        n: 0,
+    };
+    let mut b = Bisect::new(
+        names.clone(),
+        0,
+        names.len() - 1,
+        a.repeats.max(2),
+        a.max_repeats.max(2),
+    );
+    let mut kept: Vec<Vec<StepResult>> = vec![Vec::new(); names.len()];
+    loop {
+        match b.advance() {
+            Next::Done => break,
+            Next::Measure { builds, repeats } => {
+                crate::errln!(
+                    "relbench: bisect round {}: {} ({} repeats each)",
+                    rounds.n + 1,
+                    builds
+                        .iter()
+                        .map(|&i| names[i].as_str())
+                        .collect::<Vec<_>>()
+                        .join(", "),
+                    repeats
+                );
+                let ts: Vec<usize> = builds.iter().map(|&i| targets[i]).collect();
+                let results = rounds.run(&ts, repeats)?;
+                for (&bi, rs) in builds.iter().zip(results) {
+                    let mine = of_step(&rs, &a.step);
+                    if mine.is_empty() {
+                        bail!(
+                            "build {} has no result of step {:?} in {} (it failed, or the plan has no such step: \
+                             `relbench check {}` lists the steps)",
+                            names[bi],
+                            a.step,
+                            rounds.out.display(),
+                            a.plan.display()
+                        );
+                    }
+                    b.add(bi, &mine.iter().map(|s| s.throughput).collect::<Vec<_>>());
+                    kept[bi].extend(mine.into_iter().cloned());
+                }
+            }
+        }
+    }
+    for n in &b.notes {
+        crate::outln!("{n}");
+    }
+    let mut report = Vec::new();
+    for c in &b.culprits {
+        let before = names.iter().position(|n| *n == c.before).expect("a build");
+        let base = crate::compare::cell_of(kept[before].iter());
+        let mut cell = crate::compare::cell_of(kept[c.after_index].iter());
+        let why = crate::compare::explain_change(&mut cell, &base);
+        let line = format!(
+            "culprit: {} (after {}): {} ×{:.3}, p {}{}: {why}",
+            c.after,
+            c.before,
+            a.step,
+            c.ratio,
+            changes::fmt_p(c.p),
+            if c.clear {
+                ""
+            } else {
+                " (not clear at the cap of repeats)"
+            }
+        );
+        crate::outln!("{line}");
+        report.push(serde_json::json!({"culprit": c, "why": why}));
+    }
+    crate::outln!(
+        "{} build evaluations of {}, {} repeats in all, {} rounds; results in {}",
+        b.evaluations(),
+        names.len(),
+        b.repeats(),
+        rounds.n,
+        out.display()
+    );
+    crate::util::write_file(
+        &out.join("bisect.json"),
+        serde_json::to_string_pretty(&serde_json::json!({
+            "builds": names,
+            "step": a.step,
+            "evaluations": b.evaluations(),
+            "repeats": b.repeats(),
+            "rounds": rounds.n,
+            "culprits": report,
+            "notes": b.notes,
+        }))?
+        .as_bytes(),
+    )?;
+    if b.culprits.is_empty() {
+        bail!("no culprit: {}", b.notes.join("; "));
+    }
+    Ok(())
+}
+
+/// `bisect-check`: its exit code is `git bisect run`'s.
+pub(super) fn bisect_check(
+    plan_path: &Path,
+    step: &str,
+    good: &Path,
+    bad: &Path,
+    out: Option<PathBuf>,
+) -> u8 {
+    let values = |dir: &Path| -> anyhow::Result<Vec<f64>> {
+        let run = crate::results::load_run(dir)?;
+        let first = run
+            .info
+            .plan
+            .targets
+            .first()
+            .map(|t| t.name.clone())
+            .unwrap_or_default();
+        let mine: Vec<StepResult> = run
+            .steps
+            .into_iter()
+            .filter(|s| s.target == first)
+            .collect();
+        Ok(of_step(&mine, step).iter().map(|s| s.throughput).collect())
+    };
+    let go = || -> anyhow::Result<(u8, String)> {
+        let (g, b) = (
+            values(good).context("the good build's results")?,
+            values(bad).context("the bad build's results")?,
+        );
+        install_ctrlc();
+        let (plan, text, dir) = read_plan(plan_path)?;
+        let out = out.unwrap_or_else(|| {
+            PathBuf::from("results").join(format!(
+                "bisect-check-{}",
+                crate::util::utc_stamp(crate::util::unix_now())
+            ))
+        });
+        let repeats = plan.repeats;
+        let mut r = Rounds {
+            plan,
+            text,
+            source: plan_path.display().to_string(),
+            dir,
+            out,
+            n: 0,
+        };
+        let now = r.run(&[0], repeats)?;
+        let now: Vec<f64> = of_step(&now[0], step)
+            .iter()
+            .map(|s| s.throughput)
+            .collect();
+        Ok(bisect::check(&now, &g, &b))
+    };
+    match go() {
+        Ok((code, why)) => {
+            crate::errln!("relbench bisect-check: {why}");
+            code
+        }
+        Err(e) if matches!(e.downcast_ref::<Exit>(), Some(Exit::Interrupted)) => 130,
+        Err(e) => {
+            crate::errln!("relbench bisect-check: cannot tell ({e:#}); exit 125 so `git bisect run` skips this commit");
+            125
+        }
+    }
+}
+
+#[derive(serde::Deserialize)]
+struct DetectInput {
+    #[serde(default = "default_q")]
+    q: f64,
+    #[serde(default = "default_window")]
+    window: usize,
+    series: Vec<DetectSeries>,
+}
+
+#[derive(serde::Deserialize)]
+struct DetectSeries {
+    id: i64,
+    builds: Vec<Vec<f64>>,
+    #[serde(default)]
+    floor: Option<f64>,
+}
+
+fn default_q() -> f64 {
+    0.05
+}
+
+fn default_window() -> usize {
+    30
+}
+
+/// `history detect FILE`: the search on series given as JSON; prints the
+/// change points found (index of the first build after each) as JSON.
+fn detect_file(file: &Path) -> anyhow::Result<()> {
+    use crate::history::detect::{detect, Point, Series};
+    let text = std::fs::read_to_string(file)
+        .map_err(|e| Exit::BadInput(format!("cannot read {}: {e}", file.display())))?;
+    let input: DetectInput = serde_json::from_str(&text)
+        .map_err(|e| Exit::BadInput(format!("{}: {e}", file.display())))?;
+    let series: Vec<Series> = input
+        .series
+        .into_iter()
+        .map(|s| Series {
+            id: s.id,
+            points: s
+                .builds
+                .into_iter()
+                .enumerate()
+                .map(|(i, values)| Point { build: i, values })
+                .filter(|p| !p.values.is_empty())
+                .collect(),
+            floor: s.floor,
+        })
+        .collect();
+    let found = detect(
+        &series,
+        &Settings {
+            q: input.q,
+            window: input.window,
+        },
+    );
+    let out: Vec<serde_json::Value> = found
+        .iter()
+        .filter(|f| f.is_change())
+        .map(|f| {
+            let s = series.iter().find(|s| s.id == f.series).expect("a series");
+            serde_json::json!({
+                "series": f.series,
+                "build": s.points[f.at].build,
+                "magnitude": f.magnitude,
+                "p": f.p,
+            })
+        })
+        .collect();
+    crate::outln!(
+        "{}",
+        serde_json::to_string(&serde_json::json!({ "found": out, "tested": found.len() }))?
+    );
+    Ok(())
+}

@@ -1,0 +1,286 @@
+//! Bisect over ordered builds, as Chromium's Pinpoint does it: measure
+//! the two ends, then the midpoint of the stretch that holds the change,
+//! each round measuring the midpoint beside both ends of its stretch
+//! (fresh data, interleaved), and adding repeats where the tests cannot
+//! yet tell which end the midpoint is like, up to a cap. A midpoint
+//! unlike both ends splits the search: the change came in more than one
+//! build. This file decides; `cli` runs the rounds it asks for.
+
+use serde::Serialize;
+
+use crate::compare::median;
+use crate::measure::stats;
+
+/// A significance level for each comparison of two builds.
+pub const ALPHA: f64 = 0.05;
+
+#[derive(Debug, Clone)]
+pub struct Bisect {
+    pub builds: Vec<String>,
+    /// Every repeat measured of each build.
+    pub samples: Vec<Vec<f64>>,
+    /// Repeats a build gets in a round.
+    pub round_repeats: u32,
+    /// The most repeats any build gets.
+    pub cap: usize,
+    /// Stretches still to search: (good-like end, bad-like end).
+    todo: Vec<(usize, usize)>,
+    pub culprits: Vec<Culprit>,
+    pub notes: Vec<String>,
+    started: bool,
+    good: usize,
+    bad: usize,
+}
+
+/// A build the change came in.
+#[derive(Debug, Clone, Serialize)]
+pub struct Culprit {
+    /// The last build like the good end, and the first like the bad end.
+    pub before: String,
+    pub after: String,
+    /// Median after ÷ median before, and the rank-sum p of the two.
+    pub ratio: f64,
+    pub p: f64,
+    /// Whether the tests were clear at the cap of repeats.
+    pub clear: bool,
+    #[serde(skip)]
+    pub after_index: usize,
+}
+
+/// What to measure next, or the end.
+#[derive(Debug, Clone, PartialEq)]
+pub enum Next {
+    /// Measure these builds together, `repeats` each, interleaved.
+    Measure {
+        builds: Vec<usize>,
+        repeats: u32,
+    },
+    Done,
+}
+
+impl Bisect {
+    pub fn new(
+        builds: Vec<String>,
+        good: usize,
+        bad: usize,
+        round_repeats: u32,
+        cap: usize,
+    ) -> Bisect {
+        let n = builds.len();
+        Bisect {
+            builds,
+            samples: vec![Vec::new(); n],
+            round_repeats,
+            cap,
+            todo: Vec::new(),
+            culprits: Vec::new(),
+            notes: Vec::new(),
+            started: false,
+            good,
+            bad,
+        }
+    }
+
+    /// Builds measured at least once.
+    pub fn evaluations(&self) -> usize {
+        self.samples.iter().filter(|s| !s.is_empty()).count()
+    }
+
+    pub fn repeats(&self) -> usize {
+        self.samples.iter().map(Vec::len).sum()
+    }
+
+    pub fn add(&mut self, build: usize, values: &[f64]) {
+        self.samples[build].extend_from_slice(values);
+    }
+
+    fn med(&self, b: usize) -> f64 {
+        median(&mut self.samples[b].clone()).unwrap_or(0.0)
+    }
+
+    fn differ(&self, a: usize, b: usize) -> (bool, f64) {
+        let p = stats::rank_sum_p(&self.samples[a], &self.samples[b]).unwrap_or(1.0);
+        (p < ALPHA, p)
+    }
+
+    fn full(&self, b: usize) -> bool {
+        self.samples[b].len() >= self.cap
+    }
+
+    /// The next round, from what has been measured.
+    pub fn advance(&mut self) -> Next {
+        let (g, b) = (self.good, self.bad);
+        if !self.started {
+            if self.samples[g].is_empty() || self.samples[b].is_empty() {
+                return self.measure(vec![g, b]);
+            }
+            let (d, p) = self.differ(g, b);
+            if !d {
+                if !self.full(g) && !self.full(b) {
+                    return self.measure(vec![g, b]);
+                }
+                self.notes.push(format!(
+                    "{} and {} do not differ at {} repeats each (p {:.3}): nothing to bisect",
+                    self.builds[g],
+                    self.builds[b],
+                    self.samples[g].len(),
+                    p
+                ));
+                return Next::Done;
+            }
+            self.started = true;
+            self.todo.push((g, b));
+        }
+        while let Some(&(lo, hi)) = self.todo.last() {
+            if hi - lo <= 1 {
+                self.todo.pop();
+                let (_, p) = self.differ(lo, hi);
+                self.culprits.push(Culprit {
+                    before: self.builds[lo].clone(),
+                    after: self.builds[hi].clone(),
+                    ratio: self.med(hi) / self.med(lo),
+                    p,
+                    clear: p < ALPHA,
+                    after_index: hi,
+                });
+                continue;
+            }
+            let mid = (lo + hi) / 2;
+            if self.samples[mid].is_empty() {
+                return self.measure(vec![lo, mid, hi]);
+            }
+            let (like_lo, like_hi) = (!self.differ(lo, mid).0, !self.differ(mid, hi).0);
+            // Where the midpoint lies between the ends, 0 (the good end's
+            // level) to 1 (the bad end's).
+            let (ml, mm, mh) = (self.med(lo).ln(), self.med(mid).ln(), self.med(hi).ln());
+            let t = if (mh - ml).abs() > 0.0 {
+                (mm - ml) / (mh - ml)
+            } else {
+                0.5
+            };
+            self.todo.pop();
+            match (like_lo, like_hi) {
+                (true, false) => self.todo.push((mid, hi)),
+                (false, true) => self.todo.push((lo, mid)),
+                (false, false) if (0.2..=0.8).contains(&t) => {
+                    // Unlike both ends: part of the change before the
+                    // midpoint, part after.
+                    self.todo.push((mid, hi));
+                    self.todo.push((lo, mid));
+                }
+                (false, false) => self.todo.push(if t < 0.5 { (mid, hi) } else { (lo, mid) }),
+                (true, true) => {
+                    // Like both: not yet clear. More repeats, or the
+                    // nearer end at the cap.
+                    if !self.full(mid) {
+                        self.todo.push((lo, hi));
+                        return self.measure(vec![lo, mid, hi]);
+                    }
+                    self.notes.push(format!(
+                        "{} could not be told from either end at {} repeats; taken as {} (the nearer)",
+                        self.builds[mid],
+                        self.samples[mid].len(),
+                        if t < 0.5 { "good" } else { "bad" }
+                    ));
+                    self.todo.push(if t < 0.5 { (mid, hi) } else { (lo, mid) });
+                }
+            }
+        }
+        self.culprits.sort_by_key(|c| c.after_index);
+        Next::Done
+    }
+
+    fn measure(&self, builds: Vec<usize>) -> Next {
+        Next::Measure {
+            builds,
+            repeats: self.round_repeats,
+        }
+    }
+}
+
+/// `bisect-check`'s answer for `git bisect run`: 0 like the good build,
+/// 1 like the bad one, 125 when it cannot tell (or the step did not run).
+pub fn check(now: &[f64], good: &[f64], bad: &[f64]) -> (u8, String) {
+    let p = |a: &[f64], b: &[f64]| stats::rank_sum_p(a, b).unwrap_or(1.0);
+    let (pg, pb) = (p(now, good), p(now, bad));
+    let m = |v: &[f64]| median(&mut v.to_vec()).unwrap_or(0.0);
+    let (mn, mg, mb) = (m(now), m(good), m(bad));
+    if now.is_empty() || good.is_empty() || bad.is_empty() {
+        return (125, "the step has no measurement on one side".into());
+    }
+    let say =
+        format!("median {mn:.1} against good {mg:.1} (p {pg:.3}) and bad {mb:.1} (p {pb:.3})");
+    match (pg < ALPHA, pb < ALPHA) {
+        (false, true) => (0, format!("good: {say}")),
+        (true, false) => (1, format!("bad: {say}")),
+        _ => (125, format!("cannot tell: {say}")),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// Runs a bisect on a made-up measure: build i measures `level(i)`
+    /// with a small spread.
+    fn simulate(n: usize, level: impl Fn(usize) -> f64) -> Bisect {
+        let names = (0..n).map(|i| format!("b{i}")).collect();
+        let mut b = Bisect::new(names, 0, n - 1, 4, 12);
+        let mut round = 0.0;
+        while let Next::Measure { builds, repeats } = b.advance() {
+            round += 1.0;
+            for x in builds {
+                let v: Vec<f64> = (0..repeats)
+                    .map(|r| level(x) * (1.0 + (r as f64 + round) % 3.0 * 0.002))
+                    .collect();
+                b.add(x, &v);
+            }
+        }
+        b
+    }
+
+    #[test]
+    fn one_culprit_in_sixteen_builds_takes_six_evaluations() {
+        for k in 1..16 {
+            let b = simulate(16, |i| if i >= k { 90.0 } else { 100.0 });
+            assert_eq!(b.culprits.len(), 1, "k {k}: {:?}", b.culprits);
+            assert_eq!(b.culprits[0].after, format!("b{k}"));
+            assert!(
+                b.evaluations() <= 6,
+                "k {k}: {} evaluations",
+                b.evaluations()
+            );
+        }
+    }
+
+    #[test]
+    fn a_change_in_two_builds_names_both() {
+        let b = simulate(16, |i| {
+            if i >= 11 {
+                80.0
+            } else if i >= 5 {
+                90.0
+            } else {
+                100.0
+            }
+        });
+        let after: Vec<&str> = b.culprits.iter().map(|c| c.after.as_str()).collect();
+        assert_eq!(after, ["b5", "b11"], "{:?}", b.culprits);
+    }
+
+    #[test]
+    fn ends_that_do_not_differ_stop_with_a_note() {
+        let b = simulate(8, |_| 100.0);
+        assert!(b.culprits.is_empty());
+        assert!(b.notes[0].contains("do not differ"), "{:?}", b.notes);
+    }
+
+    #[test]
+    fn check_answers_as_git_bisect_run_expects() {
+        let good = [100.0, 101.0, 99.0, 100.5];
+        let bad = [90.0, 91.0, 89.5, 90.5];
+        assert_eq!(check(&[100.2, 99.8, 100.9, 99.4], &good, &bad).0, 0);
+        assert_eq!(check(&[90.2, 89.8, 90.9, 90.4], &good, &bad).0, 1);
+        assert_eq!(check(&[], &good, &bad).0, 125);
+    }
+}

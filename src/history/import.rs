@@ -1,0 +1,450 @@
+//! `relbench history add`: result directories read into the history.
+//! Each target's results for a step become one cell of a series (the
+//! step's identity × the target's configuration less its binary × the
+//! host's fingerprint) at one build (`--build`, or the version the server
+//! reported). Every repeat is kept: its throughput, whether another
+//! program disturbed its window, and its costs; the run's A/A floor for
+//! the step beside them. Idempotent: a cell is keyed by its run and
+//! target and carries a hash of what it holds, so adding a directory
+//! again adds nothing, and a resumed or confirmed run adds its new
+//! repeats.
+
+use std::collections::{BTreeMap, HashMap};
+use std::path::{Path, PathBuf};
+
+use anyhow::{bail, Context};
+use serde::{Deserialize, Serialize};
+use sha2::{Digest, Sha256};
+
+use super::store::{lit, num, Store};
+use crate::results::{LoadedRun, RunStatus, StepResult};
+
+/// How the targets of the directories added are named as builds.
+#[derive(Debug, Clone, Default)]
+pub struct BuildNames {
+    /// `--build NAME` (every target) or `--build TARGET=NAME`.
+    pub names: Vec<(Option<String>, String)>,
+    /// `--order N`: the builds named here come in this place.
+    pub order: Option<f64>,
+}
+
+impl BuildNames {
+    fn of(&self, target: &str, targets: usize) -> anyhow::Result<Option<String>> {
+        if let Some((_, n)) = self
+            .names
+            .iter()
+            .find(|(t, _)| t.as_deref() == Some(target))
+        {
+            return Ok(Some(n.clone()));
+        }
+        match self.names.iter().find(|(t, _)| t.is_none()) {
+            Some((_, n)) if targets == 1 => Ok(Some(n.clone())),
+            Some(_) => bail!(
+                "--build NAME names the build of a run with one target; this run has {targets}: \
+                 give --build TARGET=NAME for each"
+            ),
+            None => Ok(None),
+        }
+    }
+}
+
+/// One repeat's figures, as the history keeps them for explanations.
+#[derive(Debug, Clone, Serialize, Deserialize, Default, PartialEq)]
+pub struct Repeat {
+    /// Costs per operation by [`Cost::key`].
+    #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
+    pub costs: BTreeMap<String, f64>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub p99_us: Option<f64>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub cpu_pct: Option<f64>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub own_cpu_pct: Option<f64>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub cores: Option<f64>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub disk_pct: Option<f64>,
+}
+
+/// What `add` did.
+#[derive(Debug, Default, PartialEq)]
+pub struct Added {
+    pub runs: usize,
+    pub new_cells: usize,
+    pub updated_cells: usize,
+    pub unchanged_cells: usize,
+    /// Directories or results left out, and why.
+    pub notes: Vec<String>,
+}
+
+fn short_hash(s: &str) -> String {
+    Sha256::digest(s.as_bytes())
+        .iter()
+        .take(8)
+        .map(|b| format!("{b:02x}"))
+        .collect()
+}
+
+/// A step's identity across runs of a plan: phase, step, occurrence and
+/// clients (the schedule's, less target and repeat).
+pub fn step_key(s: &StepResult) -> String {
+    let mut k = String::new();
+    if let Some(p) = &s.phase {
+        k.push_str(p);
+        k.push(':');
+    }
+    k.push_str(&s.step.label());
+    if s.occurrence > 1 {
+        k.push_str(&format!("#{}", s.occurrence));
+    }
+    k.push_str(&format!(" c{}", s.clients));
+    k
+}
+
+/// The host a target ran on, as far as it moves a figure: CPU, cores,
+/// memory, kernel, and the filesystem and device its data was on.
+fn host_fingerprint(run: &LoadedRun, target: &str) -> (String, String) {
+    let h = &run.info.host;
+    let fs = run
+        .info
+        .targets
+        .iter()
+        .find(|t| t.name == target)
+        .and_then(|t| t.filesystem.as_ref())
+        .map(|f| format!("{} on {}", f.fstype, f.device))
+        .unwrap_or_else(|| "storage not recorded".into());
+    let desc = format!(
+        "{} ({} cores), {} GiB, kernel {}, {fs}",
+        h.cpu_model,
+        h.cores,
+        (h.memory_bytes as f64 / (1u64 << 30) as f64).round(),
+        h.kernel
+    );
+    (short_hash(&desc), desc)
+}
+
+/// The target's configuration less its binary: the plan's spec without
+/// its name, paths and address, and the server's config file's text.
+fn config_of(run: &LoadedRun, target: &str) -> (String, String) {
+    let spec = run.info.plan.targets.iter().find(|t| t.name == target);
+    let mut v = serde_json::to_value(spec).unwrap_or_default();
+    if let Some(o) = v.as_object_mut() {
+        o.remove("name");
+        o.remove("copy_of");
+    }
+    if let Some(acc) = v.get_mut("access").and_then(|a| a.as_object_mut()) {
+        for inner in acc.values_mut() {
+            if let Some(o) = inner.as_object_mut() {
+                for k in [
+                    "basedir",
+                    "datadir",
+                    "port",
+                    "path",
+                    "config",
+                    "url",
+                    "password_env",
+                ] {
+                    o.remove(k);
+                }
+            }
+        }
+    }
+    let file = run
+        .info
+        .targets
+        .iter()
+        .find(|t| t.name == target)
+        .and_then(|t| t.facts.config_file.clone());
+    if let (Some(o), Some(f)) = (v.as_object_mut(), file) {
+        o.insert("config_file".into(), f.into());
+    }
+    let text = v.to_string();
+    (short_hash(&text), text)
+}
+
+/// A target's version as its server reported it, and the build name it
+/// gives: the engine and the version's number ("mariadb 10.11.19" from
+/// "10.11.19-MariaDB-0+deb12u1 (Debian 12, …)").
+fn version_of(run: &LoadedRun, target: &str) -> (String, String) {
+    let Some(t) = run.info.targets.iter().find(|t| t.name == target) else {
+        return ("unknown".into(), "unknown".into());
+    };
+    let v = t.facts.version.clone();
+    let number = v
+        .split(|c: char| c.is_whitespace() || c == '-' || c == '+' || c == '(' || c == ',')
+        .find(|w| w.starts_with(|c: char| c.is_ascii_digit()) && w.contains('.'))
+        .unwrap_or(if v.is_empty() { "unknown" } else { &v })
+        .to_string();
+    (v, format!("{} {number}", t.engine.name()))
+}
+
+fn repeat_of(s: &StepResult) -> (f64, bool, Repeat) {
+    let c = crate::compare::cell_of(std::iter::once(s));
+    let disturbed = s
+        .metrics
+        .interference
+        .as_ref()
+        .is_some_and(|i| i.judge().0.is_some());
+    let r = Repeat {
+        costs: c
+            .costs
+            .iter()
+            .map(|(k, v)| (k.key().to_string(), *v))
+            .collect(),
+        p99_us: c.p99_us,
+        cpu_pct: c.cpu_util_pct,
+        own_cpu_pct: c.own_cpu_pct,
+        cores: c.usable_cores,
+        disk_pct: c.disk_util_pct,
+    };
+    (s.throughput, disturbed, r)
+}
+
+/// One cell about to be written.
+struct Cell {
+    /// Index into the runs read.
+    run: usize,
+    target: String,
+    series: (String, String, String),
+    series_meta: (String, String, String),
+    host_desc: String,
+    build: String,
+    version: String,
+    throughputs: String,
+    disturbed: String,
+    floor: Option<f64>,
+    figures: String,
+}
+
+fn cells_of(runs: &[LoadedRun], names: &BuildNames) -> anyhow::Result<Vec<Cell>> {
+    // The A/A floor of each step, as the run's report computes it.
+    let floors: HashMap<(usize, u32), f64> = crate::compare::build(runs, None)
+        .map(|r| {
+            r.rows
+                .iter()
+                .filter_map(|row| Some(((row.seq, row.clients), row.noise_floor?)))
+                .collect()
+        })
+        .unwrap_or_default();
+    let mut out = Vec::new();
+    for (ri, run) in runs.iter().enumerate() {
+        let ntargets = run.info.plan.targets.len();
+        let mut groups: BTreeMap<(String, usize, u32), Vec<&StepResult>> = BTreeMap::new();
+        for s in &run.steps {
+            if s.failed.is_some() || s.throughput <= 0.0 {
+                continue;
+            }
+            groups
+                .entry((s.target.clone(), s.seq, s.clients))
+                .or_default()
+                .push(s);
+        }
+        for ((target, seq, clients), mut reps) in groups {
+            reps.sort_by_key(|s| s.repeat);
+            let first = reps[0];
+            let (host, host_desc) = host_fingerprint(run, &target);
+            let (config, config_text) = config_of(run, &target);
+            let (version, default_name) = version_of(run, &target);
+            let build = names.of(&target, ntargets)?.unwrap_or(default_name);
+            let rs: Vec<(f64, bool, Repeat)> = reps.iter().map(|s| repeat_of(s)).collect();
+            out.push(Cell {
+                run: ri,
+                target: target.clone(),
+                series: (step_key(first), config, host),
+                series_meta: (
+                    first
+                        .group
+                        .map(|g| g.name().to_string())
+                        .unwrap_or_default(),
+                    first.unit.name().to_string(),
+                    config_text,
+                ),
+                host_desc,
+                build,
+                version,
+                throughputs: rs
+                    .iter()
+                    .map(|r| format!("{:?}", r.0))
+                    .collect::<Vec<_>>()
+                    .join(" "),
+                disturbed: rs.iter().map(|r| if r.1 { '1' } else { '0' }).collect(),
+                floor: floors.get(&(seq, clients)).copied(),
+                figures: serde_json::to_string(&rs.iter().map(|r| &r.2).collect::<Vec<_>>())?,
+            });
+        }
+    }
+    Ok(out)
+}
+
+/// A run's identity: where and when it started, and its plan.
+fn run_id(run: &LoadedRun) -> String {
+    short_hash(&format!(
+        "{}\0{}\0{}",
+        run.info.started,
+        run.info.host.hostname,
+        run.info.plan_hash.as_deref().unwrap_or(&run.info.plan_text)
+    ))
+}
+
+/// Adds result directories to the history.
+pub fn add(store: &mut Store, dirs: &[PathBuf], names: &BuildNames) -> anyhow::Result<Added> {
+    let mut added = Added::default();
+    for dir in dirs {
+        add_dir(store, dir, names, &mut added)
+            .with_context(|| format!("adding {} to the history in {}", dir.display(), store.at))?;
+    }
+    Ok(added)
+}
+
+fn add_dir(
+    store: &mut Store,
+    dir: &Path,
+    names: &BuildNames,
+    added: &mut Added,
+) -> anyhow::Result<()> {
+    let runs = crate::results::load_runs(dir)?;
+    if runs.iter().any(|r| r.info.client_share.is_some()) {
+        bail!(
+            "{} is one client share of a study; `relbench merge` the shares and add the merged directory",
+            dir.display()
+        );
+    }
+    if let Some(r) = runs.iter().find(|r| r.info.status == RunStatus::Running) {
+        bail!(
+            "the run in {} is still running (or was killed); add it when it is done, or after `relbench run --resume --out {}`",
+            r.dir.display(),
+            r.dir.display()
+        );
+    }
+    for r in &runs {
+        for s in &r.skipped {
+            added.notes.push(format!("{}: {s}", r.dir.display()));
+        }
+    }
+    let cells = cells_of(&runs, names)?;
+    // What the history has already, to add only what is new.
+    let mut known_series: HashMap<(String, String, String), i64> = HashMap::new();
+    store.scan("SELECT id, step, config, host FROM series", &mut |r| {
+        known_series.insert(
+            (r[1].text(), r[2].text(), r[3].text()),
+            r[0].int().unwrap_or(0),
+        );
+    })?;
+    let mut known_builds: HashMap<String, i64> = HashMap::new();
+    store.scan("SELECT id, name FROM builds", &mut |r| {
+        known_builds.insert(r[1].text(), r[0].int().unwrap_or(0));
+    })?;
+    let mut next_series = store.max_id("series")? + 1;
+    let mut next_build = store.max_id("builds")? + 1;
+    let mut sql = String::new();
+    let mut hosts: BTreeMap<String, String> = BTreeMap::new();
+    for (ri, run) in runs.iter().enumerate() {
+        let id = run_id(run);
+        let mut have: HashMap<(String, i64), String> = HashMap::new();
+        store.scan(
+            &format!(
+                "SELECT target, series, hash FROM cells WHERE run = {}",
+                lit(&id)
+            ),
+            &mut |r| {
+                have.insert((r[0].text(), r[1].int().unwrap_or(0)), r[2].text());
+            },
+        )?;
+        sql.push_str(&format!(
+            "INSERT INTO runs (id, dir, started, hostname, plan_hash, status, added) VALUES ({}, {}, {}, {}, {}, {}, {}) \
+             ON CONFLICT (id) DO UPDATE SET status = excluded.status, dir = excluded.dir;\n",
+            lit(&id),
+            lit(&run.dir.display().to_string()),
+            lit(&run.info.started),
+            lit(&run.info.host.hostname),
+            lit(run.info.plan_hash.as_deref().unwrap_or("")),
+            lit(&format!("{:?}", run.info.status).to_lowercase()),
+            lit(&crate::util::utc_iso(crate::util::unix_now())),
+        ));
+        let mut values = Vec::new();
+        for c in cells.iter().filter(|c| c.run == ri) {
+            hosts.insert(c.series.2.clone(), c.host_desc.clone());
+            let sid = match known_series.get(&c.series) {
+                Some(id) => *id,
+                None => {
+                    let sid = next_series;
+                    next_series += 1;
+                    sql.push_str(&format!(
+                        "INSERT INTO series (id, step, config, host, grp, unit, config_text) VALUES ({sid}, {}, {}, {}, {}, {}, {});\n",
+                        lit(&c.series.0),
+                        lit(&c.series.1),
+                        lit(&c.series.2),
+                        lit(&c.series_meta.0),
+                        lit(&c.series_meta.1),
+                        lit(&c.series_meta.2)
+                    ));
+                    known_series.insert(c.series.clone(), sid);
+                    sid
+                }
+            };
+            let bid = match known_builds.get(&c.build) {
+                Some(id) => {
+                    if let Some(o) = names.order {
+                        sql.push_str(&format!(
+                            "UPDATE builds SET ord = {} WHERE id = {id};\n",
+                            num(Some(o))
+                        ));
+                    }
+                    *id
+                }
+                None => {
+                    let bid = next_build;
+                    next_build += 1;
+                    sql.push_str(&format!(
+                        "INSERT INTO builds (id, name, ord, version) VALUES ({bid}, {}, {}, {});\n",
+                        lit(&c.build),
+                        num(names.order),
+                        lit(&c.version)
+                    ));
+                    known_builds.insert(c.build.clone(), bid);
+                    bid
+                }
+            };
+            let hash = short_hash(&format!(
+                "{bid}\0{}\0{}\0{:?}\0{}",
+                c.throughputs, c.disturbed, c.floor, c.figures
+            ));
+            match have.get(&(c.target.clone(), sid)) {
+                Some(h) if *h == hash => {
+                    added.unchanged_cells += 1;
+                    continue;
+                }
+                Some(_) => added.updated_cells += 1,
+                None => added.new_cells += 1,
+            }
+            values.push(format!(
+                "({}, {}, {sid}, {bid}, {}, {}, {}, {}, {})",
+                lit(&id),
+                lit(&c.target),
+                lit(&hash),
+                lit(&c.throughputs),
+                lit(&c.disturbed),
+                num(c.floor),
+                lit(&c.figures)
+            ));
+        }
+        for chunk in values.chunks(500) {
+            sql.push_str(&format!(
+                "INSERT INTO cells (run, target, series, build, hash, throughputs, disturbed, floor, figures) VALUES {} \
+                 ON CONFLICT (run, target, series) DO UPDATE SET build = excluded.build, hash = excluded.hash, \
+                 throughputs = excluded.throughputs, disturbed = excluded.disturbed, floor = excluded.floor, \
+                 figures = excluded.figures;\n",
+                chunk.join(",\n")
+            ));
+        }
+        added.runs += 1;
+    }
+    for (fp, desc) in &hosts {
+        sql.push_str(&format!(
+            "INSERT INTO hosts (fingerprint, description) VALUES ({}, {}) ON CONFLICT (fingerprint) DO NOTHING;\n",
+            lit(fp),
+            lit(desc)
+        ));
+    }
+    store.transaction(&sql)
+}

@@ -1,0 +1,209 @@
+//! Where a study's history is kept: a SQLite file (the default,
+//! `results/history.sqlite`) or a shared PostgreSQL named by URL, written
+//! through relbench's own wire client. One schema for both, plain SQL
+//! text that both accept; versioned migrations, as the results schema is.
+
+mod postgres;
+mod sqlite;
+
+use std::path::PathBuf;
+
+use anyhow::Context;
+
+/// Where the history is, as the command line names it.
+#[derive(Debug, Clone, PartialEq)]
+pub enum HistoryAt {
+    Sqlite(PathBuf),
+    /// `postgres://user@host:port/database`; the password, if any, is read
+    /// from `PGPASSWORD`.
+    Postgres(String),
+}
+
+impl HistoryAt {
+    /// `--history` as given: a `postgres://` URL, or a file.
+    pub fn parse(s: &str) -> HistoryAt {
+        if s.starts_with("postgres://") || s.starts_with("postgresql://") {
+            HistoryAt::Postgres(s.to_string())
+        } else {
+            HistoryAt::Sqlite(PathBuf::from(s))
+        }
+    }
+
+    pub fn default_path() -> HistoryAt {
+        HistoryAt::Sqlite(PathBuf::from("results").join("history.sqlite"))
+    }
+}
+
+impl std::fmt::Display for HistoryAt {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            HistoryAt::Sqlite(p) => write!(f, "{}", p.display()),
+            HistoryAt::Postgres(u) => f.write_str(u),
+        }
+    }
+}
+
+/// One column's value as a backend hands it over, borrowed.
+#[derive(Debug, Clone, Copy)]
+pub enum Value<'a> {
+    Null,
+    Int(i64),
+    Real(f64),
+    Text(&'a str),
+}
+
+impl Value<'_> {
+    pub fn int(self) -> Option<i64> {
+        match self {
+            Value::Int(i) => Some(i),
+            Value::Real(r) => Some(r as i64),
+            Value::Text(t) => t.parse().ok(),
+            Value::Null => None,
+        }
+    }
+    pub fn real(self) -> Option<f64> {
+        match self {
+            Value::Int(i) => Some(i as f64),
+            Value::Real(r) => Some(r),
+            Value::Text(t) => t.parse().ok(),
+            Value::Null => None,
+        }
+    }
+    pub fn text(self) -> String {
+        match self {
+            Value::Int(i) => i.to_string(),
+            Value::Real(r) => r.to_string(),
+            Value::Text(t) => t.to_string(),
+            Value::Null => String::new(),
+        }
+    }
+}
+
+/// What a store needs of a database: statements run, rows read.
+pub trait Backend {
+    /// Runs one or more statements that return no rows.
+    fn batch(&mut self, sql: &str) -> anyhow::Result<()>;
+    /// Runs a query, handing each row to `row`.
+    fn scan(&mut self, sql: &str, row: &mut dyn FnMut(&[Value<'_>])) -> anyhow::Result<()>;
+}
+
+/// The schema, one migration per version: a store at version N runs
+/// migrations N.. in order, each in its own transaction.
+const MIGRATIONS: &[&str] = &[
+    // 1: builds, runs, series, cells, change points.
+    "CREATE TABLE relbench_history (key TEXT PRIMARY KEY, value TEXT NOT NULL);
+     CREATE TABLE builds (id BIGINT PRIMARY KEY, name TEXT NOT NULL UNIQUE, ord DOUBLE PRECISION, version TEXT NOT NULL);
+     CREATE TABLE runs (id TEXT PRIMARY KEY, dir TEXT NOT NULL, started TEXT NOT NULL, hostname TEXT NOT NULL,
+       plan_hash TEXT NOT NULL, status TEXT NOT NULL, added TEXT NOT NULL);
+     CREATE TABLE hosts (fingerprint TEXT PRIMARY KEY, description TEXT NOT NULL);
+     CREATE TABLE series (id BIGINT PRIMARY KEY, step TEXT NOT NULL, config TEXT NOT NULL, host TEXT NOT NULL,
+       grp TEXT NOT NULL, unit TEXT NOT NULL, config_text TEXT NOT NULL, UNIQUE (step, config, host));
+     CREATE TABLE cells (run TEXT NOT NULL, target TEXT NOT NULL, series BIGINT NOT NULL, build BIGINT NOT NULL,
+       hash TEXT NOT NULL, throughputs TEXT NOT NULL, disturbed TEXT NOT NULL, floor DOUBLE PRECISION,
+       figures TEXT NOT NULL, PRIMARY KEY (run, target, series));
+     CREATE INDEX cells_by_series ON cells (series, build);
+     CREATE TABLE changes (id BIGINT PRIMARY KEY, series BIGINT NOT NULL, build BIGINT NOT NULL, before_build BIGINT NOT NULL,
+       magnitude DOUBLE PRECISION NOT NULL, lo DOUBLE PRECISION, hi DOUBLE PRECISION, p DOUBLE PRECISION NOT NULL,
+       floor DOUBLE PRECISION, explanation TEXT NOT NULL, state TEXT NOT NULL, found TEXT NOT NULL,
+       UNIQUE (series, build));",
+];
+
+pub const SCHEMA_VERSION: usize = MIGRATIONS.len();
+
+/// An open history, migrated to [`SCHEMA_VERSION`].
+pub struct Store {
+    db: Box<dyn Backend>,
+    pub at: HistoryAt,
+}
+
+impl Store {
+    pub fn open(at: &HistoryAt) -> anyhow::Result<Store> {
+        let db: Box<dyn Backend> = match at {
+            HistoryAt::Sqlite(p) => Box::new(sqlite::Sqlite::open(p)?),
+            HistoryAt::Postgres(u) => Box::new(postgres::Postgres::connect(u)?),
+        };
+        let mut s = Store { db, at: at.clone() };
+        s.migrate()
+            .with_context(|| format!("bringing the history in {at} to schema {SCHEMA_VERSION}"))?;
+        Ok(s)
+    }
+
+    fn version(&mut self) -> anyhow::Result<usize> {
+        let mut v = None;
+        let r = self.db.scan(
+            "SELECT value FROM relbench_history WHERE key = 'schema_version'",
+            &mut |r| v = r[0].int(),
+        );
+        match (r, v) {
+            (Ok(()), Some(v)) => Ok(v as usize),
+            (Ok(()), None) => anyhow::bail!(
+                "{} has a relbench_history table without a schema version: it is not a history relbench wrote; \
+                 name another with --history",
+                self.at
+            ),
+            // No such table: a new history.
+            (Err(_), _) => Ok(0),
+        }
+    }
+
+    fn migrate(&mut self) -> anyhow::Result<()> {
+        let have = self.version()?;
+        if have > SCHEMA_VERSION {
+            anyhow::bail!(
+                "the history in {} is at schema {have}, newer than this relbench's {SCHEMA_VERSION}: \
+                 use the relbench that wrote it",
+                self.at
+            );
+        }
+        for (i, m) in MIGRATIONS.iter().enumerate().skip(have) {
+            let v = i + 1;
+            self.db.batch(&format!(
+                "BEGIN; {m};
+                 DELETE FROM relbench_history WHERE key = 'schema_version';
+                 INSERT INTO relbench_history (key, value) VALUES ('schema_version', '{v}');
+                 COMMIT;"
+            ))?;
+        }
+        Ok(())
+    }
+
+    pub fn batch(&mut self, sql: &str) -> anyhow::Result<()> {
+        self.db.batch(sql)
+    }
+
+    pub fn scan(&mut self, sql: &str, row: &mut dyn FnMut(&[Value<'_>])) -> anyhow::Result<()> {
+        self.db.scan(sql, row)
+    }
+
+    /// Runs `sql` in one transaction.
+    pub fn transaction(&mut self, sql: &str) -> anyhow::Result<()> {
+        if let Err(e) = self.db.batch(&format!("BEGIN; {sql} COMMIT;")) {
+            let _ = self.db.batch("ROLLBACK;");
+            return Err(e);
+        }
+        Ok(())
+    }
+
+    /// The largest id in `table` (0 when empty).
+    pub fn max_id(&mut self, table: &str) -> anyhow::Result<i64> {
+        let mut id = 0;
+        self.db
+            .scan(&format!("SELECT MAX(id) FROM {table}"), &mut |r| {
+                id = r[0].int().unwrap_or(0)
+            })?;
+        Ok(id)
+    }
+}
+
+/// A string as an SQL literal.
+pub fn lit(s: &str) -> String {
+    format!("'{}'", s.replace('\'', "''"))
+}
+
+/// A number as an SQL literal (NULL when not finite or absent).
+pub fn num(v: Option<f64>) -> String {
+    match v {
+        Some(v) if v.is_finite() => format!("{v:?}"),
+        _ => "NULL".into(),
+    }
+}

@@ -1,0 +1,76 @@
+//! The history in a shared PostgreSQL, through relbench's own wire client
+//! (the simple query protocol; no new runtime). The URL names the user,
+//! host and database; the password comes from `PGPASSWORD`, read once.
+
+use anyhow::{anyhow, Context};
+
+use super::{Backend, Value};
+use crate::db::postgres::wire::{Address, Opts, WireConn};
+use crate::db::url::ServerUrl;
+use crate::db::EngineKind;
+
+pub struct Postgres {
+    conn: WireConn,
+}
+
+impl Postgres {
+    pub fn connect(url: &str) -> anyhow::Result<Postgres> {
+        let u = ServerUrl::parse(url, EngineKind::Postgres)
+            .map_err(|e| anyhow!("--history {url}: {e}"))?;
+        let port = u.port.unwrap_or(5432);
+        let address = match &u.socket {
+            Some(dir) => Address::Socket {
+                dir: dir.clone(),
+                port,
+            },
+            None => Address::Tcp {
+                host: u.host.clone(),
+                port,
+            },
+        };
+        let password = std::env::var("PGPASSWORD").ok();
+        std::env::remove_var("PGPASSWORD");
+        let conn = WireConn::connect(&Opts {
+            address,
+            user: u.user.clone(),
+            password,
+            database: u.database.clone().unwrap_or_else(|| "relbench".into()),
+            tls: Default::default(),
+            auth: Default::default(),
+        })
+        .map_err(|e| anyhow!("{e}"))
+        .with_context(|| {
+            format!("connecting to the history at {url} (a password is read from PGPASSWORD)")
+        })?;
+        let mut p = Postgres { conn };
+        // Notices of "relation already exists" and the like stay quiet.
+        p.batch("SET client_min_messages = warning")?;
+        Ok(p)
+    }
+}
+
+impl Backend for Postgres {
+    fn batch(&mut self, sql: &str) -> anyhow::Result<()> {
+        self.conn
+            .execute_text(sql)
+            .map(|_| ())
+            .map_err(|e| anyhow!("writing the history: {e}"))
+    }
+
+    fn scan(&mut self, sql: &str, row: &mut dyn FnMut(&[Value<'_>])) -> anyhow::Result<()> {
+        let rows = self
+            .conn
+            .query_text(sql)
+            .map_err(|e| anyhow!("reading the history: {e}"))?;
+        let mut vals = Vec::new();
+        for r in &rows {
+            vals.clear();
+            vals.extend(r.iter().map(|c| match c {
+                Some(t) => Value::Text(t),
+                None => Value::Null,
+            }));
+            row(&vals);
+        }
+        Ok(())
+    }
+}

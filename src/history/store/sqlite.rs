@@ -1,0 +1,85 @@
+//! The history in a SQLite file: created with relbench's mark (its own
+//! application id), and an existing file without it refused, so relbench
+//! never writes into a database it did not create.
+
+use std::path::Path;
+
+use anyhow::{bail, Context};
+use rusqlite::types::ValueRef;
+
+use super::{Backend, Value};
+
+/// "RBHS": a relbench history (targets' files carry another mark).
+const APPLICATION_ID: i32 = 0x5242_4853;
+
+pub struct Sqlite {
+    conn: rusqlite::Connection,
+}
+
+impl Sqlite {
+    pub fn open(path: &Path) -> anyhow::Result<Sqlite> {
+        let new = !path.exists();
+        if let Some(dir) = path.parent().filter(|d| !d.as_os_str().is_empty()) {
+            std::fs::create_dir_all(dir).with_context(|| format!("creating {}", dir.display()))?;
+        }
+        let conn = rusqlite::Connection::open(path)
+            .with_context(|| format!("opening the history {}", path.display()))?;
+        let id: i32 = conn
+            .query_row("PRAGMA application_id", [], |r| r.get(0))
+            .with_context(|| {
+                format!(
+                    "{} is not a SQLite database; name another file with --history",
+                    path.display()
+                )
+            })?;
+        if new || (id == 0 && is_empty(&conn)) {
+            conn.execute_batch(&format!("PRAGMA application_id = {APPLICATION_ID}"))?;
+        } else if id != APPLICATION_ID {
+            bail!(
+                "{} is a SQLite database relbench did not create as a history (its application id is not \
+                 relbench's); relbench never writes into a database it did not make: name another file with --history",
+                path.display()
+            );
+        }
+        // The history is written by one command at a time, read by many.
+        conn.execute_batch(
+            "PRAGMA journal_mode = WAL; PRAGMA synchronous = NORMAL; PRAGMA busy_timeout = 10000;",
+        )?;
+        Ok(Sqlite { conn })
+    }
+}
+
+fn is_empty(conn: &rusqlite::Connection) -> bool {
+    conn.query_row("SELECT COUNT(*) FROM sqlite_master", [], |r| {
+        r.get::<_, i64>(0)
+    })
+    .is_ok_and(|n| n == 0)
+}
+
+impl Backend for Sqlite {
+    fn batch(&mut self, sql: &str) -> anyhow::Result<()> {
+        self.conn.execute_batch(sql).context("writing the history")
+    }
+
+    fn scan(&mut self, sql: &str, row: &mut dyn FnMut(&[Value<'_>])) -> anyhow::Result<()> {
+        let mut st = self.conn.prepare(sql)?;
+        let n = st.column_count();
+        anyhow::ensure!(n <= 16, "a history query of more than 16 columns");
+        let mut rows = st.query([])?;
+        while let Some(r) = rows.next()? {
+            let mut vals: [Value<'_>; 16] = [Value::Null; 16];
+            for (i, v) in vals.iter_mut().enumerate().take(n) {
+                *v = match r.get_ref(i)? {
+                    ValueRef::Null => Value::Null,
+                    ValueRef::Integer(i) => Value::Int(i),
+                    ValueRef::Real(f) => Value::Real(f),
+                    ValueRef::Text(t) | ValueRef::Blob(t) => {
+                        Value::Text(std::str::from_utf8(t).unwrap_or(""))
+                    }
+                };
+            }
+            row(&vals[..n]);
+        }
+        Ok(())
+    }
+}
