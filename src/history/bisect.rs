@@ -200,19 +200,30 @@ impl Bisect {
 
 /// `bisect-check`'s answer for `git bisect run`: 0 like the good build,
 /// 1 like the bad one, 125 when it cannot tell (or the step did not run).
+/// Unlike both (another run's level, as runs on a busy host drift), it is
+/// the nearer one when it lies in the outer quarter towards it.
 pub fn check(now: &[f64], good: &[f64], bad: &[f64]) -> (u8, String) {
-    let p = |a: &[f64], b: &[f64]| stats::rank_sum_p(a, b).unwrap_or(1.0);
-    let (pg, pb) = (p(now, good), p(now, bad));
-    let m = |v: &[f64]| median(&mut v.to_vec()).unwrap_or(0.0);
-    let (mn, mg, mb) = (m(now), m(good), m(bad));
     if now.is_empty() || good.is_empty() || bad.is_empty() {
         return (125, "the step has no measurement on one side".into());
     }
+    let p = |a: &[f64], b: &[f64]| stats::rank_sum_p(a, b).unwrap_or(1.0);
+    let m = |v: &[f64]| median(&mut v.to_vec()).unwrap_or(0.0);
+    let (mn, mg, mb) = (m(now), m(good), m(bad));
+    let (pg, pb) = (p(now, good), p(now, bad));
     let say =
         format!("median {mn:.1} against good {mg:.1} (p {pg:.3}) and bad {mb:.1} (p {pb:.3})");
+    if p(good, bad) >= ALPHA {
+        return (
+            125,
+            format!("cannot tell: the good and bad builds' results do not differ; {say}"),
+        );
+    }
+    let t = (mn / mg).ln() / (mb / mg).ln();
     match (pg < ALPHA, pb < ALPHA) {
         (false, true) => (0, format!("good: {say}")),
         (true, false) => (1, format!("bad: {say}")),
+        (true, true) if t <= 0.25 => (0, format!("good (nearer the good build): {say}")),
+        (true, true) if t >= 0.75 => (1, format!("bad (nearer the bad build): {say}")),
         _ => (125, format!("cannot tell: {say}")),
     }
 }
@@ -282,5 +293,9 @@ mod tests {
         assert_eq!(check(&[100.2, 99.8, 100.9, 99.4], &good, &bad).0, 0);
         assert_eq!(check(&[90.2, 89.8, 90.9, 90.4], &good, &bad).0, 1);
         assert_eq!(check(&[], &good, &bad).0, 125);
+        // Another run's level, unlike both but near the bad one.
+        assert_eq!(check(&[88.0, 88.5, 87.9, 88.2], &good, &bad).0, 1);
+        assert_eq!(check(&[95.0, 95.2, 94.9, 95.1], &good, &bad).0, 125);
+        assert_eq!(check(&[95.0, 95.2, 94.9, 95.1], &good, &good).0, 125);
     }
 }

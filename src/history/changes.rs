@@ -118,6 +118,9 @@ pub struct Outcome {
     pub points: Vec<ChangePoint>,
 }
 
+/// Repeats a side a change's interval and explanation are computed from.
+const NEAREST: usize = 24;
+
 /// Finds the change points of the whole history and records them.
 pub fn find(store: &mut Store, settings: &Settings) -> anyhow::Result<(History, Outcome)> {
     let h = History::read(store)?;
@@ -147,10 +150,16 @@ pub fn find(store: &mut Store, settings: &Settings) -> anyhow::Result<(History, 
         let data = &h.data[si];
         let (bp, ap) = (data.points[f.at - 1].build, data.points[f.at].build);
         let (bid, aid) = (h.builds[bp].id, h.builds[ap].id);
-        let side = |from: usize, to: usize| -> Cell {
+        // Each side's builds nearest the change, up to NEAREST repeats: the
+        // explanation's tests invert the rank-sum test, whose exact counts
+        // grow with the product of the sides (300 against 300 took seconds).
+        let side = |builds: &mut dyn Iterator<Item = &detect::Point>| -> Cell {
             let mut vals = Vec::new();
             let mut reps: Vec<&Repeat> = Vec::new();
-            for p in &data.points[from..to] {
+            for p in builds {
+                if vals.len() >= NEAREST {
+                    break;
+                }
                 vals.extend(p.values.iter().copied());
                 if let Some(r) = figures.get(&(f.series, h.builds[p.build].id)) {
                     reps.extend(r.iter());
@@ -158,9 +167,10 @@ pub fn find(store: &mut Store, settings: &Settings) -> anyhow::Result<(History, 
             }
             side_cell(vals, &reps)
         };
-        let (before, mut after) = (side(f.from, f.at), side(f.at, f.to));
+        let before = side(&mut data.points[f.from..f.at].iter().rev());
+        let mut after = side(&mut data.points[f.at..f.to].iter());
         let explanation = crate::compare::explain_change(&mut after, &before);
-        let interval = detect::interval(data, f, 24);
+        let interval = detect::interval(data, f, NEAREST);
         let (id, state) = match known.get(&(f.series, aid)) {
             Some(&(id, st)) => (id, st),
             None => {
@@ -249,7 +259,8 @@ fn figures_of(
             .join(",");
         store.scan(
             &format!(
-                "SELECT series, build, disturbed, figures FROM cells WHERE series IN ({list})"
+                "SELECT c.series, c.build, c.disturbed, f.repeats FROM cells c JOIN figures f \
+                 ON f.run = c.run AND f.target = c.target AND f.series = c.series WHERE c.series IN ({list})"
             ),
             &mut |r| {
                 let reps: Vec<Repeat> = serde_json::from_str(&r[3].text()).unwrap_or_default();

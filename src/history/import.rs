@@ -361,7 +361,7 @@ fn add_dir(
             lit(&format!("{:?}", run.info.status).to_lowercase()),
             lit(&crate::util::utc_iso(crate::util::unix_now())),
         ));
-        let mut values = Vec::new();
+        let (mut values, mut figures) = (Vec::new(), Vec::new());
         for c in cells.iter().filter(|c| c.run == ri) {
             hosts.insert(c.series.2.clone(), c.host_desc.clone());
             let sid = match known_series.get(&c.series) {
@@ -418,22 +418,33 @@ fn add_dir(
                 None => added.new_cells += 1,
             }
             values.push(format!(
-                "({}, {}, {sid}, {bid}, {}, {}, {}, {}, {})",
+                "({}, {}, {sid}, {bid}, {}, {}, {}, {})",
                 lit(&id),
                 lit(&c.target),
                 lit(&hash),
                 lit(&c.throughputs),
                 lit(&c.disturbed),
                 num(c.floor),
+            ));
+            figures.push(format!(
+                "({}, {}, {sid}, {})",
+                lit(&id),
+                lit(&c.target),
                 lit(&c.figures)
             ));
         }
         for chunk in values.chunks(500) {
             sql.push_str(&format!(
-                "INSERT INTO cells (run, target, series, build, hash, throughputs, disturbed, floor, figures) VALUES {} \
+                "INSERT INTO cells (run, target, series, build, hash, throughputs, disturbed, floor) VALUES {} \
                  ON CONFLICT (run, target, series) DO UPDATE SET build = excluded.build, hash = excluded.hash, \
-                 throughputs = excluded.throughputs, disturbed = excluded.disturbed, floor = excluded.floor, \
-                 figures = excluded.figures;\n",
+                 throughputs = excluded.throughputs, disturbed = excluded.disturbed, floor = excluded.floor;\n",
+                chunk.join(",\n")
+            ));
+        }
+        for chunk in figures.chunks(500) {
+            sql.push_str(&format!(
+                "INSERT INTO figures (run, target, series, repeats) VALUES {} \
+                 ON CONFLICT (run, target, series) DO UPDATE SET repeats = excluded.repeats;\n",
                 chunk.join(",\n")
             ));
         }

@@ -77,6 +77,13 @@ fn midranks(pooled: &[f64]) -> Vec<f64> {
 /// Two-sided p-value of the rank-sum test of `a` against `b`; `None` when
 /// either side is empty.
 pub fn rank_sum_p(a: &[f64], b: &[f64]) -> Option<f64> {
+    rank_sum_p_within(a, b, EXACT_LIMIT)
+}
+
+/// [`rank_sum_p`], exact up to `exact_limit` splits: a search that tests
+/// thousands of splits (the history's change points) takes the normal
+/// approximation sooner.
+pub fn rank_sum_p_within(a: &[f64], b: &[f64], exact_limit: f64) -> Option<f64> {
     let (m, n) = (a.len(), b.len());
     if m == 0 || n == 0 {
         return None;
@@ -87,7 +94,7 @@ pub fn rank_sum_p(a: &[f64], b: &[f64]) -> Option<f64> {
     let mean = m as f64 * (m + n + 1) as f64 / 2.0;
     let observed = (w - mean).abs();
     let splits = choose(m + n, m);
-    if splits <= EXACT_LIMIT {
+    if splits <= exact_limit {
         // Every subset of m ranks is equally likely under the null.
         let mut extreme = 0u64;
         let mut total = 0u64;
@@ -143,8 +150,17 @@ pub fn smallest_p(m: usize, n: usize) -> f64 {
 }
 
 /// Counts of the Mann–Whitney U statistic under the null hypothesis (no
-/// ties): `counts[u]` is the number of splits with U = u.
-fn u_counts(m: usize, n: usize) -> Vec<f64> {
+/// ties): `counts[u]` is the number of splits with U = u. Kept per thread
+/// for each pair of sizes: a history explains a thousand change points of
+/// 24 repeats a side, each needing the same table.
+fn u_counts(m: usize, n: usize) -> std::rc::Rc<[f64]> {
+    type Tables = std::collections::HashMap<(usize, usize), std::rc::Rc<[f64]>>;
+    thread_local! {
+        static TABLES: std::cell::RefCell<Tables> = Default::default();
+    }
+    if let Some(t) = TABLES.with(|t| t.borrow().get(&(m, n)).cloned()) {
+        return t;
+    }
     // f(m, n, u) = f(m-1, n, u-n) + f(m, n-1, u), by where the largest
     // value falls; built up over n for each m.
     let max_u = m * n;
@@ -163,7 +179,9 @@ fn u_counts(m: usize, n: usize) -> Vec<f64> {
                 .collect();
         }
     }
-    std::mem::take(&mut table[m][n])
+    let counts: std::rc::Rc<[f64]> = std::mem::take(&mut table[m][n]).into();
+    TABLES.with(|t| t.borrow_mut().insert((m, n), counts.clone()));
+    counts
 }
 
 /// The confidence interval of `median(target) ÷ median(base)` by inverting
@@ -350,7 +368,7 @@ mod tests {
     #[test]
     fn u_distribution_counts_sum_to_the_number_of_splits() {
         let c = u_counts(3, 3);
-        assert_eq!(c, vec![1.0, 1.0, 2.0, 3.0, 3.0, 3.0, 3.0, 2.0, 1.0, 1.0]);
+        assert_eq!(&*c, &[1.0, 1.0, 2.0, 3.0, 3.0, 3.0, 3.0, 2.0, 1.0, 1.0]);
         let c = u_counts(5, 7);
         assert_eq!(c.iter().sum::<f64>(), choose(12, 5));
     }

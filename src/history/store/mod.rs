@@ -85,12 +85,28 @@ pub trait Backend {
     fn batch(&mut self, sql: &str) -> anyhow::Result<()>;
     /// Runs a query, handing each row to `row`.
     fn scan(&mut self, sql: &str, row: &mut dyn FnMut(&[Value<'_>])) -> anyhow::Result<()>;
+    /// Reads every row of `table` through `sql`, whose `{part}` is a
+    /// condition: the rows cut into `parts` pieces read at once, each on a
+    /// connection of its own, `row` told which piece. A backend that
+    /// cannot reads them in one piece (piece 0).
+    fn scan_parts(
+        &mut self,
+        table: &str,
+        sql: &str,
+        parts: usize,
+        row: &(dyn Fn(usize, &[Value<'_>]) + Sync),
+    ) -> anyhow::Result<()> {
+        let _ = (table, parts);
+        self.scan(&sql.replace("{part}", "1 = 1"), &mut |r| row(0, r))
+    }
 }
 
 /// The schema, one migration per version: a store at version N runs
 /// migrations N.. in order, each in its own transaction.
 const MIGRATIONS: &[&str] = &[
-    // 1: builds, runs, series, cells, change points.
+    // 1: builds, runs, series, cells (what a search reads, compact), each
+    // cell's repeats' costs apart (read only for the series that changed),
+    // change points.
     "CREATE TABLE relbench_history (key TEXT PRIMARY KEY, value TEXT NOT NULL);
      CREATE TABLE builds (id BIGINT PRIMARY KEY, name TEXT NOT NULL UNIQUE, ord DOUBLE PRECISION, version TEXT NOT NULL);
      CREATE TABLE runs (id TEXT PRIMARY KEY, dir TEXT NOT NULL, started TEXT NOT NULL, hostname TEXT NOT NULL,
@@ -100,7 +116,9 @@ const MIGRATIONS: &[&str] = &[
        grp TEXT NOT NULL, unit TEXT NOT NULL, config_text TEXT NOT NULL, UNIQUE (step, config, host));
      CREATE TABLE cells (run TEXT NOT NULL, target TEXT NOT NULL, series BIGINT NOT NULL, build BIGINT NOT NULL,
        hash TEXT NOT NULL, throughputs TEXT NOT NULL, disturbed TEXT NOT NULL, floor DOUBLE PRECISION,
-       figures TEXT NOT NULL, PRIMARY KEY (run, target, series));
+       PRIMARY KEY (run, target, series));
+     CREATE TABLE figures (run TEXT NOT NULL, target TEXT NOT NULL, series BIGINT NOT NULL, repeats TEXT NOT NULL,
+       PRIMARY KEY (run, target, series));
      CREATE INDEX cells_by_series ON cells (series, build);
      CREATE TABLE changes (id BIGINT PRIMARY KEY, series BIGINT NOT NULL, build BIGINT NOT NULL, before_build BIGINT NOT NULL,
        magnitude DOUBLE PRECISION NOT NULL, lo DOUBLE PRECISION, hi DOUBLE PRECISION, p DOUBLE PRECISION NOT NULL,
@@ -173,6 +191,17 @@ impl Store {
 
     pub fn scan(&mut self, sql: &str, row: &mut dyn FnMut(&[Value<'_>])) -> anyhow::Result<()> {
         self.db.scan(sql, row)
+    }
+
+    /// See [`Backend::scan_parts`].
+    pub fn scan_parts(
+        &mut self,
+        table: &str,
+        sql: &str,
+        parts: usize,
+        row: &(dyn Fn(usize, &[Value<'_>]) + Sync),
+    ) -> anyhow::Result<()> {
+        self.db.scan_parts(table, sql, parts, row)
     }
 
     /// Runs `sql` in one transaction.
