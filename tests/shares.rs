@@ -401,16 +401,8 @@ fn a_client_share_of_a_server_relbench_manages_or_an_embedded_database_is_refuse
 
 #[test]
 fn two_client_shares_against_postgres_add_up_exactly() {
-    use relbench::db::server::postgres::Postgres;
     let dir = shared_tempdir();
-    let server = server_elsewhere(
-        dir.path(),
-        "pg",
-        "/usr/lib/postgresql/15",
-        "postgres",
-        Box::new(Postgres),
-    );
-    let url = format!("postgres://relbench@127.0.0.1:{}/sbtest", server.rt.port);
+    let (server, url) = postgres_elsewhere(dir.path());
     two_shares_add_up(
         dir.path(),
         "postgres",

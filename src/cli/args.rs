@@ -292,6 +292,32 @@ pub(super) enum HistoryCommand {
 }
 
 #[derive(clap::Args)]
+pub(super) struct BisectArgs {
+    /// The plan: its steps, and either one target per build (named by
+    /// --builds) or one managed target whose basedir each build replaces.
+    pub(super) plan: PathBuf,
+    /// The builds in order: names of the plan's targets, or basedirs.
+    #[arg(long, value_delimiter = ',', required = true)]
+    pub(super) builds: Vec<String>,
+    /// The step whose throughput changed (as `relbench check` lists it).
+    #[arg(long)]
+    pub(super) step: String,
+    /// The good and bad builds [default: the first and the last].
+    #[arg(long)]
+    pub(super) good: Option<String>,
+    #[arg(long)]
+    pub(super) bad: Option<String>,
+    /// Repeats a build gets in a round, and the most it gets.
+    #[arg(long, default_value_t = 4)]
+    pub(super) repeats: u32,
+    #[arg(long, default_value_t = 12)]
+    pub(super) max_repeats: usize,
+    /// Where the rounds' results go [default: results/bisect-<UTC time>].
+    #[arg(long)]
+    pub(super) out: Option<PathBuf>,
+}
+
+#[derive(clap::Args)]
 pub(super) struct HistoryFlag {
     /// The history: a SQLite file, or postgres://user@host/db (password
     /// from PGPASSWORD) [default: results/history.sqlite].
@@ -365,30 +391,7 @@ pub(super) enum Command {
     History(HistoryCommand),
     /// Find the build a step's change came in, among ordered builds,
     /// by measuring them (Pinpoint's approach).
-    Bisect {
-        /// The plan: its steps, and either one target per build (named by
-        /// --builds) or one managed target whose basedir each build replaces.
-        plan: PathBuf,
-        /// The builds in order: names of the plan's targets, or basedirs.
-        #[arg(long, value_delimiter = ',', required = true)]
-        builds: Vec<String>,
-        /// The step whose throughput changed (as `relbench check` lists it).
-        #[arg(long)]
-        step: String,
-        /// The good and bad builds [default: the first and the last].
-        #[arg(long)]
-        good: Option<String>,
-        #[arg(long)]
-        bad: Option<String>,
-        /// Repeats a build gets in a round, and the most it gets.
-        #[arg(long, default_value_t = 4)]
-        repeats: u32,
-        #[arg(long, default_value_t = 12)]
-        max_repeats: usize,
-        /// Where the rounds' results go [default: results/bisect-<UTC time>].
-        #[arg(long)]
-        out: Option<PathBuf>,
-    },
+    Bisect(BisectArgs),
     /// For `git bisect run`: run the plan against the build just made and
     /// exit 0 if the step is like the good build's results, 1 if like the
     /// bad build's, 125 if it cannot tell.

@@ -6,7 +6,7 @@ use std::path::{Path, PathBuf};
 
 use anyhow::{bail, Context};
 
-use super::args::HistoryCommand;
+use super::args::{BisectArgs, HistoryCommand};
 use super::{compile, install_ctrlc, read_plan, Exit};
 use crate::history::bisect::{self, Bisect, Next};
 use crate::history::changes::{self, State};
@@ -21,7 +21,7 @@ fn at(flag: Option<String>) -> HistoryAt {
         .map_or_else(HistoryAt::default_path, HistoryAt::parse)
 }
 
-pub(super) fn build_names(build: &[String], order: Option<f64>) -> BuildNames {
+fn build_names(build: &[String], order: Option<f64>) -> BuildNames {
     BuildNames {
         names: build
             .iter()
@@ -34,18 +34,35 @@ pub(super) fn build_names(build: &[String], order: Option<f64>) -> BuildNames {
     }
 }
 
-/// Adds a finished run to a history (`run --history`).
-pub(super) fn add_run(history: &str, out: &Path, names: &BuildNames) -> anyhow::Result<()> {
-    let mut store = Store::open(&HistoryAt::parse(history))?;
-    let a = import::add(&mut store, &[out.to_path_buf()], names)?;
-    crate::errln!(
-        "relbench: added {} to the history in {}: {} new cells, {} updated",
-        out.display(),
-        store.at,
-        a.new_cells,
-        a.updated_cells
-    );
-    Ok(())
+/// `run --history`: a finished run goes into the history, failed steps
+/// and all (the history keeps what finished); an interrupted one when it
+/// is resumed to the end. The run's own outcome stays the command's.
+pub(super) fn after_run(
+    ran: anyhow::Result<()>,
+    history: Option<String>,
+    out: &Path,
+    build: &[String],
+    order: Option<f64>,
+) -> anyhow::Result<()> {
+    let Some(h) = history else { return ran };
+    let finished = match &ran {
+        Ok(()) => true,
+        Err(e) => matches!(e.downcast_ref::<Exit>(), Some(Exit::StepsFailed(_))),
+    };
+    if finished {
+        let mut store = Store::open(&HistoryAt::parse(&h))
+            .context("the run is kept; add it later with `relbench history add`")?;
+        let a = import::add(&mut store, &[out.to_path_buf()], &build_names(build, order))
+            .context("the run is kept; add it later with `relbench history add`")?;
+        crate::errln!(
+            "relbench: added {} to the history in {}: {} new cells, {} updated",
+            out.display(),
+            store.at,
+            a.new_cells,
+            a.updated_cells
+        );
+    }
+    ran
 }
 
 pub(super) fn history(cmd: HistoryCommand) -> anyhow::Result<()> {
@@ -241,17 +258,6 @@ fn targets_of(plan: &mut crate::plan::Plan, builds: &[String]) -> anyhow::Result
         }
     }
     Ok(idx)
-}
-
-pub(super) struct BisectArgs {
-    pub plan: PathBuf,
-    pub builds: Vec<String>,
-    pub step: String,
-    pub good: Option<String>,
-    pub bad: Option<String>,
-    pub repeats: u32,
-    pub max_repeats: usize,
-    pub out: Option<PathBuf>,
 }
 
 pub(super) fn bisect(a: BisectArgs) -> anyhow::Result<()> {

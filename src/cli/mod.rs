@@ -23,7 +23,7 @@ use std::path::{Path, PathBuf};
 use std::process::ExitCode;
 use std::sync::atomic::Ordering;
 
-use anyhow::{bail, Context};
+use anyhow::bail;
 use clap::Parser;
 
 use crate::plan::{self, Plan, PlanErrors, Schedule};
@@ -95,6 +95,9 @@ fn dispatch(cmd: Command) -> anyhow::Result<()> {
             confirm: None,
             one_off,
             report_interval,
+            history,
+            build,
+            order,
             ..
         } if one_off.given() || one_off.workload.is_some() => {
             let every = interval(report_interval.as_deref())?;
@@ -104,13 +107,13 @@ fn dispatch(cmd: Command) -> anyhow::Result<()> {
                 .map_err(|e| Exit::BadInput(args::OneOff::flag_errors(&text, &e)))?;
             let out = out.unwrap_or_else(|| Path::new("results").join(utc_stamp(unix_now())));
             let schedule = compile(&plan)?;
-            run::run(
+            let ran = run::run(
                 RunOptions {
                     secrets: crate::db::Secrets::take(&plan.targets)?,
                     schedule,
                     record: RunInfo::start(ONE_OFF_SOURCE.into(), text, &dir, plan),
                     plan_dir: dir,
-                    out,
+                    out: out.clone(),
                     resume: false,
                 },
                 run::Show {
@@ -118,7 +121,8 @@ fn dispatch(cmd: Command) -> anyhow::Result<()> {
                     every,
                     json: one_off.json,
                 },
-            )
+            );
+            history::after_run(ran, history, &out, &build, order)
         }
         Command::Run {
             plan,
@@ -179,41 +183,10 @@ fn dispatch(cmd: Command) -> anyhow::Result<()> {
                     json: false,
                 },
             );
-            // A finished run goes into the history, failed steps and all
-            // (the history keeps what finished); an interrupted one when
-            // it is resumed to the end.
-            if let Some(h) = history {
-                let finished = match &ran {
-                    Ok(()) => true,
-                    Err(e) => matches!(e.downcast_ref::<Exit>(), Some(Exit::StepsFailed(_))),
-                };
-                if finished {
-                    history::add_run(&h, &out, &history::build_names(&build, order))
-                        .context("the run is kept; add it with `relbench history add`")?;
-                }
-            }
-            ran
+            history::after_run(ran, history, &out, &build, order)
         }
         Command::History(cmd) => history::history(cmd),
-        Command::Bisect {
-            plan,
-            builds,
-            step,
-            good,
-            bad,
-            repeats,
-            max_repeats,
-            out,
-        } => history::bisect(history::BisectArgs {
-            plan,
-            builds,
-            step,
-            good,
-            bad,
-            repeats,
-            max_repeats,
-            out,
-        }),
+        Command::Bisect(a) => history::bisect(a),
         Command::BisectCheck {
             plan,
             step,

@@ -202,7 +202,7 @@ fn best_split(pts: &[Point]) -> Option<(usize, usize)> {
     if pts.len() < 2 || n < 4 {
         return None;
     }
-    let ranks = midranks(&all);
+    let ranks = stats::midranks(&all);
     let nf = n as f64;
     let (mut best, mut best_z, mut splits) = (None, -1.0, 0);
     let (mut w, mut m, mut i) = (0.0, 0usize, 0usize);
@@ -225,25 +225,6 @@ fn best_split(pts: &[Point]) -> Option<(usize, usize)> {
         }
     }
     best.map(|b| (b, splits))
-}
-
-fn midranks(v: &[f64]) -> Vec<f64> {
-    let mut order: Vec<usize> = (0..v.len()).collect();
-    order.sort_by(|&a, &b| v[a].total_cmp(&v[b]));
-    let mut ranks = vec![0.0; v.len()];
-    let mut i = 0;
-    while i < order.len() {
-        let mut j = i;
-        while j + 1 < order.len() && v[order[j + 1]] == v[order[i]] {
-            j += 1;
-        }
-        let r = (i + j) as f64 / 2.0 + 1.0;
-        for &o in &order[i..=j] {
-            ranks[o] = r;
-        }
-        i = j + 1;
-    }
-    ranks
 }
 
 /// Marks the tests Benjamini–Hochberg keeps at false discovery rate `q`.

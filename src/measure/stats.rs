@@ -55,7 +55,7 @@ pub fn choose(n: usize, k: usize) -> f64 {
 }
 
 /// Mid-ranks (1-based) of `pooled`: tied values share their mean rank.
-fn midranks(pooled: &[f64]) -> Vec<f64> {
+pub fn midranks(pooled: &[f64]) -> Vec<f64> {
     let mut order: Vec<usize> = (0..pooled.len()).collect();
     order.sort_by(|&a, &b| pooled[a].total_cmp(&pooled[b]));
     let mut ranks = vec![0.0; pooled.len()];

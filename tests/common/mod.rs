@@ -190,3 +190,19 @@ pub fn bench_user(server: &relbench::db::server::ManagedServer, secret: &str) {
     ))
     .unwrap();
 }
+
+/// Debian's PostgreSQL 15 "someone else runs", started through the
+/// library as the OS user `postgres` in `dir`, and the URL of its
+/// `sbtest` database for the user `relbench` (password: `server.rt.password`).
+pub fn postgres_elsewhere(dir: &Path) -> (relbench::db::server::ManagedServer, String) {
+    use relbench::db::server::postgres::Postgres;
+    let server = server_elsewhere(
+        dir,
+        "pg",
+        "/usr/lib/postgresql/15",
+        "postgres",
+        Box::new(Postgres),
+    );
+    let url = format!("postgres://relbench@127.0.0.1:{}/sbtest", server.rt.port);
+    (server, url)
+}

@@ -185,25 +185,6 @@ impl Store {
         Ok(())
     }
 
-    pub fn batch(&mut self, sql: &str) -> anyhow::Result<()> {
-        self.db.batch(sql)
-    }
-
-    pub fn scan(&mut self, sql: &str, row: &mut dyn FnMut(&[Value<'_>])) -> anyhow::Result<()> {
-        self.db.scan(sql, row)
-    }
-
-    /// See [`Backend::scan_parts`].
-    pub fn scan_parts(
-        &mut self,
-        table: &str,
-        sql: &str,
-        parts: usize,
-        row: &(dyn Fn(usize, &[Value<'_>]) + Sync),
-    ) -> anyhow::Result<()> {
-        self.db.scan_parts(table, sql, parts, row)
-    }
-
     /// Runs `sql` in one transaction.
     pub fn transaction(&mut self, sql: &str) -> anyhow::Result<()> {
         if let Err(e) = self.db.batch(&format!("BEGIN; {sql} COMMIT;")) {
@@ -221,6 +202,20 @@ impl Store {
                 id = r[0].int().unwrap_or(0)
             })?;
         Ok(id)
+    }
+}
+
+/// A store is its backend, with the schema brought up to date.
+impl std::ops::Deref for Store {
+    type Target = dyn Backend;
+    fn deref(&self) -> &Self::Target {
+        &*self.db
+    }
+}
+
+impl std::ops::DerefMut for Store {
+    fn deref_mut(&mut self) -> &mut Self::Target {
+        &mut *self.db
     }
 }
 
