@@ -152,7 +152,7 @@ pub fn find(store: &mut Store, settings: &Settings) -> anyhow::Result<(History, 
         let (bid, aid) = (h.builds[bp].id, h.builds[ap].id);
         // Each side's builds nearest the change, up to NEAREST repeats: the
         // explanation's tests invert the rank-sum test, whose exact counts
-        // grow with the product of the sides (300 against 300 took seconds).
+        // grow with the product of the sides (90 against 90 took 0.2 s each).
         let side = |builds: &mut dyn Iterator<Item = &detect::Point>| -> Cell {
             let mut vals = Vec::new();
             let mut reps: Vec<&Repeat> = Vec::new();
