@@ -634,3 +634,128 @@ fn change_points_on_otavas_test_data_score_at_least_otavas_f1() {
     assert!(out.status.success(), "relbench's F1 fell below Otava's");
     assert!(text.contains("relbench F1 / Otava F1"), "{text}");
 }
+
+#[test]
+fn a_bisect_it_cannot_run_is_refused_before_anything_runs() {
+    let dir = tempfile::tempdir().unwrap();
+    let plan = write_plan(dir.path(), &builds_plan(11));
+    let bisect = |builds: &str, extra: &[&str], says: &str| {
+        relbench()
+            .arg("bisect")
+            .arg(&plan)
+            .args(["--builds", builds, "--step", "point-query"])
+            .args(extra)
+            .arg("--out")
+            .arg(dir.path().join("out"))
+            .assert()
+            .code(2)
+            .stderr(predicates::str::contains(says));
+    };
+    bisect("b01", &[], "two builds or more");
+    bisect(
+        "b01,nosuch",
+        &[],
+        "neither a target of the plan nor a directory",
+    );
+    // A basedir needs a managed target in the plan to stand in for.
+    bisect("b01,/usr", &[], "the plan has no managed target");
+    bisect(
+        "b01,b02,b03",
+        &["--good", "b03", "--bad", "b01"],
+        "must come before",
+    );
+    bisect("b01,b02", &["--good", "b09"], "is not one of --builds");
+    assert!(!dir.path().join("out").exists(), "nothing is run");
+}
+
+/// Bisect over real server builds, each a basedir standing in for the
+/// plan's managed target: PostgreSQL 12, Debian's 15, 16 and 18. Whether
+/// and where point queries changed across them is the servers' business;
+/// what is checked is that each round started the builds asked for, and
+/// that the search stayed within its evaluations.
+#[test]
+fn bisect_over_postgresql_builds_starts_each_basedir_asked_for() {
+    let Some(versions) = std::env::var_os("RELBENCH_VERSIONS").map(std::path::PathBuf::from) else {
+        panic!(
+            "set RELBENCH_VERSIONS to the directory examples/get-versions.sh filled (./test does)"
+        );
+    };
+    let builds: Vec<String> = [
+        versions.join("postgres-12.22"),
+        "/usr/lib/postgresql/15".into(),
+        versions.join("postgres-16.10"),
+        versions.join("postgres-18.0"),
+    ]
+    .iter()
+    .map(|p| p.display().to_string())
+    .collect();
+    let dir = shared_tempdir();
+    let plan = write_plan(
+        dir.path(),
+        r#"steps = ["load", "point-query"]
+clients = [1]
+repeats = 4
+seed = 1
+[scale]
+tables = 1
+rows = 10000
+[duration]
+warmup = "100ms"
+read = "300ms"
+[[target]]
+name = "pg"
+engine = "postgres"
+basedir = "/usr/lib/postgresql/15"
+"#,
+    );
+    let out = dir.path().join("bisect");
+    let o = relbench()
+        .arg("bisect")
+        .arg(&plan)
+        .args([
+            "--builds",
+            &builds.join(","),
+            "--step",
+            "point-query",
+            "--max-repeats",
+            "8",
+            "--out",
+        ])
+        .arg(&out)
+        .output()
+        .unwrap();
+    let (stdout, stderr) = (
+        String::from_utf8_lossy(&o.stdout),
+        String::from_utf8_lossy(&o.stderr),
+    );
+    eprintln!("{stdout}{stderr}");
+    match o.status.code() {
+        Some(0) => assert!(stdout.contains("culprit: "), "{stdout}"),
+        Some(1) => assert!(stderr.contains("do not differ"), "{stderr}"),
+        c => panic!("exit {c:?}: {stderr}"),
+    }
+    let j = read_json(&out.join("bisect.json"));
+    assert!(j["evaluations"].as_u64().unwrap() <= 4, "{j}");
+    // Every round ran the builds it named, each from its own basedir.
+    let want = ["12.22", "15.", "16.10", "18.0"];
+    let mut seen = 0;
+    for round in std::fs::read_dir(&out)
+        .unwrap()
+        .flatten()
+        .filter(|e| e.path().is_dir())
+    {
+        let info = read_json(&round.path().join("run.json"));
+        for t in info["targets"].as_array().unwrap() {
+            let name = t["name"].as_str().unwrap();
+            let i: usize = name.trim_start_matches("build-").parse::<usize>().unwrap() - 1;
+            let version = t["version"].as_str().unwrap();
+            assert!(
+                version.contains(want[i]),
+                "{name} ran {version}, not {}",
+                builds[i]
+            );
+            seen += 1;
+        }
+    }
+    assert!(seen >= 2, "no round ran");
+}

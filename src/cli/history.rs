@@ -248,7 +248,14 @@ fn targets_of(plan: &mut crate::plan::Plan, builds: &[String]) -> anyhow::Result
                 plan.targets.push(t);
                 idx.push(plan.targets.len() - 1);
             }
-            _ => {
+            (None, true) => {
+                return Err(Exit::BadInput(format!(
+                    "--builds: {b:?} is a directory, but the plan has no managed target whose basedir a build \
+                     could replace; give the plan one (engine and basedir), or name the plan's targets"
+                ))
+                .into())
+            }
+            (_, false) => {
                 return Err(Exit::BadInput(format!(
                     "--builds: {b:?} is neither a target of the plan nor a directory (a build's basedir \
                      replacing the plan's managed target's)"
