@@ -759,3 +759,45 @@ basedir = "/usr/lib/postgresql/15"
     }
     assert!(seen >= 2, "no round ran");
 }
+
+#[test]
+fn a_runs_aa_copies_are_its_targets_build_and_carry_its_floor() {
+    let dir = tempfile::tempdir().unwrap();
+    let plan = write_plan(
+        dir.path(),
+        &PLAN
+            .replace("repeats = 4", "repeats = 2")
+            .replace("engine = \"sqlite\"\n", "engine = \"sqlite\"\ncopies = 2\n"),
+    );
+    let run = dir.path().join("run");
+    run_quiet(&plan, &run).assert().success();
+    let h = dir.path().join("h.sqlite");
+    let out = history(
+        &["add", run.to_str().unwrap(), "--build", "v1"],
+        h.to_str().unwrap(),
+        None,
+    );
+    assert!(
+        out.contains("6 new cells"),
+        "a target and its copy, 3 steps: {out}"
+    );
+    let c = rusqlite::Connection::open(&h).unwrap();
+    let builds: i64 = c
+        .query_row("SELECT COUNT(*) FROM builds", [], |r| r.get(0))
+        .unwrap();
+    assert_eq!(
+        builds, 1,
+        "the copies are the build of the target they copy"
+    );
+    let floors: i64 = c
+        .query_row(
+            "SELECT COUNT(*) FROM cells WHERE floor IS NOT NULL",
+            [],
+            |r| r.get(0),
+        )
+        .unwrap();
+    assert!(
+        floors >= 6,
+        "the run's A/A floor is kept with the cells ({floors})"
+    );
+}

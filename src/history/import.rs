@@ -22,7 +22,8 @@ use crate::results::{LoadedRun, RunStatus, StepResult};
 /// How the targets of the directories added are named as builds.
 #[derive(Debug, Clone, Default)]
 pub struct BuildNames {
-    /// `--build NAME` (every target) or `--build TARGET=NAME`.
+    /// `--build NAME` (a run of one target, with its A/A copies) or
+    /// `--build TARGET=NAME` (a copy is its original's build).
     pub names: Vec<(Option<String>, String)>,
     /// `--order N`: the builds named here come in this place.
     pub order: Option<f64>,
@@ -228,7 +229,23 @@ fn cells_of(runs: &[LoadedRun], names: &BuildNames) -> anyhow::Result<Vec<Cell>>
         .unwrap_or_default();
     let mut out = Vec::new();
     for (ri, run) in runs.iter().enumerate() {
-        let ntargets = run.info.plan.targets.len();
+        // A/A copies are the build of the target they copy.
+        let original = |t: &str| -> String {
+            run.info
+                .plan
+                .targets
+                .iter()
+                .find(|x| x.name == t)
+                .and_then(|x| x.copy_of.clone())
+                .unwrap_or_else(|| t.to_string())
+        };
+        let ntargets = run
+            .info
+            .plan
+            .targets
+            .iter()
+            .filter(|t| t.copy_of.is_none())
+            .count();
         let mut groups: BTreeMap<(String, usize, u32), Vec<&StepResult>> = BTreeMap::new();
         for s in &run.steps {
             if s.failed.is_some() || s.throughput <= 0.0 {
@@ -245,7 +262,9 @@ fn cells_of(runs: &[LoadedRun], names: &BuildNames) -> anyhow::Result<Vec<Cell>>
             let (host, host_desc) = host_fingerprint(run, &target);
             let (config, config_text) = config_of(run, &target);
             let (version, default_name) = version_of(run, &target);
-            let build = names.of(&target, ntargets)?.unwrap_or(default_name);
+            let build = names
+                .of(&original(&target), ntargets)?
+                .unwrap_or(default_name);
             let rs: Vec<(f64, bool, Repeat)> = reps.iter().map(|s| repeat_of(s)).collect();
             out.push(Cell {
                 run: ri,
