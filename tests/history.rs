@@ -389,7 +389,7 @@ fn the_history_on(
         "the cost that moved is named: {l}"
     );
     assert!(
-        out.contains("6 series, 7 builds"),
+        out.contains("6 series over 7 builds"),
         "the other host's run is a series of its own: {out}"
     );
     let report = dir.join(format!(
@@ -434,7 +434,10 @@ fn a_history_on_sqlite_and_on_postgres_finds_the_same_change_once() {
         .success()
         .stderr(predicates::str::contains("new cells"));
     let out = history(&["changes"], nightly.to_str().unwrap(), None);
-    assert!(out.contains("3 series, 1 builds: 0 change points"), "{out}");
+    assert!(
+        out.contains("3 series over 1 build: 0 change points"),
+        "{out}"
+    );
     // Six builds of it, the last three 5% slower on point queries, and a
     // seventh on another host, 20% slower: a new series, not a regression.
     let mut builds = Vec::new();

@@ -111,23 +111,7 @@ pub(super) fn history(cmd: HistoryCommand) -> anyhow::Result<()> {
             for c in &shown {
                 crate::outln!("{}", c.line());
             }
-            crate::outln!(
-                "{} series, {} builds: {} change point{} ({} open), {} splits tested, {} within their A/A floor, \
-                 {} disturbed repeats left out{}",
-                o.series,
-                o.builds,
-                o.points.len(),
-                if o.points.len() == 1 { "" } else { "s" },
-                o.points.iter().filter(|c| c.state == State::New).count(),
-                o.tested,
-                o.below_floor,
-                o.disturbed_left_out,
-                if o.withdrawn > 0 {
-                    format!("; {} earlier point(s) no longer found, withdrawn", o.withdrawn)
-                } else {
-                    String::new()
-                }
-            );
+            crate::outln!("{}", o.summary(q));
             Ok(())
         }
         HistoryCommand::Report { out, at: flag } => {

@@ -121,6 +121,37 @@ pub struct Outcome {
 /// Repeats a side a change's interval and explanation are computed from.
 const NEAREST: usize = 24;
 
+fn plural(n: usize, one: &str, many: &str) -> String {
+    format!("{n} {}", if n == 1 { one } else { many })
+}
+
+impl Outcome {
+    /// What the search did, in one sentence (printed by `history changes`
+    /// and at the top of the report).
+    pub fn summary(&self, q: f64) -> String {
+        let open = self.points.iter().filter(|c| c.state == State::New).count();
+        let mut s = format!(
+            "{} over {}: {} ({open} open); {} (Benjamini–Hochberg at {}% over all of them), {} within \
+             {} A/A floor, not counted; {} left out",
+            plural(self.series, "series", "series"),
+            plural(self.builds, "build", "builds"),
+            plural(self.points.len(), "change point", "change points"),
+            plural(self.tested, "split tested", "splits tested"),
+            q * 100.0,
+            plural(self.below_floor, "significant one", "significant ones"),
+            if self.below_floor == 1 { "its series'" } else { "their series'" },
+            plural(self.disturbed_left_out, "disturbed repeat", "disturbed repeats"),
+        );
+        if self.withdrawn > 0 {
+            s.push_str(&format!(
+                "; {} of an earlier search no longer found, withdrawn",
+                plural(self.withdrawn, "new point", "new points")
+            ));
+        }
+        s
+    }
+}
+
 /// Finds the change points of the whole history and records them.
 pub fn find(store: &mut Store, settings: &Settings) -> anyhow::Result<(History, Outcome)> {
     let h = History::read(store)?;

@@ -9,6 +9,7 @@ use std::path::{Path, PathBuf};
 use serde::Serialize;
 
 use super::changes::{fmt_p, ChangePoint, Outcome, State};
+use super::detect::Settings;
 use super::History;
 use crate::compare::median;
 
@@ -19,16 +20,9 @@ pub struct HistoryReport {
     pub groups: Vec<Group>,
     /// Change points found now that nobody acknowledged or ignored.
     pub open: Vec<ChangePoint>,
-    pub outcome: Summary,
-}
-
-#[derive(Debug, Clone, Serialize)]
-pub struct Summary {
-    pub series: usize,
-    pub tested: usize,
-    pub changes: usize,
-    pub below_floor: usize,
-    pub disturbed_left_out: usize,
+    /// What the search did (`Outcome::summary`).
+    pub summary: String,
+    pub outcome: Outcome,
 }
 
 /// The series of one workload group on one configuration and host.
@@ -101,33 +95,17 @@ pub fn model(h: &History, o: &Outcome) -> HistoryReport {
             .filter(|c| c.state == State::New)
             .cloned()
             .collect(),
-        outcome: Summary {
-            series: o.series,
-            tested: o.tested,
-            changes: o.points.len(),
-            below_floor: o.below_floor,
-            disturbed_left_out: o.disturbed_left_out,
+        summary: o.summary(Settings::default().q),
+        outcome: Outcome {
+            points: Vec::new(),
+            ..o.clone()
         },
     }
 }
 
-fn summary_line(r: &HistoryReport) -> String {
-    format!(
-        "{} series over {} builds; {} splits tested (Benjamini–Hochberg at 5% over all of them); {} change points, \
-         {} open; {} significant splits within their series' A/A floor not counted; {} disturbed repeats left out.",
-        r.outcome.series,
-        r.builds.len(),
-        r.outcome.tested,
-        r.outcome.changes,
-        r.open.len(),
-        r.outcome.below_floor,
-        r.outcome.disturbed_left_out
-    )
-}
-
 pub fn markdown(r: &HistoryReport) -> String {
     let mut s = String::from("# History\n\n");
-    let _ = writeln!(s, "{}\n", summary_line(r));
+    let _ = writeln!(s, "{}\n", r.summary);
     s.push_str("## Open change points\n\n");
     if r.open.is_empty() {
         s.push_str("None.\n\n");
@@ -185,22 +163,65 @@ fn esc(t: &str) -> String {
         .replace('"', "&quot;")
 }
 
-/// One series over builds: its medians as a line, each change point a
-/// red rule before the first build after it.
+/// A figure in three significant digits, with k or M.
+fn short(v: f64) -> String {
+    let (x, unit) = match v.abs() {
+        a if a >= 1e6 => (v / 1e6, "M"),
+        a if a >= 1e3 => (v / 1e3, "k"),
+        _ => (v, ""),
+    };
+    let digits = if x.abs() >= 100.0 {
+        0
+    } else if x.abs() >= 10.0 {
+        1
+    } else {
+        2
+    };
+    format!("{x:.digits$}{unit}")
+}
+
+/// One series over builds: its medians as a line, the series' A/A floor
+/// as a grey band around their median (a move inside it is noise), each
+/// change point a red rule before the first build after it. The scale
+/// spans at least ±5% of the median, so that noise does not fill the
+/// chart as a cliff would.
 pub fn svg(l: &Line, builds: &[String]) -> String {
-    let (w, h, pad) = (480.0, 120.0, 24.0);
-    let vals: Vec<f64> = l.medians.iter().flatten().copied().collect();
-    let (lo, hi) = vals
-        .iter()
-        .fold((f64::MAX, f64::MIN), |(a, b), v| (a.min(*v), b.max(*v)));
-    let span = (hi - lo).max(hi.abs() * 0.02).max(1e-9);
+    let (w, h, left, pad) = (480.0, 130.0, 44.0, 20.0);
+    let mut vals: Vec<f64> = l.medians.iter().flatten().copied().collect();
+    let center = median(&mut vals).unwrap_or(0.0);
+    let reach = l.floor.unwrap_or(0.0).max(0.05);
+    // Throughput is never below 0, however wide the floor.
+    let (lo, hi) = vals.iter().fold(
+        ((center * (1.0 - reach)).max(0.0), center * (1.0 + reach)),
+        |(a, b), v| (a.min(*v), b.max(*v)),
+    );
+    let span = (hi - lo).max(1e-9);
     let n = builds.len().max(2) as f64;
-    let x = |i: usize| pad + i as f64 * (w - 2.0 * pad) / (n - 1.0);
+    let x = |i: usize| left + i as f64 * (w - left - pad) / (n - 1.0);
     let y = |v: f64| h - pad - (v - lo) / span * (h - 2.0 * pad);
     let mut s = format!(
         r#"<svg xmlns="http://www.w3.org/2000/svg" width="{w}" height="{h}" role="img"><title>{}</title>"#,
         esc(&l.step)
     );
+    if let Some(f) = l.floor {
+        let (top, bottom) = (y(center * (1.0 + f)), y((center * (1.0 - f)).max(lo)));
+        let _ = write!(
+            s,
+            r##"<rect x="{left}" y="{top:.1}" width="{:.1}" height="{:.1}" fill="#eee"><title>A/A floor ±{:.1}%</title></rect>"##,
+            w - left - pad,
+            (bottom - top).max(0.5),
+            f * 100.0
+        );
+    }
+    for (v, anchor) in [(hi, "hanging"), (lo, "auto")] {
+        let _ = write!(
+            s,
+            r#"<text x="{:.1}" y="{:.1}" font-size="10" text-anchor="end" dominant-baseline="{anchor}">{}</text>"#,
+            left - 4.0,
+            y(v),
+            short(v)
+        );
+    }
     for c in &l.changes {
         let cx = (x(c.0) + x(c.0.saturating_sub(1))) / 2.0;
         let _ = write!(
@@ -237,7 +258,7 @@ pub fn svg(l: &Line, builds: &[String]) -> String {
     if let (Some(first), Some(last)) = (builds.first(), builds.last()) {
         let _ = write!(
             s,
-            r#"<text x="{pad}" y="{}" font-size="10">{}</text><text x="{}" y="{}" font-size="10" text-anchor="end">{}</text>"#,
+            r#"<text x="{left}" y="{}" font-size="10">{}</text><text x="{}" y="{}" font-size="10" text-anchor="end">{}</text>"#,
             h - 4.0,
             esc(first),
             w - pad,
@@ -255,11 +276,7 @@ pub fn html(r: &HistoryReport) -> String {
          <style>body{font-family:sans-serif;margin:2em}table{border-collapse:collapse}td,th{border:1px solid #ccc;padding:2px 6px}\
          .s{display:inline-block;margin:4px;vertical-align:top}</style></head><body><h1>History</h1>",
     );
-    let _ = write!(
-        s,
-        "<p>{}</p><h2>Open change points</h2>",
-        esc(&summary_line(r))
-    );
+    let _ = write!(s, "<p>{}</p><h2>Open change points</h2>", esc(&r.summary));
     if r.open.is_empty() {
         s.push_str("<p>None.</p>");
     } else {
@@ -320,4 +337,93 @@ pub fn write(r: &HistoryReport, out: &Path) -> anyhow::Result<Vec<PathBuf>> {
         written.push(p);
     }
     Ok(written)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::history::changes::ChangePoint;
+    use crate::history::detect::{Point, Series};
+    use crate::history::{Build, SeriesInfo};
+
+    /// A history of four builds, one series with a 10% drop at the third.
+    fn history() -> (History, Outcome) {
+        let builds = (1..=4)
+            .map(|i| Build {
+                id: i,
+                name: format!("10.11.{i}"),
+                version: format!("10.11.{i}-MariaDB"),
+                order: None,
+            })
+            .collect();
+        let info = SeriesInfo {
+            id: 1,
+            step: "point-query c4".into(),
+            config: "c0ffee".into(),
+            config_text: r#"{"engine":"mariadb"}"#.into(),
+            host: "h1".into(),
+            group: "point".into(),
+            unit: "ops/s".into(),
+        };
+        let data = Series {
+            id: 1,
+            points: (0..4)
+                .map(|b| Point {
+                    build: b,
+                    values: vec![if b < 2 { 1000.0 } else { 900.0 }; 3],
+                })
+                .collect(),
+            floor: Some(0.02),
+        };
+        let point = ChangePoint {
+            id: 7,
+            series_index: 0,
+            step: "point-query c4".into(),
+            config: "c0ffee".into(),
+            host: "h1".into(),
+            before: "10.11.2".into(),
+            after: "10.11.3".into(),
+            before_place: 1,
+            after_place: 2,
+            magnitude: 0.9,
+            interval: None,
+            p: 0.0004,
+            floor: Some(0.02),
+            explanation: "CPU/op ×1.11: new CPU overhead".into(),
+            state: State::New,
+        };
+        let h = History {
+            builds,
+            series: vec![info],
+            data: vec![data],
+            disturbed_left_out: 1,
+            hosts: [("h1".to_string(), "AMD EPYC (2 cores)".to_string())].into(),
+        };
+        let o = Outcome {
+            series: 1,
+            builds: 4,
+            tested: 3,
+            below_floor: 0,
+            disturbed_left_out: 1,
+            withdrawn: 0,
+            points: vec![point],
+        };
+        (h, o)
+    }
+
+    #[test]
+    fn a_history_report_in_markdown() {
+        let (h, o) = history();
+        insta::assert_snapshot!(markdown(&model(&h, &o)));
+    }
+
+    #[test]
+    fn a_series_chart_marks_its_change_and_its_floor() {
+        let (h, o) = history();
+        let m = model(&h, &o);
+        let svg = svg(&m.groups[0].lines[0], &m.builds);
+        assert!(svg.contains("<title>#7 ×0.900</title>"), "{svg}");
+        assert!(svg.contains("A/A floor ±2.0%"), "{svg}");
+        assert_eq!(svg.matches("<circle").count(), 4);
+    }
 }
