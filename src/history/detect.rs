@@ -159,8 +159,8 @@ fn found(series: &Series, at: usize, from: usize, to: usize, p: f64, s: &Setting
 /// the same thing (neighbours share all but one build), so the full count
 /// (Bonferroni) was measured far too strict: a 5% step at 3 builds × 4
 /// repeats a side found in 159 of 200 series, against 179 with the square
-/// root; no correction at all let 8.4% of the points found be false when
-/// half the series changed (the square root: 2.5%; the full count: 1.0%).
+/// root; no correction at all let 7.1% of the points found be false when
+/// half the series changed (the square root: 2.0%; the full count: 0.8%).
 /// `tests/history.rs` keeps all three measures.
 fn factor(splits: usize) -> f64 {
     (splits as f64).sqrt()
