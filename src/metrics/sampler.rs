@@ -628,26 +628,34 @@ mod tests {
             server_pid: None,
             server_elsewhere_here: false,
         };
-        let s = Sampler::start(probe, Instant::now());
         let mb = 32usize;
-        let mut f = std::fs::File::create(dir.path().join("known")).unwrap();
-        let block = vec![0x5au8; 1 << 20];
-        for _ in 0..mb {
-            f.write_all(&block).unwrap();
-        }
-        f.sync_all().unwrap();
-        let w = s.finish().window();
-        let disk = w.disk.unwrap();
         let kb = (mb * 1024) as f64;
-        // Everything written reached the device; other writers on the
-        // machine (and the filesystem's journal) can only add.
-        assert!(disk.write_kb >= kb, "{} KiB < {kb}", disk.write_kb);
-        assert!(
-            disk.write_kb < kb * 3.0 + 64.0 * 1024.0,
-            "{} KiB",
-            disk.write_kb
-        );
-        assert!(disk.writes > 0);
+        // Regression (a fresh-clone CI run flaked): another program writing
+        // 200 MB during the window (a build beside the tests) put the
+        // device's total past the upper bound. The lower bound holds in
+        // every window; the upper one in one of three, as relbench itself
+        // measures a disturbed window again.
+        let mut seen = Vec::new();
+        for attempt in 0..3 {
+            let s = Sampler::start(probe.clone(), Instant::now());
+            let mut f = std::fs::File::create(dir.path().join(format!("known-{attempt}"))).unwrap();
+            let block = vec![0x5au8; 1 << 20];
+            for _ in 0..mb {
+                f.write_all(&block).unwrap();
+            }
+            f.sync_all().unwrap();
+            let w = s.finish().window();
+            let disk = w.disk.unwrap();
+            // Everything written reached the device; other writers on the
+            // machine (and the filesystem's journal) can only add.
+            assert!(disk.write_kb >= kb, "{} KiB < {kb}", disk.write_kb);
+            assert!(disk.writes > 0);
+            if disk.write_kb < kb * 3.0 + 64.0 * 1024.0 {
+                return;
+            }
+            seen.push(disk.write_kb);
+        }
+        panic!("every window counted far more than was written: {seen:?} KiB for {kb} KiB");
     }
 
     #[test]
