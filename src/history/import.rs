@@ -179,13 +179,18 @@ fn version_of(run: &LoadedRun, target: &str) -> (String, String) {
     (v, format!("{} {number}", t.engine.name()))
 }
 
-fn repeat_of(s: &StepResult) -> (f64, bool, Repeat) {
-    let c = crate::compare::cell_of(std::iter::once(s));
-    let disturbed = s
-        .metrics
+/// Whether another program shared the machine in the step's window, as a
+/// report judges it.
+pub fn disturbed(s: &StepResult) -> bool {
+    s.metrics
         .interference
         .as_ref()
-        .is_some_and(|i| i.judge().0.is_some());
+        .is_some_and(|i| i.judge().0.is_some())
+}
+
+fn repeat_of(s: &StepResult) -> (f64, bool, Repeat) {
+    let c = crate::compare::cell_of(std::iter::once(s));
+    let disturbed = disturbed(s);
     let r = Repeat {
         costs: c
             .costs
