@@ -407,7 +407,7 @@ fn the_history_on(
         .unwrap();
     assert!((0.75..=0.85).contains(&magnitude), "{l}");
     assert!(
-        l.contains("CPU/op ×1.25"),
+        l.contains("CPU/op ×1.2"),
         "the cost that moved is named: {l}"
     );
     assert!(

@@ -23,6 +23,9 @@ pub struct Bisect {
     pub samples: Vec<Vec<(usize, f64)>>,
     /// The round being measured (each `Measure` starts one).
     round: usize,
+    /// Repeats asked of each build, quiet or not: the cap counts these,
+    /// so a host that disturbs every window ends the search, not loops.
+    asked: Vec<usize>,
     /// Repeats a build gets in a round.
     pub round_repeats: u32,
     /// The most repeats any build gets.
@@ -75,6 +78,7 @@ impl Bisect {
             builds,
             samples: vec![Vec::new(); n],
             round: 0,
+            asked: vec![0; n],
             round_repeats,
             cap,
             todo: Vec::new(),
@@ -88,7 +92,7 @@ impl Bisect {
 
     /// Builds measured at least once.
     pub fn evaluations(&self) -> usize {
-        self.samples.iter().filter(|s| !s.is_empty()).count()
+        self.asked.iter().filter(|a| **a > 0).count()
     }
 
     pub fn repeats(&self) -> usize {
@@ -128,14 +132,14 @@ impl Bisect {
     }
 
     fn full(&self, b: usize) -> bool {
-        self.samples[b].len() >= self.cap
+        self.asked[b] >= self.cap
     }
 
     /// The next round, from what has been measured.
     pub fn advance(&mut self) -> Next {
         let (g, b) = (self.good, self.bad);
         if !self.started {
-            if self.samples[g].is_empty() || self.samples[b].is_empty() {
+            if self.asked[g] == 0 || self.asked[b] == 0 {
                 return self.measure(vec![g, b]);
             }
             let (d, p) = self.differ(g, b);
@@ -144,10 +148,11 @@ impl Bisect {
                     return self.measure(vec![g, b]);
                 }
                 self.notes.push(format!(
-                    "{} and {} do not differ at {} repeats each (p {:.3}): nothing to bisect",
+                    "{} and {} do not differ at {} quiet repeats each of {} (p {:.3}): nothing to bisect",
                     self.builds[g],
                     self.builds[b],
-                    self.samples[g].len(),
+                    self.samples[g].len().min(self.samples[b].len()),
+                    self.asked[g],
                     p
                 ));
                 return Next::Done;
@@ -159,7 +164,7 @@ impl Bisect {
             if hi - lo <= 1 {
                 let t = self.together(&[lo, hi]);
                 let (d, p) = self.differ(lo, hi);
-                if t[0].len() < 2 || (!d && !self.full(lo) && !self.full(hi)) {
+                if (t[0].len() < 2 || !d) && !self.full(lo) && !self.full(hi) {
                     // Not measured side by side yet, or not clear yet.
                     return self.measure(vec![lo, hi]);
                 }
@@ -176,7 +181,7 @@ impl Bisect {
                 continue;
             }
             let mid = (lo + hi) / 2;
-            if self.samples[mid].is_empty() {
+            if self.asked[mid] == 0 {
                 return self.measure(vec![lo, mid, hi]);
             }
             let (like_lo, like_hi) = (!self.differ(lo, mid).0, !self.differ(mid, hi).0);
@@ -237,6 +242,9 @@ impl Bisect {
 
     fn measure(&mut self, builds: Vec<usize>) -> Next {
         self.round += 1;
+        for &b in &builds {
+            self.asked[b] += self.round_repeats as usize;
+        }
         Next::Measure {
             builds,
             repeats: self.round_repeats,
@@ -350,6 +358,22 @@ mod tests {
         });
         let after: Vec<&str> = b.culprits.iter().map(|c| c.after.as_str()).collect();
         assert_eq!(after, ["b5", "b11"], "{:?}", b.culprits);
+    }
+
+    #[test]
+    fn a_host_that_disturbs_every_window_ends_the_search() {
+        let names = (0..8).map(|i| format!("b{i}")).collect();
+        let mut b = Bisect::new(names, 0, 7, 4, 12);
+        let mut rounds = 0;
+        while let Next::Measure { builds, .. } = b.advance() {
+            rounds += 1;
+            assert!(rounds < 50, "the search does not end");
+            for x in builds {
+                b.add(x, &[]); // every window left out
+            }
+        }
+        assert!(b.culprits.is_empty());
+        assert!(b.notes[0].contains("do not differ"), "{:?}", b.notes);
     }
 
     #[test]
