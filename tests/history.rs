@@ -259,9 +259,9 @@ fn with_half_the_series_changed_at_most_5pct_of_the_change_points_found_are_fals
     );
 }
 
-const PLAN: &str = r#"
-steps = ["load", "point-query", "range-covered-pk"]
-clients = [1]
+/// What every plan of this file shares after its steps: one client, 4
+/// repeats, a small table, short windows.
+const SHORT: &str = r#"clients = [1]
 repeats = 4
 seed = 1
 [scale]
@@ -270,10 +270,14 @@ rows = 20000
 [duration]
 warmup = "100ms"
 read = "300ms"
-[[target]]
-name = "lite"
-engine = "sqlite"
 "#;
+
+/// Three steps on one SQLite target.
+fn plan() -> String {
+    format!(
+        "steps = [\"load\", \"point-query\", \"range-covered-pk\"]\n{SHORT}[[target]]\nname = \"lite\"\nengine = \"sqlite\"\n"
+    )
+}
 
 /// A copy of the real run in `src` as another build's run: its own start
 /// (so its own run id), point-query's throughput scaled by `scale` and its
@@ -446,7 +450,7 @@ fn the_history_on(
 #[test]
 fn a_history_on_sqlite_and_on_postgres_finds_the_same_change_once() {
     let dir = shared_tempdir();
-    let plan = write_plan(dir.path(), PLAN);
+    let plan = write_plan(dir.path(), &plan());
     // A real run, added to a history as it finishes.
     let run = dir.path().join("run");
     let nightly = dir.path().join("nightly.sqlite");
@@ -542,19 +546,7 @@ fn a_history_file_relbench_did_not_create_is_refused() {
 /// A plan of 16 SQLite "builds": the same configuration, but from build
 /// `k` on a page cache of 10 pages (point queries ~0.8× as fast).
 fn builds_plan(k: usize) -> String {
-    let mut p = String::from(
-        r#"steps = ["load", "point-query"]
-clients = [1]
-repeats = 4
-seed = 1
-[scale]
-tables = 1
-rows = 20000
-[duration]
-warmup = "100ms"
-read = "300ms"
-"#,
-    );
+    let mut p = format!("steps = [\"load\", \"point-query\"]\n{SHORT}");
     for i in 1..=16 {
         p.push_str(&format!(
             "[[target]]\nname = \"b{i:02}\"\nengine = \"sqlite\"\n[target.pragmas]\nlocking_mode = \"exclusive\"\n{}",
@@ -726,21 +718,9 @@ fn bisect_over_postgresql_builds_starts_each_basedir_asked_for() {
     let dir = shared_tempdir();
     let plan = write_plan(
         dir.path(),
-        r#"steps = ["load", "point-query"]
-clients = [1]
-repeats = 4
-seed = 1
-[scale]
-tables = 1
-rows = 10000
-[duration]
-warmup = "100ms"
-read = "300ms"
-[[target]]
-name = "pg"
-engine = "postgres"
-basedir = "/usr/lib/postgresql/15"
-"#,
+        &format!(
+            "steps = [\"load\", \"point-query\"]\n{SHORT}[[target]]\nname = \"pg\"\nengine = \"postgres\"\nbasedir = \"/usr/lib/postgresql/15\"\n"
+        ),
     );
     let out = dir.path().join("bisect");
     let o = relbench()
@@ -799,7 +779,7 @@ fn a_runs_aa_copies_are_its_targets_build_and_carry_its_floor() {
     let dir = tempfile::tempdir().unwrap();
     let plan = write_plan(
         dir.path(),
-        &PLAN
+        &plan()
             .replace("repeats = 4", "repeats = 2")
             .replace("engine = \"sqlite\"\n", "engine = \"sqlite\"\ncopies = 2\n"),
     );
