@@ -355,6 +355,18 @@ fn secure(dir: &Path, owners: &[u32], what: &str, create: bool) -> anyhow::Resul
     Ok(())
 }
 
+/// The first 8 bytes of the SHA-256 of `text`, as hex: a short identity
+/// that is the same on every host (a plan's, a history's run, series and
+/// host).
+pub fn short_hash(text: &str) -> String {
+    use sha2::{Digest, Sha256};
+    Sha256::digest(text.as_bytes())
+        .iter()
+        .take(8)
+        .map(|b| format!("{b:02x}"))
+        .collect()
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

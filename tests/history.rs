@@ -520,6 +520,16 @@ fn a_history_of_a_newer_schema_is_refused_and_left_as_it_is() {
         .stderr(predicates::str::contains(
             "schema 99, newer than this relbench's",
         ));
+    // Left as it is: no migration ran over it.
+    let c = rusqlite::Connection::open(&h).unwrap();
+    let v: String = c
+        .query_row(
+            "SELECT value FROM relbench_history WHERE key = 'schema_version'",
+            [],
+            |r| r.get(0),
+        )
+        .unwrap();
+    assert_eq!(v, "99");
 }
 
 #[test]

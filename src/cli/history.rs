@@ -54,13 +54,7 @@ pub(super) fn after_run(
             .context("the run is kept; add it later with `relbench history add`")?;
         let a = import::add(&mut store, &[out.to_path_buf()], &build_names(build, order))
             .context("the run is kept; add it later with `relbench history add`")?;
-        crate::errln!(
-            "relbench: added {} to the history in {}: {} new cells, {} updated",
-            out.display(),
-            store.at,
-            a.new_cells,
-            a.updated_cells
-        );
+        crate::errln!("relbench: {}", a.line(&store.at));
     }
     ran
 }
@@ -78,15 +72,7 @@ pub(super) fn history(cmd: HistoryCommand) -> anyhow::Result<()> {
             for n in &a.notes {
                 crate::errln!("relbench: {n}");
             }
-            crate::outln!(
-                "added {} run{} to {}: {} new cells, {} updated, {} already there",
-                a.runs,
-                if a.runs == 1 { "" } else { "s" },
-                store.at,
-                a.new_cells,
-                a.updated_cells,
-                a.unchanged_cells
-            );
+            crate::outln!("{}", a.line(&store.at));
             Ok(())
         }
         HistoryCommand::Changes {
@@ -212,7 +198,7 @@ fn of_step<'a>(results: &'a [StepResult], step: &str) -> Vec<&'a StepResult> {
 fn quiet_throughputs(results: &[StepResult], step: &str) -> Vec<f64> {
     of_step(results, step)
         .into_iter()
-        .filter(|s| !import::disturbed(s))
+        .filter(|s| s.disturbed().is_none())
         .map(|s| s.throughput)
         .collect()
 }
@@ -301,13 +287,7 @@ pub(super) fn bisect(a: BisectArgs) -> anyhow::Result<()> {
         out: out.clone(),
         n: 0,
     };
-    let mut b = Bisect::new(
-        names.clone(),
-        0,
-        names.len() - 1,
-        a.repeats.max(2),
-        a.max_repeats.max(2),
-    );
+    let mut b = Bisect::new(names.clone(), a.repeats.max(2), a.max_repeats.max(2));
     let mut kept: Vec<Vec<StepResult>> = vec![Vec::new(); names.len()];
     let mut disturbed_left_out = 0;
     loop {
@@ -342,7 +322,7 @@ pub(super) fn bisect(a: BisectArgs) -> anyhow::Result<()> {
                     // program too: left out, counted, and said. (A build
                     // left with none gets more rounds, up to the cap.)
                     let (quiet, busy): (Vec<&StepResult>, Vec<&StepResult>) =
-                        mine.into_iter().partition(|s| !import::disturbed(s));
+                        mine.into_iter().partition(|s| s.disturbed().is_none());
                     disturbed_left_out += busy.len();
                     b.add(bi, &quiet.iter().map(|s| s.throughput).collect::<Vec<_>>());
                     kept[bi].extend(quiet.into_iter().cloned());

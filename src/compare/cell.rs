@@ -182,7 +182,7 @@ pub(super) fn cell<'a>(results: impl Iterator<Item = &'a StepResult>) -> Cell {
     let quiet: Vec<&&StepResult> = finished
         .iter()
         .copied()
-        .filter(|s| window_disturbed(s).is_none())
+        .filter(|s| s.disturbed().is_none())
         .collect();
     let disturbed_left_out = if quiet.is_empty() {
         0
@@ -375,15 +375,10 @@ pub(super) fn counters_moved(c: &Cell, base: &Cell) -> Vec<(String, f64)> {
     moved
 }
 
-/// Why one window was disturbed, if it was.
-fn window_disturbed(s: &StepResult) -> Option<String> {
-    s.metrics.interference.as_ref()?.judge().0
-}
-
 /// Why a cell's figure is disturbed: when every window it rests on was
 /// (quiet ones, when there are any, are the only ones used).
 pub(super) fn disturbed_of(ok: &[&&StepResult]) -> Option<String> {
-    let why: Vec<String> = ok.iter().filter_map(|s| window_disturbed(s)).collect();
+    let why: Vec<String> = ok.iter().filter_map(|s| s.disturbed()).collect();
     if why.is_empty() || 2 * why.len() < ok.len() {
         return None;
     }

@@ -35,8 +35,6 @@ pub struct Bisect {
     pub culprits: Vec<Culprit>,
     pub notes: Vec<String>,
     started: bool,
-    good: usize,
-    bad: usize,
 }
 
 /// A build the change came in.
@@ -66,13 +64,8 @@ pub enum Next {
 }
 
 impl Bisect {
-    pub fn new(
-        builds: Vec<String>,
-        good: usize,
-        bad: usize,
-        round_repeats: u32,
-        cap: usize,
-    ) -> Bisect {
+    /// A search of `builds` in order, the first good and the last bad.
+    pub fn new(builds: Vec<String>, round_repeats: u32, cap: usize) -> Bisect {
         let n = builds.len();
         Bisect {
             builds,
@@ -85,8 +78,6 @@ impl Bisect {
             culprits: Vec::new(),
             notes: Vec::new(),
             started: false,
-            good,
-            bad,
         }
     }
 
@@ -137,7 +128,7 @@ impl Bisect {
 
     /// The next round, from what has been measured.
     pub fn advance(&mut self) -> Next {
-        let (g, b) = (self.good, self.bad);
+        let (g, b) = (0, self.builds.len() - 1);
         if !self.started {
             if self.asked[g] == 0 || self.asked[b] == 0 {
                 return self.measure(vec![g, b]);
@@ -300,7 +291,7 @@ mod tests {
         drift: impl Fn(usize) -> f64,
     ) -> Bisect {
         let names = (0..n).map(|i| format!("b{i}")).collect();
-        let mut b = Bisect::new(names, 0, n - 1, 4, 12);
+        let mut b = Bisect::new(names, 4, 12);
         let mut round = 0;
         while let Next::Measure { builds, repeats } = b.advance() {
             round += 1;
@@ -363,7 +354,7 @@ mod tests {
     #[test]
     fn a_host_that_disturbs_every_window_ends_the_search() {
         let names = (0..8).map(|i| format!("b{i}")).collect();
-        let mut b = Bisect::new(names, 0, 7, 4, 12);
+        let mut b = Bisect::new(names, 4, 12);
         let mut rounds = 0;
         while let Next::Measure { builds, .. } = b.advance() {
             rounds += 1;

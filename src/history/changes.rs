@@ -71,11 +71,17 @@ pub struct ChangePoint {
 
 impl ChangePoint {
     /// One line: what changed, by how much, where, how sure, and why.
+    /// The interval of the magnitude, as every output prints it.
+    pub fn interval_text(&self) -> Option<String> {
+        self.interval
+            .as_ref()
+            .map(|i| format!("{:.3}–{:.3}", i.lo, i.hi))
+    }
+
     pub fn line(&self) -> String {
         let iv = self
-            .interval
-            .as_ref()
-            .map(|i| format!(" ({:.3}–{:.3})", i.lo, i.hi))
+            .interval_text()
+            .map(|i| format!(" ({i})"))
             .unwrap_or_default();
         format!(
             "#{} {} ×{:.3}{iv} between {} and {}, p {}: {} [{}; config {}, host {}]",
@@ -163,7 +169,7 @@ pub fn find(store: &mut Store, settings: &Settings) -> anyhow::Result<(History, 
         .map(|(i, s)| (s.id, i))
         .collect();
     let changes: Vec<&Found> = found.iter().filter(|f| f.is_change()).collect();
-    let figures = figures_of(store, &h, &changes)?;
+    let figures = figures_of(store, &changes)?;
     let mut known: HashMap<(i64, i64), (i64, State)> = HashMap::new();
     store.scan("SELECT id, series, build, state FROM changes", &mut |r| {
         known.insert(
@@ -196,12 +202,14 @@ pub fn find(store: &mut Store, settings: &Settings) -> anyhow::Result<(History, 
                     reps.extend(r.iter());
                 }
             }
+            vals.truncate(NEAREST);
             side_cell(vals, &reps)
         };
         let before = side(&mut data.points[f.from..f.at].iter().rev());
         let mut after = side(&mut data.points[f.at..f.to].iter());
         let explanation = crate::compare::explain_change(&mut after, &before);
-        let interval = detect::interval(data, f, NEAREST);
+        // The interval the comparison of the two sides computed.
+        let interval = after.significance.as_ref().and_then(|s| s.interval);
         let (id, state) = match known.get(&(f.series, aid)) {
             Some(&(id, st)) => (id, st),
             None => {
@@ -274,13 +282,11 @@ pub fn find(store: &mut Store, settings: &Settings) -> anyhow::Result<(History, 
 /// quiet repeats only.
 fn figures_of(
     store: &mut Store,
-    h: &History,
     changes: &[&Found],
 ) -> anyhow::Result<HashMap<(i64, i64), Vec<Repeat>>> {
     let mut ids: Vec<i64> = changes.iter().map(|f| f.series).collect();
     ids.sort_unstable();
     ids.dedup();
-    let _ = h;
     let mut out: HashMap<(i64, i64), Vec<Repeat>> = HashMap::new();
     for chunk in ids.chunks(500) {
         let list = chunk

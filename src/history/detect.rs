@@ -17,7 +17,7 @@
 //! is reported as below it, never as a change.
 
 use crate::compare::median;
-use crate::measure::stats::{self, Interval};
+use crate::measure::stats;
 
 /// One build's quiet repeats in a series.
 #[derive(Debug, Clone, PartialEq)]
@@ -65,7 +65,6 @@ pub struct Found {
     pub to: usize,
     /// Median after ÷ median before.
     pub magnitude: f64,
-    pub interval: Option<Interval>,
     /// The rank-sum p-value, times the square root of the splits it was
     /// chosen among.
     pub p: f64,
@@ -117,7 +116,7 @@ fn one(series: &Series, s: &Settings) -> Vec<Found> {
             if p >= s.q {
                 // The stretch's best split, not a point: kept for the
                 // correction's count, with the p it had.
-                return found(series, at, 0, pts.len(), p, s);
+                return found(series, at, 0, pts.len(), p);
             }
             let i = passed.binary_search(&at).unwrap_or(0);
             let prev = if i == 0 { 0 } else { passed[i - 1] };
@@ -126,13 +125,12 @@ fn one(series: &Series, s: &Settings) -> Vec<Found> {
             let to = next.min(at + s.window);
             let (a, b) = (values(&pts[from..at]), values(&pts[at..to]));
             let p = rank_sum_p(&b, &a).map_or(1.0, |p| (p * factor(splits)).min(1.0));
-            found(series, at, from, to, p, s)
+            found(series, at, from, to, p)
         })
         .collect()
 }
 
-fn found(series: &Series, at: usize, from: usize, to: usize, p: f64, s: &Settings) -> Found {
-    let _ = s;
+fn found(series: &Series, at: usize, from: usize, to: usize, p: f64) -> Found {
     let pts = &series.points;
     let (mut a, mut b) = (values(&pts[from..at]), values(&pts[at..to]));
     let magnitude = match (median(&mut b), median(&mut a)) {
@@ -145,7 +143,6 @@ fn found(series: &Series, at: usize, from: usize, to: usize, p: f64, s: &Setting
         from,
         to,
         magnitude,
-        interval: None,
         p,
         significant: false,
         below_floor: series
@@ -242,24 +239,6 @@ pub fn benjamini_hochberg(found: &mut [Found], q: f64) {
     }
 }
 
-/// The interval of a change's magnitude, from the rank-sum test inverted
-/// on the builds nearest it (at most `per_side` repeats a side: the
-/// interval's exact counts grow with the product of the sides).
-pub fn interval(series: &Series, f: &Found, per_side: usize) -> Option<Interval> {
-    let pts = &series.points;
-    let before: Vec<f64> = pts[f.from..f.at]
-        .iter()
-        .rev()
-        .flat_map(|p| p.values.iter().copied())
-        .take(per_side)
-        .collect();
-    let after: Vec<f64> = values(&pts[f.at..f.to])
-        .into_iter()
-        .take(per_side)
-        .collect();
-    stats::ratio_interval(&after, &before)
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -332,7 +311,6 @@ mod tests {
             from: 0,
             to: 2,
             magnitude: 1.0,
-            interval: None,
             p,
             significant: false,
             below_floor: false,

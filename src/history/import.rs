@@ -14,10 +14,10 @@ use std::path::{Path, PathBuf};
 
 use anyhow::{bail, Context};
 use serde::{Deserialize, Serialize};
-use sha2::{Digest, Sha256};
 
 use super::store::{lit, num, Store};
 use crate::results::{LoadedRun, RunStatus, StepResult};
+use crate::util::short_hash;
 
 /// How the targets of the directories added are named as builds.
 #[derive(Debug, Clone, Default)]
@@ -78,12 +78,18 @@ pub struct Added {
     pub notes: Vec<String>,
 }
 
-fn short_hash(s: &str) -> String {
-    Sha256::digest(s.as_bytes())
-        .iter()
-        .take(8)
-        .map(|b| format!("{b:02x}"))
-        .collect()
+impl Added {
+    /// What `add` did, in one line (`history add` and `run --history`).
+    pub fn line(&self, at: &super::store::HistoryAt) -> String {
+        format!(
+            "added {} run{} to the history in {at}: {} new cells, {} updated, {} already there",
+            self.runs,
+            if self.runs == 1 { "" } else { "s" },
+            self.new_cells,
+            self.updated_cells,
+            self.unchanged_cells
+        )
+    }
 }
 
 /// A step's identity across runs of a plan: phase, step, occurrence and
@@ -179,18 +185,9 @@ fn version_of(run: &LoadedRun, target: &str) -> (String, String) {
     (v, format!("{} {number}", t.engine.name()))
 }
 
-/// Whether another program shared the machine in the step's window, as a
-/// report judges it.
-pub fn disturbed(s: &StepResult) -> bool {
-    s.metrics
-        .interference
-        .as_ref()
-        .is_some_and(|i| i.judge().0.is_some())
-}
-
 fn repeat_of(s: &StepResult) -> (f64, bool, Repeat) {
     let c = crate::compare::cell_of(std::iter::once(s));
-    let disturbed = disturbed(s);
+    let disturbed = s.disturbed().is_some();
     let r = Repeat {
         costs: c
             .costs
@@ -204,6 +201,16 @@ fn repeat_of(s: &StepResult) -> (f64, bool, Repeat) {
         disk_pct: c.disk_util_pct,
     };
     (s.throughput, disturbed, r)
+}
+
+/// A target of a run as the history names it.
+struct Target {
+    host: String,
+    host_desc: String,
+    config: String,
+    config_text: String,
+    version: String,
+    build: String,
 }
 
 /// One cell about to be written.
@@ -261,31 +268,48 @@ fn cells_of(runs: &[LoadedRun], names: &BuildNames) -> anyhow::Result<Vec<Cell>>
                 .or_default()
                 .push(s);
         }
+        // What a target is (its host, configuration and build), worked
+        // out once per target, not once per step.
+        let mut of_target: HashMap<String, Target> = HashMap::new();
         for ((target, seq, clients), mut reps) in groups {
             reps.sort_by_key(|s| s.repeat);
             let first = reps[0];
-            let (host, host_desc) = host_fingerprint(run, &target);
-            let (config, config_text) = config_of(run, &target);
-            let (version, default_name) = version_of(run, &target);
-            let build = names
-                .of(&original(&target), ntargets)?
-                .unwrap_or(default_name);
+            if !of_target.contains_key(&target) {
+                let (host, host_desc) = host_fingerprint(run, &target);
+                let (config, config_text) = config_of(run, &target);
+                let (version, default_name) = version_of(run, &target);
+                let build = names
+                    .of(&original(&target), ntargets)?
+                    .unwrap_or(default_name);
+                of_target.insert(
+                    target.clone(),
+                    Target {
+                        host,
+                        host_desc,
+                        config,
+                        config_text,
+                        version,
+                        build,
+                    },
+                );
+            }
+            let t = &of_target[&target];
             let rs: Vec<(f64, bool, Repeat)> = reps.iter().map(|s| repeat_of(s)).collect();
             out.push(Cell {
                 run: ri,
                 target: target.clone(),
-                series: (step_key(first), config, host),
+                series: (step_key(first), t.config.clone(), t.host.clone()),
                 series_meta: (
                     first
                         .group
                         .map(|g| g.name().to_string())
                         .unwrap_or_default(),
                     first.unit.name().to_string(),
-                    config_text,
+                    t.config_text.clone(),
                 ),
-                host_desc,
-                build,
-                version,
+                host_desc: t.host_desc.clone(),
+                build: t.build.clone(),
+                version: t.version.clone(),
                 throughputs: rs
                     .iter()
                     .map(|r| format!("{:?}", r.0))

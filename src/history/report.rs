@@ -118,9 +118,7 @@ pub fn markdown(r: &HistoryReport) -> String {
                 c.id,
                 c.step,
                 c.magnitude,
-                c.interval
-                    .as_ref()
-                    .map_or("—".into(), |i| format!("{:.3}–{:.3}", i.lo, i.hi)),
+                c.interval_text().unwrap_or_else(|| "—".into()),
                 c.before,
                 c.after,
                 fmt_p(c.p),
@@ -288,9 +286,7 @@ pub fn html(r: &HistoryReport) -> String {
                 c.id,
                 esc(&c.step),
                 c.magnitude,
-                c.interval
-                    .as_ref()
-                    .map_or("—".into(), |i| format!("{:.3}–{:.3}", i.lo, i.hi)),
+                c.interval_text().unwrap_or_else(|| "—".into()),
                 esc(&c.before),
                 esc(&c.after),
                 fmt_p(c.p),

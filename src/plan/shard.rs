@@ -102,8 +102,7 @@ impl Shard {
 /// A plan's identity across hosts: the SHA-256 of its text, as hex.
 /// Shards of one study carry the same; a merge refuses others.
 pub fn plan_hash(text: &str) -> String {
-    let d = Sha256::digest(text.as_bytes());
-    d.iter().take(8).map(|b| format!("{b:02x}")).collect()
+    crate::util::short_hash(text)
 }
 
 /// The seed a sharded run of a plan without one uses: drawn from the

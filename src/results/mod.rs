@@ -256,6 +256,12 @@ pub struct RateOutcome {
 pub const RATE_MISSED_BELOW: f64 = 0.98;
 
 impl StepResult {
+    /// Why another program disturbed this step's window, if it did (judged
+    /// from what the sampler recorded, as every report judges it).
+    pub fn disturbed(&self) -> Option<String> {
+        self.metrics.interference.as_ref()?.judge().0
+    }
+
     /// The throughput of each whole second of the window (a last, partial
     /// second would read as a slow one).
     pub fn second_rates(&self) -> Vec<f64> {

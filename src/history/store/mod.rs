@@ -175,11 +175,10 @@ impl Store {
         }
         for (i, m) in MIGRATIONS.iter().enumerate().skip(have) {
             let v = i + 1;
-            self.db.batch(&format!(
-                "BEGIN; {m};
+            self.transaction(&format!(
+                "{m};
                  DELETE FROM relbench_history WHERE key = 'schema_version';
-                 INSERT INTO relbench_history (key, value) VALUES ('schema_version', '{v}');
-                 COMMIT;"
+                 INSERT INTO relbench_history (key, value) VALUES ('schema_version', '{v}');"
             ))?;
         }
         Ok(())
