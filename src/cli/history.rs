@@ -8,7 +8,7 @@ use anyhow::{bail, Context};
 
 use super::args::{BisectArgs, HistoryCommand};
 use super::{compile, install_ctrlc, read_plan, Exit};
-use crate::history::bisect::{self, Bisect, Next};
+use crate::history::bisect::{self, Bisect, Next, Outcome};
 use crate::history::changes::{self, State};
 use crate::history::detect::Settings;
 use crate::history::import::{self, BuildNames};
@@ -186,6 +186,40 @@ impl Rounds {
     }
 }
 
+/// Refuses a `--step` the plan does not run, before anything runs: a
+/// misspelt step used to be found out only after the whole plan ran.
+fn step_in_plan(plan: &crate::plan::Plan, step: &str) -> anyhow::Result<()> {
+    let schedule = compile(plan)?;
+    let key = |e: &crate::plan::schedule::Execution| {
+        let mut k = e
+            .phase
+            .as_ref()
+            .map(|p| format!("{p}:"))
+            .unwrap_or_default();
+        k.push_str(&e.step.label());
+        if e.occurrence > 1 {
+            k.push_str(&format!("#{}", e.occurrence));
+        }
+        format!("{k} c{}", e.clients)
+    };
+    if schedule
+        .executions
+        .iter()
+        .any(|e| e.step.label() == step || key(e) == step)
+    {
+        return Ok(());
+    }
+    let mut names: Vec<String> = schedule.executions.iter().map(|e| e.step.label()).collect();
+    names.dedup();
+    names.sort();
+    names.dedup();
+    Err(Exit::BadInput(format!(
+        "--step {step:?} is not a step of the plan; its steps: {}",
+        names.join(", ")
+    ))
+    .into())
+}
+
 /// The step results of `step` (its label, or its identity with clients).
 fn of_step<'a>(results: &'a [StepResult], step: &str) -> Vec<&'a StepResult> {
     results
@@ -194,11 +228,26 @@ fn of_step<'a>(results: &'a [StepResult], step: &str) -> Vec<&'a StepResult> {
         .collect()
 }
 
-/// The throughputs of `step`'s windows no other program shared.
+/// `step`'s windows split into those judged quiet (beside their
+/// siblings) and the others, with why each other one is not.
+fn quiet_of<'a>(mine: Vec<&'a StepResult>) -> (Vec<&'a StepResult>, Vec<String>) {
+    let judged = crate::results::judge::judge(&mine);
+    let mut quiet = Vec::new();
+    let mut left = Vec::new();
+    for (s, j) in mine.into_iter().zip(judged) {
+        match j.why() {
+            None => quiet.push(s),
+            Some(why) => left.push(why.to_string()),
+        }
+    }
+    (quiet, left)
+}
+
+/// The throughputs of `step`'s windows judged quiet.
 fn quiet_throughputs(results: &[StepResult], step: &str) -> Vec<f64> {
-    of_step(results, step)
+    quiet_of(of_step(results, step))
+        .0
         .into_iter()
-        .filter(|s| s.disturbed().is_none())
         .map(|s| s.throughput)
         .collect()
 }
@@ -253,6 +302,7 @@ pub(super) fn bisect(a: BisectArgs) -> anyhow::Result<()> {
         return Err(Exit::BadInput("--builds needs two builds or more, in order".into()).into());
     }
     let targets = targets_of(&mut plan, &a.builds)?;
+    step_in_plan(&plan, &a.step)?;
     let pos = |n: &Option<String>, default: usize| -> anyhow::Result<usize> {
         match n {
             None => Ok(default),
@@ -321,9 +371,16 @@ pub(super) fn bisect(a: BisectArgs) -> anyhow::Result<()> {
                     // A window another program shared measures that
                     // program too: left out, counted, and said. (A build
                     // left with none gets more rounds, up to the cap.)
-                    let (quiet, busy): (Vec<&StepResult>, Vec<&StepResult>) =
-                        mine.into_iter().partition(|s| s.disturbed().is_none());
+                    let (quiet, busy) = quiet_of(mine);
                     disturbed_left_out += busy.len();
+                    if let Some(why) = busy.first() {
+                        crate::errln!(
+                            "relbench: bisect round {}: {} of {}'s windows left out (not quiet): {why}",
+                            rounds.n,
+                            busy.len(),
+                            names[bi]
+                        );
+                    }
                     b.add(bi, &quiet.iter().map(|s| s.throughput).collect::<Vec<_>>());
                     kept[bi].extend(quiet.into_iter().cloned());
                 }
@@ -333,14 +390,22 @@ pub(super) fn bisect(a: BisectArgs) -> anyhow::Result<()> {
     for n in &b.notes {
         crate::outln!("{n}");
     }
+    let outcome = b.outcome();
     let mut report = Vec::new();
     for c in &b.culprits {
         let before = names.iter().position(|n| *n == c.before).expect("a build");
         let base = crate::compare::cell_of(kept[before].iter());
         let mut cell = crate::compare::cell_of(kept[c.after_index].iter());
         let why = crate::compare::explain_change(&mut cell, &base);
+        // Only a clear culprit on a search every step of which was
+        // measured is named as one; anything less is a candidate.
+        let what = if outcome == Outcome::Found && c.clear {
+            "culprit"
+        } else {
+            "candidate, not a verdict"
+        };
         let line = format!(
-            "culprit: {} (after {}): {} ×{:.3}, p {}{}: {why}",
+            "{what}: {} (after {}): {} ×{:.3}, p {}{}: {why}",
             c.after,
             c.before,
             a.step,
@@ -379,15 +444,32 @@ pub(super) fn bisect(a: BisectArgs) -> anyhow::Result<()> {
             "repeats": b.repeats(),
             "rounds": rounds.n,
             "disturbed_left_out": disturbed_left_out,
+            "outcome": outcome,
             "culprits": report,
             "notes": b.notes,
         }))?
         .as_bytes(),
     )?;
-    if b.culprits.is_empty() {
-        bail!("no culprit: {}", b.notes.join("; "));
-    }
-    Ok(())
+    let say = match outcome {
+        Outcome::Found => return Ok(()),
+        Outcome::NoChange => "no culprit: the two ends do not differ",
+        Outcome::Unclear => {
+            "no clear culprit at the cap of repeats: give --max-repeats more, or run on a quieter host"
+        }
+        Outcome::Unmeasured => {
+            "no verdict: this host could not measure the builds (too few quiet windows); run again when it is quiet"
+        }
+    };
+    crate::errln!(
+        "relbench bisect: {say}{} (exit {})",
+        if b.notes.is_empty() {
+            String::new()
+        } else {
+            format!("; {}", b.notes.join("; "))
+        },
+        outcome.code()
+    );
+    Err(Exit::Code(outcome.code()).into())
 }
 
 /// `bisect-check`: its exit code is `git bisect run`'s.
@@ -415,12 +497,15 @@ pub(super) fn bisect_check(
         Ok(quiet_throughputs(&mine, step))
     };
     let go = || -> anyhow::Result<(u8, String)> {
+        // The plan and the step first: nothing runs for a step the plan
+        // does not have.
+        let (plan, text, dir) = read_plan(plan_path)?;
+        step_in_plan(&plan, step)?;
         let (g, b) = (
             values(good).context("the good build's results")?,
             values(bad).context("the bad build's results")?,
         );
         install_ctrlc();
-        let (plan, text, dir) = read_plan(plan_path)?;
         let out = out.unwrap_or_else(|| {
             PathBuf::from("results").join(format!(
                 "bisect-check-{}",
@@ -446,6 +531,17 @@ pub(super) fn bisect_check(
             code
         }
         Err(e) if matches!(e.downcast_ref::<Exit>(), Some(Exit::Interrupted)) => 130,
+        // A wrong plan or step is wrong for every commit: 128 makes `git
+        // bisect run` stop (125 would skip every commit, 1-127 call it bad).
+        Err(e)
+            if matches!(
+                e.downcast_ref::<Exit>(),
+                Some(Exit::BadInput(_) | Exit::BadPlan(_))
+            ) =>
+        {
+            crate::errln!("relbench bisect-check: {e:#}; exit 128 so `git bisect run` stops");
+            128
+        }
         Err(e) => {
             crate::errln!("relbench bisect-check: cannot tell ({e:#}); exit 125 so `git bisect run` skips this commit");
             125

@@ -336,6 +336,7 @@ pub fn build_subset(
                 base_of[ti],
                 &rows,
                 &steps,
+                &targets[ti].settings_differ,
             )
         })
         .collect();
@@ -407,15 +408,7 @@ pub fn build_subset(
             Retried {
                 windows: again.iter().map(|s| s.retried.len()).sum(),
                 steps: again.len(),
-                settled: again
-                    .iter()
-                    .filter(|s| {
-                        s.metrics
-                            .interference
-                            .as_ref()
-                            .is_some_and(|i| i.judge().0.is_none())
-                    })
-                    .count(),
+                settled: again.iter().filter(|s| s.judgement().is_quiet()).count(),
                 secs: again
                     .iter()
                     .flat_map(|s| &s.retried)

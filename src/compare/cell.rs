@@ -179,15 +179,28 @@ pub(super) fn cell<'a>(results: impl Iterator<Item = &'a StepResult>) -> Cell {
     // another program shared measures that program too, and `--confirm`
     // adds repeats precisely so that each side has quiet ones to pair. A
     // disturbed window counts only when no quiet one is left.
+    // One judgement for every consumer: a window too short to judge, or
+    // stalled against its siblings, is no more quiet than a disturbed one.
+    let judged = crate::results::judge::judge(&finished.iter().map(|s| **s).collect::<Vec<_>>());
     let quiet: Vec<&&StepResult> = finished
         .iter()
-        .copied()
-        .filter(|s| s.disturbed().is_none())
+        .zip(&judged)
+        .filter(|(_, j)| j.is_quiet())
+        .map(|(s, _)| *s)
         .collect();
     let disturbed_left_out = if quiet.is_empty() {
         0
     } else {
         finished.len() - quiet.len()
+    };
+    // Why each window used is not quiet (none, when quiet ones are used).
+    let ok_why: Vec<Option<&str>> = if quiet.is_empty() {
+        judged
+            .iter()
+            .map(|j| j.is_disturbed().then(|| j.why()).flatten())
+            .collect()
+    } else {
+        Vec::new()
     };
     let ok = if quiet.is_empty() { finished } else { quiet };
     let rates: BTreeMap<Rate, f64> = Rate::ALL
@@ -248,7 +261,7 @@ pub(super) fn cell<'a>(results: impl Iterator<Item = &'a StepResult>) -> Cell {
             .filter(|r| r.missed)
             .map(|r| r.reached_per_sec / r.asked_per_sec)
             .reduce(f64::min),
-        disturbed: disturbed_of(&ok),
+        disturbed: disturbed_of(&ok_why, ok.len()),
         disturbed_left_out,
         base_disturbed: false,
         short_window: false,
@@ -377,13 +390,13 @@ pub(super) fn counters_moved(c: &Cell, base: &Cell) -> Vec<(String, f64)> {
 
 /// Why a cell's figure is disturbed: when every window it rests on was
 /// (quiet ones, when there are any, are the only ones used).
-pub(super) fn disturbed_of(ok: &[&&StepResult]) -> Option<String> {
-    let why: Vec<String> = ok.iter().filter_map(|s| s.disturbed()).collect();
-    if why.is_empty() || 2 * why.len() < ok.len() {
+pub(super) fn disturbed_of(ok_why: &[Option<&str>], ok: usize) -> Option<String> {
+    let why: Vec<&str> = ok_why.iter().flatten().copied().collect();
+    if why.is_empty() || 2 * why.len() < ok {
         return None;
     }
-    Some(match ok.len() {
-        1 => why[0].clone(),
+    Some(match ok {
+        1 => why[0].to_string(),
         n => format!("{} of {n} repeats; {}", why.len(), why[0]),
     })
 }

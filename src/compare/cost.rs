@@ -24,6 +24,11 @@ pub enum Cost {
     OwnCpuUs,
     /// Context switches of the server's threads and relbench's together.
     OwnCs,
+    /// Of those, the involuntary ones: a thread preempted.
+    OwnIvcs,
+    /// Of those, the voluntary ones: a thread waiting (fsync, a lock, the
+    /// network).
+    OwnVcs,
     ReadKb,
     Reads,
     /// CPU of a managed server's processes.
@@ -34,12 +39,14 @@ pub enum Cost {
 
 impl Cost {
     /// The costs, in the order of the efficiency tables.
-    pub const ALL: [Cost; 10] = [
+    pub const ALL: [Cost; 12] = [
         Cost::OwnCpuUs,
         Cost::CpuUs,
         Cost::ServerCpuUs,
         Cost::ClientCpuUs,
         Cost::OwnCs,
+        Cost::OwnVcs,
+        Cost::OwnIvcs,
         Cost::Cs,
         Cost::Reads,
         Cost::ReadKb,
@@ -54,10 +61,12 @@ impl Cost {
     /// every other program's and the kernel's: an embedded engine reading
     /// from the page cache was said to be "waiting" on them); write
     /// requests tell fsync waits from other IO.
-    pub const EXPLAINING: [Cost; 6] = [
+    pub const EXPLAINING: [Cost; 8] = [
         Cost::OwnCpuUs,
         Cost::CpuUs,
         Cost::OwnCs,
+        Cost::OwnVcs,
+        Cost::OwnIvcs,
         Cost::ReadKb,
         Cost::WriteKb,
         Cost::Writes,
@@ -69,7 +78,12 @@ impl Cost {
     pub fn machine_wide(self) -> bool {
         !matches!(
             self,
-            Cost::OwnCpuUs | Cost::ServerCpuUs | Cost::ClientCpuUs | Cost::OwnCs
+            Cost::OwnCpuUs
+                | Cost::ServerCpuUs
+                | Cost::ClientCpuUs
+                | Cost::OwnCs
+                | Cost::OwnVcs
+                | Cost::OwnIvcs
         )
     }
 
@@ -82,6 +96,8 @@ impl Cost {
             Cost::ClientCpuUs => "client_cpu_us",
             Cost::Cs => "cs",
             Cost::OwnCs => "own_cs",
+            Cost::OwnVcs => "own_vcs",
+            Cost::OwnIvcs => "own_ivcs",
             Cost::Reads => "reads",
             Cost::ReadKb => "read_kb",
             Cost::Writes => "writes",
@@ -98,6 +114,8 @@ impl Cost {
             Cost::ClientCpuUs => "client µs",
             Cost::Cs => "machine cs",
             Cost::OwnCs => "cs",
+            Cost::OwnVcs => "vol cs",
+            Cost::OwnIvcs => "invol cs",
             Cost::Reads => "reads",
             Cost::ReadKb => "read KiB",
             Cost::Writes => "writes",
@@ -112,6 +130,8 @@ impl Cost {
             Cost::CpuUs => "machine CPU/op",
             Cost::Cs => "machine cs/op",
             Cost::OwnCs => "cs/op",
+            Cost::OwnVcs => "voluntary cs/op",
+            Cost::OwnIvcs => "involuntary cs/op",
             Cost::ReadKb => "read KiB/op",
             Cost::WriteKb => "write KiB/op",
             other => other.title(),
@@ -127,6 +147,8 @@ impl Cost {
             Cost::ClientCpuUs => m.client_cpu_us_per_op,
             Cost::Cs => m.cs_per_op,
             Cost::OwnCs => m.own_cs_per_op,
+            Cost::OwnVcs => m.own_vcs_per_op,
+            Cost::OwnIvcs => m.own_ivcs_per_op,
             Cost::Reads => m.reads_per_op,
             Cost::ReadKb => m.read_kb_per_op,
             Cost::Writes => m.writes_per_op,

@@ -36,7 +36,7 @@ fn matters(k: Cost, per_op: f64, ops_per_sec: f64) -> bool {
     let rate = per_op * ops_per_sec;
     match k {
         Cost::CpuUs | Cost::OwnCpuUs | Cost::ServerCpuUs | Cost::ClientCpuUs => rate >= 20_000.0,
-        Cost::Cs | Cost::OwnCs => rate >= 1_000.0,
+        Cost::Cs | Cost::OwnCs | Cost::OwnVcs | Cost::OwnIvcs => rate >= 1_000.0,
         Cost::Reads | Cost::Writes => rate >= 50.0,
         Cost::ReadKb | Cost::WriteKb => rate >= 1_024.0,
     }
@@ -57,7 +57,11 @@ pub fn cost_matters(k: Cost, c: &Cell, base: &Cell) -> bool {
 /// whatever else ran beside the step).
 pub fn superseded(k: Cost, c: &Cell) -> bool {
     let own = |o: Cost| c.costs_relative.contains_key(&o);
-    (k == Cost::CpuUs && own(Cost::OwnCpuUs)) || (k == Cost::Cs && own(Cost::OwnCs))
+    (k == Cost::CpuUs && own(Cost::OwnCpuUs))
+        || (k == Cost::Cs && own(Cost::OwnCs))
+        // Waiting and being preempted are told apart where both are
+        // measured: their sum says neither.
+        || (k == Cost::OwnCs && own(Cost::OwnVcs) && own(Cost::OwnIvcs))
 }
 
 /// What bounded a step in a window.
@@ -89,13 +93,114 @@ fn bound(c: &Cell) -> Bound {
 
 /// Names the cause of a change of `relative` from what was measured.
 pub fn explain(relative: f64, c: &Cell, base: &Cell) -> String {
+    explain_beside(relative, c, base, &[])
+}
+
+/// As [`explain`], naming beside the cause each server setting that
+/// differs from the base (`settings_differ`: name, this target's value,
+/// the base's) and moves the figures the cause rests on.
+pub fn explain_beside(
+    relative: f64,
+    c: &Cell,
+    base: &Cell,
+    settings_differ: &[(String, String, String)],
+) -> String {
+    let (why, moved) = cause(relative, c, base);
+    let named: Vec<String> = settings_differ
+        .iter()
+        .filter(|(k, _, _)| moves(k).is_some_and(|m| moved.iter().any(|c| m.explains(*c))))
+        .take(4)
+        .map(|(k, mine, theirs)| format!("{k} {mine} here, {theirs} in the base"))
+        .collect();
+    if named.is_empty() {
+        why
+    } else {
+        format!("{why}; the settings that differ: {}", named.join(", "))
+    }
+}
+
+/// What a server setting moves, by its name.
+#[derive(Debug, Clone, Copy, PartialEq)]
+enum Moves {
+    /// Writes per operation and the waits for them: logs, their syncs,
+    /// the doublewrite buffer.
+    WritesAndWaits,
+    /// Reads per operation: what the caches hold.
+    Reads,
+    /// CPU per operation: instrumentation, the optimizer, JIT.
+    Cpu,
+}
+
+impl Moves {
+    fn explains(self, c: Cost) -> bool {
+        match self {
+            Moves::WritesAndWaits => {
+                matches!(c, Cost::Writes | Cost::WriteKb | Cost::OwnVcs | Cost::OwnCs)
+            }
+            Moves::Reads => matches!(c, Cost::Reads | Cost::ReadKb),
+            Moves::Cpu => matches!(c, Cost::OwnCpuUs | Cost::CpuUs),
+        }
+    }
+}
+
+/// The settings known to move a cost, by name (MySQL and MariaDB,
+/// PostgreSQL, SQLite pragmas); a setting not here is never named.
+fn moves(setting: &str) -> Option<Moves> {
+    let s = setting.to_ascii_lowercase();
+    const WRITES: [&str; 16] = [
+        "log_bin",
+        "sync_binlog",
+        "binlog_format",
+        "binlog_row_image",
+        "log_slave_updates",
+        "log_replica_updates",
+        "innodb_flush_log_at_trx_commit",
+        "innodb_flush_method",
+        "innodb_doublewrite",
+        "synchronous_commit",
+        "fsync",
+        "wal_sync_method",
+        "full_page_writes",
+        "commit_delay",
+        "synchronous",
+        "journal_mode",
+    ];
+    const READS: [&str; 7] = [
+        "innodb_buffer_pool_size",
+        "shared_buffers",
+        "effective_cache_size",
+        "cache_size",
+        "mmap_size",
+        "rocksdb_block_cache_size",
+        "key_buffer_size",
+    ];
+    const CPU: [&str; 5] = [
+        "performance_schema",
+        "optimizer_switch",
+        "jit",
+        "query_cache_type",
+        "innodb_adaptive_hash_index",
+    ];
+    if WRITES.contains(&s.as_str()) {
+        Some(Moves::WritesAndWaits)
+    } else if READS.contains(&s.as_str()) {
+        Some(Moves::Reads)
+    } else if CPU.contains(&s.as_str()) {
+        Some(Moves::Cpu)
+    } else {
+        None
+    }
+}
+
+/// The cause in words, and the costs it rests on (those that moved).
+fn cause(relative: f64, c: &Cell, base: &Cell) -> (String, Vec<Cost>) {
     let measured: Vec<(Cost, f64)> = Cost::EXPLAINING
         .iter()
         .filter(|k| !superseded(**k, c))
         .filter_map(|k| Some((*k, *c.costs_relative.get(k)?)))
         .collect();
     if measured.is_empty() {
-        return "cost per operation not measured".into();
+        return ("cost per operation not measured".into(), Vec::new());
     }
     let v = verdict(relative);
     let mut moved: Vec<(Cost, f64)> = measured
@@ -131,7 +236,21 @@ pub fn explain(relative: f64, c: &Cell, base: &Cell) -> String {
             .find(|(x, _)| *x == k)
             .map_or(0.0, |(_, r)| r.ln().abs())
     };
-    let waits_lead = ln(Cost::OwnCs).max(ln(Cost::Writes)) > cpu.map_or(0.0, |(_, r)| r.ln().abs());
+    // Waiting is the voluntary switches where they are measured apart
+    // (results from before hold the sum only).
+    let waits = if measured.iter().any(|(k, _)| *k == Cost::OwnVcs) {
+        Cost::OwnVcs
+    } else {
+        Cost::OwnCs
+    };
+    let cpu_ln = cpu.map_or(0.0, |(_, r)| r.ln().abs());
+    let writes_ln = ln(Cost::Writes).max(ln(Cost::WriteKb));
+    let waits_lead = ln(waits).max(ln(Cost::Writes)) > cpu_ln;
+    // Preempted: the involuntary switches moved more than anything the
+    // benchmark's own work explains.
+    let preempted_lead =
+        has(Cost::OwnIvcs) && ln(Cost::OwnIvcs) > cpu_ln.max(ln(waits)).max(writes_ln);
+    let has_writes = has(Cost::Writes) || has(Cost::WriteKb);
     // What held the step back: for a regression, the target's window;
     // for a win, the base's (what the target got rid of).
     let worse = v == Verdict::Worse;
@@ -157,24 +276,25 @@ pub fn explain(relative: f64, c: &Cell, base: &Cell) -> String {
     let better = v == Verdict::Better;
     if !worse && !better {
         return if moved.is_empty() {
-            "costs per operation unchanged".into()
+            ("costs per operation unchanged".into(), Vec::new())
         } else {
-            list(&moved)
+            (list(&moved), moved.iter().map(|(k, _)| *k).collect())
         };
     }
     let cpu_bound = matches!(b, Bound::Cpu(_) | Bound::Threads(..));
     if moved.is_empty() && cpu_bound {
         // A CPU-bound step whose CPU per operation held: the time did not
         // go to waiting; what took it was not measured.
-        return with(if worse {
-            "no cost per operation grew past 5%: the cause is not among the costs measured".into()
+        let why = if worse {
+            "no cost per operation grew past 5%: the cause is not among the costs measured"
         } else {
-            "no cost per operation fell past 5%".into()
-        });
+            "no cost per operation fell past 5%"
+        };
+        return (with(why.into()), Vec::new());
     }
     if moved.is_empty() {
         let cpu_measured = measured.iter().find(|(k, _)| is_cpu(*k));
-        return with(match (worse, cpu_measured) {
+        let why = match (worse, cpu_measured) {
             (true, Some((k, r))) => format!(
                 "{} ×{}, and no cost per operation grew past 5%: more time spent waiting",
                 k.short(),
@@ -182,13 +302,20 @@ pub fn explain(relative: f64, c: &Cell, base: &Cell) -> String {
             ),
             (true, None) => "no measured cost per operation grew: more time spent waiting".into(),
             (false, _) => "less waiting, not less cost per operation".into(),
-        });
+        };
+        return (with(why), Vec::new());
     }
     let more_or_less = if worse { "more" } else { "less" };
+    let kinds: Vec<Cost> = moved.iter().map(|(k, _)| *k).collect();
+    let with = |s: String| (with(s), kinds.clone());
     // Saturated CPU: the CPU per operation predicts the throughput,
     // whatever else moved.
     if let (Bound::Cpu(_) | Bound::Threads(..), Some((k, r))) = (b, cpu) {
         let rest: Vec<(Cost, f64)> = moved.iter().copied().filter(|(x, _)| *x != k).collect();
+        // The CPU predicts the rate, but writes and waits per operation
+        // grew more than it did: a log written and synced per commit
+        // costs CPU too, and the CPU is not the cause.
+        let io_lead = has_writes && has(waits) && writes_ln.max(ln(waits)) > cpu_ln;
         let also = if rest.is_empty() {
             String::new()
         } else {
@@ -199,16 +326,25 @@ pub fn explain(relative: f64, c: &Cell, base: &Cell) -> String {
             k.short(),
             fmt_ratio(r),
             1.0 / r,
-            if worse {
-                "new CPU overhead"
-            } else {
-                "less CPU per operation"
+            match (io_lead, worse) {
+                (true, true) =>
+                    "more writes and waits per operation (fsync), and the CPU they cost",
+                (true, false) =>
+                    "fewer writes and waits per operation (fsync), and the CPU they cost",
+                (false, true) => "new CPU overhead",
+                (false, false) => "less CPU per operation",
             }
         ));
     }
-    let cause = if has(Cost::Writes) && has(Cost::OwnCs) && waits_lead {
+    let cause = if preempted_lead {
+        if worse {
+            "preempted more (the machine was busier in this target's window)".to_string()
+        } else {
+            "preempted less (the machine was busier in the base's window)".to_string()
+        }
+    } else if has_writes && has(waits) && waits_lead {
         format!("{more_or_less} waiting on fsync")
-    } else if has(Cost::OwnCs) && waits_lead {
+    } else if has(waits) && waits_lead {
         format!("{more_or_less} waiting (locks, IO or the network)")
     } else if cpu.is_some() {
         match (worse, b) {

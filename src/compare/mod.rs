@@ -142,18 +142,7 @@ pub fn ratio(a: Option<f64>, b: Option<f64>) -> Option<f64> {
     }
 }
 
-pub fn median(values: &mut [f64]) -> Option<f64> {
-    if values.is_empty() {
-        return None;
-    }
-    values.sort_by(|a, b| a.total_cmp(b));
-    let n = values.len();
-    Some(if n % 2 == 1 {
-        values[n / 2]
-    } else {
-        (values[n / 2 - 1] + values[n / 2]) / 2.0
-    })
-}
+pub use crate::measure::stats::median;
 
 fn median_u64(values: impl Iterator<Item = u64>) -> Option<u64> {
     let mut v: Vec<f64> = values.map(|b| b as f64).collect();

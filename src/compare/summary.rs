@@ -5,7 +5,7 @@
 
 use serde::Serialize;
 
-use super::explain::explain;
+use super::explain::explain_beside;
 use super::{Change, NotJudged, Row, TargetSummary, Verdict, SHORT_WINDOW_SECS};
 use crate::results::StepResult;
 
@@ -25,6 +25,7 @@ pub(super) fn summarise(
     base: usize,
     rows: &[Row],
     steps: &[(usize, StepResult)],
+    settings_differ: &[(String, String, String)],
 ) -> TargetSummary {
     let unjudged = rows
         .iter()
@@ -92,7 +93,7 @@ pub(super) fn summarise(
                     step: r.title(),
                     clients: r.clients,
                     relative: rel,
-                    explanation: explain(rel, c, &r.cells[base]),
+                    explanation: explain_beside(rel, c, &r.cells[base], settings_differ),
                 },
             ))
         })

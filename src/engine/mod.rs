@@ -251,21 +251,32 @@ fn coordinate(
         Stop::Time(d) => Some(spec.warmup + d),
         Stop::Events(_) => None,
     };
-    let mut sampler = Some(metrics::Sampler::start(spec.probe.clone(), window));
+    // The window's first reading is taken here, synchronously, when the
+    // window begins (a coordinator that woke late counts as late), and
+    // its last one at its end: every window has both.
+    let mut sampler: Option<metrics::Sampler> = None;
     let mut sampled = None;
     let read_counters = || spec.driver.counters().and_then(Result::ok);
     let mut first_counters = None;
     let mut counters = None;
+    // Set once the window's last reading is taken (or the measured
+    // clients finished before the window began): no window opens again.
+    let mut closed = false;
     while sh.done.load(Ordering::Relaxed) < n {
         let now = Instant::now();
-        if spec.window_counters && first_counters.is_none() && now >= window {
-            first_counters = Some(read_counters());
+        let finished = sh.measured_left.load(Ordering::Relaxed) == 0;
+        if !closed && !finished && sampler.is_none() && now >= window {
+            sampler = Some(metrics::Sampler::start(spec.probe.clone(), window));
+            if spec.window_counters {
+                first_counters = Some(read_counters());
+            }
         }
         // The measured window ends when the last measured event does (an
         // event in flight at the step's end finishes and counts): the
         // sampler's last snapshot follows it, so the costs cover the same
         // window as the throughput.
-        if sh.measured_left.load(Ordering::Relaxed) == 0 {
+        if finished && !closed {
+            closed = true;
             if let Some(s) = sampler.take() {
                 sampled = Some(s.finish());
                 if let Some(Some(first)) = first_counters.take().filter(|_| spec.window_counters) {
@@ -302,8 +313,8 @@ fn coordinate(
                 next = end;
             }
         }
-        // And for the window's start, when the counters are read there.
-        if spec.window_counters && first_counters.is_none() && window > now && window < next {
+        // And for the window's start, to take its first reading.
+        if !closed && sampler.is_none() && window > now && window < next {
             next = window;
         }
         std::thread::sleep(

@@ -35,7 +35,45 @@ pub struct Bisect {
     pub culprits: Vec<Culprit>,
     pub notes: Vec<String>,
     started: bool,
+    /// A comparison the search rested on had fewer than two quiet
+    /// repeats on a side at the cap: the host, not the builds, decided.
+    unmeasured: bool,
+    /// A midpoint could not be told from either end at the cap and was
+    /// taken as the nearer: a culprit found past it is a guess.
+    guessed: bool,
 }
+
+/// How a search ended, and `relbench bisect`'s exit code for it.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Outcome {
+    /// A culprit whose change is clear (exit 0).
+    Found,
+    /// The two ends do not differ on enough quiet repeats (exit 1).
+    NoChange,
+    /// A candidate, but the tests were not clear at the cap of repeats
+    /// (exit 4): more repeats, or a quieter host.
+    Unclear,
+    /// Too few quiet windows to compare at the cap: this host could not
+    /// measure the builds (exit 5).
+    Unmeasured,
+}
+
+impl Outcome {
+    pub fn code(self) -> u8 {
+        match self {
+            Outcome::Found => 0,
+            Outcome::NoChange => 1,
+            Outcome::Unclear => 4,
+            Outcome::Unmeasured => 5,
+        }
+    }
+}
+
+/// Fewer quiet repeats than this on a side and two builds are not
+/// compared: a rank test of one value against one can never be
+/// significant, and one window is at the host's mercy.
+pub const MIN_QUIET: usize = 2;
 
 /// A build the change came in.
 #[derive(Debug, Clone, Serialize)]
@@ -78,6 +116,8 @@ impl Bisect {
             culprits: Vec::new(),
             notes: Vec::new(),
             started: false,
+            unmeasured: false,
+            guessed: false,
         }
     }
 
@@ -138,6 +178,20 @@ impl Bisect {
                 if !self.full(g) && !self.full(b) {
                     return self.measure(vec![g, b]);
                 }
+                let t = self.together(&[g, b]);
+                if t.iter().any(|v| v.len() < MIN_QUIET) {
+                    self.unmeasured = true;
+                    self.notes.push(format!(
+                        "{} and {} could not be measured on this host: {} and {} quiet repeats of {} asked each \
+                         (the others disturbed, stalled or too short to judge); run again on a quieter host",
+                        self.builds[g],
+                        self.builds[b],
+                        t[0].len(),
+                        t[1].len(),
+                        self.asked[g]
+                    ));
+                    return Next::Done;
+                }
                 self.notes.push(format!(
                     "{} and {} do not differ at {} quiet repeats each of {} (p {:.3}): nothing to bisect",
                     self.builds[g],
@@ -160,6 +214,17 @@ impl Bisect {
                     return self.measure(vec![lo, hi]);
                 }
                 self.todo.pop();
+                if t.iter().any(|v| v.len() < MIN_QUIET) {
+                    self.unmeasured = true;
+                    self.notes.push(format!(
+                        "{} → {}: {} and {} quiet repeats at the cap: could not be measured on this host",
+                        self.builds[lo],
+                        self.builds[hi],
+                        t[0].len(),
+                        t[1].len()
+                    ));
+                    continue;
+                }
                 let m = |v: &[f64]| median(&mut v.to_vec()).unwrap_or(0.0);
                 self.culprits.push(Culprit {
                     before: self.builds[lo].clone(),
@@ -204,6 +269,10 @@ impl Bisect {
                         self.todo.push((lo, hi));
                         return self.measure(vec![lo, mid, hi]);
                     }
+                    if t3.iter().any(|v| v.len() < MIN_QUIET) {
+                        self.unmeasured = true;
+                    }
+                    self.guessed = true;
                     self.notes.push(format!(
                         "{} could not be told from either end at {} repeats; taken as {} (the nearer)",
                         self.builds[mid],
@@ -231,6 +300,19 @@ impl Bisect {
         Next::Done
     }
 
+    /// How the search ended (call once [`Bisect::advance`] is `Done`).
+    pub fn outcome(&self) -> Outcome {
+        if self.culprits.iter().any(|c| c.clear) && !self.unmeasured && !self.guessed {
+            Outcome::Found
+        } else if self.unmeasured {
+            Outcome::Unmeasured
+        } else if self.culprits.is_empty() {
+            Outcome::NoChange
+        } else {
+            Outcome::Unclear
+        }
+    }
+
     fn measure(&mut self, builds: Vec<usize>) -> Next {
         self.round += 1;
         for &b in &builds {
@@ -243,28 +325,82 @@ impl Bisect {
     }
 }
 
+/// Two sets too small for the rank test to reach [`ALPHA`] differ when
+/// their ranges do not overlap and the nearer values lie this far apart
+/// (as a ratio): past every A/A floor measured on these hosts (1–8%).
+pub const FAR_APART: f64 = 1.25;
+
+/// The smallest two-sided p the exact rank-sum test can give for sets of
+/// `n` and `m` values: 2 ÷ C(n + m, n).
+fn smallest_p(n: usize, m: usize) -> f64 {
+    let (k, all) = (n.min(m), n + m);
+    let ways = (0..k).fold(1.0, |c, i| c * (all - i) as f64 / (i + 1) as f64);
+    (2.0 / ways).min(1.0)
+}
+
+/// Whether `a` and `b` differ, and how that was decided: the rank test
+/// where their sizes can reach [`ALPHA`], and [`FAR_APART`] below that.
+fn apart(a: &[f64], b: &[f64]) -> (bool, String) {
+    if smallest_p(a.len(), b.len()) < ALPHA {
+        let p = stats::rank_sum_p(a, b).unwrap_or(1.0);
+        return (p < ALPHA, format!("p {p:.3}"));
+    }
+    let (lo_a, hi_a) = (
+        a.iter().copied().fold(f64::MAX, f64::min),
+        a.iter().copied().fold(0.0, f64::max),
+    );
+    let (lo_b, hi_b) = (
+        b.iter().copied().fold(f64::MAX, f64::min),
+        b.iter().copied().fold(0.0, f64::max),
+    );
+    let gap = if hi_a < lo_b {
+        lo_b / hi_a.max(1e-12)
+    } else if hi_b < lo_a {
+        lo_a / hi_b.max(1e-12)
+    } else {
+        1.0
+    };
+    let how = if gap > 1.0 {
+        format!("×{} apart", crate::measure::units::fmt_ratio(gap))
+    } else {
+        "overlapping".into()
+    };
+    (
+        gap >= FAR_APART,
+        format!("{how} at {} and {} repeats", a.len(), b.len()),
+    )
+}
+
 /// `bisect-check`'s answer for `git bisect run`: 0 like the good build,
 /// 1 like the bad one, 125 when it cannot tell (or the step did not run).
 /// Unlike both (another run's level, as runs on a busy host drift), it is
-/// the nearer one when it lies in the outer quarter towards it.
+/// the nearer one when it lies in the outer quarter towards it. Sets too
+/// small for the rank test are told apart by [`FAR_APART`].
 pub fn check(now: &[f64], good: &[f64], bad: &[f64]) -> (u8, String) {
     if now.is_empty() || good.is_empty() || bad.is_empty() {
-        return (125, "the step has no measurement on one side".into());
-    }
-    let p = |a: &[f64], b: &[f64]| stats::rank_sum_p(a, b).unwrap_or(1.0);
-    let m = |v: &[f64]| median(&mut v.to_vec()).unwrap_or(0.0);
-    let (mn, mg, mb) = (m(now), m(good), m(bad));
-    let (pg, pb) = (p(now, good), p(now, bad));
-    let say =
-        format!("median {mn:.1} against good {mg:.1} (p {pg:.3}) and bad {mb:.1} (p {pb:.3})");
-    if p(good, bad) >= ALPHA {
         return (
             125,
-            format!("cannot tell: the good and bad builds' results do not differ; {say}"),
+            format!(
+                "the step has no quiet window on one side (now {}, good {}, bad {}): this host could not measure it",
+                now.len(),
+                good.len(),
+                bad.len()
+            ),
+        );
+    }
+    let m = |v: &[f64]| median(&mut v.to_vec()).unwrap_or(0.0);
+    let (mn, mg, mb) = (m(now), m(good), m(bad));
+    let ((dg, hg), (db, hb)) = (apart(now, good), apart(now, bad));
+    let say = format!("median {mn:.1} against good {mg:.1} ({hg}) and bad {mb:.1} ({hb})");
+    let (gb, how) = apart(good, bad);
+    if !gb {
+        return (
+            125,
+            format!("cannot tell: the good and bad builds' results do not differ ({how}); {say}"),
         );
     }
     let t = (mn / mg).ln() / (mb / mg).ln();
-    match (pg < ALPHA, pb < ALPHA) {
+    match (dg, db) {
         (false, true) => (0, format!("good: {say}")),
         (true, false) => (1, format!("bad: {say}")),
         (true, true) if t <= 0.25 => (0, format!("good (nearer the good build): {say}")),
@@ -364,7 +500,15 @@ mod tests {
             }
         }
         assert!(b.culprits.is_empty());
-        assert!(b.notes[0].contains("do not differ"), "{:?}", b.notes);
+        // Regression: "b1 and b8 do not differ … nothing to bisect" was
+        // said when 21 of 24 windows could not be measured.
+        assert!(
+            b.notes[0].contains("could not be measured on this host"),
+            "{:?}",
+            b.notes
+        );
+        assert_eq!(b.outcome(), Outcome::Unmeasured);
+        assert_eq!(b.outcome().code(), 5);
     }
 
     #[test]
@@ -372,6 +516,66 @@ mod tests {
         let b = simulate(8, |_| 100.0);
         assert!(b.culprits.is_empty());
         assert!(b.notes[0].contains("do not differ"), "{:?}", b.notes);
+        assert_eq!(b.outcome(), Outcome::NoChange);
+    }
+
+    /// Regression: "culprit: b5 (after b4): point-query ×750.528, p 0.6667
+    /// (not clear at the cap of repeats)" exited 0, from a pair whose
+    /// quiet windows were one against a few.
+    #[test]
+    fn a_culprit_on_too_few_quiet_windows_is_no_verdict() {
+        let names = (0..8).map(|i| format!("b{i}")).collect();
+        let mut b = Bisect::new(names, 4, 12);
+        let mut b4_kept = 0;
+        while let Next::Measure { builds, repeats } = b.advance() {
+            for x in builds {
+                let level = if x >= 5 { 50.0 } else { 100.0 };
+                // b4 keeps one quiet window in all, the others every one.
+                let n = if x == 4 {
+                    1 - b4_kept.min(1)
+                } else {
+                    repeats as usize
+                };
+                if x == 4 {
+                    b4_kept += n;
+                }
+                let v: Vec<f64> = (0..n).map(|r| level + r as f64 * 0.1).collect();
+                b.add(x, &v);
+            }
+        }
+        assert_ne!(
+            b.outcome(),
+            Outcome::Found,
+            "{:?} {:?}",
+            b.culprits,
+            b.notes
+        );
+        assert_ne!(b.outcome().code(), 0);
+    }
+
+    #[test]
+    fn a_clear_culprit_is_found_and_exits_0() {
+        let b = simulate(8, |i| if i >= 6 { 80.0 } else { 100.0 });
+        assert_eq!(b.outcome(), Outcome::Found, "{:?}", b.notes);
+        assert_eq!(b.culprits[0].after, "b6");
+    }
+
+    /// Regression: bisect-check said 125 (cannot tell) for a 2–5× good/bad
+    /// difference at 1–2 quiet repeats: a rank test of 2 against 2 can
+    /// never reach p < 0.05.
+    #[test]
+    fn bisect_check_tells_far_apart_builds_at_one_or_two_repeats() {
+        assert_eq!(check(&[101.0], &[100.0], &[40.0]).0, 0);
+        assert_eq!(check(&[41.0], &[100.0], &[40.0]).0, 1);
+        assert_eq!(check(&[98.0, 103.0], &[100.0, 99.0], &[20.0, 45.0]).0, 0);
+        // Close ends at few repeats stay "cannot tell".
+        assert_eq!(check(&[100.0], &[100.0], &[90.0]).0, 125);
+        // Nothing quiet on a side: cannot tell, and says why.
+        let (code, why) = check(&[], &[100.0], &[40.0]);
+        assert_eq!(code, 125);
+        assert!(why.contains("could not measure"), "{why}");
+        assert!((smallest_p(2, 2) - 1.0 / 3.0).abs() < 1e-9);
+        assert!((smallest_p(4, 4) - 2.0 / 70.0).abs() < 1e-9);
     }
 
     #[test]

@@ -16,6 +16,7 @@ use anyhow::{bail, Context};
 use serde::{Deserialize, Serialize};
 
 use super::store::{lit, num, Store};
+use crate::results::judge::{judge, Judgement};
 use crate::results::{LoadedRun, RunStatus, StepResult};
 use crate::util::short_hash;
 
@@ -185,9 +186,12 @@ fn version_of(run: &LoadedRun, target: &str) -> (String, String) {
     (v, format!("{} {number}", t.engine.name()))
 }
 
-fn repeat_of(s: &StepResult) -> (f64, bool, Repeat) {
+/// A repeat's throughput, whether it is left out of the search (any
+/// window not judged quiet: disturbed, stalled, too short or unjudged),
+/// and its figures.
+fn repeat_of(s: &StepResult, judged: &Judgement) -> (f64, bool, Repeat) {
     let c = crate::compare::cell_of(std::iter::once(s));
-    let disturbed = s.disturbed().is_some();
+    let disturbed = !judged.is_quiet();
     let r = Repeat {
         costs: c
             .costs
@@ -294,7 +298,12 @@ fn cells_of(runs: &[LoadedRun], names: &BuildNames) -> anyhow::Result<Vec<Cell>>
                 );
             }
             let t = &of_target[&target];
-            let rs: Vec<(f64, bool, Repeat)> = reps.iter().map(|s| repeat_of(s)).collect();
+            let judged = judge(&reps);
+            let rs: Vec<(f64, bool, Repeat)> = reps
+                .iter()
+                .zip(&judged)
+                .map(|(s, j)| repeat_of(s, j))
+                .collect();
             out.push(Cell {
                 run: ri,
                 target: target.clone(),

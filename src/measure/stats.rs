@@ -228,6 +228,20 @@ pub fn ratio_interval(target: &[f64], base: &[f64]) -> Option<Interval> {
     })
 }
 
+/// The median of `values` (sorted in place); `None` when empty.
+pub fn median(values: &mut [f64]) -> Option<f64> {
+    if values.is_empty() {
+        return None;
+    }
+    values.sort_by(|a, b| a.total_cmp(b));
+    let n = values.len();
+    Some(if n % 2 == 1 {
+        values[n / 2]
+    } else {
+        (values[n / 2 - 1] + values[n / 2]) / 2.0
+    })
+}
+
 /// The sign-test confidence interval of the median of `values`: the k-th
 /// smallest and k-th largest, with the largest k that keeps [`LEVEL`] (or
 /// the extremes, with their lower confidence, when the values are few).

@@ -40,6 +40,12 @@ pub struct StepMetrics {
     /// the own CPU is counted. `None` when the server's are not measured.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub own_cs_per_op: Option<f64>,
+    /// Of those, the voluntary ones (a thread waiting: fsync, a lock, the
+    /// network) and the involuntary ones (a thread preempted), per op.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub own_vcs_per_op: Option<f64>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub own_ivcs_per_op: Option<f64>,
     /// Read and write requests completed, and KiB moved, by the devices
     /// under the datadir, per op.
     pub reads_per_op: Option<f64>,
@@ -221,11 +227,14 @@ pub fn measure(
         ..StepMetrics::default()
     };
     m.own_cpu_us_per_op = own_cpu_per_op(&m, scope.embedded);
-    m.own_cs_per_op = match (scope.embedded, w.client_cs, w.server_cs) {
-        (true, Some(c), _) => per_op(c as f64),
-        (false, Some(c), Some(s)) => per_op((c + s) as f64),
+    let own_cs = match (scope.embedded, w.client_cs, w.server_cs) {
+        (true, Some(c), _) => Some(c),
+        (false, Some(c), Some(s)) => Some(c.add(s)),
         _ => None,
     };
+    m.own_cs_per_op = own_cs.and_then(|c| per_op(c.total() as f64));
+    m.own_vcs_per_op = own_cs.and_then(|c| per_op(c.voluntary as f64));
+    m.own_ivcs_per_op = own_cs.and_then(|c| per_op(c.involuntary as f64));
     if scope.here {
         // /proc/stat counts CPU in 10 ms ticks: a window of a few ticks per
         // CPU gives 0 or double the truth (a 12 ms l.i0 read 0 µs per row).

@@ -127,6 +127,21 @@ pub struct Interference {
     /// The machine's CPUs and the window's length, for judging again.
     pub cores: Option<f64>,
     pub window_secs: Option<f64>,
+    /// How long relbench's own threads woke late over the window, in all
+    /// and the longest once, in seconds: time relbench was stopped,
+    /// descheduled or swapped out ([`super::sampler::Late`]). `None` in
+    /// results measured before it was kept.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub relbench_late_secs: Option<f64>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub relbench_late_max_secs: Option<f64>,
+    /// How far the window ran past its planned length to finish its last
+    /// event, and the step's 99th percentile event, in seconds: a last
+    /// event hundreds of times slower than the others is a stall.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub overrun_secs: Option<f64>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub event_p99_secs: Option<f64>,
     /// Why the step is disturbed, when it is (by the thresholds of the
     /// relbench that measured it; a report judges again by its own,
     /// [`Interference::judge`]).
@@ -137,6 +152,10 @@ pub struct Interference {
 
 fn r2(v: f64) -> f64 {
     (v * 100.0).round() / 100.0
+}
+
+fn r3(v: f64) -> f64 {
+    (v * 1000.0).round() / 1000.0
 }
 
 /// A process's storage IO over a window: pid, name, bytes.
@@ -241,8 +260,21 @@ fn dispersion(per_second: &[u64], secs: f64) -> Option<(f64, f64, u32)> {
 /// What else used the machine over the window `sampled` covers, and the
 /// dispersion of the step's per-second event counts `per_second` over a
 /// window of `secs`.
-pub fn assess(sampled: &Sampled, per_second: &[u64], secs: f64) -> Interference {
-    let mut out = Interference::default();
+/// `stall` is how far a timed window ran past its planned length and the
+/// step's 99th percentile event, in seconds.
+pub fn assess(
+    sampled: &Sampled,
+    per_second: &[u64],
+    secs: f64,
+    stall: Option<(f64, f64)>,
+) -> Interference {
+    let mut out = Interference {
+        relbench_late_secs: Some(r3(sampled.late.secs)),
+        relbench_late_max_secs: Some(r3(sampled.late.max_secs)),
+        overrun_secs: stall.map(|s| r3(s.0)),
+        event_p99_secs: stall.map(|s| s.1),
+        ..Interference::default()
+    };
     if let Some((cv, worst, stalls)) = dispersion(per_second, secs) {
         out.throughput_cv = Some((cv * 1e4).round() / 1e4);
         out.worst_second_vs_median = Some((worst * 1e4).round() / 1e4);
@@ -250,7 +282,11 @@ pub fn assess(sampled: &Sampled, per_second: &[u64], secs: f64) -> Interference 
     }
     let w = sampled.window();
     let (Some(a), Some(b), Some(sys)) = (&sampled.first, &sampled.last, w.system.as_ref()) else {
-        out.not_judged = Some("the sampler has no reading of the machine for this window".into());
+        out.disturbed = Some(
+            "relbench took no reading of the machine at this window's edges: it did not get the CPU, \
+             or the window never began"
+                .into(),
+        );
         return out;
     };
     let cores = sys.cpu_secs.all() / w.secs.max(1e-9);
@@ -336,7 +372,17 @@ impl Interference {
         let (Some(secs), Some(cores)) = (self.window_secs, self.cores) else {
             return (self.disturbed.clone(), self.not_judged.clone());
         };
-        if secs < MIN_WINDOW_SECS {
+        // relbench itself not running is judged first, on any window: it
+        // needs no CPU ticks, and a window it spent stopped is no
+        // measurement of the benchmark however short it is.
+        let mut why = Vec::new();
+        if let Some(reason) = self.relbench_stalled(secs) {
+            why.push(reason);
+        }
+        if let Some(reason) = self.overran() {
+            why.push(reason);
+        }
+        if secs < MIN_WINDOW_SECS && why.is_empty() {
             return (
                 None,
                 Some(format!(
@@ -347,7 +393,9 @@ impl Interference {
         }
         let slack = tick_allowance_pct(secs);
         let steal = self.steal_pct.unwrap_or(0.0);
-        let mut why = Vec::new();
+        if secs < MIN_WINDOW_SECS {
+            return (Some(why.join("; ")), None);
+        }
         let share = self.others_share_pct.unwrap_or(0.0);
         if share >= DISTURBED_SHARE_PCT + slack {
             let named: Vec<String> = self
@@ -421,7 +469,51 @@ impl Interference {
             .flatten();
         ((!why.is_empty()).then(|| why.join("; ")), unknown)
     }
+
+    /// Why relbench itself did not run for a share of the window that
+    /// disturbs it, when it did not: its threads woke late in all by
+    /// [`DISTURBED_SHARE_PCT`] of the window or more.
+    fn relbench_stalled(&self, secs: f64) -> Option<String> {
+        let late = self.relbench_late_secs?;
+        let share = 100.0 * late / secs.max(1e-9);
+        (share >= DISTURBED_SHARE_PCT).then(|| {
+            format!(
+                "relbench itself did not get the CPU for {:.0} ms of the {:.0} ms window ({share:.0}%; \
+                 the longest wait {:.0} ms): it was stopped, descheduled or swapped out",
+                late * 1e3,
+                secs * 1e3,
+                self.relbench_late_max_secs.unwrap_or(late) * 1e3
+            )
+        })
+    }
+
+    /// Why the window's overrun is a stall, when it is: the window ran
+    /// past its planned length by [`DISTURBED_SHARE_PCT`] of it or more,
+    /// and by more than [`STALL_VS_P99`] times the step's 99th
+    /// percentile event (a scan that takes longer than the window
+    /// overruns by its own length, and that is no stall).
+    fn overran(&self) -> Option<String> {
+        let (over, p99, secs) = (self.overrun_secs?, self.event_p99_secs?, self.window_secs?);
+        let planned = secs - over;
+        (planned > 0.0
+            && 100.0 * over / planned >= DISTURBED_SHARE_PCT
+            && over > STALL_VS_P99 * p99)
+            .then(|| {
+                format!(
+                    "the window ran {:.0} ms past its planned {:.0} ms to finish an event, {:.0}× the \
+                     step's 99th percentile ({}): a stall",
+                    over * 1e3,
+                    planned * 1e3,
+                    over / p99.max(1e-9),
+                    crate::measure::units::fmt_latency(p99 * 1e6)
+                )
+            })
+    }
 }
+
+/// How many times the step's 99th percentile event the window's overrun
+/// must be to be a stall.
+pub const STALL_VS_P99: f64 = 20.0;
 
 #[cfg(test)]
 mod tests {

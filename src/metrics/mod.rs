@@ -47,11 +47,14 @@ pub fn process_cpu_secs() -> Option<f64> {
 
 /// relbench's context switches so far, voluntary and not, over all its
 /// threads (getrusage).
-pub fn process_context_switches() -> Option<u64> {
+pub fn process_context_switches() -> Option<procfs::Switches> {
     // SAFETY: as in `process_cpu_secs`.
     let mut ru: libc::rusage = unsafe { std::mem::zeroed() };
     let rc = unsafe { libc::getrusage(libc::RUSAGE_SELF, &mut ru) };
-    (rc == 0).then(|| (ru.ru_nvcsw.max(0) + ru.ru_nivcsw.max(0)) as u64)
+    (rc == 0).then(|| procfs::Switches {
+        voluntary: ru.ru_nvcsw.max(0) as u64,
+        involuntary: ru.ru_nivcsw.max(0) as u64,
+    })
 }
 
 /// CPU used between two samples, when it is large enough to be a figure.

@@ -4,6 +4,16 @@
 //! per-operation costs; from each pair of neighbours, one row of the
 //! per-second series.
 //!
+//! The window's two edge readings are taken synchronously by whoever
+//! opens and closes it (the engine's coordinator, or the runner doing a
+//! load), so every window has both, however starved the sampler thread
+//! was. Between them the thread also keeps a heartbeat: it wakes ten
+//! times a second and adds up how late it woke. A relbench that was
+//! stopped, descheduled or swapped out wakes late, and a window it spent
+//! partly not running is judged disturbed (`interference`), not quiet:
+//! while relbench is stopped nothing else may use the machine, so the
+//! CPU shares alone call such a window quiet.
+//!
 //! The arithmetic is that of `vmstat` and `iostat -x`: CPU busy is user +
 //! nice + system + irq + softirq (vmstat's us + sy), over all CPUs; reads,
 //! writes and KiB come from the device's completed requests and 512-byte
@@ -15,7 +25,7 @@ use std::time::{Duration, Instant};
 use serde::{Deserialize, Serialize};
 
 use super::device::Devices;
-use super::procfs::{self, DiskStat, SystemStat, TreeStat};
+use super::procfs::{self, DiskStat, Switches, SystemStat, TreeStat};
 
 /// What to sample for one target.
 #[derive(Debug, Clone)]
@@ -41,7 +51,7 @@ pub struct Snapshot {
     /// relbench's CPU seconds (getrusage: µs resolution).
     pub process_cpu: Option<f64>,
     /// relbench's context switches (getrusage).
-    pub process_cs: Option<u64>,
+    pub process_cs: Option<Switches>,
     pub process_rss: Option<u64>,
     /// The sampler thread's own CPU seconds.
     pub sampler_cpu: f64,
@@ -348,11 +358,41 @@ pub struct Sampled {
     pub server_pid: Option<u32>,
     /// Its threads' context switches at the window's first and last
     /// snapshot.
-    pub server_cs_first: Option<u64>,
-    pub server_cs_last: Option<u64>,
+    pub server_cs_first: Option<Switches>,
+    pub server_cs_last: Option<Switches>,
     /// The server runs here but its processes are not known
     /// ([`Probe::server_elsewhere_here`]).
     pub server_unknown: bool,
+    /// How late relbench's own threads woke over the window, in all
+    /// and the longest once ([`Late`]).
+    pub late: Late,
+}
+
+/// How late relbench woke over a window: the first reading past the
+/// window's planned start, and each heartbeat past its time. Wakes late
+/// by less than [`Late::SLACK`] count for nothing (timer slack, a busy
+/// runqueue's turn).
+#[derive(Debug, Clone, Copy, Default, PartialEq)]
+pub struct Late {
+    pub secs: f64,
+    pub max_secs: f64,
+    pub wakes: u32,
+}
+
+impl Late {
+    /// A wake later than this is relbench not getting the CPU; sooner is
+    /// the scheduler's ordinary latency, also on a machine the benchmark
+    /// saturates (measured: at most 3 ms with 8 SQLite clients on 2 cores).
+    pub const SLACK: Duration = Duration::from_millis(5);
+
+    fn add(&mut self, late: Duration) {
+        self.wakes += 1;
+        if late > Self::SLACK {
+            let l = late.as_secs_f64();
+            self.secs += l;
+            self.max_secs = self.max_secs.max(l);
+        }
+    }
 }
 
 /// Totals over the window, from its first and last snapshot.
@@ -366,8 +406,8 @@ pub struct Window {
     pub client_cpu_secs: Option<f64>,
     /// Context switches of the server's processes' threads and of
     /// relbench's (the sampler's few included).
-    pub server_cs: Option<u64>,
-    pub client_cs: Option<u64>,
+    pub server_cs: Option<Switches>,
+    pub client_cs: Option<Switches>,
     pub sampler: Option<SamplerCost>,
 }
 
@@ -400,11 +440,11 @@ impl Sampled {
                 _ => None,
             },
             server_cs: match (self.server_cs_first, self.server_cs_last) {
-                (Some(x), Some(y)) => Some(y.saturating_sub(x)),
+                (Some(x), Some(y)) => Some(y.since(x)),
                 _ => None,
             },
             client_cs: match (a.process_cs, b.process_cs) {
-                (Some(x), Some(y)) => Some(y.saturating_sub(x)),
+                (Some(x), Some(y)) => Some(y.since(x)),
                 _ => None,
             },
             sampler: Some(SamplerCost {
@@ -419,86 +459,166 @@ impl Sampled {
 /// A running sampler; [`Sampler::finish`] takes the last snapshot and
 /// returns what it saw.
 pub struct Sampler {
+    probe: Probe,
+    start: Instant,
     stop: mpsc::Sender<()>,
-    handle: std::thread::JoinHandle<Sampled>,
+    handle: std::thread::JoinHandle<Thread>,
+    first: Option<Opened>,
 }
 
+/// The window's first reading, when it was taken in the caller's thread.
+struct Opened {
+    unix: f64,
+    snapshot: Snapshot,
+    procs: Vec<procfs::ProcCpu>,
+    server_cs: Option<Switches>,
+    late: Duration,
+}
+
+/// What the thread saw between the edges.
+#[derive(Default)]
+struct Thread {
+    /// The first reading, when the thread took it (a window that starts
+    /// later than the sampler).
+    opened: Option<Opened>,
+    snapshots: Vec<Snapshot>,
+    late: Late,
+}
+
+/// How often the heartbeat wakes, and how often of those a reading is
+/// taken.
+const BEAT: Duration = Duration::from_millis(100);
 const PERIOD: Duration = Duration::from_secs(1);
 
-impl Sampler {
-    /// Starts sampling at `start` (the measured window's start): the thread
-    /// waits until then, takes the first snapshot, then one a second.
-    pub fn start(probe: Probe, start: Instant) -> Sampler {
-        let (stop, rx) = mpsc::channel::<()>();
-        let handle = std::thread::Builder::new()
-            .name("relbench-sampler".into())
-            .spawn(move || sample(&probe, start, &rx))
-            .expect("spawning the sampler thread");
-        Sampler { stop, handle }
-    }
-
-    /// Stops at once: the last snapshot is taken now.
-    pub fn finish(self) -> Sampled {
-        let _ = self.stop.send(());
-        self.handle.join().unwrap_or_default()
+fn open(probe: &Probe, devices: Option<&[String]>, start: Instant) -> Opened {
+    Opened {
+        late: Instant::now().saturating_duration_since(start),
+        unix: crate::util::unix_now(),
+        snapshot: snapshot(probe, devices, start),
+        procs: procfs::scan_processes(),
+        server_cs: probe.server_pid.and_then(procfs::tree_switches),
     }
 }
 
-fn sample(probe: &Probe, start: Instant, stop: &mpsc::Receiver<()>) -> Sampled {
-    let mut out = Sampled {
-        devices: probe.devices.as_ref().ok().cloned(),
-        ..Sampled::default()
-    };
-    let wait = start.saturating_duration_since(Instant::now());
-    if stop.recv_timeout(wait) != Err(mpsc::RecvTimeoutError::Timeout) {
-        return out; // stopped before the window began
+impl Sampler {
+    /// Starts sampling at `start` (the measured window's start). When that
+    /// is now or past, the first reading is taken here, in the caller's
+    /// thread, and a late caller counts as late; otherwise the thread
+    /// waits until then and takes it.
+    pub fn start(probe: Probe, start: Instant) -> Sampler {
+        let names: Option<Vec<String>> = probe.devices.as_ref().ok().map(|d| d.devices.clone());
+        let first = (start <= Instant::now()).then(|| open(&probe, names.as_deref(), start));
+        let (stop, rx) = mpsc::channel::<()>();
+        let thread_probe = probe.clone();
+        let opened = first.is_some();
+        let handle = std::thread::Builder::new()
+            .name("relbench-sampler".into())
+            .spawn(move || beat(&thread_probe, start, opened, &rx))
+            .expect("spawning the sampler thread");
+        Sampler {
+            probe,
+            start,
+            stop,
+            handle,
+            first,
+        }
     }
-    let names: Option<Vec<String>> = out.devices.as_ref().map(|d| d.devices.clone());
-    let devices = names.as_deref();
-    let mut prev = snapshot(probe, devices, start);
-    out.started_unix = Some(crate::util::unix_now());
-    out.first = Some(prev);
-    out.server_pid = probe.server_pid;
-    out.server_unknown = probe.server_elsewhere_here;
-    out.procs_first = procfs::scan_processes();
-    out.server_cs_first = probe.server_pid.and_then(procfs::tree_switches);
-    let keep = |out: &mut Sampled, s: &Snapshot| {
-        out.samples += 1;
+
+    /// Stops at once: the last snapshot is taken now, in the caller's
+    /// thread.
+    pub fn finish(self) -> Sampled {
+        let _ = self.stop.send(());
+        let seen = self.handle.join().unwrap_or_default();
+        let Some(first) = self.first.or(seen.opened) else {
+            return Sampled {
+                devices: self.probe.devices.as_ref().ok().cloned(),
+                ..Sampled::default()
+            }; // stopped before the window began
+        };
+        let names: Option<Vec<String>> =
+            self.probe.devices.as_ref().ok().map(|d| d.devices.clone());
+        let last = snapshot(&self.probe, names.as_deref(), self.start);
+        let mut late = seen.late;
+        late.add(first.late);
+        let mut out = Sampled {
+            devices: self.probe.devices.as_ref().ok().cloned(),
+            started_unix: Some(first.unix),
+            first: Some(first.snapshot),
+            server_pid: self.probe.server_pid,
+            server_unknown: self.probe.server_elsewhere_here,
+            procs_first: first.procs,
+            server_cs_first: first.server_cs,
+            late,
+            ..Sampled::default()
+        };
+        let mut prev = first.snapshot;
+        out.keep(&prev);
+        for now in seen.snapshots.into_iter().chain([last]) {
+            out.keep(&now);
+            // A last sliver of a few ms would give a rate made of rounding.
+            if now.secs - prev.secs >= 0.05 {
+                out.series.push(second_between(
+                    &prev,
+                    &now,
+                    out.devices.as_ref(),
+                    out.server_unknown,
+                ));
+            }
+            prev = now;
+        }
+        out.last = Some(last);
+        out.procs_last = procfs::scan_processes();
+        out.server_cs_last = self.probe.server_pid.and_then(procfs::tree_switches);
+        out
+    }
+}
+
+impl Sampled {
+    fn keep(&mut self, s: &Snapshot) {
+        self.samples += 1;
         if let Some(t) = s.server {
-            out.server_rss_peak = Some(out.server_rss_peak.unwrap_or(0).max(t.rss_bytes));
+            self.server_rss_peak = Some(self.server_rss_peak.unwrap_or(0).max(t.rss_bytes));
         }
         if let Some(r) = s.process_rss {
-            out.client_rss_peak = Some(out.client_rss_peak.unwrap_or(0).max(r));
+            self.client_rss_peak = Some(self.client_rss_peak.unwrap_or(0).max(r));
         }
-    };
-    keep(&mut out, &prev);
+    }
+}
+
+/// The sampler thread: the first reading when the caller did not take
+/// it, then a heartbeat every [`BEAT`] that adds up how late it woke,
+/// and a reading every [`PERIOD`].
+fn beat(probe: &Probe, start: Instant, opened: bool, stop: &mpsc::Receiver<()>) -> Thread {
+    let mut out = Thread::default();
+    let names: Option<Vec<String>> = probe.devices.as_ref().ok().map(|d| d.devices.clone());
+    let devices = names.as_deref();
+    if !opened {
+        let wait = start.saturating_duration_since(Instant::now());
+        if stop.recv_timeout(wait) != Err(mpsc::RecvTimeoutError::Timeout) {
+            return out; // stopped before the window began
+        }
+        out.opened = Some(open(probe, devices, start));
+    }
     let mut k = 1u32;
+    let mut reading = 1u32;
     loop {
-        let next = start + PERIOD * k;
-        let timeout = next.saturating_duration_since(Instant::now());
-        let stopped = !matches!(
+        let due = start + BEAT * k;
+        let timeout = due.saturating_duration_since(Instant::now());
+        if !matches!(
             stop.recv_timeout(timeout),
             Err(mpsc::RecvTimeoutError::Timeout)
-        );
-        let now = snapshot(probe, devices, start);
-        keep(&mut out, &now);
-        // A last sliver of a few ms would give a rate made of rounding.
-        if now.secs - prev.secs >= 0.05 {
-            out.series.push(second_between(
-                &prev,
-                &now,
-                out.devices.as_ref(),
-                out.server_unknown,
-            ));
-        }
-        out.last = Some(now);
-        prev = now;
-        if stopped {
-            out.procs_last = procfs::scan_processes();
-            out.server_cs_last = probe.server_pid.and_then(procfs::tree_switches);
+        ) {
             return out;
         }
-        k += 1;
+        let now = Instant::now();
+        out.late.add(now.saturating_duration_since(due));
+        if now >= start + PERIOD * reading {
+            out.snapshots.push(snapshot(probe, devices, start));
+            reading = (now.duration_since(start).as_secs_f64() / PERIOD.as_secs_f64()) as u32 + 1;
+        }
+        // Beats missed while relbench was not running are one wait, not
+        // one each: the next beat is the next one still ahead.
+        k = (now.duration_since(start).as_secs_f64() / BEAT.as_secs_f64()) as u32 + 1;
     }
 }
 

@@ -22,6 +22,7 @@ pub use crate::util::{refuse_link, write_file};
 use crate::workload::Group;
 pub use crate::workload::Sla;
 
+pub mod judge;
 pub mod merge;
 mod schema;
 use schema::read_json;
@@ -624,7 +625,7 @@ pub fn load_run(dir: &Path) -> anyhow::Result<LoadedRun> {
 }
 
 #[cfg(test)]
-mod tests {
+pub(crate) mod tests {
     use super::*;
 
     pub fn sample_step() -> StepResult {

@@ -41,6 +41,8 @@ pub(super) struct StepCtx<'a> {
 struct Done {
     sampled: Sampled,
     ops: Option<f64>,
+    /// How far a timed window ran past its planned length.
+    overrun_secs: Option<f64>,
 }
 
 /// A result with nothing measured yet: which step, in which phase, under
@@ -117,7 +119,15 @@ pub(super) fn measure_step(
     let server_count = r.metrics.server_count.take();
     r.metrics = metrics;
     r.metrics.server_count = server_count;
-    r.metrics.interference = Some(interference::assess(&done.sampled, &r.per_second, r.secs));
+    let stall = done
+        .overrun_secs
+        .zip(r.latency.get("event").map(|l| l.p99_us / 1e6));
+    r.metrics.interference = Some(interference::assess(
+        &done.sampled,
+        &r.per_second,
+        r.secs,
+        stall,
+    ));
     r.notes
         .extend(notes.into_iter().map(|(k, v)| (k.to_string(), v)));
     match (before, cx.db.counters()) {
@@ -179,6 +189,7 @@ fn load(
     Ok(Done {
         sampled: sampler.finish(),
         ops: Some(r.events as f64),
+        overrun_secs: None,
     })
 }
 
@@ -221,6 +232,7 @@ fn settle(
     Ok(Done {
         sampled: sampler.finish(),
         ops: None,
+        overrun_secs: None,
     })
 }
 
@@ -267,6 +279,7 @@ fn maintain(
     Ok(Done {
         sampled: sampler.finish(),
         ops: None,
+        overrun_secs: None,
     })
 }
 
@@ -442,6 +455,10 @@ fn run_workload(
         sampled: m.sampled,
         // Per unit of throughput: per operation, or per row.
         ops: Some(work),
+        overrun_secs: match stop {
+            Stop::Time(d) => Some((m.secs - d.as_secs_f64()).max(0.0)),
+            Stop::Events(_) => None,
+        },
     })
 }
 
