@@ -640,7 +640,7 @@ fn bisect_names_the_build_a_smaller_cache_came_in_within_six_evaluations() {
     for (plan, step, code) in [
         (&good_plan, "point-query", 0),
         (&bad_plan, "point-query", 1),
-        (&good_plan, "no-such-step", 125),
+        (&good_plan, "no-such-step", 128),
     ] {
         let o = check(plan, step);
         assert_eq!(

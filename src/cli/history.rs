@@ -230,7 +230,7 @@ fn of_step<'a>(results: &'a [StepResult], step: &str) -> Vec<&'a StepResult> {
 
 /// `step`'s windows split into those judged quiet (beside their
 /// siblings) and the others, with why each other one is not.
-fn quiet_of<'a>(mine: Vec<&'a StepResult>) -> (Vec<&'a StepResult>, Vec<String>) {
+fn quiet_of(mine: Vec<&StepResult>) -> (Vec<&StepResult>, Vec<String>) {
     let judged = crate::results::judge::judge(&mine);
     let mut quiet = Vec::new();
     let mut left = Vec::new();

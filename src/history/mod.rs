@@ -53,6 +53,9 @@ pub struct History {
     pub data: Vec<detect::Series>,
     /// Repeats left out because another program disturbed their window.
     pub disturbed_left_out: usize,
+    /// Per series (as `series`), the builds measured whose every repeat
+    /// was left out: drawn as such, never silently missing.
+    pub all_left_out: Vec<Vec<usize>>,
     pub hosts: HashMap<String, String>,
 }
 
@@ -117,6 +120,8 @@ impl History {
             values: Vec<(u32, u32, f64)>,
             floors: Vec<(u32, f64)>,
             left_out: usize,
+            /// (series, build) of each repeat left out.
+            left: Vec<(u32, u32)>,
         }
         let threads = std::thread::available_parallelism().map_or(1, |n| n.get());
         let parts: Vec<std::sync::Mutex<Part>> = (0..threads)
@@ -125,6 +130,7 @@ impl History {
                     values: Vec::new(),
                     floors: Vec::new(),
                     left_out: 0,
+                    left: Vec::new(),
                 })
             })
             .collect();
@@ -144,6 +150,7 @@ impl History {
                 for (i, v) in t.split(' ').enumerate() {
                     if d.get(i) == Some(&b'1') {
                         part.left_out += 1;
+                        part.left.push((si as u32, bi as u32));
                     } else if let Ok(v) = v.parse::<f64>() {
                         part.values.push((si as u32, bi as u32, v));
                     }
@@ -156,16 +163,27 @@ impl History {
         let mut values: Vec<Vec<(usize, f64)>> = vec![Vec::new(); series.len()];
         let mut floors: Vec<Vec<f64>> = vec![Vec::new(); series.len()];
         let mut left_out = 0;
+        let mut left: Vec<(u32, u32)> = Vec::new();
         // Pieces in rowid order, so each series' repeats keep the order
         // they were added in.
         for p in parts {
             let p = p.into_inner().expect("a reader panicked");
             left_out += p.left_out;
+            left.extend(p.left);
             for (si, bi, v) in p.values {
                 values[si as usize].push((bi as usize, v));
             }
             for (si, f) in p.floors {
                 floors[si as usize].push(f);
+            }
+        }
+        let mut all_left_out: Vec<Vec<usize>> = vec![Vec::new(); series.len()];
+        left.sort_unstable();
+        left.dedup();
+        for (si, bi) in left {
+            let (si, bi) = (si as usize, bi as usize);
+            if !values[si].iter().any(|(b, _)| *b == bi) {
+                all_left_out[si].push(bi);
             }
         }
         let data = values
@@ -204,6 +222,7 @@ impl History {
             series,
             data,
             disturbed_left_out: left_out,
+            all_left_out,
             hosts,
         })
     }

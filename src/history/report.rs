@@ -44,6 +44,9 @@ pub struct Line {
     pub floor: Option<f64>,
     /// Change points: (index of the first build after, magnitude, id, state).
     pub changes: Vec<(usize, f64, i64, State)>,
+    /// Builds measured whose every repeat was left out (disturbed,
+    /// stalled or too short to judge): marked, not silently missing.
+    pub all_left_out: Vec<usize>,
 }
 
 pub fn model(h: &History, o: &Outcome) -> HistoryReport {
@@ -59,6 +62,7 @@ pub fn model(h: &History, o: &Outcome) -> HistoryReport {
             unit: s.unit.clone(),
             medians,
             floor: data.floor,
+            all_left_out: h.all_left_out.get(si).cloned().unwrap_or_default(),
             changes: o
                 .points
                 .iter()
@@ -144,7 +148,12 @@ pub fn markdown(r: &HistoryReport) -> String {
                     } else {
                         ""
                     };
-                    m.map_or("—".into(), |v| format!("{v:.0}{mark}"))
+                    match m {
+                        Some(v) => format!("{v:.0}{mark}"),
+                        // Measured, but no repeat was quiet.
+                        None if l.all_left_out.contains(&i) => "left out".into(),
+                        None => "—".into(),
+                    }
                 })
                 .collect();
             let _ = writeln!(s, "| {} ({}) | {} |", l.step, l.unit, cells.join(" | "));
@@ -252,6 +261,17 @@ pub fn svg(l: &Line, builds: &[String]) -> String {
                 esc(&builds[i])
             );
         }
+    }
+    // A build whose every repeat was left out: a hollow mark on the
+    // axis, so a gap is seen as one.
+    for &i in &l.all_left_out {
+        let _ = write!(
+            s,
+            r##"<circle cx="{:.1}" cy="{:.1}" r="3" fill="none" stroke="#999" class="left-out"><title>{}: every repeat left out (not quiet)</title></circle>"##,
+            x(i),
+            h - pad,
+            esc(&builds[i])
+        );
     }
     if let (Some(first), Some(last)) = (builds.first(), builds.last()) {
         let _ = write!(
@@ -393,6 +413,7 @@ mod tests {
             series: vec![info],
             data: vec![data],
             disturbed_left_out: 1,
+            all_left_out: vec![Vec::new()],
             hosts: [("h1".to_string(), "AMD EPYC (2 cores)".to_string())].into(),
         };
         let o = Outcome {
@@ -421,5 +442,22 @@ mod tests {
         assert!(svg.contains("<title>#7 ×0.900</title>"), "{svg}");
         assert!(svg.contains("A/A floor ±2.0%"), "{svg}");
         assert_eq!(svg.matches("<circle").count(), 4);
+    }
+
+    /// Regression: a build whose every repeat was left out (disturbed,
+    /// too short) was silently missing from its chart.
+    #[test]
+    fn a_build_whose_every_repeat_was_left_out_is_marked_not_missing() {
+        let (mut h, o) = history();
+        h.data[0].points.retain(|p| p.build != 1);
+        h.all_left_out = vec![vec![1]];
+        let m = model(&h, &o);
+        let svg = svg(&m.groups[0].lines[0], &m.builds);
+        assert!(
+            svg.contains("10.11.2: every repeat left out (not quiet)"),
+            "{svg}"
+        );
+        let md = markdown(&m);
+        assert!(md.contains("| 1000 | left out | 900 ◆ | 900 |"), "{md}");
     }
 }

@@ -229,7 +229,7 @@ pub fn measure(
     m.own_cpu_us_per_op = own_cpu_per_op(&m, scope.embedded);
     let own_cs = match (scope.embedded, w.client_cs, w.server_cs) {
         (true, Some(c), _) => Some(c),
-        (false, Some(c), Some(s)) => Some(c.add(s)),
+        (false, Some(c), Some(s)) => Some(c.plus(s)),
         _ => None,
     };
     m.own_cs_per_op = own_cs.and_then(|c| per_op(c.total() as f64));

@@ -168,7 +168,7 @@ fn thread_switches(pid: u32) -> Switches {
         .flatten()
         .filter_map(|t| fs::read_to_string(t.path().join("status")).ok())
         .map(|s| parse_switches(&s))
-        .fold(Switches::default(), Switches::add)
+        .fold(Switches::default(), Switches::plus)
 }
 
 /// Context switches, told apart as the kernel counts them: *voluntary*
@@ -187,7 +187,7 @@ impl Switches {
         self.voluntary + self.involuntary
     }
 
-    pub fn add(self, o: Switches) -> Switches {
+    pub fn plus(self, o: Switches) -> Switches {
         Switches {
             voluntary: self.voluntary + o.voluntary,
             involuntary: self.involuntary + o.involuntary,
@@ -284,7 +284,7 @@ pub fn tree_switches(pid: u32) -> Option<Switches> {
     let mut stack = vec![pid];
     let mut switches = Switches::default();
     while let Some(p) = stack.pop() {
-        switches = switches.add(thread_switches(p));
+        switches = switches.plus(thread_switches(p));
         stack.extend(children(p));
     }
     Some(switches)

@@ -53,7 +53,8 @@ pub struct Snapshot {
     /// relbench's context switches (getrusage).
     pub process_cs: Option<Switches>,
     pub process_rss: Option<u64>,
-    /// The sampler thread's own CPU seconds.
+    /// The sampler's own CPU seconds since the window opened: its thread's
+    /// and the edge readings' (taken in the caller's thread).
     pub sampler_cpu: f64,
 }
 
@@ -66,7 +67,7 @@ fn snapshot(probe: &Probe, devices: Option<&[String]>, t0: Instant) -> Snapshot 
         process_cpu: super::process_cpu_secs(),
         process_cs: super::process_context_switches(),
         process_rss: procfs::self_rss_bytes(),
-        sampler_cpu: procfs::thread_cpu_secs(),
+        sampler_cpu: 0.0,
     }
 }
 
@@ -468,6 +469,8 @@ pub struct Sampler {
 
 /// The window's first reading, when it was taken in the caller's thread.
 struct Opened {
+    /// The CPU seconds the opening thread spent taking it.
+    cost: f64,
     unix: f64,
     snapshot: Snapshot,
     procs: Vec<procfs::ProcCpu>,
@@ -483,6 +486,8 @@ struct Thread {
     opened: Option<Opened>,
     snapshots: Vec<Snapshot>,
     late: Late,
+    /// The thread's CPU seconds from the window's opening to its end.
+    cpu: f64,
 }
 
 /// How often the heartbeat wakes, and how often of those a reading is
@@ -491,13 +496,17 @@ const BEAT: Duration = Duration::from_millis(100);
 const PERIOD: Duration = Duration::from_secs(1);
 
 fn open(probe: &Probe, devices: Option<&[String]>, start: Instant) -> Opened {
-    Opened {
+    let cpu0 = procfs::thread_cpu_secs();
+    let mut o = Opened {
+        cost: 0.0,
         late: Instant::now().saturating_duration_since(start),
         unix: crate::util::unix_now(),
         snapshot: snapshot(probe, devices, start),
         procs: procfs::scan_processes(),
         server_cs: probe.server_pid.and_then(procfs::tree_switches),
-    }
+    };
+    o.cost = procfs::thread_cpu_secs() - cpu0;
+    o
 }
 
 impl Sampler {
@@ -529,6 +538,7 @@ impl Sampler {
     pub fn finish(self) -> Sampled {
         let _ = self.stop.send(());
         let seen = self.handle.join().unwrap_or_default();
+        let opened_here = self.first.is_some();
         let Some(first) = self.first.or(seen.opened) else {
             return Sampled {
                 devices: self.probe.devices.as_ref().ok().cloned(),
@@ -537,7 +547,13 @@ impl Sampler {
         };
         let names: Option<Vec<String>> =
             self.probe.devices.as_ref().ok().map(|d| d.devices.clone());
-        let last = snapshot(&self.probe, names.as_deref(), self.start);
+        let cpu0 = procfs::thread_cpu_secs();
+        let mut last = snapshot(&self.probe, names.as_deref(), self.start);
+        // The sampler's CPU over the window: the opening reading's (when
+        // the caller took it; the thread's own CPU counts it otherwise),
+        // the thread's, and this last reading's.
+        let first_cost = if opened_here { first.cost } else { 0.0 };
+        last.sampler_cpu = first_cost + seen.cpu + (procfs::thread_cpu_secs() - cpu0);
         let mut late = seen.late;
         late.add(first.late);
         let mut out = Sampled {
@@ -553,7 +569,10 @@ impl Sampler {
         };
         let mut prev = first.snapshot;
         out.keep(&prev);
-        for now in seen.snapshots.into_iter().chain([last]) {
+        for mut now in seen.snapshots.into_iter().chain([last]) {
+            if now.secs < last.secs {
+                now.sampler_cpu += first_cost;
+            }
             out.keep(&now);
             // A last sliver of a few ms would give a rate made of rounding.
             if now.secs - prev.secs >= 0.05 {
@@ -599,6 +618,8 @@ fn beat(probe: &Probe, start: Instant, opened: bool, stop: &mpsc::Receiver<()>) 
         }
         out.opened = Some(open(probe, devices, start));
     }
+    // The thread's CPU from the window's opening on.
+    let cpu0 = procfs::thread_cpu_secs();
     let mut k = 1u32;
     let mut reading = 1u32;
     loop {
@@ -608,12 +629,15 @@ fn beat(probe: &Probe, start: Instant, opened: bool, stop: &mpsc::Receiver<()>) 
             stop.recv_timeout(timeout),
             Err(mpsc::RecvTimeoutError::Timeout)
         ) {
+            out.cpu = procfs::thread_cpu_secs() - cpu0;
             return out;
         }
         let now = Instant::now();
         out.late.add(now.saturating_duration_since(due));
         if now >= start + PERIOD * reading {
-            out.snapshots.push(snapshot(probe, devices, start));
+            let mut s = snapshot(probe, devices, start);
+            s.sampler_cpu = procfs::thread_cpu_secs() - cpu0;
+            out.snapshots.push(s);
             reading = (now.duration_since(start).as_secs_f64() / PERIOD.as_secs_f64()) as u32 + 1;
         }
         // Beats missed while relbench was not running are one wait, not
