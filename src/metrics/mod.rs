@@ -12,6 +12,7 @@ pub mod interference;
 pub mod procfs;
 pub mod sampler;
 pub mod server_log;
+pub mod vmstat;
 
 pub use sampler::{Probe, Sampled, Sampler};
 
