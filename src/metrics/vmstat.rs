@@ -1,8 +1,8 @@
 //! The arithmetic of `vmstat` and `iostat -x` between two readings of
-//! `/proc`: CPU busy is user + nice + system + irq + softirq (vmstat's us
-//! + sy), over all CPUs; reads, writes and KiB come from the device's
-//! completed requests and 512-byte sectors; utilisation is the time the
-//! device had IO in flight.
+//! `/proc`: CPU busy is user, nice, system, irq and softirq together
+//! (vmstat's us and sy), over all CPUs; reads, writes and KiB come from
+//! the device's completed requests and 512-byte sectors; utilisation is
+//! the time the device had IO in flight.
 
 use serde::{Deserialize, Serialize};
 
