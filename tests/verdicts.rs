@@ -65,6 +65,20 @@ impl Drop for Burners {
     }
 }
 
+/// A plan's head: its steps, clients, repeats, one table of `rows` rows,
+/// the durations given (TOML lines of `[duration]`); a seed so runs
+/// repeat.
+fn head(steps: &[&str], clients: u32, repeats: u32, rows: u32, durations: &str) -> String {
+    format!(
+        "steps = {steps:?}\nclients = [{clients}]\nrepeats = {repeats}\nseed = 1\n\
+         [scale]\ntables = 1\nrows = {rows}\n[duration]\n{durations}\n"
+    )
+}
+
+/// A disturbed window kept as it is, not measured again: the tests judge
+/// the windows the disturbance fell in.
+const NO_RETRIES: &str = "[interference]\nretries = 0\n";
+
 /// Every workload step file of a run, read.
 fn workload_steps(out: &Path) -> Vec<(String, serde_json::Value)> {
     step_files(out)
@@ -77,24 +91,6 @@ fn workload_steps(out: &Path) -> Vec<(String, serde_json::Value)> {
         .collect()
 }
 
-const STOPPED: &str = r#"
-steps = ["load", "point-query", "range-covered-pk"]
-clients = [2]
-repeats = 2
-seed = 1
-[scale]
-tables = 1
-rows = 20000
-[duration]
-warmup = "200ms"
-read = "1s"
-[interference]
-retries = 0
-[[target]]
-name = "a"
-engine = "sqlite"
-"#;
-
 /// Regression: with relbench itself stopped 0.7 s of every 1.3 s (as a
 /// descheduled VM, swapping or an IO stall on its own writes would stop
 /// it), every window was judged quiet, because while relbench is stopped
@@ -103,7 +99,19 @@ engine = "sqlite"
 fn a_relbench_stopped_mid_window_is_disturbed_never_quiet() {
     let _one = serial();
     let dir = tempfile::tempdir().unwrap();
-    let plan = write_plan(dir.path(), STOPPED);
+    let plan = write_plan(
+        dir.path(),
+        &format!(
+            "{}{NO_RETRIES}[[target]]\nname = \"a\"\nengine = \"sqlite\"\n",
+            head(
+                &["load", "point-query", "range-covered-pk"],
+                2,
+                2,
+                20_000,
+                "warmup = \"200ms\"\nread = \"1s\""
+            )
+        ),
+    );
     let out = dir.path().join("out");
     let mut child = spawn_run(&plan, &out);
     let pid = child.id() as i32;
@@ -150,10 +158,13 @@ fn a_relbench_stopped_mid_window_is_disturbed_never_quiet() {
 /// A plan of 8 SQLite builds whose point query gets several times slower
 /// from b6 on (SQLite's normal locking takes a lock per statement).
 fn builds_plan() -> String {
-    let mut p = String::from(
-        "steps = [\"load\", \"point-query\"]\nclients = [1]\nseed = 1\n[scale]\ntables = 1\nrows = 20000\n\
-         [duration]\nwarmup = \"100ms\"\nread = \"300ms\"\n[interference]\nretries = 0\n",
-    );
+    let mut p = head(
+        &["load", "point-query"],
+        1,
+        1,
+        20_000,
+        "warmup = \"100ms\"\nread = \"300ms\"",
+    ) + NO_RETRIES;
     for i in 1..=8 {
         p.push_str(&format!(
             "[[target]]\nname = \"b{i}\"\nengine = \"sqlite\"\n[target.pragmas]\nlocking_mode = \"{}\"\n",
@@ -214,26 +225,6 @@ fn a_bisect_beside_burners_names_the_right_build_or_exits_non_zero() {
     eprintln!("outcomes: {outcomes:?}");
 }
 
-const IDENTICAL: &str = r#"
-steps = ["load", "point-query", "range-covered-pk", "update-index"]
-clients = [1]
-repeats = 3
-seed = 1
-[scale]
-tables = 1
-rows = 20000
-[duration]
-warmup = "100ms"
-read = "300ms"
-write = "300ms"
-[interference]
-retries = 0
-[[target]]
-name = "lite"
-engine = "sqlite"
-copies = 2
-"#;
-
 /// Regression: identical builds gave "load ×2.58 between b7 and b8" and
 /// other false change points, from windows too short to judge and from the
 /// machine's load falling between builds. Eight identical builds, every
@@ -242,7 +233,19 @@ copies = 2
 fn a_history_of_identical_builds_on_a_host_busy_every_other_build_has_no_change_point() {
     let _one = serial();
     let dir = tempfile::tempdir().unwrap();
-    let plan = write_plan(dir.path(), IDENTICAL);
+    let plan = write_plan(
+        dir.path(),
+        &format!(
+            "{}{NO_RETRIES}[[target]]\nname = \"lite\"\nengine = \"sqlite\"\ncopies = 2\n",
+            head(
+                &["load", "point-query", "range-covered-pk", "update-index"],
+                1,
+                3,
+                20_000,
+                "warmup = \"100ms\"\nread = \"300ms\"\nwrite = \"300ms\""
+            )
+        ),
+    );
     let history = dir.path().join("history.sqlite");
     for b in 1..=8 {
         let _burners =
@@ -274,21 +277,6 @@ fn a_history_of_identical_builds_on_a_host_busy_every_other_build_has_no_change_
     assert!(text.contains("0 change points"), "{text}");
 }
 
-const READS: &str = r#"
-steps = ["load", "point-query"]
-clients = [2]
-repeats = 2
-seed = 1
-[scale]
-tables = 1
-rows = 20000
-[duration]
-warmup = "200ms"
-read = "2s"
-[interference]
-retries = 0
-"#;
-
 /// Regression: "point-query ×1.90 … cs/op ×0.0037: less waiting on fsync"
 /// for a read-only step whose base ran on a busy machine. The base's
 /// clients were preempted; the cost table shows the involuntary switches
@@ -300,7 +288,16 @@ fn a_read_step_on_a_busy_base_is_not_fsync_and_its_involuntary_switches_moved() 
     let plan = |name: &str| {
         write_plan(
             &dir.path().join(name),
-            &format!("{READS}[[target]]\nname = \"{name}\"\nengine = \"sqlite\"\n"),
+            &format!(
+                "{}{NO_RETRIES}[[target]]\nname = \"{name}\"\nengine = \"sqlite\"\n",
+                head(
+                    &["load", "point-query"],
+                    2,
+                    2,
+                    20_000,
+                    "warmup = \"200ms\"\nread = \"2s\""
+                )
+            ),
         )
     };
     std::fs::create_dir_all(dir.path().join("busy")).unwrap();
@@ -351,9 +348,12 @@ fn a_read_step_on_a_busy_base_is_not_fsync_and_its_involuntary_switches_moved() 
 fn fsync_is_named_with_the_synchronous_setting_that_differs() {
     let _one = serial();
     let dir = tempfile::tempdir().unwrap();
-    let mut p = String::from(
-        "steps = [\"load\", \"update-nonindex\"]\nclients = [1]\nrepeats = 4\nseed = 1\n[scale]\ntables = 1\nrows = 20000\n\
-         [duration]\nwarmup = \"100ms\"\nwrite = \"1s\"\n",
+    let mut p = head(
+        &["load", "update-nonindex"],
+        1,
+        4,
+        20_000,
+        "warmup = \"100ms\"\nwrite = \"1s\"",
     );
     for (name, sync) in [("full", "full"), ("normal", "normal")] {
         p.push_str(&format!(
@@ -389,10 +389,15 @@ fn a_binary_log_on_one_side_is_named_with_its_writes_and_waits() {
     .unwrap();
     let plan = write_plan(
         dir.path(),
-        "steps = [\"load\", \"update-nonindex\"]\nclients = [2]\nrepeats = 6\nseed = 1\n[scale]\ntables = 1\nrows = 10000\n\
-         [duration]\nwarmup = \"200ms\"\nwrite = \"2s\"\n[settle]\nbase = \"0s\"\nper_million_rows = \"0s\"\nmax = \"1s\"\n\
+        &(head(
+            &["load", "update-nonindex"],
+            2,
+            6,
+            10_000,
+            "warmup = \"200ms\"\nwrite = \"2s\"",
+        ) + "[settle]\nbase = \"0s\"\nper_million_rows = \"0s\"\nmax = \"1s\"\n\
          [[target]]\nname = \"nolog\"\nengine = \"mariadb\"\nbasedir = \"/usr\"\n\
-         [[target]]\nname = \"binlog\"\nengine = \"mariadb\"\nbasedir = \"/usr\"\nconfig = \"binlog.cnf\"\n",
+         [[target]]\nname = \"binlog\"\nengine = \"mariadb\"\nbasedir = \"/usr\"\nconfig = \"binlog.cnf\"\n"),
     );
     let out = dir.path().join("out");
     run_quiet(&plan, &out).assert().success();

@@ -191,16 +191,7 @@ impl Rounds {
 fn step_in_plan(plan: &crate::plan::Plan, step: &str) -> anyhow::Result<()> {
     let schedule = compile(plan)?;
     let key = |e: &crate::plan::schedule::Execution| {
-        let mut k = e
-            .phase
-            .as_ref()
-            .map(|p| format!("{p}:"))
-            .unwrap_or_default();
-        k.push_str(&e.step.label());
-        if e.occurrence > 1 {
-            k.push_str(&format!("#{}", e.occurrence));
-        }
-        format!("{k} c{}", e.clients)
+        import::key_of(e.phase.as_deref(), &e.step.label(), e.occurrence, e.clients)
     };
     if schedule
         .executions
@@ -210,7 +201,6 @@ fn step_in_plan(plan: &crate::plan::Plan, step: &str) -> anyhow::Result<()> {
         return Ok(());
     }
     let mut names: Vec<String> = schedule.executions.iter().map(|e| e.step.label()).collect();
-    names.dedup();
     names.sort();
     names.dedup();
     Err(Exit::BadInput(format!(

@@ -96,16 +96,21 @@ impl Added {
 /// A step's identity across runs of a plan: phase, step, occurrence and
 /// clients (the schedule's, less target and repeat).
 pub fn step_key(s: &StepResult) -> String {
+    key_of(s.phase.as_deref(), &s.step.label(), s.occurrence, s.clients)
+}
+
+/// The same key from its parts, for a schedule's execution.
+pub fn key_of(phase: Option<&str>, label: &str, occurrence: u32, clients: u32) -> String {
     let mut k = String::new();
-    if let Some(p) = &s.phase {
+    if let Some(p) = phase {
         k.push_str(p);
         k.push(':');
     }
-    k.push_str(&s.step.label());
-    if s.occurrence > 1 {
-        k.push_str(&format!("#{}", s.occurrence));
+    k.push_str(label);
+    if occurrence > 1 {
+        k.push_str(&format!("#{occurrence}"));
     }
-    k.push_str(&format!(" c{}", s.clients));
+    k.push_str(&format!(" c{clients}"));
     k
 }
 

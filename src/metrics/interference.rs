@@ -13,6 +13,7 @@ use serde::{Deserialize, Serialize};
 
 use super::procfs::ProcCpu;
 use super::sampler::other_cpu_secs;
+use super::vmstat::r3;
 use super::{Sampled, MIN_WINDOW_SECS};
 
 /// Other programs' share of the machine (all CPUs over the window) at or
@@ -152,10 +153,6 @@ pub struct Interference {
 
 fn r2(v: f64) -> f64 {
     (v * 100.0).round() / 100.0
-}
-
-fn r3(v: f64) -> f64 {
-    (v * 1000.0).round() / 1000.0
 }
 
 /// A process's storage IO over a window: pid, name, bytes.
@@ -382,20 +379,21 @@ impl Interference {
         if let Some(reason) = self.overran() {
             why.push(reason);
         }
-        if secs < MIN_WINDOW_SECS && why.is_empty() {
-            return (
-                None,
-                Some(format!(
-                    "the window ({:.0} ms) is too short for the 10 ms ticks CPU is counted in",
-                    secs * 1e3
-                )),
-            );
+        if secs < MIN_WINDOW_SECS {
+            return if why.is_empty() {
+                (
+                    None,
+                    Some(format!(
+                        "the window ({:.0} ms) is too short for the 10 ms ticks CPU is counted in",
+                        secs * 1e3
+                    )),
+                )
+            } else {
+                (Some(why.join("; ")), None)
+            };
         }
         let slack = tick_allowance_pct(secs);
         let steal = self.steal_pct.unwrap_or(0.0);
-        if secs < MIN_WINDOW_SECS {
-            return (Some(why.join("; ")), None);
-        }
         let share = self.others_share_pct.unwrap_or(0.0);
         if share >= DISTURBED_SHARE_PCT + slack {
             let named: Vec<String> = self

@@ -14,10 +14,8 @@
 //! while relbench is stopped nothing else may use the machine, so the
 //! CPU shares alone call such a window quiet.
 //!
-//! The arithmetic is that of `vmstat` and `iostat -x`: CPU busy is user +
-//! nice + system + irq + softirq (vmstat's us + sy), over all CPUs; reads,
-//! writes and KiB come from the device's completed requests and 512-byte
-//! sectors; utilisation is the time the device had IO in flight.
+//! The arithmetic between two readings is `vmstat` and `iostat -x`'s
+//! (`vmstat.rs`).
 
 use std::sync::mpsc;
 use std::time::{Duration, Instant};
@@ -26,6 +24,7 @@ use serde::{Deserialize, Serialize};
 
 use super::device::Devices;
 use super::procfs::{self, DiskStat, Switches, SystemStat, TreeStat};
+use super::vmstat::r3;
 pub use super::vmstat::{disk_between, system_between, CpuSecs, DiskFigures, SystemFigures};
 
 /// What to sample for one target.
@@ -39,6 +38,13 @@ pub struct Probe {
     /// processes (a server by URL on this host): CPU other than
     /// relbench's cannot be told apart from the server's.
     pub server_elsewhere_here: bool,
+}
+
+impl Probe {
+    /// The names of the devices under the datadir, when they are known.
+    fn device_names(&self) -> Option<&[String]> {
+        self.devices.as_ref().ok().map(|d| d.devices.as_slice())
+    }
 }
 
 /// One reading of everything the probe names.
@@ -120,12 +126,6 @@ pub struct SamplerCost {
     /// Its CPU ÷ the window, in % of one core.
     pub pct_of_core: f64,
     pub samples: u32,
-}
-
-/// Rounds to a precision that keeps result files readable without losing
-/// anything the counters could resolve.
-fn r3(v: f64) -> f64 {
-    (v * 1000.0).round() / 1000.0
 }
 
 /// One row of the series, from two neighbouring snapshots of the devices
@@ -377,8 +377,7 @@ impl Sampler {
     /// thread, and a late caller counts as late; otherwise the thread
     /// waits until then and takes it.
     pub fn start(probe: Probe, start: Instant) -> Sampler {
-        let names: Option<Vec<String>> = probe.devices.as_ref().ok().map(|d| d.devices.clone());
-        let first = (start <= Instant::now()).then(|| open(&probe, names.as_deref(), start));
+        let first = (start <= Instant::now()).then(|| open(&probe, probe.device_names(), start));
         let (stop, rx) = mpsc::channel::<()>();
         let thread_probe = probe.clone();
         let opened = first.is_some();
@@ -407,10 +406,8 @@ impl Sampler {
                 ..Sampled::default()
             }; // stopped before the window began
         };
-        let names: Option<Vec<String>> =
-            self.probe.devices.as_ref().ok().map(|d| d.devices.clone());
         let cpu0 = procfs::thread_cpu_secs();
-        let mut last = snapshot(&self.probe, names.as_deref(), self.start);
+        let mut last = snapshot(&self.probe, self.probe.device_names(), self.start);
         // The sampler's CPU over the window: the opening reading's (when
         // the caller took it; the thread's own CPU counts it otherwise),
         // the thread's, and this last reading's.
@@ -431,10 +428,13 @@ impl Sampler {
         };
         let mut prev = first.snapshot;
         out.keep(&prev);
-        for mut now in seen.snapshots.into_iter().chain([last]) {
-            if now.secs < last.secs {
-                now.sampler_cpu += first_cost;
-            }
+        // The thread's readings count its CPU from the opening on; the
+        // opening reading's cost comes before all of them.
+        let between = seen.snapshots.into_iter().map(|mut s| {
+            s.sampler_cpu += first_cost;
+            s
+        });
+        for now in between.chain([last]) {
             out.keep(&now);
             // A last sliver of a few ms would give a rate made of rounding.
             if now.secs - prev.secs >= 0.05 {
@@ -471,8 +471,7 @@ impl Sampled {
 /// and a reading every [`PERIOD`].
 fn beat(probe: &Probe, start: Instant, opened: bool, stop: &mpsc::Receiver<()>) -> Thread {
     let mut out = Thread::default();
-    let names: Option<Vec<String>> = probe.devices.as_ref().ok().map(|d| d.devices.clone());
-    let devices = names.as_deref();
+    let devices = probe.device_names();
     if !opened {
         let wait = start.saturating_duration_since(Instant::now());
         if stop.recv_timeout(wait) != Err(mpsc::RecvTimeoutError::Timeout) {

@@ -11,7 +11,7 @@ use super::procfs::{DiskStat, SystemStat};
 
 /// Rounds to a precision that keeps result files readable without losing
 /// anything the counters could resolve.
-fn r3(v: f64) -> f64 {
+pub(super) fn r3(v: f64) -> f64 {
     (v * 1000.0).round() / 1000.0
 }
 
