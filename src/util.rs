@@ -355,6 +355,62 @@ fn secure(dir: &Path, owners: &[u32], what: &str, create: bool) -> anyhow::Resul
     Ok(())
 }
 
+/// Refuses a file relbench would execute or preload (a basedir's
+/// binaries and scripts, a malloc library, a hook's interpreter), or a
+/// directory it takes such files from, unless no other user can change
+/// it: it, and every directory above its real path, owned by root or
+/// this user and not writable by group or others (a sticky directory
+/// such as /tmp excepted above it: others cannot rename what is in it),
+/// and every symbolic link on the way as it was named owned by root or
+/// this user. Otherwise another local user would run code as whoever
+/// runs relbench (as root, a root shell). Reads metadata only.
+pub fn trusted(path: &Path, what: &str) -> anyhow::Result<()> {
+    use std::os::unix::fs::MetadataExt;
+    let me = my_uid();
+    let ours = |uid: u32| uid == 0 || uid == me;
+    let abs = std::path::absolute(path).with_context(|| format!("{what} {}", path.display()))?;
+    for a in abs.ancestors() {
+        if let Ok(m) = fs::symlink_metadata(a) {
+            if m.file_type().is_symlink() && !ours(m.uid()) {
+                bail!(
+                    "{what} {}: {} is a symbolic link another user (uid {}) owns, who could point it at \
+                     code of their own that relbench would run; name the real path",
+                    path.display(),
+                    a.display(),
+                    m.uid()
+                );
+            }
+        }
+    }
+    let real = fs::canonicalize(&abs).with_context(|| format!("{what} {}", path.display()))?;
+    for (i, a) in real.ancestors().enumerate() {
+        let m = fs::metadata(a).with_context(|| format!("reading {}", a.display()))?;
+        let first = i == 0;
+        if !ours(m.uid()) {
+            bail!(
+                "{what} {}: {} belongs to another user (uid {}), who could replace what relbench runs \
+                 as uid {me}; `chown -R root` it, or use a copy only you and root can write",
+                path.display(),
+                a.display(),
+                m.uid()
+            );
+        }
+        let sticky = !first && m.mode() & 0o1000 != 0;
+        if m.mode() & 0o022 != 0 && !sticky {
+            bail!(
+                "{what} {}: {} can be written by {} (mode {:o}), who could replace what relbench runs; \
+                 `chmod go-w {}`",
+                path.display(),
+                a.display(),
+                if m.mode() & 0o002 != 0 { "every user" } else { "its group" },
+                m.mode() & 0o7777,
+                a.display()
+            );
+        }
+    }
+    Ok(())
+}
+
 /// The first 8 bytes of the SHA-256 of `text`, as hex: a short identity
 /// that is the same on every host (a plan's, a history's run, series and
 /// host).

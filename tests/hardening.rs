@@ -297,3 +297,80 @@ fn a_steps_directory_that_turns_read_only_loses_no_result() {
     let _ = std::fs::remove_dir_all(Path::new(kept).parent().unwrap());
     drop(fs);
 }
+
+/// Regression: `check --shards 4294967295` aborted on a 171 GB
+/// allocation, and a merge of a shard whose run.json claimed 4294967295
+/// parts grew 200 MB/s until killed: counts are bounded before anything
+/// is allocated from them.
+#[test]
+fn a_huge_shard_count_on_the_command_line_or_in_a_file_is_refused_at_once() {
+    let dir = tempfile::tempdir().unwrap();
+    let plan = write_plan(dir.path(), TINY);
+    let t0 = std::time::Instant::now();
+    relbench()
+        .arg("check")
+        .arg(&plan)
+        .args(["--shards", "4294967295"])
+        .assert()
+        .code(2)
+        .stderr(predicates::str::contains("1 to 10000"));
+    let shard = dir.path().join("s1");
+    run_quiet(&plan, &shard)
+        .args(["--shard", "1/1"])
+        .assert()
+        .success();
+    let run = shard.join("run.json");
+    let mut info = read_json(&run);
+    assert!(info["shard"]["count"].is_number(), "{}", info["shard"]);
+    info["shard"]["count"] = 4294967295u64.into();
+    std::fs::write(&run, serde_json::to_vec_pretty(&info).unwrap()).unwrap();
+    let o = relbench()
+        .arg("merge")
+        .arg(&shard)
+        .arg("--out")
+        .arg(dir.path().join("merged"))
+        .output()
+        .unwrap();
+    let err = String::from_utf8_lossy(&o.stderr);
+    assert_eq!(o.status.code(), Some(2), "{err}");
+    assert!(err.contains("no part relbench cuts"), "{err}");
+    assert!(err.len() < 10_000, "a message of {} bytes", err.len());
+    assert!(t0.elapsed() < std::time::Duration::from_secs(60));
+}
+
+/// Regression: `sample --every 30s --for 1s` ignored `--for`, and took
+/// 27 s to stop after SIGTERM.
+#[test]
+fn sample_stops_at_its_for_and_within_a_second_of_sigterm() {
+    let dir = tempfile::tempdir().unwrap();
+    let mut sleeper = std::process::Command::new("sleep")
+        .arg("60")
+        .spawn()
+        .unwrap();
+    let pid = sleeper.id().to_string();
+    let t0 = std::time::Instant::now();
+    relbench()
+        .args([
+            "sample", "--pid", &pid, "--every", "30s", "--for", "1s", "--out",
+        ])
+        .arg(dir.path().join("a"))
+        .assert()
+        .success();
+    let took = t0.elapsed().as_secs_f64();
+    assert!(took < 5.0, "--for 1s took {took:.1} s");
+    let mut s = std::process::Command::new(bin())
+        .args(["sample", "--pid", &pid, "--every", "30s", "--out"])
+        .arg(dir.path().join("b"))
+        .stderr(std::process::Stdio::null())
+        .spawn()
+        .unwrap();
+    std::thread::sleep(std::time::Duration::from_millis(700));
+    let t1 = std::time::Instant::now();
+    // SAFETY: a signal to the sampler this test started, by its pid.
+    unsafe { libc::kill(s.id() as i32, libc::SIGTERM) };
+    assert!(s.wait().unwrap().success());
+    let took = t1.elapsed().as_secs_f64();
+    assert!(took < 2.0, "SIGTERM took {took:.1} s");
+    let _ = sleeper.kill();
+    let _ = sleeper.wait();
+}

@@ -195,10 +195,11 @@ fn noise_advice(plan: &Plan, last: Option<&Path>) -> anyhow::Result<()> {
 /// `relbench check PLAN|DIR --shards N`: which targets each shard runs and
 /// its timed part, the bases on every shard.
 pub(super) fn shards(path: &Path, count: u32) -> anyhow::Result<()> {
-    if count == 0 {
-        return Err(super::Exit::BadInput(
-            "--shards 0: give the number of shards, 1 or more".into(),
-        )
+    if !crate::plan::share::is_part(1, count) {
+        return Err(super::Exit::BadInput(format!(
+            "--shards {count}: give the number of shards, 1 to {}",
+            crate::plan::share::MAX_PARTS
+        ))
         .into());
     }
     let plan = plan_of(path)?;

@@ -16,9 +16,16 @@ use crate::history::store::{HistoryAt, Store};
 use crate::results::StepResult;
 use crate::runner::{self, Progress, RunEnd, RunOptions};
 
-fn at(flag: Option<String>) -> HistoryAt {
+fn at(flag: Option<String>) -> anyhow::Result<HistoryAt> {
     flag.as_deref()
-        .map_or_else(HistoryAt::default_path, HistoryAt::parse)
+        .map_or_else(|| Ok(HistoryAt::default_path()), HistoryAt::parse)
+        .map_err(|e| Exit::BadInput(format!("{e:#}")).into())
+}
+
+/// `run --history`, read before the run starts (a password taken from
+/// the environment before any hook or server does).
+pub(super) fn history_flag(flag: Option<String>) -> anyhow::Result<Option<HistoryAt>> {
+    flag.map(|h| at(Some(h))).transpose()
 }
 
 fn build_names(build: &[String], order: Option<f64>) -> BuildNames {
@@ -39,7 +46,7 @@ fn build_names(build: &[String], order: Option<f64>) -> BuildNames {
 /// is resumed to the end. The run's own outcome stays the command's.
 pub(super) fn after_run(
     ran: anyhow::Result<()>,
-    history: Option<String>,
+    history: Option<HistoryAt>,
     out: &Path,
     build: &[String],
     order: Option<f64>,
@@ -50,7 +57,7 @@ pub(super) fn after_run(
         Err(e) => matches!(e.downcast_ref::<Exit>(), Some(Exit::StepsFailed(_))),
     };
     if finished {
-        let mut store = Store::open(&HistoryAt::parse(&h))
+        let mut store = Store::open(&h, true)
             .context("the run is kept; add it later with `relbench history add`")?;
         let a = import::add(&mut store, &[out.to_path_buf()], &build_names(build, order))
             .context("the run is kept; add it later with `relbench history add`")?;
@@ -67,7 +74,7 @@ pub(super) fn history(cmd: HistoryCommand) -> anyhow::Result<()> {
             order,
             at: flag,
         } => {
-            let mut store = Store::open(&at(flag.history))?;
+            let mut store = Store::open(&at(flag.history)?, true)?;
             let a = import::add(&mut store, &dirs, &build_names(&build, order))?;
             for n in &a.notes {
                 crate::errln!("relbench: {n}");
@@ -87,7 +94,7 @@ pub(super) fn history(cmd: HistoryCommand) -> anyhow::Result<()> {
                 )
                 .into());
             }
-            let mut store = Store::open(&at(flag.history))?;
+            let mut store = Store::open(&at(flag.history)?, false)?;
             let (_, o) = changes::find(&mut store, &Settings { q, window })?;
             let shown: Vec<_> = o
                 .points
@@ -101,7 +108,7 @@ pub(super) fn history(cmd: HistoryCommand) -> anyhow::Result<()> {
             Ok(())
         }
         HistoryCommand::Report { out, at: flag } => {
-            let mut store = Store::open(&at(flag.history))?;
+            let mut store = Store::open(&at(flag.history)?, false)?;
             let (h, o) = changes::find(&mut store, &Settings::default())?;
             let out = out.unwrap_or_else(|| PathBuf::from("results").join("history-report"));
             let files =
@@ -117,7 +124,7 @@ pub(super) fn history(cmd: HistoryCommand) -> anyhow::Result<()> {
             ignore,
             at: flag,
         } => {
-            let mut store = Store::open(&at(flag.history))?;
+            let mut store = Store::open(&at(flag.history)?, false)?;
             let state = if ignore {
                 State::Ignored
             } else {

@@ -54,7 +54,20 @@ pub(super) enum Exit {
 }
 
 pub fn main() -> ExitCode {
-    let cli = Cli::parse();
+    let cli = match Cli::try_parse() {
+        Ok(cli) => cli,
+        // `git bisect run` reads 2 as "bad": a usage error of
+        // bisect-check is wrong for every commit, and 128 stops the
+        // bisect (regression: a mistyped flag marked commits bad).
+        Err(e) if e.use_stderr() && std::env::args().nth(1).as_deref() == Some("bisect-check") => {
+            crate::err!("{e}");
+            crate::errln!(
+                "relbench bisect-check: a usage error; exit 128 so `git bisect run` stops"
+            );
+            return ExitCode::from(128);
+        }
+        Err(e) => e.exit(),
+    };
     match dispatch(cli.command) {
         Ok(()) => ExitCode::SUCCESS,
         Err(e) => match e.downcast_ref::<Exit>() {
@@ -69,7 +82,12 @@ pub fn main() -> ExitCode {
                 crate::errln!("error: {m}");
                 ExitCode::from(2)
             }
-            None if e.downcast_ref::<crate::compare::UnknownBase>().is_some() => {
+            // Directories that cannot be merged, or a base the results do
+            // not have: what the command line named is wrong.
+            None if e.downcast_ref::<crate::compare::UnknownBase>().is_some()
+                || e.downcast_ref::<crate::results::merge::MergeRefused>()
+                    .is_some() =>
+            {
                 crate::errln!("error: {e:#}");
                 ExitCode::from(2)
             }
@@ -100,6 +118,7 @@ fn dispatch(cmd: Command) -> anyhow::Result<()> {
             order,
             ..
         } if one_off.given() || one_off.workload.is_some() => {
+            let history = history::history_flag(history)?;
             let every = interval(report_interval.as_deref())?;
             let text = one_off.plan_text()?;
             let dir = std::env::current_dir()?;
@@ -155,6 +174,7 @@ fn dispatch(cmd: Command) -> anyhow::Result<()> {
                 )
                 .into());
             }
+            let history = history::history_flag(history)?;
             let every = interval(report_interval.as_deref())?;
             let shard = match shard.as_deref() {
                 None => None,
@@ -310,11 +330,20 @@ fn dispatch(cmd: Command) -> anyhow::Result<()> {
 
 pub(super) fn read_plan(path: &Path) -> anyhow::Result<(Plan, String, PathBuf)> {
     let text = std::fs::read_to_string(path).map_err(|e| {
-        Exit::BadInput(format!(
-            "cannot read plan {}: {e}; `relbench init {}` writes an example plan there",
-            path.display(),
-            path.display()
-        ))
+        Exit::BadInput(match e.kind() {
+            // A file that is there but is not text: `init` would not help
+            // (regression: a non-UTF-8 plan was told to run it).
+            std::io::ErrorKind::InvalidData => format!(
+                "plan {} is not UTF-8 text (a plan is a TOML file): save it as UTF-8, or name the plan",
+                path.display()
+            ),
+            std::io::ErrorKind::NotFound => format!(
+                "cannot read plan {}: there is no such file; `relbench init {}` writes an example plan there",
+                path.display(),
+                path.display()
+            ),
+            _ => format!("cannot read plan {}: {e}", path.display()),
+        })
     })?;
     let dir = path
         .parent()

@@ -75,7 +75,18 @@ pub(super) fn sample(o: &Options) -> anyhow::Result<()> {
             crate::errln!("relbench: stopped; {n} readings kept");
             return Ok(());
         }
+        // Asleep in slices, so that Ctrl-C or SIGTERM stops it within a
+        // tenth of a second, and until `--for` ends if that comes first
+        // (regression: `--every 30s --for 1s` ran 30 s, and took 27 s to
+        // stop after SIGTERM).
         next += o.every;
-        std::thread::sleep(next.saturating_duration_since(Instant::now()));
+        let wake = o.stop_after.map_or(next, |d| next.min(t0 + d));
+        while !runner::INTERRUPT.load(Ordering::Relaxed) {
+            let left = wake.saturating_duration_since(Instant::now());
+            if left.is_zero() {
+                break;
+            }
+            std::thread::sleep(left.min(Duration::from_millis(100)));
+        }
     }
 }

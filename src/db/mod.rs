@@ -105,6 +105,50 @@ impl Dialect {
         }
     }
 
+    /// A query of one row of three integers about `table`, a table of
+    /// relbench's own that another database user may have made first:
+    /// whether the connected user does not own it (PostgreSQL; 0 where
+    /// tables have no owner), how many triggers, rules and row policies
+    /// it has (code another user planted runs in relbench's statements),
+    /// and how many of its columns are not among `columns` (none checked
+    /// when `columns` is empty). No row: there is no such table.
+    pub fn table_guard(self, table: &str, columns: &[&str]) -> String {
+        let list = columns
+            .iter()
+            .map(|c| format!("'{c}'"))
+            .collect::<Vec<_>>()
+            .join(", ");
+        match self {
+            Self::Postgres => format!(
+                "SELECT CAST(CASE WHEN pg_get_userbyid(c.relowner) = current_user THEN 0 ELSE 1 END AS BIGINT), \
+                 (SELECT COUNT(*) FROM pg_trigger t WHERE t.tgrelid = c.oid AND NOT t.tgisinternal) \
+                 + (SELECT COUNT(*) FROM pg_rewrite r WHERE r.ev_class = c.oid AND r.rulename <> '_RETURN') \
+                 + (SELECT COUNT(*) FROM pg_policy p WHERE p.polrelid = c.oid), \
+                 (SELECT COUNT(*) FROM pg_attribute a WHERE a.attrelid = c.oid AND a.attnum > 0 \
+                 AND NOT a.attisdropped{}) \
+                 FROM pg_class c WHERE c.oid = to_regclass('{table}') AND c.relkind = 'r'",
+                if columns.is_empty() {
+                    " AND false".to_string()
+                } else {
+                    format!(" AND a.attname NOT IN ({list})")
+                }
+            ),
+            _ => format!(
+                "SELECT CAST(0 AS SIGNED), (SELECT COUNT(*) FROM information_schema.TRIGGERS WHERE \
+                 EVENT_OBJECT_SCHEMA = DATABASE() AND EVENT_OBJECT_TABLE = '{table}'), \
+                 (SELECT COUNT(*) FROM information_schema.COLUMNS WHERE TABLE_SCHEMA = DATABASE() \
+                 AND TABLE_NAME = '{table}'{}) \
+                 FROM information_schema.TABLES WHERE TABLE_SCHEMA = DATABASE() AND TABLE_NAME = '{table}' \
+                 AND TABLE_TYPE = 'BASE TABLE'",
+                if columns.is_empty() {
+                    " AND false".to_string()
+                } else {
+                    format!(" AND COLUMN_NAME NOT IN ({list})")
+                }
+            ),
+        }
+    }
+
     /// `INSERT INTO {into} VALUES ({values})` that leaves a row whose key
     /// is there already as it is, without an error.
     pub fn insert_if_absent(self, into: &str, values: &str) -> String {

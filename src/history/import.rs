@@ -371,6 +371,23 @@ fn add_dir(
             dir.display()
         );
     }
+    // A `--build TARGET=NAME` whose TARGET no run has would be ignored,
+    // and the runs named by their version instead (regression:
+    // `--build commit=abc` was silently dropped).
+    for t in names.names.iter().filter_map(|(t, _)| t.as_deref()) {
+        let targets: Vec<&str> = runs
+            .iter()
+            .flat_map(|r| r.info.plan.targets.iter().map(|t| t.name.as_str()))
+            .collect();
+        if !targets.contains(&t) {
+            bail!(
+                "--build {t}=…: {} has no target {t:?} (its targets: {}); give --build TARGET=NAME with one of \
+                 them, or --build NAME for a run of one target (a build name cannot hold '=')",
+                dir.display(),
+                targets.join(", ")
+            );
+        }
+    }
     if let Some(r) = runs.iter().find(|r| r.info.status == RunStatus::Running) {
         bail!(
             "the run in {} is still running (or was killed); add it when it is done, or after `relbench run --resume --out {}`",

@@ -346,6 +346,9 @@ pub fn write(r: &HistoryReport, out: &Path) -> anyhow::Result<Vec<PathBuf>> {
         ("history.html", html(r)),
         ("history.json", serde_json::to_string_pretty(r)? + "\n"),
     ];
+    // A directory another user can change, or a link on the way, would put
+    // the files where that user chooses.
+    crate::util::secure_dir(out, &[crate::util::my_uid()], "the history report's --out")?;
     let mut written = Vec::new();
     for (name, body) in files {
         let p = out.join(name);

@@ -12,11 +12,25 @@ use std::time::Duration;
 
 use serde::{Deserialize, Serialize};
 
-/// `I/N` with 1 ≤ I ≤ N: a part of a whole (a shard, a client share).
+/// The most parts a plan is cut into (shards) or a step's clients split
+/// over (client shares): more than any scheduler array or client fleet
+/// here, and a bound on what a count read from a command line or a file
+/// may allocate (regression: `check --shards 4294967295` aborted on a
+/// 171 GB allocation, and a merge of a run.json claiming that many parts
+/// grew without end).
+pub const MAX_PARTS: u32 = 10_000;
+
+/// Whether `index` of `count` is a part: 1 ≤ index ≤ count ≤ [`MAX_PARTS`].
+pub fn is_part(index: u32, count: u32) -> bool {
+    (1..=MAX_PARTS).contains(&count) && (1..=count).contains(&index)
+}
+
+/// `I/N` with 1 ≤ I ≤ N ≤ [`MAX_PARTS`]: a part of a whole (a shard, a
+/// client share).
 pub(super) fn part_of(text: &str) -> Option<(u32, u32)> {
     let (i, n) = text.split_once('/')?;
     let (index, count): (u32, u32) = (i.trim().parse().ok()?, n.trim().parse().ok()?);
-    (count > 0 && index > 0 && index <= count).then_some((index, count))
+    is_part(index, count).then_some((index, count))
 }
 
 /// Share I of M, numbered from 1.

@@ -154,6 +154,17 @@ pub fn merge(dirs: &[PathBuf], out: &Path) -> anyhow::Result<MergeInfo> {
             continue;
         };
         let shard = rec.shard;
+        if !crate::plan::share::is_part(shard.index, shard.count) {
+            problems.push(format!(
+                "{}: its run.json says it is shard {}/{} of the plan, which is no part relbench cuts (1 to {} \
+                 shards): the file is damaged or not relbench's; run that shard again",
+                dir.display(),
+                shard.index,
+                shard.count,
+                crate::plan::share::MAX_PARTS
+            ));
+            continue;
+        }
         if let Some(pid) = running(dir) {
             problems.push(format!(
                 "shard {shard} in {} is still running (its lock is held{}); wait until it ends \

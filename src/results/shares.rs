@@ -149,6 +149,17 @@ pub fn merge(
             ));
             continue;
         }
+        if !crate::plan::share::is_part(rec.share.index, rec.share.count) {
+            problems.push(format!(
+                "{}: its run.json says it is client share {}/{}, which is no share relbench splits (1 to {}): \
+                 the file is damaged or not relbench's; run that share again",
+                dir.display(),
+                rec.share.index,
+                rec.share.count,
+                crate::plan::share::MAX_PARTS
+            ));
+            continue;
+        }
         given.push((dir.clone(), info, rec.share));
     }
     if let Some((d0, i0, s0)) = given.first() {

@@ -18,6 +18,33 @@ use crate::util::unix_now;
 
 const TABLE: &str = "relbench_barrier";
 
+/// Refuses a barrier table another database user made first: one they
+/// own, with a trigger, rule or policy of theirs, or other columns
+/// (regression: a pre-made `relbench_barrier` with a SECURITY INVOKER
+/// trigger ran as the benchmark's user and granted another role DELETE on
+/// the benchmark's tables).
+fn check_own_table(conn: &mut dyn Conn, d: crate::db::Dialect) -> anyhow::Result<()> {
+    let guard = conn.prepare(&d.table_guard(TABLE, &["barrier", "point", "share"]))?;
+    let mut value =
+        |col: usize| -> anyhow::Result<Option<i64>> { Ok(conn.query_last(guard, &[], col)?.1) };
+    let (not_ours, code, columns) = (value(0)?, value(1)?, value(2)?);
+    let why = match (not_ours, code, columns) {
+        (None, ..) => Some("it is not a table".to_string()),
+        (Some(n), ..) if n > 0 => Some("another database user owns it".into()),
+        (_, Some(n), _) if n > 0 => Some(format!("it has {n} trigger(s), rule(s) or policy(ies)")),
+        (_, _, Some(n)) if n > 0 => Some(format!("it has {n} column(s) relbench did not make")),
+        _ => None,
+    };
+    match why {
+        None => Ok(()),
+        Some(why) => anyhow::bail!(
+            "--client-share: the barrier table {TABLE} in the target database was not made by relbench: {why}. \
+             Another user may have made it to run code in relbench's statements; look at it, drop it, and \
+             run again"
+        ),
+    }
+}
+
 /// What a meeting found.
 #[derive(Debug, Clone, Copy)]
 pub(super) struct Met {
@@ -63,6 +90,7 @@ impl Barrier {
                 )
             })?;
         }
+        check_own_table(conn.as_mut(), d)?;
         let (p0, p1, p2) = (d.placeholder(0), d.placeholder(1), d.placeholder(2));
         let insert = d.insert_if_absent(
             &format!("{TABLE} (barrier, point, share)"),

@@ -89,6 +89,9 @@ pub(super) fn datadir_state(
         .collect();
     let what = format!("target \"{target}\": datadir");
     kind_of_path(datadir, &what)?;
+    if let Some(parent) = moved_parent(datadir) {
+        claim_moved_parent(parent, &what)?;
+    }
     crate::util::secure_dir(datadir, &owners, &what)?;
     match inspect(datadir, &owners, &what)? {
         Seen::Empty => Ok(DatadirState::Fresh),
@@ -365,17 +368,59 @@ pub fn chosen_datadir(out: &Path, target: &str, user: Option<&str>) -> (PathBuf,
 const MOVED_ROOT: &str = "/var/tmp";
 const MOVED_PREFIX: &str = "relbench-data-";
 
+/// The run's own directory under `/var/tmp` that holds `datadir`, when
+/// it is a moved one.
+fn moved_parent(datadir: &Path) -> Option<&Path> {
+    let parent = datadir.parent()?;
+    (parent.parent() == Some(Path::new(MOVED_ROOT))
+        && parent
+            .file_name()
+            .is_some_and(|n| n.to_string_lossy().starts_with(MOVED_PREFIX)))
+    .then_some(parent)
+}
+
+/// Makes the run's own directory under `/var/tmp` with one `mkdir`, or
+/// accepts the one there only when this user made it: its name is
+/// predictable (`--resume` finds it again by the results directory), so
+/// another user may have made it first to rename the datadir inside it
+/// (regression: a parent pre-made by `nobody`, mode 0755, was accepted,
+/// and a link swapped in during install ran root's server on nobody's
+/// datadir). Never a link.
+fn claim_moved_parent(parent: &Path, what: &str) -> anyhow::Result<()> {
+    use std::os::unix::fs::{DirBuilderExt, MetadataExt};
+    match fs::DirBuilder::new().mode(0o755).create(parent) {
+        Ok(()) => return Ok(()),
+        Err(e) if e.kind() == std::io::ErrorKind::AlreadyExists => {}
+        Err(e) => return Err(e).with_context(|| format!("{what}: creating {}", parent.display())),
+    }
+    let m =
+        fs::symlink_metadata(parent).with_context(|| format!("reading {}", parent.display()))?;
+    let me = crate::util::my_uid();
+    if !m.is_dir() || m.uid() != me || m.mode() & 0o022 != 0 {
+        bail!(
+            "{what}: {} was not made by relbench as uid {me} ({}, uid {}, mode {:o}): another user may have \
+             made it to take the datadir over; look at what it is, remove it, and run again, or set \
+             `datadir` for the target",
+            parent.display(),
+            if m.file_type().is_symlink() {
+                "a symbolic link"
+            } else if m.is_dir() {
+                "a directory"
+            } else {
+                "not a directory"
+            },
+            m.uid(),
+            m.mode() & 0o7777
+        );
+    }
+    Ok(())
+}
+
 /// The run's own directory under `/var/tmp` that held a moved datadir,
 /// removed once empty.
 pub(super) fn remove_moved_parent(datadir: &Path) {
-    if let Some(parent) = datadir.parent() {
-        let ours = parent.parent() == Some(Path::new(MOVED_ROOT))
-            && parent
-                .file_name()
-                .is_some_and(|n| n.to_string_lossy().starts_with(MOVED_PREFIX));
-        if ours {
-            // Fails, harmlessly, while another target's datadir is in it.
-            let _ = fs::remove_dir(parent);
-        }
+    if let Some(parent) = moved_parent(datadir) {
+        // Fails, harmlessly, while another target's datadir is in it.
+        let _ = fs::remove_dir(parent);
     }
 }

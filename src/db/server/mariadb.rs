@@ -14,7 +14,7 @@ use std::process::Command;
 use anyhow::{bail, Context};
 use sha1::{Digest, Sha1};
 
-use super::{find_binary, Flavor, Runtime, Secret, ServerSpec, SetupRefused};
+use super::{find_binary, find_optional, Flavor, Runtime, Secret, ServerSpec, SetupRefused};
 use crate::db::mysql::wire::{Address, Opts, WireConn};
 use crate::db::tls::Tls;
 
@@ -75,6 +75,22 @@ fn skips_grants(key: &str, value: Option<&str>) -> bool {
             "0" | "off" | "false"
         )
     })
+}
+
+/// A config line less its trailing comment: from the first `#` outside
+/// single or double quotes, as MariaDB's and MySQL's option file reader
+/// (`mysys/my_default.c`) removes it.
+fn strip_comment(line: &str) -> &str {
+    let mut quote = None;
+    for (i, c) in line.char_indices() {
+        match (c, quote) {
+            ('\'' | '"', None) => quote = Some(c),
+            (c, Some(q)) if c == q => quote = None,
+            ('#', None) => return &line[..i],
+            _ => {}
+        }
+    }
+    line
 }
 
 fn loopback(v: &str) -> bool {
@@ -152,12 +168,9 @@ impl Flavor for MariaDb {
 
     fn init_command(&self, spec: &ServerSpec, rt: &Runtime) -> anyhow::Result<Command> {
         let datadir = spec.datadir.display();
-        let build = self
-            .server_binary(&spec.basedir)
-            .ok()
-            .and_then(|b| Build::of(&b));
-        let script = find_binary(&spec.basedir, &["mariadb-install-db", "mysql_install_db"]);
-        if let (Ok(script), false) = (script, build.is_some_and(Build::initialises_itself)) {
+        let build = Build::of(&self.server_binary(&spec.basedir)?);
+        let script = find_optional(&spec.basedir, &["mariadb-install-db", "mysql_install_db"])?;
+        if let (Some(script), false) = (script, build.is_some_and(Build::initialises_itself)) {
             // Which options this version's script knows, from its own
             // help: 10.2 has no --skip-test-db, 10.1 no
             // --auth-root-authentication-method, and a fixed list failed
@@ -243,13 +256,32 @@ impl Flavor for MariaDb {
     fn check_config(&self, text: &str) -> anyhow::Result<()> {
         for (n, line) in text.lines().enumerate() {
             let l = line.trim();
-            if l.is_empty() || l.starts_with(['#', ';', '[', '!']) {
+            // An included file is read after this check, by the server
+            // alone: it could turn grants off (regression: `!include`
+            // passed, and a local user got in during start-up).
+            if l.starts_with("!include") {
+                bail!(
+                    "its config file has \"{}\" (line {}): relbench checks the options a managed server \
+                     reads, and an included file is read by the server alone; put its options in this file",
+                    crate::util::printable(l, 120),
+                    n + 1
+                );
+            }
+            // Comments as the server strips them: whole lines from # or ;,
+            // and from a # outside quotes to the end of the line
+            // (`skip-grant-tables # x` and `skip-grant-tables#x` are the
+            // option, as mysys reads them).
+            let l = strip_comment(l).trim();
+            if l.is_empty() || l.starts_with(['#', ';', '[']) {
                 continue;
             }
             let (k, v) = match l.split_once('=') {
                 Some((k, v)) => (k.trim(), Some(v.trim())),
                 None => (l, None),
             };
+            // The option's name is its first word: anything after it on
+            // the line makes the server refuse the line, or is its value.
+            let k = k.split_whitespace().next().unwrap_or(k);
             let key = k.replace('_', "-").to_ascii_lowercase();
             if skips_grants(&key, v) {
                 bail!(
@@ -501,5 +533,31 @@ mod tests {
         // PASSWORD('relbench') gives.
         let s = Secret::from("relbench");
         assert_eq!(native_hash(&s), "*106484F2C8BEB2C76002940D2B4159BD218AA20A");
+    }
+
+    /// Regression: `skip-grant-tables # x`, `skip-grant-tables#x`,
+    /// `!include FILE` and `!includedir DIR` passed the check, and a local
+    /// user polling the port got in during start-up.
+    #[test]
+    fn every_spelling_of_skip_grant_tables_and_every_include_is_refused() {
+        let check = |t: &str| MariaDb.check_config(&format!("[mysqld]\n{t}\n"));
+        for bad in [
+            "skip-grant-tables # x",
+            "skip-grant-tables#x",
+            "skip_grant_tables\t; not a comment here",
+            "loose-skip-grant-tables = 1 # on",
+            "!include /etc/mysql/other.cnf",
+            "!includedir /etc/mysql/conf.d",
+        ] {
+            assert!(check(bad).is_err(), "{bad:?} passed");
+        }
+        for ok in [
+            "# skip-grant-tables",
+            "; skip-grant-tables",
+            "skip-grant-tables = 0 # off",
+            "init_connect = 'SET @a = \"#\"' # a quoted hash",
+        ] {
+            assert!(check(ok).is_ok(), "{ok:?} refused: {:?}", check(ok));
+        }
     }
 }

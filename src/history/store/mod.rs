@@ -14,19 +14,35 @@ use anyhow::Context;
 #[derive(Debug, Clone, PartialEq)]
 pub enum HistoryAt {
     Sqlite(PathBuf),
-    /// `postgres://user@host:port/database`; the password, if any, is read
-    /// from `PGPASSWORD`.
-    Postgres(String),
+    /// `postgres://user@host:port/database`, and the password `PGPASSWORD`
+    /// held when the command line was read.
+    Postgres {
+        url: crate::db::url::ServerUrl,
+        shown: String,
+        password: Option<String>,
+    },
 }
 
 impl HistoryAt {
-    /// `--history` as given: a `postgres://` URL, or a file.
-    pub fn parse(s: &str) -> HistoryAt {
-        if s.starts_with("postgres://") || s.starts_with("postgresql://") {
-            HistoryAt::Postgres(s.to_string())
-        } else {
-            HistoryAt::Sqlite(PathBuf::from(s))
+    /// `--history` as given: a `postgres://` URL, or a file. For a URL,
+    /// `PGPASSWORD` is read here, once, and removed from the environment,
+    /// before anything runs: a hook or a server started later never sees
+    /// it (regression: it reached shell hooks' environments and a hook's
+    /// output). A URL that holds a password is refused without repeating
+    /// it.
+    pub fn parse(s: &str) -> anyhow::Result<HistoryAt> {
+        if !(s.starts_with("postgres://") || s.starts_with("postgresql://")) {
+            return Ok(HistoryAt::Sqlite(PathBuf::from(s)));
         }
+        let url = crate::db::url::ServerUrl::parse(s, crate::db::EngineKind::Postgres)
+            .map_err(|e| anyhow::anyhow!("--history: {e} (the password goes in PGPASSWORD)"))?;
+        let password = std::env::var("PGPASSWORD").ok();
+        std::env::remove_var("PGPASSWORD");
+        Ok(HistoryAt::Postgres {
+            url,
+            shown: s.to_string(),
+            password,
+        })
     }
 
     pub fn default_path() -> HistoryAt {
@@ -38,7 +54,7 @@ impl std::fmt::Display for HistoryAt {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         match self {
             HistoryAt::Sqlite(p) => write!(f, "{}", p.display()),
-            HistoryAt::Postgres(u) => f.write_str(u),
+            HistoryAt::Postgres { shown, .. } => f.write_str(shown),
         }
     }
 }
@@ -128,6 +144,18 @@ const MIGRATIONS: &[&str] = &[
 
 pub const SCHEMA_VERSION: usize = MIGRATIONS.len();
 
+/// Every table the migrations make.
+const TABLES: [&str; 8] = [
+    "relbench_history",
+    "builds",
+    "runs",
+    "hosts",
+    "series",
+    "cells",
+    "figures",
+    "changes",
+];
+
 /// An open history, migrated to [`SCHEMA_VERSION`].
 pub struct Store {
     db: Box<dyn Backend>,
@@ -135,15 +163,58 @@ pub struct Store {
 }
 
 impl Store {
-    pub fn open(at: &HistoryAt) -> anyhow::Result<Store> {
+    /// Opens the history, making a SQLite one that is not there when
+    /// `create` (`history add`, `run --history`); the commands that only
+    /// read or mark it refuse a history that is not there.
+    pub fn open(at: &HistoryAt, create: bool) -> anyhow::Result<Store> {
         let db: Box<dyn Backend> = match at {
-            HistoryAt::Sqlite(p) => Box::new(sqlite::Sqlite::open(p)?),
-            HistoryAt::Postgres(u) => Box::new(postgres::Postgres::connect(u)?),
+            HistoryAt::Sqlite(p) => Box::new(sqlite::Sqlite::open(p, create)?),
+            HistoryAt::Postgres {
+                url,
+                shown,
+                password,
+            } => Box::new(postgres::Postgres::connect(url, shown, password.clone())?),
         };
         let mut s = Store { db, at: at.clone() };
+        // A shared PostgreSQL's tables are checked before anything is
+        // written to them, and again once made.
+        let shared = matches!(at, HistoryAt::Postgres { .. });
+        if shared {
+            s.guard_tables()?;
+        }
         s.migrate()
             .with_context(|| format!("bringing the history in {at} to schema {SCHEMA_VERSION}"))?;
+        if shared {
+            s.guard_tables()?;
+        }
         Ok(s)
+    }
+
+    /// Refuses a history table in a shared PostgreSQL that another role
+    /// made: one it owns, or with a trigger, rule or policy (regression:
+    /// pre-made history tables with a SECURITY INVOKER trigger ran as the
+    /// history's user and granted another role rights on its tables).
+    fn guard_tables(&mut self) -> anyhow::Result<()> {
+        for table in TABLES {
+            let sql = crate::db::Dialect::Postgres.table_guard(table, &[]);
+            let mut why = None;
+            self.db.scan(&sql, &mut |r| {
+                if r[0].int().unwrap_or(1) != 0 {
+                    why = Some("another role owns it".to_string());
+                } else if let Some(n) = r[1].int().filter(|n| *n > 0) {
+                    why = Some(format!("it has {n} trigger(s), rule(s) or policy(ies)"));
+                }
+            })?;
+            if let Some(why) = why {
+                anyhow::bail!(
+                    "the history's table {table} in {} was not made by relbench as this role: {why}. Another \
+                     role may have made it to run code in relbench's statements; look at it, and use a database \
+                     only relbench's role can create tables in",
+                    self.at
+                );
+            }
+        }
+        Ok(())
     }
 
     fn version(&mut self) -> anyhow::Result<usize> {

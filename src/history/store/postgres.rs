@@ -1,22 +1,20 @@
 //! The history in a shared PostgreSQL, through relbench's own wire client
 //! (the simple query protocol; no new runtime). The URL names the user,
-//! host and database; the password comes from `PGPASSWORD`, read once.
+//! host and database; the password comes from `PGPASSWORD`, read once
+//! when the command line is (`HistoryAt::parse`).
 
 use anyhow::{anyhow, Context};
 
 use super::{Backend, Value};
 use crate::db::postgres::wire::{Address, Opts, WireConn};
 use crate::db::url::ServerUrl;
-use crate::db::EngineKind;
 
 pub struct Postgres {
     conn: WireConn,
 }
 
 impl Postgres {
-    pub fn connect(url: &str) -> anyhow::Result<Postgres> {
-        let u = ServerUrl::parse(url, EngineKind::Postgres)
-            .map_err(|e| anyhow!("--history {url}: {e}"))?;
+    pub fn connect(u: &ServerUrl, url: &str, password: Option<String>) -> anyhow::Result<Postgres> {
         let port = u.port.unwrap_or(5432);
         let address = match &u.socket {
             Some(dir) => Address::Socket {
@@ -28,8 +26,6 @@ impl Postgres {
                 port,
             },
         };
-        let password = std::env::var("PGPASSWORD").ok();
-        std::env::remove_var("PGPASSWORD");
         let conn = WireConn::connect(&Opts {
             address,
             user: u.user.clone(),

@@ -18,10 +18,42 @@ pub struct Sqlite {
 }
 
 impl Sqlite {
-    pub fn open(path: &Path) -> anyhow::Result<Sqlite> {
-        let new = !path.exists();
+    /// Opens the history file at `path`, making it when `create` and it
+    /// is not there. The file must be this user's: a link or a file
+    /// another user made is refused and left as it is (regression: a
+    /// planted link made root create its target or convert an empty
+    /// victim file into a history, and a planted history's trigger ran in
+    /// root's process). Its directory is made or checked as results
+    /// directories are ([`crate::util::secure_dir`]).
+    pub fn open(path: &Path, create: bool) -> anyhow::Result<Sqlite> {
+        use std::os::unix::fs::MetadataExt;
+        let me = crate::util::my_uid();
+        let meta = std::fs::symlink_metadata(path);
+        let new = meta.is_err();
+        match &meta {
+            Ok(m) if m.file_type().is_symlink() => bail!(
+                "the history {} is a symbolic link (owned by uid {}); relbench opens only a history file \
+                 itself made: name the file it points to, if it is yours, or another path",
+                path.display(),
+                m.uid()
+            ),
+            Ok(m) if !m.is_file() || m.uid() != me => bail!(
+                "the history {} is not a file of this user's (uid {}, {}): relbench never opens a database \
+                 another user could have made; name another file with --history",
+                path.display(),
+                m.uid(),
+                if m.is_file() { "a file" } else { "not a file" }
+            ),
+            Ok(_) => {}
+            Err(_) if !create => bail!(
+                "there is no history at {}: `relbench history add DIR…` (or `run --history`) makes one, or \
+                 name the one you have with --history",
+                path.display()
+            ),
+            Err(_) => {}
+        }
         if let Some(dir) = path.parent().filter(|d| !d.as_os_str().is_empty()) {
-            std::fs::create_dir_all(dir).with_context(|| format!("creating {}", dir.display()))?;
+            crate::util::secure_dir(dir, &[me], "the history's directory")?;
         }
         let conn = rusqlite::Connection::open(path)
             .with_context(|| format!("opening the history {}", path.display()))?;

@@ -157,6 +157,15 @@ pub(super) fn hooks(
                 HookAction::Sql(q.get_ref().clone())
             }
             (None, Some(c)) if !c.get_ref().trim().is_empty() => {
+                // A program the command names by path runs as whoever runs
+                // relbench: it must be one no other user can change.
+                let first = c.get_ref().split_whitespace().next().unwrap_or("");
+                let program = cx.dir.join(first);
+                if first.contains('/') && program.exists() {
+                    if let Err(e) = crate::util::trusted(&program, "the hook's program") {
+                        cx.err(c.span(), format!("{e:#}"), None);
+                    }
+                }
                 HookAction::Shell(c.get_ref().clone())
             }
             _ => {

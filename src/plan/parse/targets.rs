@@ -396,6 +396,9 @@ pub(super) fn server_access(cx: &mut Ctx<'_>, t: &RawTarget, engine: EngineKind)
             misplaced(cx, &t.password_env, "password_env", "targets by `url`");
             misplaced(cx, &t.auth, "auth", "targets by `url`");
             let basedir = existing(cx, b, "basedir", true);
+            if let Some(Err(e)) = basedir.as_deref().map(server::check_binaries) {
+                cx.err(b.span(), format!("{e:#}"), None);
+            }
             let config = t
                 .config
                 .as_ref()
@@ -404,6 +407,14 @@ pub(super) fn server_access(cx: &mut Ctx<'_>, t: &RawTarget, engine: EngineKind)
                 .malloc
                 .as_ref()
                 .and_then(|m| existing(cx, m, "malloc library", false));
+            if let (Some(m), Some(Err(e))) = (
+                &t.malloc,
+                malloc
+                    .as_deref()
+                    .map(|p| crate::util::trusted(p, "the malloc library")),
+            ) {
+                cx.err(m.span(), format!("{e:#}"), None);
+            }
             let port = t
                 .port
                 .as_ref()
