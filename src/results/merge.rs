@@ -317,10 +317,8 @@ fn write_merge(given: &[Given], out: &Path, hash: &str) -> anyhow::Result<MergeI
         let old: MergeInfo = serde_json::from_slice(&fs::read(&earlier)?)
             .with_context(|| format!("{} is not a merge's record", earlier.display()))?;
         for s in &old.shards {
-            let d = out.join(&s.dir);
-            if d.starts_with(out.join("shards")) && !s.dir.contains("..") {
-                let _ = fs::remove_dir_all(&d);
-            }
+            let d = shard_dir_inside(out, &s.dir)?;
+            let _ = fs::remove_dir_all(&d);
         }
         let _ = fs::remove_file(&earlier);
     } else if fs::read_dir(out)?.any(|e| e.is_ok_and(|e| e.file_name() != ".lock")) {
@@ -407,7 +405,35 @@ pub fn read_merge(dir: &Path) -> anyhow::Result<Option<MergeInfo>> {
             dir.display()
         );
     }
+    for s in &info.shards {
+        shard_dir_inside(dir, &s.dir)?;
+    }
     Ok(Some(info))
+}
+
+/// Refuses a shard directory a merge's record names that is not a real
+/// directory under its `shards/`: an absolute path, a `..`, or a link
+/// anywhere on the way would have a report read (and a re-merge delete)
+/// wherever whoever wrote the record chose (regression: merge.json
+/// pointing at `../` or an absolute path was read, and a re-merge
+/// followed an `out/shards` link and deleted inside its target).
+fn shard_dir_inside(out: &Path, dir: &str) -> anyhow::Result<PathBuf> {
+    let rel = Path::new(dir);
+    let plain = rel
+        .components()
+        .all(|c| matches!(c, std::path::Component::Normal(_)));
+    if !plain || !rel.starts_with("shards") || rel.components().count() != 2 {
+        bail!(
+            "{}: its merge record names the shard directory {:?}, which is not shards/I-of-N inside it; \
+             the record is damaged or not relbench's: merge the shards again into a new directory",
+            out.display(),
+            crate::util::printable(dir, 200)
+        );
+    }
+    for p in [out.join("shards"), out.join(rel)] {
+        super::refuse_link(&p)?;
+    }
+    Ok(out.join(rel))
 }
 
 /// The runs a results directory holds: itself, or a merge's shards in

@@ -115,6 +115,38 @@ pub(super) fn datadir_state(
     }
 }
 
+/// Waits until no process names `datadir` on its command line (a
+/// bootstrap server left by a killed initialisation ends within seconds,
+/// once its script is gone); refuses after `limit`, naming the process.
+pub(super) fn wait_until_unused(datadir: &Path, limit: std::time::Duration) -> anyhow::Result<()> {
+    let needle = datadir.to_string_lossy().into_owned();
+    let using = || -> Option<(u32, String)> {
+        fs::read_dir("/proc").ok()?.flatten().find_map(|e| {
+            let pid: u32 = e.file_name().to_str()?.parse().ok()?;
+            if pid == std::process::id() {
+                return None;
+            }
+            let cmd = fs::read(e.path().join("cmdline")).ok()?;
+            let cmd = String::from_utf8_lossy(&cmd).replace('\0', " ");
+            cmd.contains(&needle).then_some((pid, cmd))
+        })
+    };
+    let t0 = std::time::Instant::now();
+    while let Some((pid, cmd)) = using() {
+        if t0.elapsed() >= limit {
+            bail!(
+                "process {pid} ({}) still uses {} {:.0} s after the initialisation was cut short; \
+                 stop it, then run again",
+                crate::util::printable(&cmd, 120),
+                datadir.display(),
+                limit.as_secs_f64()
+            );
+        }
+        std::thread::sleep(std::time::Duration::from_millis(100));
+    }
+    Ok(())
+}
+
 /// The checks of [`datadir_state`] that need no run, for `relbench
 /// check`: what a run would refuse is said before it starts. Nothing is
 /// made or changed.

@@ -353,6 +353,15 @@ impl ManagedServer {
                 "relbench: target \"{t}\": the initialisation of {} did not finish (relbench was stopped); making it again",
                 spec.datadir.display()
             );
+            // The killed initialisation's bootstrap server (a grandchild,
+            // which no death signal reaches) may still be writing there:
+            // its datadir is remade only once it is gone. (Reported: a
+            // prompt --resume remade the datadir beneath it. Here the
+            // bootstrap outlived a SIGKILLed relbench in 3 runs of 3, but a
+            // resume finished with or without this wait, so no test shows
+            // the harm.)
+            datadir::wait_until_unused(&spec.datadir, Duration::from_secs(30))
+                .with_context(|| format!("target \"{t}\""))?;
             fs::remove_dir_all(&spec.datadir)
                 .with_context(|| format!("removing {}", spec.datadir.display()))?;
             datadir_state(&spec, owner.map(|(uid, _)| uid))?;
