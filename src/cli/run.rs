@@ -317,12 +317,25 @@ fn report_and_exit(out: &Path, end: RunEnd, close: Close) -> anyhow::Result<()> 
     for f in &files {
         crate::errln!("report:  {}", f.display());
     }
+    // A client share does not resume alone (its barrier rows would let it
+    // pass steps the others have not reached): what to do instead
+    // (regression: a share interrupted at its barrier advised a --resume
+    // that is then refused).
+    let share = crate::results::read_run_info(out)
+        .ok()
+        .and_then(|i| i.client_share)
+        .is_some();
+    let again = if share {
+        "this is one client share: run every share of the study again, together, with a new --barrier".to_string()
+    } else {
+        format!(
+            "finish this run with `relbench run --resume --out {}`",
+            out.display()
+        )
+    };
     match end {
         RunEnd::Interrupted => {
-            crate::errln!(
-                "interrupted: finish this run with `relbench run --resume --out {}`",
-                out.display()
-            );
+            crate::errln!("interrupted: {again}");
             Err(Exit::Interrupted.into())
         }
         RunEnd::Complete {
@@ -350,10 +363,8 @@ fn report_and_exit(out: &Path, end: RunEnd, close: Close) -> anyhow::Result<()> 
                 ));
             }
             crate::errln!(
-                "{}; the report's \"Errors and failed steps\" says why: fix it, then finish the run with \
-                 `relbench run --resume --out {}`",
-                said.join("; "),
-                out.display()
+                "{}; the report's \"Errors and failed steps\" says why: fix it, then {again}",
+                said.join("; ")
             );
             Err(Exit::StepsFailed(failed_steps + not_run + not_started.len()).into())
         }

@@ -208,6 +208,11 @@ pub(super) fn run(
                 // share's load or maintenance is done); only the leading
                 // share creates, loads, maintains and runs hooks.
                 let met = b.meet(&format!("{}:begin", e.id), false);
+                // Ctrl-C while waiting ends the run as interrupted, not
+                // as a failed step of a complete run.
+                if met.is_err() && crate::runner::interrupted() {
+                    bail!(Interrupted);
+                }
                 let workload = matches!(e.work, crate::plan::schedule::Work::Workload(_));
                 if met.is_err() || (!leads && !workload) {
                     let mut r = blank_result(e);

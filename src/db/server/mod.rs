@@ -16,6 +16,7 @@
 //! start arguments, readiness, how to stop) lives in one file per engine
 //! behind [`Flavor`].
 
+mod binaries;
 mod datadir;
 mod log;
 
@@ -35,6 +36,7 @@ use std::time::{Duration, Instant};
 use anyhow::{bail, Context};
 
 use crate::measure::size::{self, DbSize};
+pub use binaries::{check_binaries, find_binary, find_optional};
 use datadir::{
     chown_tree, datadir_state, mark_initialising, mark_ready, pid_file, reachable_by, stop_stale,
     sweep_stale_run_dirs, DatadirState,
@@ -222,55 +224,6 @@ pub struct ManagedServer {
     pub rt: Runtime,
     /// The config file's text, for the results.
     pub config_text: Option<String>,
-}
-
-/// Looks for the first of `names` in the usual places under `basedir`;
-/// one found is refused unless no other user can change it
-/// ([`crate::util::trusted`]): relbench runs it, as root too.
-pub fn find_binary(basedir: &Path, names: &[&str]) -> anyhow::Result<PathBuf> {
-    if let Some(p) = find_optional(basedir, names)? {
-        return Ok(p);
-    }
-    bail!(
-        "no {} under {}/{{bin,sbin,libexec,scripts}}; point `basedir` at the directory that holds them \
-         (for Debian's packages: /usr for MariaDB, /usr/lib/postgresql/<version> for PostgreSQL)",
-        names.join(" or "),
-        basedir.display()
-    )
-}
-
-/// As [`find_binary`], for a binary a build may not have: `None` when
-/// there is none, an error when the one there is not trusted.
-pub fn find_optional(basedir: &Path, names: &[&str]) -> anyhow::Result<Option<PathBuf>> {
-    for dir in ["bin", "sbin", "libexec", "scripts", ""] {
-        for n in names {
-            let p = basedir.join(dir).join(n);
-            if p.is_file() {
-                crate::util::trusted(&p, "a server binary")?;
-                return Ok(Some(p));
-            }
-        }
-    }
-    Ok(None)
-}
-
-/// Every binary and script relbench may run from `basedir`, checked as
-/// [`find_binary`] checks the one it runs: for `relbench check`, so a
-/// basedir another user can change is refused before a run, not during.
-pub fn check_binaries(basedir: &Path) -> anyhow::Result<()> {
-    const ALL: [&str; 7] = [
-        "mariadbd",
-        "mysqld",
-        "mariadb-install-db",
-        "mysql_install_db",
-        "my_print_defaults",
-        "postgres",
-        "initdb",
-    ];
-    for n in ALL {
-        find_optional(basedir, &[n])?;
-    }
-    Ok(())
 }
 
 /// A TCP port on 127.0.0.1 that nothing listens on right now.
