@@ -322,6 +322,8 @@ fn quiet(dir: &Path) {
             s["metrics"]["interference"]["steal_pct"] = 0.0.into();
             s["metrics"]["interference"]["others_io_mb"] = 0.0.into();
             s["metrics"]["interference"]["kernel_io_mb"] = 0.0.into();
+            s["metrics"]["interference"]["relbench_late_secs"] = 0.0.into();
+            s["metrics"]["interference"]["overrun_secs"] = 0.0.into();
             s["metrics"]["interference"]["disturbed"] = serde_json::Value::Null;
             std::fs::write(&p, serde_json::to_vec(&s).unwrap()).unwrap();
         }
