@@ -473,15 +473,6 @@ fn a_stale_server_on_the_runs_datadir_is_stopped_and_said() {
     assert!(!alive(pid));
 }
 
-/// Runs a shell command as `nobody`; whether it succeeded.
-fn as_nobody(script: &str) -> bool {
-    Command::new("runuser")
-        .args(["-u", "nobody", "--", "sh", "-c", script])
-        .status()
-        .unwrap()
-        .success()
-}
-
 /// A directory every user may create entries in, as /tmp is (sticky).
 fn open_to_all(parent: &Path) -> PathBuf {
     use std::os::unix::fs::PermissionsExt;

@@ -20,15 +20,6 @@ use common::*;
 const SETTINGS: &str = "clients = [1]\n[scale]\ntables = 1\nrows = 2000\n[duration]\nwarmup = \"0s\"\nread = \"300ms\"\n\
      [settle]\nbase = \"0s\"\nper_million_rows = \"0s\"\nmax = \"1s\"\n";
 
-/// Runs a shell command as `nobody`; whether it succeeded.
-fn as_nobody(script: &str) -> bool {
-    Command::new("runuser")
-        .args(["-u", "nobody", "--", "sh", "-c", script])
-        .status()
-        .unwrap()
-        .success()
-}
-
 /// `write_plan` into `dir`, made first.
 fn plan_in(dir: &Path, text: &str) -> std::path::PathBuf {
     std::fs::create_dir_all(dir).unwrap();

@@ -206,3 +206,13 @@ pub fn postgres_elsewhere(dir: &Path) -> (relbench::db::server::ManagedServer, S
     let url = format!("postgres://relbench@127.0.0.1:{}/sbtest", server.rt.port);
     (server, url)
 }
+
+/// Runs a shell command as `nobody` (another local user); whether it
+/// succeeded.
+pub fn as_nobody(script: &str) -> bool {
+    std::process::Command::new("runuser")
+        .args(["-u", "nobody", "--", "sh", "-c", script])
+        .status()
+        .unwrap()
+        .success()
+}
