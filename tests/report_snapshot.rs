@@ -83,7 +83,7 @@ fn another_base_inverts_the_ratios() {
     for (ra, rb) in a.rows.iter().zip(&b.rows) {
         let x = ra.cells[1].relative.unwrap();
         let y = rb.cells[0].relative.unwrap();
-        assert!((x * y - 1.0).abs() < 1e-9, "{}: {x} × {y}", ra.step);
+        assert!((x * y - 1.0).abs() < 1e-9, "{}: {x} × {y}", ra.id.step);
     }
 }
 
@@ -111,9 +111,9 @@ fn three_repeats_give_intervals_and_never_colour_a_rank_test_cannot_support() {
     let wal = r.targets.iter().position(|t| t.name == "wal").unwrap();
     for row in &r.rows {
         let c = &row.cells[wal];
-        assert_eq!(c.repeats, 3, "{}", row.step);
+        assert_eq!(c.repeats, 3, "{}", row.id.step);
         let s = c.significance.as_ref().expect("both sides repeated");
-        assert!(s.p_value >= 0.1 - 1e-12, "{}: p {}", row.step, s.p_value);
+        assert!(s.p_value >= 0.1 - 1e-12, "{}: p {}", row.id.step, s.p_value);
         let i = s.interval.expect("an interval");
         assert!((i.level - 0.9).abs() < 1e-9);
         assert!(i.lo <= c.relative.unwrap() && c.relative.unwrap() <= i.hi);
@@ -135,7 +135,7 @@ fn on_host_b() -> relbench::results::LoadedRun {
     run.dir = PathBuf::from("results-hostb");
     run.info.host.hostname = "hostb".into();
     for s in &mut run.steps {
-        if s.target == "wal" {
+        if s.id.target == "wal" {
             s.throughput *= 0.8;
         }
     }
@@ -166,7 +166,11 @@ fn two_hosts_side_by_side_each_against_its_own_base() {
             row.cells[3].relative.unwrap(),
         );
         assert!((ra - row1.cells[1].relative.unwrap()).abs() < 1e-9);
-        assert!((rb / ra - 0.8).abs() < 1e-9, "{}: {rb} vs {ra}", row.step);
+        assert!(
+            (rb / ra - 0.8).abs() < 1e-9,
+            "{}: {rb} vs {ra}",
+            row.id.step
+        );
     }
     insta::assert_snapshot!(Format::Markdown.render(&r));
 }
@@ -217,11 +221,11 @@ fn a_step_the_sequence_runs_twice_is_two_rows_not_two_repeats() {
     let again: Vec<_> = run
         .steps
         .iter()
-        .filter(|s| s.step.to_string() == "scan")
+        .filter(|s| s.id.at.step.to_string() == "scan")
         .cloned()
         .map(|mut s| {
-            s.seq += 20;
-            s.occurrence = 2;
+            s.id.seq += 20;
+            s.id.at.occurrence = 2;
             s.throughput *= 2.0;
             s
         })
@@ -231,7 +235,7 @@ fn a_step_the_sequence_runs_twice_is_two_rows_not_two_repeats() {
     let scans: Vec<_> = r
         .rows
         .iter()
-        .filter(|row| row.step.to_string() == "scan")
+        .filter(|row| row.id.step.to_string() == "scan")
         .collect();
     assert_eq!(scans.len(), 4, "two occurrences × two client counts");
     for row in &scans {
@@ -392,7 +396,7 @@ fn groups_by_position_split_the_sequence_around_the_writes() {
     // update-index: load, point-query, update-index, scan, read-only-100,
     // delete, insert.
     for s in &mut run.steps {
-        s.seq = match s.step.label().as_str() {
+        s.id.seq = match s.id.at.step.label().as_str() {
             "load" => 1,
             "settle" => 2,
             "point-query" => 3,
@@ -401,7 +405,7 @@ fn groups_by_position_split_the_sequence_around_the_writes() {
             "read-only-100" => 7,
             "delete" => 8,
             "insert" => 9,
-            _ => s.seq,
+            _ => s.id.seq,
         };
     }
     let mut r = relbench::compare::build(&[run], None).unwrap();
@@ -409,7 +413,7 @@ fn groups_by_position_split_the_sequence_around_the_writes() {
     let of = |label: &str| {
         r.rows
             .iter()
-            .find(|row| row.step.label() == label)
+            .find(|row| row.id.step.label() == label)
             .map(|row| row.group)
             .unwrap()
     };
@@ -524,8 +528,8 @@ fn one_colour_rule_in_every_table_and_format() {
 fn a_base_that_measured_nothing_is_said_at_the_top_with_the_base_to_use() {
     let mut run =
         relbench::results::load_run(std::path::Path::new("tests/fixtures/results-tiny")).unwrap();
-    run.steps.retain(|s| s.target != "base" || s.seq == 1);
-    for s in run.steps.iter_mut().filter(|s| s.target == "base") {
+    run.steps.retain(|s| s.id.target != "base" || s.id.seq == 1);
+    for s in run.steps.iter_mut().filter(|s| s.id.target == "base") {
         s.failed = Some("the server would not start: unknown option '--skip-test-db'".into());
     }
     let r = relbench::compare::build(&[run], None).unwrap();

@@ -146,12 +146,17 @@ fn noise_advice(plan: &Plan, last: Option<&Path>) -> anyhow::Result<()> {
     let mut needs: Vec<(f64, String)> = run
         .steps
         .iter()
-        .filter(|s| s.failed.is_none() && matches!(s.step.kind, plan::StepKind::Workload(_)))
+        .filter(|s| s.failed.is_none() && matches!(s.id.at.step.kind, plan::StepKind::Workload(_)))
         .filter_map(|s| {
             let n = crate::measure::within::seconds_for(0.05, &s.second_rates())?;
             Some((
                 n,
-                format!("{} c{} on {}", s.step.label(), s.clients, s.target),
+                format!(
+                    "{} c{} on {}",
+                    s.id.at.step.label(),
+                    s.id.at.clients,
+                    s.id.target
+                ),
             ))
         })
         .collect();

@@ -185,7 +185,7 @@ impl Rounds {
             .map(|t| {
                 run.steps
                     .iter()
-                    .filter(|s| s.target == t.name)
+                    .filter(|s| s.id.target == t.name)
                     .cloned()
                     .collect()
             })
@@ -197,17 +197,14 @@ impl Rounds {
 /// misspelt step used to be found out only after the whole plan ran.
 fn step_in_plan(plan: &crate::plan::Plan, step: &str) -> anyhow::Result<()> {
     let schedule = compile(plan)?;
-    let key = |e: &crate::plan::schedule::Execution| {
-        import::key_of(e.phase.as_deref(), &e.step.label(), e.occurrence, e.clients)
-    };
-    if schedule
-        .executions
-        .iter()
-        .any(|e| e.step.label() == step || key(e) == step)
-    {
+    if schedule.executions.iter().any(|e| e.id.at.is_named(step)) {
         return Ok(());
     }
-    let mut names: Vec<String> = schedule.executions.iter().map(|e| e.step.label()).collect();
+    let mut names: Vec<String> = schedule
+        .executions
+        .iter()
+        .map(|e| e.id.at.step.label())
+        .collect();
     names.sort();
     names.dedup();
     Err(Exit::BadInput(format!(
@@ -221,7 +218,7 @@ fn step_in_plan(plan: &crate::plan::Plan, step: &str) -> anyhow::Result<()> {
 fn of_step<'a>(results: &'a [StepResult], step: &str) -> Vec<&'a StepResult> {
     results
         .iter()
-        .filter(|s| s.failed.is_none() && (s.step.label() == step || import::step_key(s) == step))
+        .filter(|s| s.failed.is_none() && s.id.at.is_named(step))
         .collect()
 }
 
@@ -489,7 +486,7 @@ pub(super) fn bisect_check(
         let mine: Vec<StepResult> = run
             .steps
             .into_iter()
-            .filter(|s| s.target == first)
+            .filter(|s| s.id.target == first)
             .collect();
         Ok(quiet_throughputs(&mine, step))
     };

@@ -40,18 +40,12 @@ pub(super) fn confirm(dir: &Path, quiet: bool) -> anyhow::Result<()> {
         return Ok(());
     }
     let want = repeats_for_significance();
-    let plan_targets = &run.info.plan.targets;
     let needs: Vec<runner::Need> = unsettled
         .iter()
-        .filter_map(|u| {
-            Some(runner::Need {
-                target: plan_targets
-                    .iter()
-                    .position(|t| t.name == report.targets[u.target].plan_name)?,
-                seq: u.seq,
-                clients: u.clients,
-                rounds: want.saturating_sub(u.repeats).max(1) as u32,
-            })
+        .map(|u| runner::Need {
+            target: report.targets[u.target].plan_name.clone(),
+            at: u.at.clone(),
+            rounds: want.saturating_sub(u.repeats).max(1) as u32,
         })
         .collect();
     crate::errln!(
@@ -70,7 +64,7 @@ pub(super) fn confirm(dir: &Path, quiet: bool) -> anyhow::Result<()> {
         schedule: super::compile(&run.info.plan)?,
         secrets: crate::db::Secrets::take(&run.info.plan.targets)?,
         needs,
-        first_repeat: run.steps.iter().map(|s| s.repeat).max().unwrap_or(0) + 1,
+        first_repeat: run.steps.iter().map(|s| s.id.repeat).max().unwrap_or(0) + 1,
     };
     let mut ui = Progress::new(quiet);
     let (end, added) = runner::confirm(&opts, &mut ui)?;
@@ -217,7 +211,7 @@ fn one_off_summary(steps: &[crate::results::StepResult]) -> (String, serde_json:
     let mut docs = Vec::new();
     let workloads = steps
         .iter()
-        .filter(|s| matches!(s.step.kind, crate::plan::StepKind::Workload(_)));
+        .filter(|s| matches!(s.id.at.step.kind, crate::plan::StepKind::Workload(_)));
     for s in workloads {
         let errors: u64 = s.errors.values().sum();
         let ms = |us: f64| us / 1e3;
@@ -225,9 +219,9 @@ fn one_off_summary(steps: &[crate::results::StepResult]) -> (String, serde_json:
         let _ = writeln!(
             text,
             "\n{} ({} client{}): {:.2} s measured",
-            s.step.label(),
-            s.clients,
-            if s.clients == 1 { "" } else { "s" },
+            s.id.at.step.label(),
+            s.id.at.clients,
+            if s.id.at.clients == 1 { "" } else { "s" },
             s.secs
         );
         match &s.failed {
@@ -260,8 +254,8 @@ fn one_off_summary(steps: &[crate::results::StepResult]) -> (String, serde_json:
             );
         }
         docs.push(serde_json::json!({
-            "step": s.step.label(),
-            "clients": s.clients,
+            "step": s.id.at.step.label(),
+            "clients": s.id.at.clients,
             "secs": s.secs,
             "events": s.events,
             "failed_events": s.failed_events,

@@ -6,17 +6,26 @@ use super::targets::name_targets;
 use super::targets::resolve_base;
 use super::targets::sampler_cost;
 use super::*;
+use std::collections::HashMap;
 
 /// For each step result, the index of its row (settle steps have none).
 pub(super) fn step_rows(rows: &[Row], steps: &[(usize, StepResult)]) -> Vec<Option<usize>> {
+    let row_of: HashMap<&StepId, usize> =
+        rows.iter().enumerate().map(|(i, r)| (&r.id, i)).collect();
     steps
         .iter()
-        .map(|(_, s)| {
-            rows.iter().position(|r| {
-                r.step == s.step && r.clients == s.clients && r.occurrence == s.occurrence
-            })
-        })
+        .map(|(_, s)| row_of.get(&s.id.at).copied())
         .collect()
+}
+
+/// A row about to be built: the step identity its cells share, where the
+/// sequence first has it, and how its figures read.
+#[derive(Clone)]
+struct RowKey {
+    seq: usize,
+    id: StepId,
+    group: Group,
+    unit: Unit,
 }
 
 /// `scan (warm)`, and `scan (warm) #2` the second time in the sequence.
@@ -213,30 +222,36 @@ pub fn build_subset(
         for s in &run.steps {
             if let Some(ti) = targets
                 .iter()
-                .position(|t| t.run == ri && t.plan_name == s.target)
+                .position(|t| t.run == ri && t.plan_name == s.id.target)
             {
                 steps.push((ti, s.clone()));
             }
         }
     }
 
-    // Rows: every (step, occurrence, clients) that has a group, in
-    // sequence order.
-    let mut keys: Vec<(usize, Step, u32, u32, Group, Unit)> = Vec::new();
+    // Rows: every step identity that has a group, in sequence order.
+    let mut keys: Vec<RowKey> = Vec::new();
+    let mut row_of: HashMap<&StepId, usize> = HashMap::new();
     for (_, s) in &steps {
-        let Some(g) = s.group else { continue };
-        if s.step.kind == StepKind::Settle {
+        let Some(group) = s.group else { continue };
+        if s.id.at.step.kind == StepKind::Settle || row_of.contains_key(&s.id.at) {
             continue;
         }
-        let occ = s.occurrence;
-        if !keys
-            .iter()
-            .any(|k| k.1 == s.step && k.2 == occ && k.3 == s.clients)
-        {
-            keys.push((s.seq, s.step.clone(), occ, s.clients, g, s.unit));
-        }
+        row_of.insert(&s.id.at, keys.len());
+        keys.push(RowKey {
+            seq: s.id.seq,
+            id: s.id.at.clone(),
+            group,
+            unit: s.unit,
+        });
     }
-    keys.sort_by_key(|k| (k.4, k.0, k.3));
+    let mut order: Vec<usize> = (0..keys.len()).collect();
+    order.sort_by_key(|&k| (keys[k].group, keys[k].seq, keys[k].id.clients));
+    let mut rank = vec![0; keys.len()];
+    for (r, &k) in order.iter().enumerate() {
+        rank[k] = r;
+    }
+    let keys: Vec<RowKey> = order.iter().map(|&k| keys[k].clone()).collect();
     let cols = column_order(&targets, &hosts);
     let mut rows = Vec::new();
     let mut response_times = Vec::new();
@@ -245,17 +260,23 @@ pub fn build_subset(
     // a 20,000-file report's time).
     let mut by_row: Vec<Vec<Vec<&StepResult>>> = vec![vec![Vec::new(); targets.len()]; keys.len()];
     for (ti, s) in &steps {
-        let row = keys
-            .iter()
-            .position(|k| k.1 == s.step && k.2 == s.occurrence && k.3 == s.clients);
-        if let Some(r) = row {
-            by_row[r][*ti].push(s);
+        if let Some(&k) = row_of.get(&s.id.at) {
+            by_row[rank[k]][*ti].push(s);
         }
     }
     for cells in by_row.iter_mut().flatten() {
-        cells.sort_by_key(|s| s.repeat);
+        cells.sort_by_key(|s| s.id.repeat);
     }
-    for (ri, (seq, step, occ, clients, group, unit)) in keys.into_iter().enumerate() {
+    for (
+        ri,
+        RowKey {
+            seq,
+            id,
+            group,
+            unit,
+        },
+    ) in keys.into_iter().enumerate()
+    {
         // The results of this row for one target, in repeat order.
         let results_of = |ti: usize| by_row[ri][ti].clone();
         let ok_of = |ti: usize| results_of(ti).into_iter().filter(|s| s.failed.is_none());
@@ -295,7 +316,7 @@ pub fn build_subset(
         let series = series::row_series(&cols, ok_of);
         let mut response = Vec::new();
         if group == Group::Insert {
-            let title = row_title(&step, occ);
+            let title = row_title(&id.step, id.occurrence);
             for &ti in &cols {
                 response.extend(series::response_rows(&title, ti, ok_of(ti)));
             }
@@ -303,10 +324,8 @@ pub fn build_subset(
         response_times.extend(response);
         let row = Row {
             seq,
-            step,
-            occurrence: occ,
+            id,
             group,
-            clients,
             unit,
             cells,
             series,
@@ -368,10 +387,10 @@ pub fn build_subset(
                     let why = s.metrics.server_count.as_ref()?.disagreement()?;
                     Some(format!(
                         "{} r{} {} c{}: {why}",
-                        s.target,
-                        s.repeat,
-                        s.step.label(),
-                        s.clients
+                        s.id.target,
+                        s.id.repeat,
+                        s.id.at.step.label(),
+                        s.id.at.clients
                     ))
                 })
                 .collect(),

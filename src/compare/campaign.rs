@@ -10,17 +10,16 @@ use serde::Serialize;
 
 use super::{median, Verdict};
 use crate::measure::size::DbSize;
-use crate::plan::{Maint, Step, StepKind};
+use crate::plan::{Maint, StepId, StepKind};
 use crate::results::{StepResult, Unit};
 
 #[derive(Debug, Clone, Serialize)]
 pub struct TimelineRow {
     pub seq: usize,
-    pub step: Step,
+    /// The step at its client count, in its phase.
+    #[serde(flatten)]
+    pub id: StepId,
     pub title: String,
-    pub clients: u32,
-    /// The phase the step ran in.
-    pub phase: Option<String>,
     /// Set on a phase's first row: the phase and the server settings it
     /// brought, in words.
     pub phase_begins: Option<String>,
@@ -58,7 +57,9 @@ pub struct TimelineCell {
 /// Whether a run's steps make a campaign worth a timeline.
 pub fn is_campaign(steps: &[(usize, StepResult)]) -> bool {
     steps.iter().any(|(_, s)| {
-        s.phase.is_some() || s.step.interval.is_some() || s.step.maintenance().is_some()
+        s.id.at.phase.is_some()
+            || s.id.at.step.interval.is_some()
+            || s.id.at.step.maintenance().is_some()
     })
 }
 
@@ -74,34 +75,32 @@ pub fn timeline(
     }
     let mut rows: Vec<TimelineRow> = Vec::new();
     for (_, s) in steps {
-        if rows
-            .iter()
-            .any(|r| r.seq == s.seq && r.clients == s.clients && r.step == s.step)
-        {
+        if rows.iter().any(|r| r.seq == s.id.seq && r.id == s.id.at) {
             continue;
         }
         rows.push(TimelineRow {
-            seq: s.seq,
-            step: s.step.clone(),
-            title: s.step.title(),
-            clients: s.clients,
-            phase: s.phase.clone(),
+            seq: s.id.seq,
+            id: s.id.at.clone(),
+            title: s.id.at.step.title(),
             phase_begins: None,
-            timed: matches!(s.step.kind, StepKind::Maintenance(_) | StepKind::Settle),
+            timed: matches!(
+                s.id.at.step.kind,
+                StepKind::Maintenance(_) | StepKind::Settle
+            ),
             unit: s.unit,
             cells: vec![TimelineCell::default(); targets],
         });
     }
-    rows.sort_by_key(|r| (r.seq, r.clients));
+    rows.sort_by_key(|r| (r.seq, r.id.clients));
     let mut last_phase: Option<String> = None;
     for r in &mut rows {
-        if r.phase.is_some() && r.phase != last_phase {
+        if r.id.phase.is_some() && r.id.phase != last_phase {
             let settings = steps
                 .iter()
-                .find(|(_, s)| s.seq == r.seq)
+                .find(|(_, s)| s.id.seq == r.seq)
                 .and_then(|(_, s)| s.server_settings.clone());
-            let restarts = r.step.maintenance() == Some(Maint::Restart);
-            let p = r.phase.clone().unwrap_or_default();
+            let restarts = r.id.step.maintenance() == Some(Maint::Restart);
+            let p = r.id.phase.clone().unwrap_or_default();
             r.phase_begins = Some(match settings {
                 Some(s) if restarts => format!("{p} (server restarted: {s})"),
                 Some(s) => format!("{p} (server as it runs: {s})"),
@@ -110,14 +109,12 @@ pub fn timeline(
                 }
                 None => p,
             });
-            last_phase = r.phase.clone();
+            last_phase = r.id.phase.clone();
         }
         for (ti, cell) in r.cells.iter_mut().enumerate() {
             let mine: Vec<&StepResult> = steps
                 .iter()
-                .filter(|(t, s)| {
-                    *t == ti && s.seq == r.seq && s.clients == r.clients && s.step == r.step
-                })
+                .filter(|(t, s)| *t == ti && s.id.seq == r.seq && s.id.at == r.id)
                 .map(|(_, s)| s)
                 .collect();
             let mut ok: Vec<&StepResult> = mine
@@ -125,7 +122,7 @@ pub fn timeline(
                 .copied()
                 .filter(|s| s.failed.is_none())
                 .collect();
-            ok.sort_by_key(|s| s.repeat);
+            ok.sort_by_key(|s| s.id.repeat);
             if ok.is_empty() {
                 cell.failed = mine.iter().find_map(|s| s.failed.clone());
                 continue;

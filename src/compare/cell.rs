@@ -173,7 +173,7 @@ impl Cell {
 
 pub(super) fn cell<'a>(results: impl Iterator<Item = &'a StepResult>) -> Cell {
     let mut results: Vec<&StepResult> = results.collect();
-    results.sort_by_key(|s| s.repeat);
+    results.sort_by_key(|s| s.id.repeat);
     let finished: Vec<&&StepResult> = results.iter().filter(|s| s.failed.is_none()).collect();
     // Figures from the quiet windows only, when a side has any: a window
     // another program shared measures that program too, and `--confirm`
@@ -296,7 +296,7 @@ pub(super) fn cell<'a>(results: impl Iterator<Item = &'a StepResult>) -> Cell {
                             let sys = s.metrics.system.as_ref()?;
                             (s.secs > 0.0).then(|| (sys.cpu_secs.all() / s.secs).round())
                         })?;
-                    Some(cores.min(f64::from(s.clients)))
+                    Some(cores.min(f64::from(s.id.at.clients)))
                 })
                 .collect::<Vec<f64>>(),
         ),

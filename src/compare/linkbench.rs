@@ -95,7 +95,7 @@ pub struct CheckRow {
 }
 
 fn kind_of(r: &Row) -> Option<Kind> {
-    crate::workload::linkbench::kind(r.step.name())
+    crate::workload::linkbench::kind(r.id.step.name())
 }
 
 /// The view from the report's rows and every step result (`steps`: by
@@ -110,16 +110,10 @@ pub fn view(
     let results = |row: &Row, ti: usize| -> Vec<&StepResult> {
         let mut r: Vec<&StepResult> = steps
             .iter()
-            .filter(|(t, s)| {
-                *t == ti
-                    && s.step == row.step
-                    && s.clients == row.clients
-                    && s.occurrence == row.occurrence
-                    && s.failed.is_none()
-            })
+            .filter(|(t, s)| *t == ti && s.id.at == row.id && s.failed.is_none())
             .map(|(_, s)| s)
             .collect();
-        r.sort_by_key(|s| s.repeat);
+        r.sort_by_key(|s| s.id.repeat);
         r
     };
     for row in rows.iter().filter(|r| r.group == Group::LinkBench) {
@@ -146,7 +140,7 @@ pub fn view(
                     );
                     v.load.push(LoadRow {
                         target: name.clone(),
-                        clients: row.clients,
+                        clients: row.id.clients,
                         nodes,
                         links,
                         counts,
@@ -167,7 +161,7 @@ pub fn view(
                     if let Some(t) = cell.throughput {
                         v.requests.push(RequestRow {
                             step: title.clone(),
-                            clients: row.clients,
+                            clients: row.id.clients,
                             target: name.clone(),
                             ops_per_sec: t,
                             relative: cell.relative,
@@ -200,7 +194,7 @@ pub fn view(
                         let key = format!("{op}/not-found");
                         ops.push(OpRow {
                             step: title.clone(),
-                            clients: row.clients,
+                            clients: row.id.clients,
                             target: name.clone(),
                             op,
                             count,
@@ -249,7 +243,7 @@ pub fn view(
                 for (ti, name) in names.iter().enumerate() {
                     let all: Vec<&StepResult> = steps
                         .iter()
-                        .filter(|(t, s)| *t == ti && s.step == row.step && s.clients == row.clients)
+                        .filter(|(t, s)| *t == ti && s.id.at == row.id)
                         .map(|(_, s)| s)
                         .collect();
                     if all.is_empty() {

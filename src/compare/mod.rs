@@ -43,7 +43,7 @@ use std::path::Path;
 
 use crate::measure::stats;
 use crate::metrics::host::HostFacts;
-use crate::plan::{Step, StepKind};
+use crate::plan::{Step, StepId, StepKind};
 use crate::results::{LoadedRun, RunStatus, StepResult, Unit};
 use crate::workload::Group;
 pub use build::{build, build_all, build_subset, Comparison, ComparisonSpec};
@@ -153,18 +153,18 @@ impl Row {
     /// The step as tables show it: `scan (warm)`, and `scan (warm) #2`
     /// the second time the sequence runs it.
     pub fn title(&self) -> String {
-        row_title(&self.step, self.occurrence)
+        row_title(&self.id.step, self.id.occurrence)
     }
 }
 
 #[derive(Debug, Clone, Serialize)]
 pub struct Row {
     pub seq: usize,
-    pub step: Step,
-    /// 1 the first time the step comes in the sequence, 2 the second.
-    pub occurrence: u32,
+    /// What the row is of: the step at its client count, which every
+    /// cell's results share (written as a step file writes it).
+    #[serde(flatten)]
+    pub id: StepId,
     pub group: Group,
-    pub clients: u32,
     pub unit: Unit,
     /// One per target, in [`Report::targets`] order.
     pub cells: Vec<Cell>,
@@ -331,8 +331,8 @@ pub struct Report {
 pub struct Unsettled {
     /// Index into [`Report::targets`].
     pub target: usize,
-    pub seq: usize,
-    pub clients: u32,
+    /// The step, as the schedule names it.
+    pub at: StepId,
     /// Repeats measured so far.
     pub repeats: usize,
     /// Why, in words.
@@ -391,7 +391,7 @@ impl Report {
         }
         let order = |g: Group| Group::ALL.iter().position(|x| *x == g).unwrap_or(0);
         self.rows
-            .sort_by_key(|r| (order(r.group), r.seq, r.clients));
+            .sort_by_key(|r| (order(r.group), r.seq, r.id.clients));
         // The per-step lookup follows the rows.
         self.step_rows = step_rows(&self.rows, &self.steps);
     }
@@ -415,20 +415,16 @@ impl Report {
                 };
                 for t in [ti, self.base_of[ti]] {
                     let cell = &row.cells[t];
-                    if !out
-                        .iter()
-                        .any(|u| u.target == t && u.seq == row.seq && u.clients == row.clients)
-                    {
+                    if !out.iter().any(|u| u.target == t && u.at == row.id) {
                         out.push(Unsettled {
                             target: t,
-                            seq: row.seq,
-                            clients: row.clients,
+                            at: row.id.clone(),
                             repeats: cell.repeats,
                             why: format!(
                                 "{} ({} c{}: {why})",
                                 self.targets[t].name,
                                 row.title(),
-                                row.clients
+                                row.id.clients
                             ),
                         });
                     }

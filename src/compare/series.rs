@@ -232,7 +232,7 @@ pub fn row_series<'a, I: Iterator<Item = &'a StepResult>>(
         .flat_map(|&ti| {
             results(ti).map(move |s| RateLine {
                 target: ti,
-                repeat: s.repeat,
+                repeat: s.id.repeat,
                 points: rate_points(s),
             })
         })
@@ -270,21 +270,24 @@ pub fn row_series<'a, I: Iterator<Item = &'a StepResult>>(
 /// The database size after each step of the first repeat, per target.
 pub fn db_size(targets: usize, steps: &[(usize, StepResult)]) -> Vec<DbSizeStep> {
     let mut seq: Vec<DbSizeStep> = Vec::new();
-    for (_, s) in steps.iter().filter(|(_, s)| s.repeat == 1) {
-        if !seq.iter().any(|k| k.seq == s.seq && k.clients == s.clients) {
+    for (_, s) in steps.iter().filter(|(_, s)| s.id.repeat == 1) {
+        if !seq
+            .iter()
+            .any(|k| k.seq == s.id.seq && k.clients == s.id.at.clients)
+        {
             seq.push(DbSizeStep {
-                seq: s.seq,
-                step: s.step.title(),
-                clients: s.clients,
+                seq: s.id.seq,
+                step: s.id.at.step.title(),
+                clients: s.id.at.clients,
                 bytes: vec![None; targets],
             });
         }
     }
     seq.sort_by(|a, b| (a.seq, &a.step, a.clients).cmp(&(b.seq, &b.step, b.clients)));
-    for (ti, s) in steps.iter().filter(|(_, s)| s.repeat == 1) {
+    for (ti, s) in steps.iter().filter(|(_, s)| s.id.repeat == 1) {
         if let Some(k) = seq
             .iter_mut()
-            .find(|k| k.seq == s.seq && k.clients == s.clients)
+            .find(|k| k.seq == s.id.seq && k.clients == s.id.at.clients)
         {
             if k.bytes[*ti].is_none() {
                 k.bytes[*ti] = s.metrics.db_bytes_after;
@@ -303,9 +306,9 @@ pub fn sla_rows(steps: &[(usize, StepResult)]) -> Vec<SlaRow> {
         .filter_map(|(ti, s)| {
             let sla = s.sla.as_ref()?;
             Some(SlaRow {
-                step: s.step.title(),
+                step: s.id.at.step.title(),
                 target: *ti,
-                repeat: s.repeat,
+                repeat: s.id.repeat,
                 target_rows_per_sec: sla.target_rows_per_sec,
                 insert_rows_per_sec: sla.insert_rows_per_sec,
                 delete_rows_per_sec: sla.delete_rows_per_sec,
@@ -382,9 +385,9 @@ pub fn interference(steps: &[(usize, StepResult)]) -> Vec<InterferenceRow> {
             let (disturbed, not_judged) = i.judge();
             Some(InterferenceRow {
                 target: *ti,
-                step: s.step.title(),
-                clients: s.clients,
-                repeat: s.repeat,
+                step: s.id.at.step.title(),
+                clients: s.id.at.clients,
+                repeat: s.id.repeat,
                 secs: s.secs,
                 others_share_pct: i.others_share_pct,
                 kernel_threads_cpu_pct: i.kernel_threads_cpu_pct,
@@ -410,9 +413,9 @@ pub fn problems(steps: &[(usize, StepResult)]) -> Vec<ProblemRow> {
     for (ti, s) in steps {
         let row = |what: String, count: Option<u64>, message: String| ProblemRow {
             target: *ti,
-            step: s.step.title(),
-            clients: s.clients,
-            repeat: s.repeat,
+            step: s.id.at.step.title(),
+            clients: s.id.at.clients,
+            repeat: s.id.repeat,
             what,
             count,
             message,

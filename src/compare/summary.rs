@@ -63,7 +63,7 @@ pub(super) fn summarise(
             if let Some(why) = short {
                 too_short.push(NotJudged {
                     step: r.title(),
-                    clients: r.clients,
+                    clients: r.id.clients,
                     relative: rel,
                     why,
                 });
@@ -81,7 +81,7 @@ pub(super) fn summarise(
                 };
                 disturbed.push(NotJudged {
                     step: r.title(),
-                    clients: r.clients,
+                    clients: r.id.clients,
                     relative: rel,
                     why,
                 });
@@ -91,7 +91,7 @@ pub(super) fn summarise(
                 v,
                 Change {
                     step: r.title(),
-                    clients: r.clients,
+                    clients: r.id.clients,
                     relative: rel,
                     explanation: explain_beside(rel, c, &r.cells[base], settings_differ),
                 },
@@ -125,7 +125,14 @@ pub(super) fn summarise(
     let failed = steps
         .iter()
         .filter(|(t, s)| *t == ti && s.failed.is_some())
-        .map(|(_, s)| format!("{} c{} (repeat {})", s.step.label(), s.clients, s.repeat))
+        .map(|(_, s)| {
+            format!(
+                "{} c{} (repeat {})",
+                s.id.at.step.label(),
+                s.id.at.clients,
+                s.id.repeat
+            )
+        })
         .collect();
     let mut wins = of(Verdict::Better);
     wins.reverse();

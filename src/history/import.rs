@@ -16,6 +16,7 @@ use anyhow::{bail, Context};
 use serde::{Deserialize, Serialize};
 
 use super::store::{lit, num, Store};
+use crate::plan::StepId;
 use crate::results::judge::{judge, Judgement};
 use crate::results::{LoadedRun, RunStatus, StepResult};
 use crate::util::short_hash;
@@ -91,27 +92,6 @@ impl Added {
             self.unchanged_cells
         )
     }
-}
-
-/// A step's identity across runs of a plan: phase, step, occurrence and
-/// clients (the schedule's, less target and repeat).
-pub fn step_key(s: &StepResult) -> String {
-    key_of(s.phase.as_deref(), &s.step.label(), s.occurrence, s.clients)
-}
-
-/// The same key from its parts, for a schedule's execution.
-pub fn key_of(phase: Option<&str>, label: &str, occurrence: u32, clients: u32) -> String {
-    let mut k = String::new();
-    if let Some(p) = phase {
-        k.push_str(p);
-        k.push(':');
-    }
-    k.push_str(label);
-    if occurrence > 1 {
-        k.push_str(&format!("#{occurrence}"));
-    }
-    k.push_str(&format!(" c{clients}"));
-    k
 }
 
 /// The host a target ran on, as far as it moves a figure: CPU, cores,
@@ -227,7 +207,11 @@ struct Cell {
     /// Index into the runs read.
     run: usize,
     target: String,
-    series: (String, String, String),
+    /// The series: the step, the target's configuration less its binary,
+    /// the host's fingerprint.
+    step: StepId,
+    config: String,
+    host: String,
     series_meta: (String, String, String),
     host_desc: String,
     build: String,
@@ -244,7 +228,7 @@ fn cells_of(runs: &[LoadedRun], names: &BuildNames) -> anyhow::Result<Vec<Cell>>
         .map(|r| {
             r.rows
                 .iter()
-                .filter_map(|row| Some(((row.seq, row.clients), row.noise_floor?)))
+                .filter_map(|row| Some(((row.seq, row.id.clients), row.noise_floor?)))
                 .collect()
         })
         .unwrap_or_default();
@@ -273,7 +257,7 @@ fn cells_of(runs: &[LoadedRun], names: &BuildNames) -> anyhow::Result<Vec<Cell>>
                 continue;
             }
             groups
-                .entry((s.target.clone(), s.seq, s.clients))
+                .entry((s.id.target.clone(), s.id.seq, s.id.at.clients))
                 .or_default()
                 .push(s);
         }
@@ -281,7 +265,7 @@ fn cells_of(runs: &[LoadedRun], names: &BuildNames) -> anyhow::Result<Vec<Cell>>
         // out once per target, not once per step.
         let mut of_target: HashMap<String, Target> = HashMap::new();
         for ((target, seq, clients), mut reps) in groups {
-            reps.sort_by_key(|s| s.repeat);
+            reps.sort_by_key(|s| s.id.repeat);
             let first = reps[0];
             if !of_target.contains_key(&target) {
                 let (host, host_desc) = host_fingerprint(run, &target);
@@ -312,7 +296,9 @@ fn cells_of(runs: &[LoadedRun], names: &BuildNames) -> anyhow::Result<Vec<Cell>>
             out.push(Cell {
                 run: ri,
                 target: target.clone(),
-                series: (step_key(first), t.config.clone(), t.host.clone()),
+                step: first.id.at.clone(),
+                config: t.config.clone(),
+                host: t.host.clone(),
                 series_meta: (
                     first
                         .group
@@ -442,22 +428,24 @@ fn add_dir(
         ));
         let (mut values, mut figures) = (Vec::new(), Vec::new());
         for c in cells.iter().filter(|c| c.run == ri) {
-            hosts.insert(c.series.2.clone(), c.host_desc.clone());
-            let sid = match known_series.get(&c.series) {
+            hosts.insert(c.host.clone(), c.host_desc.clone());
+            // The store keeps a series' step as its identity's text.
+            let series = (c.step.to_string(), c.config.clone(), c.host.clone());
+            let sid = match known_series.get(&series) {
                 Some(id) => *id,
                 None => {
                     let sid = next_series;
                     next_series += 1;
                     sql.push_str(&format!(
                         "INSERT INTO series (id, step, config, host, grp, unit, config_text) VALUES ({sid}, {}, {}, {}, {}, {}, {});\n",
-                        lit(&c.series.0),
-                        lit(&c.series.1),
-                        lit(&c.series.2),
+                        lit(&series.0),
+                        lit(&series.1),
+                        lit(&series.2),
                         lit(&c.series_meta.0),
                         lit(&c.series_meta.1),
                         lit(&c.series_meta.2)
                     ));
-                    known_series.insert(c.series.clone(), sid);
+                    known_series.insert(series, sid);
                     sid
                 }
             };

@@ -10,7 +10,7 @@ pub mod shard;
 pub mod share;
 
 pub use parse::{parse, PlanError, PlanErrors};
-pub use schedule::{ExecId, Execution, Schedule, Work, WorkloadRun};
+pub use schedule::{ExecId, Execution, Schedule, StepId, Work, WorkloadRun};
 pub use shard::Shard;
 pub use share::{ClientShare, Rendezvous};
 
@@ -216,7 +216,7 @@ impl Settle {
     }
 }
 
-#[derive(Debug, Clone, Serialize, Deserialize, PartialEq, Eq)]
+#[derive(Debug, Clone, Serialize, Deserialize, PartialEq, Eq, Hash)]
 #[serde(tag = "kind", content = "workload", rename_all = "lowercase")]
 pub enum StepKind {
     Load,
@@ -227,7 +227,7 @@ pub enum StepKind {
 }
 
 /// One entry of the sequence.
-#[derive(Debug, Clone, Serialize, Deserialize, PartialEq, Eq)]
+#[derive(Debug, Clone, Serialize, Deserialize, PartialEq, Eq, Hash)]
 pub struct Step {
     pub kind: StepKind,
     /// A tag that tells two runs of one workload apart ("warm", "pre").
@@ -563,7 +563,7 @@ mod tests {
         let e = p.schedule(&p.catalogue().unwrap()).executions;
         let order: Vec<_> = e
             .iter()
-            .map(|x| (x.repeat, x.target, x.seq, x.clients))
+            .map(|x| (x.id.repeat, x.target, x.id.seq, x.id.at.clients))
             .collect();
         assert_eq!(
             &order[..5],
@@ -591,12 +591,12 @@ mod tests {
         let q_steps = schedule
             .executions
             .iter()
-            .filter(|e| matches!(&e.step.kind, StepKind::Workload(w) if w.starts_with('q')))
+            .filter(|e| matches!(&e.id.at.step.kind, StepKind::Workload(w) if w.starts_with('q')))
             .count() as f64;
         let settles = schedule
             .executions
             .iter()
-            .filter(|e| e.step.kind == StepKind::Settle)
+            .filter(|e| e.id.at.step.kind == StepKind::Settle)
             .count() as f64;
         let Stop::Time(q) = p.stop_for(DurationClass::Read) else {
             panic!("the fixture's q-steps run by time")

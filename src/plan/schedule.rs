@@ -9,7 +9,7 @@
 use std::fmt;
 use std::time::Duration;
 
-use serde::Serialize;
+use serde::{Deserialize, Serialize};
 
 /// What an execution carries of the plan: the step it runs (its identity
 /// in every result) and the hooks around it.
@@ -22,18 +22,33 @@ use crate::workload::catalogue::{Catalogue, Entry};
 use crate::workload::{self, DurationClass, Group, Scale, Tables};
 
 /// Who an execution is, in words that survive a change of host: the
-/// target's name, the repeat, the phase, the step's place and label, its
-/// occurrence in the sequence, and the client count.
-#[derive(Debug, Clone, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize)]
+/// target's name, the repeat, the step's place in the sequence, and which
+/// step at which client count ([`StepId`]). Every step result carries it
+/// (its fields are the step file's own), and a report's cells, a
+/// history's figures, a confirmation's jobs and a step file's name are
+/// keyed on it.
+#[derive(Debug, Clone, PartialEq, Eq, Hash, Serialize, Deserialize)]
 pub struct ExecId {
     pub target: String,
     pub repeat: u32,
-    #[serde(skip_serializing_if = "Option::is_none")]
-    pub phase: Option<String>,
     /// Position of the step in the sequence (1-based).
     pub seq: usize,
-    /// `name`, `name.tag`, `name@3` for a step's third interval.
-    pub step: String,
+    #[serde(flatten)]
+    pub at: StepId,
+}
+
+/// An execution less its target, repeat and place: what a report's row
+/// and a history's series are of, the same across targets, repeats,
+/// hosts and plans that move a step.
+#[derive(Debug, Clone, PartialEq, Eq, Hash, Serialize, Deserialize)]
+pub struct StepId {
+    /// The plan's phase it ran in, when the plan has phases.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub phase: Option<String>,
+    /// Which step: its kind, workload and tag (`"kind": "workload",
+    /// "workload": "scan", "tag": "warm"`), interval and manner.
+    #[serde(flatten)]
+    pub step: Step,
     /// 1 the first time the sequence runs this step, 2 the second.
     pub occurrence: u32,
     pub clients: u32,
@@ -44,14 +59,45 @@ pub struct ExecId {
 impl fmt::Display for ExecId {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         write!(f, "{}/r{}/", self.target, self.repeat)?;
-        if let Some(p) = &self.phase {
+        if let Some(p) = &self.at.phase {
             write!(f, "[{p}]")?;
         }
-        write!(f, "{:03}:{}", self.seq, self.step)?;
+        write!(f, "{:03}:{}", self.seq, self.at.step)?;
+        if self.at.occurrence > 1 {
+            write!(f, "#{}", self.at.occurrence)?;
+        }
+        write!(f, "/c{}", self.at.clients)
+    }
+}
+
+/// `phase:point-query.pre#2 c4`: a history's name of a series' step (the
+/// text its store keeps, so stores written before the type stay read).
+impl fmt::Display for StepId {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        if let Some(p) = &self.phase {
+            write!(f, "{p}:")?;
+        }
+        write!(f, "{}", self.step)?;
         if self.occurrence > 1 {
             write!(f, "#{}", self.occurrence)?;
         }
-        write!(f, "/c{}", self.clients)
+        write!(f, " c{}", self.clients)
+    }
+}
+
+impl StepId {
+    /// Whether a name a user gave (`bisect --step`) names this step: its
+    /// label (`point-query.pre`), or the whole identity as a history
+    /// shows it (`point-query.pre c4`).
+    pub fn is_named(&self, name: &str) -> bool {
+        self.step.label() == name || self.to_string() == name
+    }
+}
+
+impl ExecId {
+    /// The same target's same step in another repeat.
+    pub fn same_cell(&self, other: &ExecId) -> bool {
+        self.target == other.target && self.at == other.at
     }
 }
 
@@ -103,13 +149,6 @@ pub struct Execution {
     pub id: ExecId,
     /// Index into [`Schedule::targets`].
     pub target: usize,
-    pub repeat: u32,
-    pub seq: usize,
-    pub step: Step,
-    pub occurrence: u32,
-    pub clients: u32,
-    /// The phase it runs in, when the plan has phases.
-    pub phase: Option<String>,
     /// The server settings a restarting phase before it changed, in words.
     pub server_settings: Option<String>,
     /// The target as it runs at this step (a phase's settings applied).
@@ -131,7 +170,7 @@ pub struct Execution {
 
 impl Execution {
     pub fn maintenance(&self) -> Option<Maint> {
-        self.step.maintenance()
+        self.id.at.step.maintenance()
     }
 
     /// `[target] label cN`, as the progress line and warnings name it.
@@ -139,18 +178,17 @@ impl Execution {
         format!(
             "[{}] {} c{}",
             self.settings.name,
-            self.step.label(),
-            self.clients
+            self.id.at.step.label(),
+            self.id.at.clients
         )
     }
 
     /// The same execution in another repeat (its seed follows).
     fn in_repeat(&self, repeat: u32, plan_seed: u64) -> Execution {
         let mut e = self.clone();
-        e.repeat = repeat;
         e.id.repeat = repeat;
         if let Work::Workload(w) = &mut e.work {
-            w.seed = seed(plan_seed, e.seq, repeat, e.clients);
+            w.seed = seed(plan_seed, e.id.seq, repeat, e.id.at.clients);
         }
         e
     }
@@ -205,7 +243,7 @@ impl Schedule {
     pub fn of(&self, target: usize, repeat: u32) -> impl Iterator<Item = &Execution> {
         self.executions
             .iter()
-            .filter(move |e| e.target == target && e.repeat == repeat)
+            .filter(move |e| e.target == target && e.id.repeat == repeat)
     }
 
     /// Repeat 1's executions again as repeat `repeat`, with their own
@@ -399,19 +437,15 @@ impl Plan {
             id: ExecId {
                 target: target.name.clone(),
                 repeat,
-                phase: phase.clone(),
                 seq,
-                step: step.label(),
-                occurrence,
-                clients,
+                at: StepId {
+                    phase,
+                    step: step.clone(),
+                    occurrence,
+                    clients,
+                },
             },
             target: ti,
-            repeat,
-            seq,
-            step: step.clone(),
-            occurrence,
-            clients,
-            phase,
             server_settings: server.map(ServerChange::describe),
             settings: server.map_or_else(|| target.clone(), |c| c.apply(target)),
             work,
@@ -490,7 +524,7 @@ impl Plan {
     fn hook_applies(&self, h: &Hook, e: &Execution) -> bool {
         match &h.scope {
             HookScope::Steps => true,
-            HookScope::Step(name) => e.step.name() == name,
+            HookScope::Step(name) => e.id.at.step.name() == name,
             HookScope::Phase(name) => {
                 let Some(p) = self.phases.iter().position(|p| &p.name == name) else {
                     return false;
@@ -499,10 +533,10 @@ impl Plan {
                 // After the phase's restart: its hooks see its settings.
                 let restarts = usize::from(self.phases[p].server.is_some());
                 let first = (self.phases[p].first + restarts).min(end.saturating_sub(1));
-                let counts = self.client_counts(&e.step);
+                let counts = self.client_counts(&e.id.at.step);
                 match h.when {
-                    When::Before => e.seq == first + 1 && e.clients == counts[0],
-                    When::After => e.seq == end && e.clients == counts[counts.len() - 1],
+                    When::Before => e.id.seq == first + 1 && e.id.at.clients == counts[0],
+                    When::After => e.id.seq == end && e.id.at.clients == counts[counts.len() - 1],
                 }
             }
         }

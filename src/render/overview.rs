@@ -69,7 +69,7 @@ fn tip(r: &Report, row: &Row, ti: usize) -> String {
     let mut s = format!(
         "{} c{}, {} ÷ {}",
         row.title(),
-        row.clients,
+        row.id.clients,
         r.targets[ti].name,
         r.targets[r.base_of[ti]].name
     );

@@ -41,8 +41,8 @@ fn group(out: &mut String, r: &Report, g: Group, ti: usize) {
     let names: Vec<String> = rows
         .iter()
         .map(|row| {
-            if r.rows.iter().any(|x| x.clients != row.clients) {
-                format!("{} c{}", row.title(), row.clients)
+            if r.rows.iter().any(|x| x.id.clients != row.id.clients) {
+                format!("{} c{}", row.title(), row.id.clients)
             } else {
                 row.title()
             }

@@ -17,7 +17,7 @@ use crate::measure::LatencySummary;
 pub use crate::metrics::costs::{CounterDeltas, StepMetrics};
 use crate::metrics::device::Devices;
 use crate::metrics::host::{Filesystem, HostFacts};
-use crate::plan::Step;
+use crate::plan::ExecId;
 pub use crate::util::{refuse_link, write_file};
 use crate::workload::Group;
 pub use crate::workload::Sla;
@@ -166,26 +166,16 @@ pub struct Attempt {
 #[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]
 pub struct StepResult {
     pub schema_version: u32,
-    pub target: String,
-    pub repeat: u32,
-    /// Position in the sequence (1-based).
-    pub seq: usize,
-    /// `name` or `name.tag`.
-    /// Which step: its kind, workload and tag (`"kind": "workload",
-    /// "workload": "scan", "tag": "warm"`).
+    /// Which execution of the schedule this is: target, repeat, place,
+    /// phase, step (`"kind": "workload", "workload": "scan", "tag":
+    /// "warm"`), occurrence and clients, as the step file's own fields.
     #[serde(flatten)]
-    pub step: Step,
-    /// 1 the first time the sequence runs this step, 2 the second.
-    pub occurrence: u32,
-    /// The plan's phase it ran in, when the plan has phases.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub phase: Option<String>,
+    pub id: ExecId,
     /// The server settings its phase restarted with, in words (`None`:
     /// the target's own).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub server_settings: Option<String>,
     pub group: Option<Group>,
-    pub clients: u32,
     /// Unix time the step started.
     pub started: f64,
     /// Why the step has no valid figures, when it has none.
@@ -276,20 +266,23 @@ impl StepResult {
 
     /// The file this result lives in, relative to the run directory.
     pub fn file_name(&self) -> PathBuf {
-        step_file(
-            &self.target,
-            self.repeat,
-            self.seq,
-            &self.step.label(),
-            self.clients,
-        )
+        step_file(&self.id)
     }
 }
 
-pub fn step_file(target: &str, repeat: u32, seq: usize, label: &str, clients: u32) -> PathBuf {
-    Path::new("steps")
-        .join(target)
-        .join(format!("r{repeat}-{seq:02}-{label}-c{clients}.json"))
+/// The file an execution's result lives in, relative to the run
+/// directory: `steps/<target>/r1-03-point-query.pre-c4.json`.
+pub fn step_file(id: &ExecId) -> PathBuf {
+    let ExecId {
+        target,
+        repeat,
+        seq,
+        at,
+    } = id;
+    Path::new("steps").join(target).join(format!(
+        "r{repeat}-{seq:02}-{}-c{}.json",
+        at.step, at.clients
+    ))
 }
 
 /// Writes `value` as pretty JSON to `path` through a temporary file in the
@@ -554,16 +547,16 @@ pub fn load_run(dir: &Path) -> anyhow::Result<LoadedRun> {
         let elsewhere = info
             .shard
             .as_ref()
-            .is_some_and(|r| !r.targets.contains(&s.target));
-        let why = if !info.plan.targets.iter().any(|t| t.name == s.target) {
+            .is_some_and(|r| !r.targets.contains(&s.id.target));
+        let why = if !info.plan.targets.iter().any(|t| t.name == s.id.target) {
             format!(
                 "names target \"{}\", which the run's plan does not have",
-                crate::util::printable(&s.target, 64)
+                crate::util::printable(&s.id.target, 64)
             )
         } else if elsewhere {
             format!(
                 "names target \"{}\", which another shard runs",
-                crate::util::printable(&s.target, 64)
+                crate::util::printable(&s.id.target, 64)
             )
         } else if !s.throughput.is_finite() || s.throughput < 0.0 {
             format!(
@@ -580,25 +573,30 @@ pub fn load_run(dir: &Path) -> anyhow::Result<LoadedRun> {
         false
     });
     steps.sort_by(|a, b| {
-        (a.repeat, &a.target, a.seq, a.clients).cmp(&(b.repeat, &b.target, b.seq, b.clients))
+        (a.id.repeat, &a.id.target, a.id.seq, a.id.at.clients).cmp(&(
+            b.id.repeat,
+            &b.id.target,
+            b.id.seq,
+            b.id.at.clients,
+        ))
     });
     // Upgraded files do not know their occurrence: count the earlier runs
     // of the same step by the same target in the same repeat.
     for i in 0..steps.len() {
-        if steps[i].occurrence == 0 {
+        if steps[i].id.at.occurrence == 0 {
             let s = &steps[i];
             let mut earlier: Vec<usize> = steps[..i]
                 .iter()
                 .filter(|x| {
-                    x.target == s.target
-                        && x.repeat == s.repeat
-                        && x.step == s.step
-                        && x.seq < s.seq
+                    x.id.target == s.id.target
+                        && x.id.repeat == s.id.repeat
+                        && x.id.at.step == s.id.at.step
+                        && x.id.seq < s.id.seq
                 })
-                .map(|x| x.seq)
+                .map(|x| x.id.seq)
                 .collect();
             earlier.dedup();
-            steps[i].occurrence = earlier.len() as u32 + 1;
+            steps[i].id.at.occurrence = earlier.len() as u32 + 1;
         }
     }
     // Results written before the benchmark's own CPU per op was recorded
@@ -610,7 +608,7 @@ pub fn load_run(dir: &Path) -> anyhow::Result<LoadedRun> {
                 .plan
                 .targets
                 .iter()
-                .find(|t| t.name == s.target)
+                .find(|t| t.name == s.id.target)
                 .is_some_and(|t| !t.engine.is_server());
             s.metrics.own_cpu_us_per_op =
                 crate::metrics::costs::own_cpu_per_op(&s.metrics, embedded);
@@ -631,19 +629,23 @@ pub(crate) mod tests {
     pub fn sample_step() -> StepResult {
         StepResult {
             schema_version: SCHEMA_VERSION,
-            target: "wal".into(),
-            repeat: 1,
-            seq: 3,
-            step: Step {
-                tag: Some("warm".into()),
-                ..Step::of(crate::plan::StepKind::Workload("scan".into()))
+            id: ExecId {
+                target: "wal".into(),
+                repeat: 1,
+                seq: 3,
+                at: crate::plan::StepId {
+                    phase: None,
+                    step: crate::plan::Step {
+                        tag: Some("warm".into()),
+                        ..crate::plan::Step::of(crate::plan::StepKind::Workload("scan".into()))
+                    },
+                    occurrence: 1,
+                    clients: 2,
+                },
             },
-            occurrence: 1,
             rate: None,
-            phase: None,
             server_settings: None,
             group: Some(Group::Range),
-            clients: 2,
             started: 1.5,
             failed: None,
             warmup_secs: 0.2,
@@ -712,7 +714,7 @@ pub(crate) mod tests {
         let got: Vec<(usize, String, u32)> = run
             .steps
             .iter()
-            .map(|s| (s.seq, s.step.title(), s.occurrence))
+            .map(|s| (s.id.seq, s.id.at.step.title(), s.id.at.occurrence))
             .collect();
         assert_eq!(
             got,

@@ -323,11 +323,11 @@ pub fn add_up(mut parts: Vec<StepResult>) -> Result<StepResult, String> {
         })
         .collect();
     clients.sort();
-    if clients != (1..=lead.clients).collect::<Vec<_>>() {
+    if clients != (1..=lead.id.at.clients).collect::<Vec<_>>() {
         return Err(format!(
             "the shares ran clients {clients:?} of the step's {}, not each once: run the study again with \
              --client-share 1/M … M/M, the same M on every host, and merge those",
-            lead.clients
+            lead.id.at.clients
         ));
     }
     // The windows' starts on the server's clock.
@@ -606,7 +606,7 @@ mod tests {
     fn part(index: u32, start: f64, events: u64, latency: impl Fn(u64) -> u64) -> StepResult {
         let mut s = super::super::tests::sample_step();
         let share = ClientShare { index, count: 2 };
-        s.clients = 4;
+        s.id.at.clients = 4;
         s.failed = None;
         s.events = events;
         s.secs = 10.0;

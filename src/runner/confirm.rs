@@ -14,17 +14,16 @@
 
 use super::sequence::{self, Job, Mode};
 use super::{finish, Progress, RunEnd};
-use crate::plan::schedule::Schedule;
+use crate::plan::schedule::{Execution, Schedule, StepId};
 use crate::results;
 
-/// One step of one target to repeat.
+/// One step of one target to repeat: the executions of every repeat
+/// of it share its target and step identity.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Need {
-    /// Index into the schedule's targets.
-    pub target: usize,
-    /// Position in the sequence.
-    pub seq: usize,
-    pub clients: u32,
+    /// The plan's target, as its executions' identities name it.
+    pub target: String,
+    pub at: StepId,
     /// How many more repeats it needs.
     pub rounds: u32,
 }
@@ -51,21 +50,21 @@ fn jobs(opts: &ConfirmOptions) -> Vec<Job> {
         let repeat = opts.first_repeat + round;
         for ti in 0..schedule.targets.len() {
             let sequence: Vec<_> = schedule.of(ti, 1).collect();
-            let wanted = |seq: usize, clients: u32| {
-                opts.needs.iter().any(|n| {
-                    n.target == ti && n.seq == seq && n.clients == clients && round < n.rounds
-                })
+            let wanted = |e: &Execution| {
+                opts.needs
+                    .iter()
+                    .any(|n| n.target == e.id.target && n.at == e.id.at && round < n.rounds)
             };
             let Some(last) = sequence
                 .iter()
-                .filter(|e| wanted(e.seq, e.clients))
-                .map(|e| e.seq)
+                .filter(|e| wanted(e))
+                .map(|e| e.id.seq)
                 .max()
             else {
                 continue;
             };
-            for e in sequence.iter().filter(|e| e.seq <= last) {
-                let keep = wanted(e.seq, e.clients);
+            for e in sequence.iter().filter(|e| e.id.seq <= last) {
+                let keep = wanted(e);
                 if keep || e.changes_data {
                     out.push(Job {
                         exec: schedule.as_repeat(e, repeat),

@@ -46,10 +46,10 @@ pub(super) fn run(
         let stem = format!(
             "{}-r{}-{:03}-{}-c{}.{moment}.{}",
             target.name,
-            e.repeat,
-            e.seq,
-            e.step.label(),
-            e.clients,
+            e.id.repeat,
+            e.id.seq,
+            e.id.at.step.label(),
+            e.id.at.clients,
             i + 1
         );
         let (path, mut file) = new_file(&dir, &stem)?;
@@ -137,13 +137,13 @@ fn sql_hook(db: &dyn Target, sql: &str, timeout: Duration, file: &mut File) -> a
 fn env_of(db: &dyn Target, e: &Execution, moment: &str, out: &Path) -> Vec<(&'static str, String)> {
     let mut env = vec![
         ("RELBENCH_TARGET", e.settings.name.clone()),
-        ("RELBENCH_STEP", e.step.label()),
-        ("RELBENCH_CLIENTS", e.clients.to_string()),
-        ("RELBENCH_REPEAT", e.repeat.to_string()),
+        ("RELBENCH_STEP", e.id.at.step.label()),
+        ("RELBENCH_CLIENTS", e.id.at.clients.to_string()),
+        ("RELBENCH_REPEAT", e.id.repeat.to_string()),
         ("RELBENCH_WHEN", moment.to_string()),
         ("RELBENCH_OUT", out.display().to_string()),
     ];
-    if let Some(p) = &e.phase {
+    if let Some(p) = &e.id.at.phase {
         env.push(("RELBENCH_PHASE", p.clone()));
     }
     if let Some(d) = db.data_dir() {

@@ -167,13 +167,7 @@ fn finish(
 
 /// Where an execution's result is written.
 fn result_file(e: &Execution) -> PathBuf {
-    results::step_file(
-        &e.settings.name,
-        e.repeat,
-        e.seq,
-        &e.step.label(),
-        e.clients,
-    )
+    results::step_file(&e.id)
 }
 
 /// Runs the set-up statements of the plan's own workload before the first
@@ -188,7 +182,7 @@ pub(super) fn set_up_workload(
     let Work::Workload(w) = &e.work else {
         return Ok(());
     };
-    let name = e.step.name();
+    let name = e.id.at.step.name();
     if done.iter().any(|d| d == name) {
         return Ok(());
     }

@@ -65,7 +65,7 @@ pub(super) fn run(
     let mut written = 0;
     let out = dirs.out.as_path();
     for group in
-        jobs.chunk_by(|a, b| a.exec.target == b.exec.target && a.exec.repeat == b.exec.repeat)
+        jobs.chunk_by(|a, b| a.exec.target == b.exec.target && a.exec.id.repeat == b.exec.id.repeat)
     {
         if group.iter().all(|j| j.done) {
             continue;
@@ -76,11 +76,11 @@ pub(super) fn run(
             ui.line(&format!(
                 "[{}] confirming (repeat {}): {}",
                 target.name,
-                first_left.repeat,
+                first_left.id.repeat,
                 group
                     .iter()
                     .map(|j| {
-                        let s = format!("{} c{}", j.exec.step.label(), j.exec.clients);
+                        let s = format!("{} c{}", j.exec.id.at.step.label(), j.exec.id.at.clients);
                         if j.keep {
                             s
                         } else {
@@ -192,7 +192,7 @@ pub(super) fn run(
                 ui.warn(&format!(
                     "[{}] skipping {}: {why}",
                     target.name,
-                    e.step.label()
+                    e.id.at.step.label()
                 ));
                 let mut r = blank_result(e);
                 r.failed = Some(format!("not run: {why}"));
@@ -219,7 +219,7 @@ pub(super) fn run(
                     r.failed = met.err();
                     r.client_share = Some(results::ShareStep {
                         by_leader: r.failed.is_none(),
-                        ..results::ShareStep::new(share, e.clients)
+                        ..results::ShareStep::new(share, e.id.at.clients)
                     });
                     failed_steps += usize::from(r.failed.is_some());
                     results::write_step(out, &r)?;
@@ -291,7 +291,7 @@ pub(super) fn run(
                     ));
                     gone = Some(format!(
                         "the server did not come back after the restart of step {}",
-                        e.seq
+                        e.id.seq
                     ));
                 } else if let Some(h) = driver.health() {
                     // The server died: say so in the step, and stop
@@ -303,13 +303,13 @@ pub(super) fn run(
                 } else if e.creates_tables {
                     gone = Some("the step that creates the tables failed".into());
                 } else if !job.keep {
-                    gone = Some(format!("the replayed step {} failed", e.step.label()));
+                    gone = Some(format!("the replayed step {} failed", e.id.at.step.label()));
                 }
                 if mode == Mode::Confirm && gone.is_some() {
                     ui.warn(&format!(
                         "[{}] {} failed, so the steps after it are not confirmed this round",
                         target.name,
-                        e.step.label()
+                        e.id.at.step.label()
                     ));
                 }
             }
@@ -333,7 +333,7 @@ pub(super) fn run(
         // No share's cleanup takes the tables from under another's last
         // step.
         if let (Some(b), Some(last)) = (&barrier, group.last()) {
-            let end = format!("{}/r{}:end", target.name, last.exec.repeat);
+            let end = format!("{}/r{}:end", target.name, last.exec.id.repeat);
             if let Err(why) = b.meet(&end, false) {
                 ui.warn(&format!("[{}] {why}", target.name));
             }

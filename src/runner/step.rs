@@ -50,16 +50,10 @@ struct Done {
 pub(super) fn blank_result(e: &Execution) -> StepResult {
     StepResult {
         schema_version: SCHEMA_VERSION,
-        target: e.settings.name.clone(),
-        repeat: e.repeat,
-        seq: e.seq,
-        step: e.step.clone(),
-        occurrence: e.occurrence,
-        phase: e.phase.clone(),
+        id: e.id.clone(),
         server_settings: e.server_settings.clone(),
         // A step that fails before it runs still has its table's row.
         group: e.group,
-        clients: e.clients,
         started: unix_now(),
         failed: None,
         warmup_secs: 0.0,
@@ -328,7 +322,7 @@ fn run_workload(
         driver: cx.db,
         workload: w,
         scale,
-        clients: e.clients,
+        clients: e.id.at.clients,
         warmup,
         stop,
         seed: run.seed,
@@ -371,7 +365,7 @@ fn run_workload(
         r.client_share = Some(crate::results::ShareStep {
             waited_secs: met.map_or(0.0, |m| m.waited.as_secs_f64()),
             clock_offset_ms: met.and_then(|m| m.clock_offset_ms),
-            ..crate::results::ShareStep::new(share, e.clients)
+            ..crate::results::ShareStep::new(share, e.id.at.clients)
         });
     }
     r.secs = m.secs;
@@ -427,7 +421,7 @@ fn run_workload(
     r.sla = w.sla(
         &scale,
         &Window {
-            clients: e.clients,
+            clients: e.id.at.clients,
             secs: r.secs,
             statements: &r.statements,
         },
@@ -467,7 +461,10 @@ fn step_line(label: &str, r: &StepResult) -> String {
     if let Some(f) = &r.failed {
         return format!("{label}: FAILED: {f}");
     }
-    if matches!(r.step.kind, StepKind::Settle | StepKind::Maintenance(_)) {
+    if matches!(
+        r.id.at.step.kind,
+        StepKind::Settle | StepKind::Maintenance(_)
+    ) {
         return format!("{label}: {:.1} s", r.secs);
     }
     let mut s = format!(

@@ -45,7 +45,7 @@ fn the_insert_benchmark_starts_with_l_i0_and_runs_whole_per_client_count() {
         .schedule(&cat)
         .executions
         .iter()
-        .map(|e| (e.clients, e.step.label()))
+        .map(|e| (e.id.at.clients, e.id.at.step.label()))
         .collect();
     assert_eq!(order[0], (1, "l.i0".to_string()));
     assert_eq!(order[4], (1, "settle".to_string()));

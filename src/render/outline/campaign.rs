@@ -47,7 +47,7 @@ pub(super) fn campaign(doc: &mut Vec<Block>, r: &Report) {
             let mut cells = vec![
                 Text::plain(row.phase_begins.clone().unwrap_or_default()),
                 Text::plain(row.title.clone()),
-                Text::plain(row.clients.to_string()),
+                Text::plain(row.id.clients.to_string()),
             ];
             for &ti in &cols {
                 let c = &row.cells[ti];
@@ -98,7 +98,7 @@ pub(super) fn campaign(doc: &mut Vec<Block>, r: &Report) {
         .map(|row| {
             let mut cells = vec![
                 Text::plain(row.title.clone()),
-                Text::plain(row.clients.to_string()),
+                Text::plain(row.id.clients.to_string()),
             ];
             for &ti in &cols {
                 let c = &row.cells[ti];

@@ -44,7 +44,7 @@ pub fn efficiency(r: &Report) -> Section {
                 for (ti, c) in row.cells.iter().enumerate() {
                     let mut cells = vec![
                         Text::plain(row.title()),
-                        Text::plain(row.clients.to_string()),
+                        Text::plain(row.id.clients.to_string()),
                         Text::plain(r.targets[ti].name.clone()),
                     ];
                     let embedded = r.targets[ti].embedded;
@@ -135,7 +135,7 @@ pub fn efficiency_relative(r: &Report) -> Section {
                     let c = &row.cells[ti];
                     let mut cells = vec![
                         Text::plain(row.title()),
-                        Text::plain(row.clients.to_string()),
+                        Text::plain(row.id.clients.to_string()),
                         Text::plain(r.targets[ti].name.clone()),
                     ];
                     let embedded = r.targets[ti].embedded;
@@ -172,7 +172,7 @@ pub(super) fn rates(doc: &mut Vec<Block>, r: &Report) {
             };
             let mut cells = vec![
                 Text::plain(row.title()),
-                Text::plain(row.clients.to_string()),
+                Text::plain(row.id.clients.to_string()),
                 Text::plain(name),
             ];
             cells.extend(Rate::ALL.iter().map(|k| {
@@ -220,7 +220,7 @@ pub(super) fn counters(doc: &mut Vec<Block>, r: &Report) {
                 .map(|ti| {
                     vec![
                         Text::plain(row.title()),
-                        Text::plain(row.clients.to_string()),
+                        Text::plain(row.id.clients.to_string()),
                         Text::plain(r.targets[ti].name.clone()),
                         Text::plain(
                             row.cells[ti]
@@ -271,7 +271,11 @@ pub(super) fn counters(doc: &mut Vec<Block>, r: &Report) {
             .collect();
         if !facts.is_empty() {
             doc.push(Block::Details {
-                summary: format!("{} c{}: every counter that moved", row.title(), row.clients),
+                summary: format!(
+                    "{} c{}: every counter that moved",
+                    row.title(),
+                    row.id.clients
+                ),
                 facts,
                 text: None,
             });

@@ -19,7 +19,7 @@ pub fn latency(r: &Report) -> Section {
                 .map(|row| {
                     let mut cells = vec![
                         Text::plain(row.title()),
-                        Text::plain(row.clients.to_string()),
+                        Text::plain(row.id.clients.to_string()),
                     ];
                     cells.extend(cols.iter().map(|&i| match row.cells[i].p99_us {
                         Some(v) => Text::plain(fmt_latency(v)),
@@ -139,7 +139,7 @@ pub(super) fn statement_latency(doc: &mut Vec<Block>, r: &Report) {
             for (class, l) in &row.cells[ti].statements {
                 rows_out.push(vec![
                     Text::plain(row.title()),
-                    Text::plain(row.clients.to_string()),
+                    Text::plain(row.id.clients.to_string()),
                     Text::plain(r.targets[ti].name.clone()),
                     Text::plain(class.clone()),
                     Text::plain(l.count.to_string()),

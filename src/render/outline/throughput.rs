@@ -84,7 +84,7 @@ pub fn relative(r: &Report) -> Section {
                 .map(|row| {
                     let mut cells = vec![
                         Text::plain(row.title()),
-                        Text::plain(row.clients.to_string()),
+                        Text::plain(row.id.clients.to_string()),
                     ];
                     if noise {
                         cells.push(Text::plain(match row.noise_floor {
@@ -152,7 +152,7 @@ pub fn absolute(r: &Report) -> Section {
                 .map(|row| {
                     let mut cells = vec![
                         Text::plain(row.title()),
-                        Text::plain(row.clients.to_string()),
+                        Text::plain(row.id.clients.to_string()),
                         Text::plain(row.unit.name()),
                     ];
                     cells.extend(cols.iter().map(|&i| {

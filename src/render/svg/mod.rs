@@ -279,9 +279,9 @@ fn label_margins(labels: &[String], cluster: f64, min_left: f64) -> (f64, f64) {
 /// The label of a row on an x-axis: the step, and the clients when the
 /// report has several client counts.
 pub(super) fn row_label(r: &Report, row: &Row) -> String {
-    let several = r.rows.iter().any(|x| x.clients != row.clients);
+    let several = r.rows.iter().any(|x| x.id.clients != row.id.clients);
     if several {
-        format!("{} c{}", row.title(), row.clients)
+        format!("{} c{}", row.title(), row.id.clients)
     } else {
         row.title()
     }
@@ -495,15 +495,18 @@ pub fn intervals(r: &Report) -> Vec<Chart> {
     let cols = r.columns();
     let mut keys: Vec<(String, u32)> = Vec::new();
     for row in &r.timeline {
-        let Some(_) = row.step.interval else { continue };
+        let Some(_) = row.id.step.interval else {
+            continue;
+        };
         let k = (
-            row.step
+            row.id
+                .step
                 .title()
                 .split(" @")
                 .next()
                 .unwrap_or_default()
                 .to_string(),
-            row.clients,
+            row.id.clients,
         );
         if !keys.contains(&k) {
             keys.push(k);
@@ -515,9 +518,9 @@ pub fn intervals(r: &Report) -> Vec<Chart> {
             .timeline
             .iter()
             .filter(|row| {
-                row.clients == clients
-                    && row.step.interval.is_some()
-                    && row.step.title().split(" @").next() == Some(name.as_str())
+                row.id.clients == clients
+                    && row.id.step.interval.is_some()
+                    && row.id.step.title().split(" @").next() == Some(name.as_str())
             })
             .collect();
         let n = rows.len();

@@ -11,14 +11,14 @@ pub fn per_step(r: &Report) -> Vec<StepCharts> {
         let name = format!(
             "step-{:02}-{}-c{}",
             row.seq,
-            slug(&row.step.label()),
-            row.clients
+            slug(&row.id.step.label()),
+            row.id.clients
         );
         let title = format!(
             "{}, {} client{}",
             row.title(),
-            row.clients,
-            if row.clients == 1 { "" } else { "s" }
+            row.id.clients,
+            if row.id.clients == 1 { "" } else { "s" }
         );
         out.push(StepCharts {
             rate: rate_chart(r, row, &name),
