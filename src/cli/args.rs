@@ -325,67 +325,72 @@ pub(super) struct HistoryFlag {
     pub(super) history: Option<String>,
 }
 
+/// `relbench run`: a plan, a workload without one, a resumed run or a
+/// confirmation.
+#[derive(clap::Args)]
+pub(super) struct RunArgs {
+    /// The plan file (TOML); `relbench init` writes an example.
+    pub(super) plan: Option<PathBuf>,
+    /// Results directory [default: results/<UTC time>].
+    #[arg(long)]
+    pub(super) out: Option<PathBuf>,
+    /// Finish the run in --out, skipping the steps it already wrote.
+    #[arg(long)]
+    pub(super) resume: bool,
+    /// Print only the final report and errors.
+    #[arg(long, short)]
+    pub(super) quiet: bool,
+    /// Add repeats to the run in DIR for the steps its report could not
+    /// judge (disturbed, or past 5% but not significant), the targets
+    /// interleaved, until each has enough for a rank test (4).
+    #[arg(long, value_name = "DIR", conflicts_with_all = ["plan", "out", "resume"])]
+    pub(super) confirm: Option<PathBuf>,
+    /// A line of each step's measured rate this often, e.g. 1s
+    /// (sysbench's --report-interval), on stderr.
+    #[arg(long, value_name = "DURATION")]
+    pub(super) report_interval: Option<String>,
+    /// Run one part of the plan: I/N (part I of N, from 1), or `env`
+    /// to read it from a Slurm array task or a Kubernetes Indexed Job.
+    /// The bases run on every part; each other target on one. Needs
+    /// --out; the same command again resumes it. `relbench merge`
+    /// joins the parts.
+    #[arg(long, value_name = "I/N|env", conflicts_with = "confirm")]
+    pub(super) shard: Option<String>,
+    /// Run share I of M of every step's clients (clients I, I+M, …),
+    /// one process per client host, against the plan's URL targets;
+    /// the shares meet in the target database before each window.
+    /// `relbench merge` adds their results up exactly.
+    #[arg(long, value_name = "I/M", conflicts_with_all = ["confirm", "shard"])]
+    pub(super) client_share: Option<String>,
+    /// The name all shares of one study are given, new for each
+    /// study [default: $SLURM_JOB_ID].
+    #[arg(long, value_name = "ID", requires = "client_share")]
+    pub(super) barrier: Option<String>,
+    /// How long a share waits for the others at a barrier before it
+    /// gives the step up [default: 30m].
+    #[arg(long, value_name = "DURATION", requires = "client_share")]
+    pub(super) barrier_timeout: Option<String>,
+    /// Add the run to this history as it finishes (a file, or
+    /// postgres://…): a nightly job is one command.
+    #[arg(long, value_name = "PATH|URL")]
+    pub(super) history: Option<String>,
+    /// With --history: the build this run's target is
+    /// (`NAME`, or `TARGET=NAME`, repeatable) [default: its version].
+    #[arg(long, value_name = "NAME", requires = "history")]
+    pub(super) build: Vec<String>,
+    /// With --history: where the build comes in the history's order.
+    #[arg(long, value_name = "N", requires = "history")]
+    pub(super) order: Option<f64>,
+    #[command(flatten)]
+    pub(super) one_off: OneOff,
+}
+
 // Parsed once per process; the size of its largest variant costs nothing.
 #[allow(clippy::large_enum_variant)]
 #[derive(Subcommand)]
 pub(super) enum Command {
     /// Run a plan; without one, the built-in quick plan (two SQLite configurations).
-    Run {
-        /// The plan file (TOML); `relbench init` writes an example.
-        plan: Option<PathBuf>,
-        /// Results directory [default: results/<UTC time>].
-        #[arg(long)]
-        out: Option<PathBuf>,
-        /// Finish the run in --out, skipping the steps it already wrote.
-        #[arg(long)]
-        resume: bool,
-        /// Print only the final report and errors.
-        #[arg(long, short)]
-        quiet: bool,
-        /// Add repeats to the run in DIR for the steps its report could not
-        /// judge (disturbed, or past 5% but not significant), the targets
-        /// interleaved, until each has enough for a rank test (4).
-        #[arg(long, value_name = "DIR", conflicts_with_all = ["plan", "out", "resume"])]
-        confirm: Option<PathBuf>,
-        /// A line of each step's measured rate this often, e.g. 1s
-        /// (sysbench's --report-interval), on stderr.
-        #[arg(long, value_name = "DURATION")]
-        report_interval: Option<String>,
-        /// Run one part of the plan: I/N (part I of N, from 1), or `env`
-        /// to read it from a Slurm array task or a Kubernetes Indexed Job.
-        /// The bases run on every part; each other target on one. Needs
-        /// --out; the same command again resumes it. `relbench merge`
-        /// joins the parts.
-        #[arg(long, value_name = "I/N|env", conflicts_with = "confirm")]
-        shard: Option<String>,
-        /// Run share I of M of every step's clients (clients I, I+M, …),
-        /// one process per client host, against the plan's URL targets;
-        /// the shares meet in the target database before each window.
-        /// `relbench merge` adds their results up exactly.
-        #[arg(long, value_name = "I/M", conflicts_with_all = ["confirm", "shard"])]
-        client_share: Option<String>,
-        /// The name all shares of one study are given, new for each
-        /// study [default: $SLURM_JOB_ID].
-        #[arg(long, value_name = "ID", requires = "client_share")]
-        barrier: Option<String>,
-        /// How long a share waits for the others at a barrier before it
-        /// gives the step up [default: 30m].
-        #[arg(long, value_name = "DURATION", requires = "client_share")]
-        barrier_timeout: Option<String>,
-        /// Add the run to this history as it finishes (a file, or
-        /// postgres://…): a nightly job is one command.
-        #[arg(long, value_name = "PATH|URL")]
-        history: Option<String>,
-        /// With --history: the build this run's target is
-        /// (`NAME`, or `TARGET=NAME`, repeatable) [default: its version].
-        #[arg(long, value_name = "NAME", requires = "history")]
-        build: Vec<String>,
-        /// With --history: where the build comes in the history's order.
-        #[arg(long, value_name = "N", requires = "history")]
-        order: Option<f64>,
-        #[command(flatten)]
-        one_off: OneOff,
-    },
+    Run(RunArgs),
     /// A study's history: runs kept in a database, change points found.
     #[command(subcommand)]
     History(HistoryCommand),

@@ -125,7 +125,7 @@ fn newest_run() -> Option<PathBuf> {
         .ok()?
         .flatten()
         .map(|e| e.path())
-        .filter(|p| p.join("run.json").is_file())
+        .filter(|p| p.join(crate::results::RUN_FILE).is_file())
         .collect();
     dirs.sort();
     dirs.pop()

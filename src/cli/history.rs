@@ -41,29 +41,57 @@ fn build_names(build: &[String], order: Option<f64>) -> BuildNames {
     }
 }
 
-/// `run --history`: a finished run goes into the history, failed steps
-/// and all (the history keeps what finished); an interrupted one when it
-/// is resumed to the end. The run's own outcome stays the command's.
-pub(super) fn after_run(
-    ran: anyhow::Result<()>,
-    history: Option<HistoryAt>,
-    out: &Path,
-    build: &[String],
-    order: Option<f64>,
-) -> anyhow::Result<()> {
-    let Some(h) = history else { return ran };
-    let finished = match &ran {
-        Ok(()) => true,
-        Err(e) => matches!(e.downcast_ref::<Exit>(), Some(Exit::StepsFailed(_))),
-    };
-    if finished {
-        let mut store = Store::open(&h, true)
-            .context("the run is kept; add it later with `relbench history add`")?;
-        let a = import::add(&mut store, &[out.to_path_buf()], &build_names(build, order))
-            .context("the run is kept; add it later with `relbench history add`")?;
-        crate::errln!("relbench: {}", a.line(&store.at));
+/// `run --history`: a sink of the run that adds it to the history the
+/// moment its record says it finished, failed steps and all (the history
+/// keeps what finished); an interrupted one when it is resumed to the
+/// end. What the addition came to is said after the run's report
+/// ([`HistorySink::outcome`]); the run's own outcome stays the command's.
+pub(super) struct HistorySink {
+    at: HistoryAt,
+    out: PathBuf,
+    names: BuildNames,
+    added: Option<anyhow::Result<String>>,
+}
+
+impl HistorySink {
+    pub(super) fn new(at: HistoryAt, out: &Path, build: &[String], order: Option<f64>) -> Self {
+        HistorySink {
+            at,
+            out: out.to_path_buf(),
+            names: build_names(build, order),
+            added: None,
+        }
     }
-    ran
+
+    fn add(&self) -> anyhow::Result<String> {
+        let mut store = Store::open(&self.at, true)?;
+        let a = import::add(&mut store, std::slice::from_ref(&self.out), &self.names)?;
+        Ok(a.line(&store.at))
+    }
+
+    /// Says what the addition came to, after the run's own outcome `ran`
+    /// (its report written): a run that finished and could not be added
+    /// fails the command with what to do.
+    pub(super) fn outcome(self, ran: anyhow::Result<()>) -> anyhow::Result<()> {
+        match self.added {
+            Some(Ok(line)) => crate::errln!("relbench: {line}"),
+            Some(Err(e)) => {
+                ran?;
+                return Err(e.context("the run is kept; add it later with `relbench history add`"));
+            }
+            None => {}
+        }
+        ran
+    }
+}
+
+impl runner::Sink for HistorySink {
+    fn on(&mut self, event: &runner::Event) -> anyhow::Result<()> {
+        if let runner::Event::Ended(crate::results::RunStatus::Complete) = event {
+            self.added = Some(self.add());
+        }
+        Ok(())
+    }
 }
 
 pub(super) fn history(cmd: HistoryCommand) -> anyhow::Result<()> {
@@ -112,7 +140,7 @@ pub(super) fn history(cmd: HistoryCommand) -> anyhow::Result<()> {
             let (h, o) = changes::find(&mut store, &Settings::default())?;
             let out = out.unwrap_or_else(|| PathBuf::from("results").join("history-report"));
             let files =
-                crate::history::report::write(&crate::history::report::model(&h, &o), &out)?;
+                crate::render::history::write(&crate::history::report::model(&h, &o), &out)?;
             for f in files {
                 crate::outln!("{}", f.display());
             }
@@ -175,7 +203,7 @@ impl Rounds {
             resume: false,
         };
         let mut ui = Progress::new(true);
-        if runner::run(&opts, &mut ui)? == RunEnd::Interrupted {
+        if runner::run(&opts, &mut ui, &mut [])? == RunEnd::Interrupted {
             return Err(Exit::Interrupted.into());
         }
         let run = crate::results::load_run(&out)?;

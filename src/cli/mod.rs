@@ -33,7 +33,7 @@ use crate::runner::{self, RunOptions};
 use crate::util::{unix_now, utc_stamp};
 use crate::workload;
 use crate::workload::catalogue::Catalogue;
-use args::{plan_comparisons, read_comparisons, Cli, Command, ONE_OFF_SOURCE};
+use args::{plan_comparisons, read_comparisons, Cli, Command, RunArgs, ONE_OFF_SOURCE};
 
 /// A command failed in a way that has its own exit code.
 #[derive(Debug, thiserror::Error)]
@@ -101,110 +101,7 @@ pub fn main() -> ExitCode {
 
 fn dispatch(cmd: Command) -> anyhow::Result<()> {
     match cmd {
-        Command::Run {
-            confirm: Some(dir),
-            quiet,
-            ..
-        } => run::confirm(&dir, quiet),
-        Command::Run {
-            out,
-            resume: false,
-            quiet,
-            confirm: None,
-            one_off,
-            report_interval,
-            history,
-            build,
-            order,
-            ..
-        } if one_off.given() || one_off.workload.is_some() => {
-            let history = history::history_flag(history)?;
-            let every = interval(report_interval.as_deref())?;
-            let text = one_off.plan_text()?;
-            let dir = std::env::current_dir()?;
-            let plan = plan::parse(&text, ONE_OFF_SOURCE, &dir)
-                .map_err(|e| Exit::BadInput(args::OneOff::flag_errors(&text, &e)))?;
-            let out = out.unwrap_or_else(|| Path::new("results").join(utc_stamp(unix_now())));
-            let schedule = compile(&plan)?;
-            let ran = run::run(
-                RunOptions {
-                    secrets: crate::db::Secrets::take(&plan.targets)?,
-                    schedule,
-                    record: RunInfo::start(ONE_OFF_SOURCE.into(), text, &dir, plan),
-                    plan_dir: dir,
-                    out: out.clone(),
-                    resume: false,
-                },
-                run::Show {
-                    quiet,
-                    every,
-                    json: one_off.json,
-                },
-            );
-            history::after_run(ran, history, &out, &build, order)
-        }
-        Command::Run {
-            plan,
-            out,
-            resume,
-            quiet,
-            confirm: None,
-            report_interval,
-            one_off,
-            shard,
-            client_share,
-            barrier,
-            barrier_timeout,
-            history,
-            build,
-            order,
-        } => {
-            if one_off.given() && shard.is_some() {
-                return Err(Exit::BadInput(
-                    "--shard cuts a plan into parts; a run of one workload without a plan has one target: \
-                     leave out --shard"
-                        .into(),
-                )
-                .into());
-            }
-            if one_off.json {
-                return Err(Exit::BadInput(
-                    "--json prints one workload's figures: give it with --url or --sqlite and --workload"
-                        .into(),
-                )
-                .into());
-            }
-            let history = history::history_flag(history)?;
-            let every = interval(report_interval.as_deref())?;
-            let shard = match shard.as_deref() {
-                None => None,
-                Some("env") => {
-                    Some(plan::Shard::from_env(|k| std::env::var(k).ok()).map_err(Exit::BadInput)?)
-                }
-                Some(s) => Some(plan::Shard::parse(s).map_err(Exit::BadInput)?),
-            };
-            let rendezvous =
-                rendezvous(client_share.as_deref(), barrier, barrier_timeout.as_deref())?;
-            if one_off.given() && rendezvous.is_some() {
-                return Err(Exit::BadInput(
-                    "--client-share splits a plan's steps over client hosts: give a plan whose targets are \
-                     servers by URL"
-                        .into(),
-                )
-                .into());
-            }
-            let opts = resolve_run(plan, out, resume, shard, rendezvous)?;
-            let out = opts.out.clone();
-            let ran = run::run(
-                opts,
-                run::Show {
-                    quiet,
-                    every,
-                    json: false,
-                },
-            );
-            history::after_run(ran, history, &out, &build, order)
-        }
+        Command::Run(a) => run_command(a),
         Command::History(cmd) => history::history(cmd),
         Command::Bisect(a) => history::bisect(a),
         Command::BisectCheck {
@@ -325,6 +222,115 @@ fn dispatch(cmd: Command) -> anyhow::Result<()> {
             None => catalogue::show(&workload, &Catalogue::builtin()),
         },
         Command::Init { file, force } => catalogue::init(&file, force),
+    }
+}
+
+/// `relbench run`, in its shapes: a confirmation, one workload without a
+/// plan, or a plan (the quick one without).
+fn run_command(a: RunArgs) -> anyhow::Result<()> {
+    if let Some(dir) = &a.confirm {
+        return run::confirm(dir, a.quiet);
+    }
+    if !a.resume && (a.one_off.given() || a.one_off.workload.is_some()) {
+        return run_one_off(a);
+    }
+    run_plan(a)
+}
+
+/// One workload against one target, from the flags alone.
+fn run_one_off(a: RunArgs) -> anyhow::Result<()> {
+    let history = history::history_flag(a.history)?;
+    let every = interval(a.report_interval.as_deref())?;
+    let text = a.one_off.plan_text()?;
+    let dir = std::env::current_dir()?;
+    let plan = plan::parse(&text, ONE_OFF_SOURCE, &dir)
+        .map_err(|e| Exit::BadInput(args::OneOff::flag_errors(&text, &e)))?;
+    let out = a
+        .out
+        .unwrap_or_else(|| Path::new("results").join(utc_stamp(unix_now())));
+    let opts = RunOptions {
+        secrets: crate::db::Secrets::take(&plan.targets)?,
+        schedule: compile(&plan)?,
+        record: RunInfo::start(ONE_OFF_SOURCE.into(), text, &dir, plan),
+        plan_dir: dir,
+        out,
+        resume: false,
+    };
+    let show = run::Show {
+        quiet: a.quiet,
+        every,
+        json: a.one_off.json,
+    };
+    run_with_history(opts, show, history, &a.build, a.order)
+}
+
+/// A plan, or a part of one (`--shard`, `--client-share`), or the
+/// quick plan; `--resume` goes on with the one in `--out`.
+fn run_plan(a: RunArgs) -> anyhow::Result<()> {
+    if a.one_off.given() && a.shard.is_some() {
+        return Err(Exit::BadInput(
+            "--shard cuts a plan into parts; a run of one workload without a plan has one target: \
+             leave out --shard"
+                .into(),
+        )
+        .into());
+    }
+    if a.one_off.json {
+        return Err(Exit::BadInput(
+            "--json prints one workload's figures: give it with --url or --sqlite and --workload"
+                .into(),
+        )
+        .into());
+    }
+    let history = history::history_flag(a.history)?;
+    let every = interval(a.report_interval.as_deref())?;
+    let shard = match a.shard.as_deref() {
+        None => None,
+        Some("env") => {
+            Some(plan::Shard::from_env(|k| std::env::var(k).ok()).map_err(Exit::BadInput)?)
+        }
+        Some(s) => Some(plan::Shard::parse(s).map_err(Exit::BadInput)?),
+    };
+    let rendezvous = rendezvous(
+        a.client_share.as_deref(),
+        a.barrier,
+        a.barrier_timeout.as_deref(),
+    )?;
+    if a.one_off.given() && rendezvous.is_some() {
+        return Err(Exit::BadInput(
+            "--client-share splits a plan's steps over client hosts: give a plan whose targets are \
+             servers by URL"
+                .into(),
+        )
+        .into());
+    }
+    let opts = resolve_run(a.plan, a.out, a.resume, shard, rendezvous)?;
+    let show = run::Show {
+        quiet: a.quiet,
+        every,
+        json: false,
+    };
+    run_with_history(opts, show, history, &a.build, a.order)
+}
+
+/// Runs with `run --history`'s sink when it is asked for, and says what
+/// the addition came to after the run's report.
+fn run_with_history(
+    opts: RunOptions,
+    show: run::Show,
+    history: Option<crate::history::store::HistoryAt>,
+    build: &[String],
+    order: Option<f64>,
+) -> anyhow::Result<()> {
+    let mut added = history.map(|h| history::HistorySink::new(h, &opts.out, build, order));
+    let ran = run::run(
+        opts,
+        show,
+        added.as_mut().map(|h| h as &mut dyn runner::Sink),
+    );
+    match added {
+        Some(h) => h.outcome(ran),
+        None => ran,
     }
 }
 
@@ -567,7 +573,7 @@ fn resolve_run(
 /// Whether `dir` holds this shard of this plan already (the scheduler ran
 /// it again: it resumes); an error when it holds anything else.
 fn same_shard_there(dir: &Path, shard: plan::Shard, plan_text: &str) -> anyhow::Result<bool> {
-    if !dir.join("run.json").exists() {
+    if !dir.join(crate::results::RUN_FILE).exists() {
         return Ok(false);
     }
     let info = crate::results::read_run_info(dir)?;

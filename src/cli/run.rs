@@ -169,10 +169,19 @@ pub(super) struct Show {
     pub json: bool,
 }
 
-pub(super) fn run(opts: RunOptions, show: Show) -> anyhow::Result<()> {
+/// Runs the plan, with `also` hearing the run's events after the step
+/// files and the record, and writes its report.
+pub(super) fn run(
+    opts: RunOptions,
+    show: Show,
+    also: Option<&mut dyn runner::Sink>,
+) -> anyhow::Result<()> {
     install_ctrlc();
     let mut ui = Progress::new(show.quiet).with_interval(show.every);
-    let end = runner::run(&opts, &mut ui)?;
+    let end = match also {
+        Some(s) => runner::run(&opts, &mut ui, &mut [s])?,
+        None => runner::run(&opts, &mut ui, &mut [])?,
+    };
     let one_off = opts.record.plan_source == super::args::ONE_OFF_SOURCE;
     if one_off {
         // One target: no relative table to print. What sysbench prints

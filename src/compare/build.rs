@@ -113,81 +113,153 @@ pub fn build_subset(
     }
     let mut targets = name_targets(runs);
     if let Some(names) = subset {
-        let all: Vec<String> = targets.iter().map(|t| t.name.clone()).collect();
-        let mut chosen = Vec::new();
-        for n in names {
-            // A plan's name on several hosts (a merged run's base, one per
-            // shard) names each host's.
-            let by_plan: Vec<&TargetMeta> = targets.iter().filter(|t| t.plan_name == *n).collect();
-            let hosts_of = |v: &[&TargetMeta]| {
-                v.iter()
-                    .enumerate()
-                    .all(|(i, t)| !v[..i].iter().any(|o| o.host == t.host))
-            };
-            if !targets.iter().any(|t| t.name == *n) && by_plan.len() > 1 && hosts_of(&by_plan) {
-                for t in by_plan {
-                    if !chosen.iter().any(|c: &TargetMeta| c.name == t.name) {
-                        chosen.push(t.clone());
-                    }
-                }
-                continue;
-            }
-            let found = targets
-                .iter()
-                .find(|t| t.name == *n)
-                .or_else(|| (by_plan.len() == 1).then(|| by_plan[0]))
-                .with_context(|| {
-                    format!(
-                        "no target \"{n}\" in these results{}; the targets are: {}",
-                        crate::util::did_you_mean(n, all.iter().map(String::as_str))
-                            .map(|m| format!(" (did you mean \"{m}\"?)"))
-                            .unwrap_or_default(),
-                        all.join(", ")
-                    )
-                })?;
-            if !chosen.iter().any(|c: &TargetMeta| c.name == found.name) {
-                chosen.push(found.clone());
-            }
-        }
-        // A/A links point into the full list: point them into this one.
-        let originals: Vec<Option<String>> = chosen
-            .iter()
-            .map(|c| c.copy_of.map(|o| targets[o].name.clone()))
-            .collect();
-        let chosen_names: Vec<String> = chosen.iter().map(|c| c.name.clone()).collect();
-        for (c, o) in chosen.iter_mut().zip(originals) {
-            c.copy_of = o.and_then(|n| chosen_names.iter().position(|x| *x == n));
-        }
-        targets = chosen;
+        targets = chosen(targets, names)?;
     }
     let base = base
         .map(str::to_string)
         .or_else(|| subset.and_then(|s| s.first().cloned()));
-    let base = base.as_deref();
     let mut hosts: Vec<String> = Vec::new();
     for t in &targets {
         if !hosts.contains(&t.host) {
             hosts.push(t.host.clone());
         }
     }
+    let (base, base_of) = choose_base(&targets, &hosts, base.as_deref())?;
+    settings_that_differ(&mut targets, &base_of);
+    let steps = tagged_steps(runs, &targets);
+    let (mut rows, response_times) = build_rows(&targets, &hosts, &base_of, &steps);
+    // One window a side: tested against how far the run's A/A pairs lay
+    // apart, which takes every row.
+    super::aa::test_single_windows(&mut rows, &targets, &base_of);
+    let cols = column_order(&targets, &hosts);
+    let (host_offsets, host_notes) =
+        super::hosts::compare_hosts(&mut rows, &targets, &base_of, cols.first().copied());
+    let step_rows = step_rows(&rows, &steps);
+    let summary: Vec<TargetSummary> = (0..targets.len())
+        .filter(|&ti| base_of[ti] != ti)
+        // An A/A copy says something only against its own original.
+        .filter(|&ti| targets[ti].copy_of.map_or(true, |o| o == base_of[ti]))
+        .map(|ti| {
+            summary::summarise(
+                &targets[ti].name,
+                targets[ti].copy_of.map(|o| targets[o].name.as_str()),
+                &targets[base_of[ti]].name,
+                ti,
+                base_of[ti],
+                &rows,
+                &steps,
+                &targets[ti].settings_differ,
+            )
+        })
+        .collect();
+    Ok(Report {
+        base,
+        runs: runs.iter().map(run_meta).collect(),
+        summary_lines: summary::lines(&summary),
+        db_size: series::db_size(targets.len(), &steps),
+        timeline: campaign::timeline(targets.len(), &base_of, &steps),
+        sla: series::sla_rows(&steps),
+        response_times,
+        linkbench: linkbench::view(
+            &targets.iter().map(|t| t.name.clone()).collect::<Vec<_>>(),
+            &base_of,
+            &rows,
+            &steps,
+        ),
+        problems: series::problems(&steps),
+        interference: series::interference(&steps),
+        retried: retried(&steps),
+        base_failed: base_failed(&targets, &base_of, &rows, &steps),
+        targets,
+        base_of,
+        hosts,
+        host_offsets,
+        host_notes,
+        rows,
+        summary,
+        steps,
+        step_rows,
+    })
+}
+
+/// The targets `names` names, in that order: a plan's name on several
+/// hosts (a merged run's base, one per shard) names each host's.
+fn chosen(targets: Vec<TargetMeta>, names: &[String]) -> anyhow::Result<Vec<TargetMeta>> {
+    let all: Vec<String> = targets.iter().map(|t| t.name.clone()).collect();
+    let mut chosen = Vec::new();
+    for n in names {
+        // A plan's name on several hosts (a merged run's base, one per
+        // shard) names each host's.
+        let by_plan: Vec<&TargetMeta> = targets.iter().filter(|t| t.plan_name == *n).collect();
+        let hosts_of = |v: &[&TargetMeta]| {
+            v.iter()
+                .enumerate()
+                .all(|(i, t)| !v[..i].iter().any(|o| o.host == t.host))
+        };
+        if !targets.iter().any(|t| t.name == *n) && by_plan.len() > 1 && hosts_of(&by_plan) {
+            for t in by_plan {
+                if !chosen.iter().any(|c: &TargetMeta| c.name == t.name) {
+                    chosen.push(t.clone());
+                }
+            }
+            continue;
+        }
+        let found = targets
+            .iter()
+            .find(|t| t.name == *n)
+            .or_else(|| (by_plan.len() == 1).then(|| by_plan[0]))
+            .with_context(|| {
+                format!(
+                    "no target \"{n}\" in these results{}; the targets are: {}",
+                    crate::util::did_you_mean(n, all.iter().map(String::as_str))
+                        .map(|m| format!(" (did you mean \"{m}\"?)"))
+                        .unwrap_or_default(),
+                    all.join(", ")
+                )
+            })?;
+        if !chosen.iter().any(|c: &TargetMeta| c.name == found.name) {
+            chosen.push(found.clone());
+        }
+    }
+    // A/A links point into the full list: point them into this one.
+    let originals: Vec<Option<String>> = chosen
+        .iter()
+        .map(|c| c.copy_of.map(|o| targets[o].name.clone()))
+        .collect();
+    let chosen_names: Vec<String> = chosen.iter().map(|c| c.name.clone()).collect();
+    for (c, o) in chosen.iter_mut().zip(originals) {
+        c.copy_of = o.and_then(|n| chosen_names.iter().position(|x| *x == n));
+    }
+    Ok(chosen)
+}
+
+/// The base's name and each target's base: the one named, or the first
+/// target (on several hosts each host's target of that name, when every
+/// host has one).
+fn choose_base(
+    targets: &[TargetMeta],
+    hosts: &[String],
+    base: Option<&str>,
+) -> anyhow::Result<(String, Vec<usize>)> {
     let first = targets
         .first()
         .map(|t| t.plan_name.clone())
         .context("the results hold no targets")?;
-    let (base, base_of) = match base {
-        Some(b) => (b.to_string(), resolve_base(&targets, &hosts, b)?),
-        // The first target; on several hosts each host's target of that
-        // name, when every host has one.
-        None => match resolve_base(&targets, &hosts, &first) {
+    Ok(match base {
+        Some(b) => (b.to_string(), resolve_base(targets, hosts, b)?),
+        None => match resolve_base(targets, hosts, &first) {
             Ok(of) => (first, of),
             Err(_) => {
                 let name = targets[0].name.clone();
-                let of = resolve_base(&targets, &hosts, &name)?;
+                let of = resolve_base(targets, hosts, &name)?;
                 (name, of)
             }
         },
-    };
+    })
+}
 
+/// Each target's settings that differ from its base's.
+fn settings_that_differ(targets: &mut [TargetMeta], base_of: &[usize]) {
     for ti in 0..targets.len() {
         let b = base_of[ti];
         if b == ti {
@@ -215,7 +287,10 @@ pub fn build_subset(
             .collect();
         targets[ti].settings_differ = differ;
     }
+}
 
+/// Every step result, tagged with its target's index in the report.
+fn tagged_steps(runs: &[LoadedRun], targets: &[TargetMeta]) -> Vec<(usize, StepResult)> {
     // Every step result, tagged with its target's index in the report.
     let mut steps: Vec<(usize, StepResult)> = Vec::new();
     for (ri, run) in runs.iter().enumerate() {
@@ -228,11 +303,22 @@ pub fn build_subset(
             }
         }
     }
+    steps
+}
 
+/// The report's rows, each with its cells compared with their bases and
+/// judged against their A/A floors, and the Insert Benchmark's
+/// response-time ranges.
+fn build_rows(
+    targets: &[TargetMeta],
+    hosts: &[String],
+    base_of: &[usize],
+    steps: &[(usize, StepResult)],
+) -> (Vec<Row>, Vec<ResponseRow>) {
     // Rows: every step identity that has a group, in sequence order.
     let mut keys: Vec<RowKey> = Vec::new();
     let mut row_of: HashMap<&StepId, usize> = HashMap::new();
-    for (_, s) in &steps {
+    for (_, s) in steps {
         let Some(group) = s.group else { continue };
         if s.id.at.step.kind == StepKind::Settle || row_of.contains_key(&s.id.at) {
             continue;
@@ -252,14 +338,14 @@ pub fn build_subset(
         rank[k] = r;
     }
     let keys: Vec<RowKey> = order.iter().map(|&k| keys[k].clone()).collect();
-    let cols = column_order(&targets, &hosts);
+    let cols = column_order(targets, hosts);
     let mut rows = Vec::new();
     let mut response_times = Vec::new();
     // Each row's results per target, in repeat order, found in one pass
     // (a scan of every result for every row and target was a quarter of
     // a 20,000-file report's time).
     let mut by_row: Vec<Vec<Vec<&StepResult>>> = vec![vec![Vec::new(); targets.len()]; keys.len()];
-    for (ti, s) in &steps {
+    for (ti, s) in steps {
         if let Some(&k) = row_of.get(&s.id.at) {
             by_row[rank[k]][*ti].push(s);
         }
@@ -267,185 +353,149 @@ pub fn build_subset(
     for cells in by_row.iter_mut().flatten() {
         cells.sort_by_key(|s| s.id.repeat);
     }
-    for (
-        ri,
-        RowKey {
-            seq,
-            id,
-            group,
-            unit,
-        },
-    ) in keys.into_iter().enumerate()
-    {
-        // The results of this row for one target, in repeat order.
-        let results_of = |ti: usize| by_row[ri][ti].clone();
-        let ok_of = |ti: usize| results_of(ti).into_iter().filter(|s| s.failed.is_none());
-        let mut cells: Vec<Cell> = (0..targets.len())
-            .map(|ti| cell(results_of(ti).into_iter()))
-            .collect();
-        let plain = cells.clone();
-        for (ti, c) in cells.iter_mut().enumerate() {
-            compare(c, &plain[base_of[ti]], ti == base_of[ti]);
-        }
-        // Each cell judged against the noise of its own comparison: the
-        // A/A floors of its own copy group and its base's, never another
-        // group's.
-        let group_of = |t: usize| targets[t].copy_of.unwrap_or(t);
-        let floors: Vec<Option<f64>> = (0..targets.len())
-            .map(|g| noise_floor(&targets, &cells, g))
-            .collect();
-        for (ti, c) in cells.iter_mut().enumerate() {
-            // Both sides' noise is in the ratio: the larger of the two
-            // groups' floors, when the target and its base differ.
-            let (own, base) = (floors[group_of(ti)], floors[group_of(base_of[ti])]);
-            c.noise_floor = match (own, base) {
-                (Some(a), Some(b)) => Some(a.max(b)),
-                (a, b) => a.or(b),
-            };
-        }
-        // The row's column shows the floor of the comparison's first base.
-        let first_base = cols.first().map(|&ti| group_of(base_of[ti]));
-        let noise_floor = first_base.and_then(|b| floors[b]);
-        let noise_floor_disturbed = first_base.is_some_and(|b| {
-            noise_floor.is_none()
-                && (0..targets.len()).any(|j| targets[j].copy_of == Some(b))
-                && (0..targets.len())
-                    .filter(|&j| j == b || targets[j].copy_of == Some(b))
-                    .any(|j| cells[j].disturbed.is_some())
-        });
-        let series = series::row_series(&cols, ok_of);
-        let mut response = Vec::new();
-        if group == Group::Insert {
-            let title = row_title(&id.step, id.occurrence);
-            for &ti in &cols {
-                response.extend(series::response_rows(&title, ti, ok_of(ti)));
-            }
-        }
-        response_times.extend(response);
-        let row = Row {
-            seq,
-            id,
-            group,
-            unit,
-            cells,
-            series,
-            noise_floor,
-            noise_floor_disturbed,
-            host_floor: None,
-        };
+    for (key, results) in keys.into_iter().zip(by_row) {
+        let (row, response) = build_row(key, results, targets, base_of, &cols);
         rows.push(row);
+        response_times.extend(response);
     }
-    // One window a side: tested against how far the run's A/A pairs lay
-    // apart, which takes every row.
-    super::aa::test_single_windows(&mut rows, &targets, &base_of);
-    let (host_offsets, host_notes) =
-        super::hosts::compare_hosts(&mut rows, &targets, &base_of, cols.first().copied());
-    let step_rows = step_rows(&rows, &steps);
+    (rows, response_times)
+}
 
-    let summary: Vec<TargetSummary> = (0..targets.len())
-        .filter(|&ti| base_of[ti] != ti)
-        // An A/A copy says something only against its own original.
-        .filter(|&ti| targets[ti].copy_of.map_or(true, |o| o == base_of[ti]))
-        .map(|ti| {
-            summary::summarise(
-                &targets[ti].name,
-                targets[ti].copy_of.map(|o| targets[o].name.as_str()),
-                &targets[base_of[ti]].name,
-                ti,
-                base_of[ti],
-                &rows,
-                &steps,
-                &targets[ti].settings_differ,
-            )
-        })
+/// One row: its cells (each target's results, in repeat order) compared
+/// with their bases and judged against the A/A floors of their own
+/// comparison, its series, and the Insert Benchmark's response-time
+/// ranges.
+fn build_row(
+    key: RowKey,
+    results: Vec<Vec<&StepResult>>,
+    targets: &[TargetMeta],
+    base_of: &[usize],
+    cols: &[usize],
+) -> (Row, Vec<ResponseRow>) {
+    let RowKey {
+        seq,
+        id,
+        group,
+        unit,
+    } = key;
+    // The results of this row for one target, in repeat order.
+    let results_of = |ti: usize| results[ti].clone();
+    let ok_of = |ti: usize| results_of(ti).into_iter().filter(|s| s.failed.is_none());
+    let mut cells: Vec<Cell> = (0..targets.len())
+        .map(|ti| cell(results_of(ti).into_iter()))
         .collect();
-    let runs = runs
+    let plain = cells.clone();
+    for (ti, c) in cells.iter_mut().enumerate() {
+        compare(c, &plain[base_of[ti]], ti == base_of[ti]);
+    }
+    // Each cell judged against the noise of its own comparison: the
+    // A/A floors of its own copy group and its base's, never another
+    // group's.
+    let group_of = |t: usize| targets[t].copy_of.unwrap_or(t);
+    let floors: Vec<Option<f64>> = (0..targets.len())
+        .map(|g| noise_floor(targets, &cells, g))
+        .collect();
+    for (ti, c) in cells.iter_mut().enumerate() {
+        // Both sides' noise is in the ratio: the larger of the two
+        // groups' floors, when the target and its base differ.
+        let (own, base) = (floors[group_of(ti)], floors[group_of(base_of[ti])]);
+        c.noise_floor = match (own, base) {
+            (Some(a), Some(b)) => Some(a.max(b)),
+            (a, b) => a.or(b),
+        };
+    }
+    // The row's column shows the floor of the comparison's first base.
+    let first_base = cols.first().map(|&ti| group_of(base_of[ti]));
+    let noise_floor = first_base.and_then(|b| floors[b]);
+    let noise_floor_disturbed = first_base.is_some_and(|b| {
+        noise_floor.is_none()
+            && (0..targets.len()).any(|j| targets[j].copy_of == Some(b))
+            && (0..targets.len())
+                .filter(|&j| j == b || targets[j].copy_of == Some(b))
+                .any(|j| cells[j].disturbed.is_some())
+    });
+    let series = series::row_series(cols, ok_of);
+    let mut response = Vec::new();
+    if group == Group::Insert {
+        let title = row_title(&id.step, id.occurrence);
+        for &ti in cols {
+            response.extend(series::response_rows(&title, ti, ok_of(ti)));
+        }
+    }
+    let row = Row {
+        seq,
+        id,
+        group,
+        unit,
+        cells,
+        series,
+        noise_floor,
+        noise_floor_disturbed,
+        host_floor: None,
+    };
+    (row, response)
+}
+
+/// What a report says of one run: where, when, by which relbench, what
+/// its sampler cost and what its server's counters disagreed on.
+fn run_meta(r: &LoadedRun) -> RunMeta {
+    let mut m = RunMeta {
+        dir: r.dir.display().to_string(),
+        status: r.info.status,
+        started: r.info.started.clone(),
+        finished: r.info.finished.clone(),
+        relbench_version: r.info.relbench_version.clone(),
+        plan_source: r.info.plan_source.clone(),
+        plan_text: r.info.plan_text.clone(),
+        sampler_us_per_reading: r
+            .steps
+            .iter()
+            .filter_map(|s| s.metrics.sampler.as_ref())
+            .filter(|c| c.samples > 0)
+            .map(|c| c.cpu_secs * 1e6 / f64::from(c.samples))
+            .reduce(f64::max),
+        sampler_cost: String::new(),
+        skipped_files: r.skipped.clone(),
+        server_count_notes: r
+            .steps
+            .iter()
+            // A client share's own count is a part of the server's.
+            .filter(|s| s.client_share.is_none())
+            .filter_map(|s| {
+                let why = s.metrics.server_count.as_ref()?.disagreement()?;
+                Some(format!(
+                    "{} r{} {} c{}: {why}",
+                    s.id.target,
+                    s.id.repeat,
+                    s.id.at.step.label(),
+                    s.id.at.clients
+                ))
+            })
+            .collect(),
+        client_share: r.info.client_share.as_ref().map(|c| c.share.to_string()),
+        host: r.info.host.clone(),
+    };
+    m.sampler_cost = sampler_cost(m.sampler_us_per_reading);
+    m
+}
+
+/// What measuring disturbed windows again took over the results read.
+fn retried(steps: &[(usize, StepResult)]) -> Retried {
+    let again: Vec<&StepResult> = steps
         .iter()
-        .map(|r| RunMeta {
-            dir: r.dir.display().to_string(),
-            status: r.info.status,
-            started: r.info.started.clone(),
-            finished: r.info.finished.clone(),
-            relbench_version: r.info.relbench_version.clone(),
-            plan_source: r.info.plan_source.clone(),
-            plan_text: r.info.plan_text.clone(),
-            sampler_us_per_reading: r
-                .steps
-                .iter()
-                .filter_map(|s| s.metrics.sampler.as_ref())
-                .filter(|c| c.samples > 0)
-                .map(|c| c.cpu_secs * 1e6 / f64::from(c.samples))
-                .reduce(f64::max),
-            sampler_cost: String::new(),
-            skipped_files: r.skipped.clone(),
-            server_count_notes: r
-                .steps
-                .iter()
-                // A client share's own count is a part of the server's.
-                .filter(|s| s.client_share.is_none())
-                .filter_map(|s| {
-                    let why = s.metrics.server_count.as_ref()?.disagreement()?;
-                    Some(format!(
-                        "{} r{} {} c{}: {why}",
-                        s.id.target,
-                        s.id.repeat,
-                        s.id.at.step.label(),
-                        s.id.at.clients
-                    ))
-                })
-                .collect(),
-            client_share: r.info.client_share.as_ref().map(|c| c.share.to_string()),
-            host: r.info.host.clone(),
-        })
-        .map(|mut m: RunMeta| {
-            m.sampler_cost = sampler_cost(m.sampler_us_per_reading);
-            m
-        })
+        .map(|(_, s)| s)
+        .filter(|s| !s.retried.is_empty())
         .collect();
-    Ok(Report {
-        base,
-        runs,
-        summary_lines: summary::lines(&summary),
-        db_size: series::db_size(targets.len(), &steps),
-        timeline: campaign::timeline(targets.len(), &base_of, &steps),
-        sla: series::sla_rows(&steps),
-        response_times,
-        linkbench: linkbench::view(
-            &targets.iter().map(|t| t.name.clone()).collect::<Vec<_>>(),
-            &base_of,
-            &rows,
-            &steps,
-        ),
-        problems: series::problems(&steps),
-        interference: series::interference(&steps),
-        retried: {
-            let again: Vec<&StepResult> = steps
-                .iter()
-                .map(|(_, s)| s)
-                .filter(|s| !s.retried.is_empty())
-                .collect();
-            Retried {
-                windows: again.iter().map(|s| s.retried.len()).sum(),
-                steps: again.len(),
-                settled: again.iter().filter(|s| s.judgement().is_quiet()).count(),
-                secs: again
-                    .iter()
-                    .flat_map(|s| &s.retried)
-                    .map(|a| a.cost_secs)
-                    .fold(0.0, |a, b| a + b),
-            }
-        },
-        base_failed: base_failed(&targets, &base_of, &rows, &steps),
-        targets,
-        base_of,
-        hosts,
-        host_offsets,
-        host_notes,
-        rows,
-        summary,
-        steps,
-        step_rows,
-    })
+    Retried {
+        windows: again.iter().map(|s| s.retried.len()).sum(),
+        steps: again.len(),
+        settled: again.iter().filter(|s| s.judgement().is_quiet()).count(),
+        secs: again
+            .iter()
+            .flat_map(|s| &s.retried)
+            .map(|a| a.cost_secs)
+            .fold(0.0, |a, b| a + b),
+    }
 }
 
 /// The bases that have no figure on any row, with why and who could be

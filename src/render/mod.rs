@@ -6,6 +6,7 @@
 
 mod csv;
 mod escape;
+pub mod history;
 mod html;
 mod json;
 mod markdown;

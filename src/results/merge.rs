@@ -305,7 +305,7 @@ pub fn merge(dirs: &[PathBuf], out: &Path) -> anyhow::Result<MergeInfo> {
 /// Copies the checked shards into `out`, `merge.json` last.
 fn write_merge(given: &[Given], out: &Path, hash: &str) -> anyhow::Result<MergeInfo> {
     let _lock = super::lock_run(out)?;
-    if out.join("run.json").exists() {
+    if out.join(super::RUN_FILE).exists() {
         bail!(
             "{} holds a run; merge into a new directory (--out)",
             out.display()
@@ -352,7 +352,7 @@ fn write_merge(given: &[Given], out: &Path, hash: &str) -> anyhow::Result<MergeI
     super::write_atomic(&earlier, &info)?;
     for (g, m) in given.iter().zip(&info.shards) {
         let to = out.join(&m.dir);
-        copy_file(&g.dir.join("run.json"), &to.join("run.json"))?;
+        copy_file(&g.dir.join(super::RUN_FILE), &to.join(super::RUN_FILE))?;
         let mut targets: Vec<&String> = g.cells.keys().map(|(t, _)| t).collect();
         targets.dedup();
         for target in targets {

@@ -264,6 +264,14 @@ impl StepResult {
             .collect()
     }
 
+    /// How its load put the rows in (a bulk file load, multi-row
+    /// INSERTs, COPY), as the load said.
+    pub fn load_method(&self) -> Option<&str> {
+        self.notes
+            .get(crate::workload::LOAD_METHOD_NOTE)
+            .map(String::as_str)
+    }
+
     /// The file this result lives in, relative to the run directory.
     pub fn file_name(&self) -> PathBuf {
         step_file(&self.id)
@@ -293,6 +301,15 @@ pub fn write_atomic<T: Serialize>(path: &Path, value: &T) -> anyhow::Result<()> 
     let mut body = serde_json::to_vec_pretty(value)?;
     body.push(b'\n');
     write_file(path, &body)
+}
+
+/// The file that holds a run's record.
+pub const RUN_FILE: &str = "run.json";
+
+/// Writes a run's record into `dir`: the one function that writes
+/// `run.json` (the runner's record sink, a merge of client shares).
+pub fn write_run_info(dir: &Path, info: &RunInfo) -> anyhow::Result<()> {
+    write_atomic(&dir.join(RUN_FILE), info)
 }
 
 /// Writes a step's result into its file under `out/steps/<target>/`,
@@ -450,7 +467,7 @@ pub fn read_step(path: &Path) -> anyhow::Result<StepResult> {
 }
 
 pub fn read_run_info(dir: &Path) -> anyhow::Result<RunInfo> {
-    let path = dir.join("run.json");
+    let path = dir.join(RUN_FILE);
     if !path.exists() && dir.join(merge::MERGE_FILE).exists() {
         bail!(
             "{} is a merge of shards, not one run: `relbench report {}` reads it; resume or confirm each \

@@ -214,7 +214,7 @@ pub fn merge(
     if !problems.is_empty() {
         return Err(MergeRefused(problems).into());
     }
-    if out.join("run.json").exists() || out.join(SHARES_FILE).exists() {
+    if out.join(super::RUN_FILE).exists() || out.join(SHARES_FILE).exists() {
         bail!(
             "{} holds a run already; merge into a new directory (--out)",
             out.display()
@@ -255,7 +255,7 @@ pub fn merge(
             .collect(),
     };
     write_atomic(&out.join(SHARES_FILE), &shares)?;
-    write_atomic(&out.join("run.json"), &info)?;
+    super::write_run_info(out, &info)?;
     Ok((shares, merged))
 }
 

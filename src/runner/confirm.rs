@@ -12,6 +12,8 @@
 //! chooses the jobs, and the one sequencer runs them as a run would
 //! (hooks, health checks, restarts and all).
 
+use super::events::{Event, Sinks, StepFiles};
+use super::record::RunRecord;
 use super::sequence::{self, Job, Mode};
 use super::{finish, Progress, RunEnd};
 use crate::plan::schedule::{Execution, Schedule, StepId};
@@ -82,24 +84,29 @@ fn jobs(opts: &ConfirmOptions) -> Vec<Job> {
 pub fn confirm(opts: &ConfirmOptions, ui: &mut Progress) -> anyhow::Result<(RunEnd, usize)> {
     let out = &opts.out;
     let _lock = results::lock_run(out)?;
-    let mut info = results::read_run_info(out)?;
+    let info = results::read_run_info(out)?;
     let plan_dir = std::path::PathBuf::from(&info.plan_dir);
-    info.status = results::RunStatus::Running;
-    info.finished = None;
-    results::write_atomic(&out.join("run.json"), &info)?;
+    // The run itself was complete, and stays so if the confirmation
+    // stops: only the confirmation stopped (what it added is kept).
+    let mut record = RunRecord::begin(out.clone(), info, results::RunStatus::Complete)?;
     let jobs = jobs(opts);
     let dirs = crate::db::Dirs {
         plan_dir,
         out: out.clone(),
         secrets: opts.secrets.clone(),
     };
-    let ran = sequence::run(&opts.schedule, &dirs, &jobs, Mode::Confirm, &mut info, ui);
-    if ran.is_err() {
-        // The run itself was complete, and stays so: only the
-        // confirmation stopped (what it added is kept).
-        info.status = results::RunStatus::Complete;
-        let _ = results::write_atomic(&out.join("run.json"), &info);
-    }
-    let ran = ran?;
-    Ok((finish(&mut info, out, ui, ran.end)?, ran.written))
+    let mut files = StepFiles {
+        out: out.clone(),
+        written: 0,
+    };
+    let mut sinks = Sinks::new(vec![&mut files, &mut record]);
+    let ran = sequence::run(&opts.schedule, &dirs, &jobs, Mode::Confirm, &mut sinks, ui);
+    let ran = match ran {
+        Ok(ran) => ran,
+        Err(e) => {
+            let _ = sinks.emit(&Event::Ended(results::RunStatus::Failed));
+            return Err(e);
+        }
+    };
+    Ok((finish(&mut sinks, out, ui, ran.end)?, ran.written))
 }

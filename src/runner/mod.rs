@@ -11,13 +11,16 @@
 
 mod barrier;
 mod confirm;
+mod events;
 mod hooks;
 mod progress;
+mod record;
 mod restart;
 mod sequence;
 mod step;
 
 pub use confirm::{confirm, ConfirmOptions, Need};
+pub use events::{Event, Sink};
 pub use progress::Progress;
 
 use std::path::{Path, PathBuf};
@@ -31,7 +34,8 @@ use crate::measure::units::human_secs;
 use crate::metrics::{self, host, Probe};
 use crate::plan::schedule::{Execution, Schedule, Work};
 use crate::results::{self, RunInfo, RunStatus, TargetRecord};
-use crate::util::{unix_now, utc_iso};
+use events::{Sinks, StepFiles};
+use record::RunRecord;
 use sequence::{Job, Mode};
 
 /// Set by the Ctrl-C handler; every loop that can take long checks it.
@@ -71,11 +75,29 @@ pub(crate) fn interrupted() -> bool {
     INTERRUPT.load(Ordering::Relaxed)
 }
 
-pub fn run(opts: &RunOptions, ui: &mut Progress) -> anyhow::Result<RunEnd> {
+/// Runs the plan; `more` are sinks of the caller's that hear the run's
+/// events after the step files and the record (`run --history`).
+pub fn run<'a>(
+    opts: &RunOptions,
+    ui: &mut Progress,
+    more: &'a mut [&'a mut dyn Sink],
+) -> anyhow::Result<RunEnd> {
     let out = &opts.out;
     // Held until the run returns: no other relbench writes here meanwhile.
     let _lock = results::lock_run(out)?;
-    let mut info = prepare_out_dir(opts)?;
+    let info = prepare_out_dir(opts)?;
+    let fresh = !opts.resume;
+    let mut record = match RunRecord::begin(out.clone(), info, RunStatus::Failed) {
+        Err(e) if fresh && crate::util::disk_full(&e) => {
+            // Nothing measured, nothing to resume: the same command again.
+            bail!(
+                "writing {}: the disk is full before anything was measured; free space and run the same \
+                 command again (there is nothing to resume yet)",
+                out.join(results::RUN_FILE).display()
+            );
+        }
+        r => r?,
+    };
     let schedule = &opts.schedule;
     // A step is done when it has a successful result: a failed one, one
     // that never ran, or a damaged file runs (again) on --resume, once.
@@ -84,7 +106,7 @@ pub fn run(opts: &RunOptions, ui: &mut Progress) -> anyhow::Result<RunEnd> {
         .executions
         .iter()
         .map(|e| {
-            let file = out.join(result_file(e));
+            let file = out.join(results::step_file(&e.id));
             let done = file.exists() && results::read_step(&file).is_ok_and(|r| r.failed.is_none());
             Job {
                 exec: e.clone(),
@@ -94,6 +116,7 @@ pub fn run(opts: &RunOptions, ui: &mut Progress) -> anyhow::Result<RunEnd> {
         })
         .collect();
     let remaining = jobs.iter().filter(|j| !j.done).count();
+    let info = &record.info;
     ui.line(&format!(
         "relbench: {} — {} target{}, {} step runs{}, about {} plus loads; results in {}",
         info.plan_source,
@@ -122,7 +145,14 @@ pub fn run(opts: &RunOptions, ui: &mut Progress) -> anyhow::Result<RunEnd> {
         out: out.clone(),
         secrets: opts.secrets.clone(),
     };
-    let ran = sequence::run(schedule, &dirs, &jobs, Mode::Run, &mut info, ui);
+    let mut files = StepFiles {
+        out: out.clone(),
+        written: 0,
+    };
+    let mut sinks: Vec<&mut dyn Sink> = vec![&mut files, &mut record];
+    sinks.extend(more.iter_mut().map(|s| &mut **s as &mut dyn Sink));
+    let mut sinks = Sinks::new(sinks);
+    let ran = sequence::run(schedule, &dirs, &jobs, Mode::Run, &mut sinks, ui);
     // An error after Ctrl-C is the interruption's doing (a statement or a
     // connection cut short as the run stopped): the run is interrupted,
     // resumable, not failed.
@@ -131,43 +161,31 @@ pub fn run(opts: &RunOptions, ui: &mut Progress) -> anyhow::Result<RunEnd> {
             ui.warn(&format!("stopped by Ctrl-C while: {e:#}"));
             RunEnd::Interrupted
         }
-        ran => failed_if_err(ran, &mut info, out)?.end,
+        Err(e) => {
+            // The record says so ("failed", not "running"), so that
+            // `report` and a later `--resume` know.
+            let _ = sinks.emit(&Event::Ended(RunStatus::Failed));
+            return Err(e);
+        }
+        Ok(ran) => ran.end,
     };
-    finish(&mut info, out, ui, end)
-}
-
-/// An error that stops the run leaves its record saying so ("failed", not
-/// "running"), so that `report` and a later `--resume` know.
-fn failed_if_err<T>(r: anyhow::Result<T>, info: &mut RunInfo, out: &Path) -> anyhow::Result<T> {
-    if r.is_err() {
-        info.status = RunStatus::Failed;
-        info.finished = Some(utc_iso(unix_now()));
-        let _ = results::write_atomic(&out.join("run.json"), info);
-    }
-    r
+    finish(&mut sinks, out, ui, end)
 }
 
 /// The run's record once the loop has ended: complete or interrupted.
-fn finish(
-    info: &mut RunInfo,
-    out: &Path,
-    ui: &mut Progress,
-    end: RunEnd,
-) -> anyhow::Result<RunEnd> {
+fn finish(sinks: &mut Sinks, out: &Path, ui: &mut Progress, end: RunEnd) -> anyhow::Result<RunEnd> {
     if end == RunEnd::Interrupted {
-        return finish_interrupted(info, out, ui);
+        ui.finish_step(
+            "interrupted: the step in flight was dropped; every finished step is kept",
+            true,
+        );
+        sinks.emit(&Event::Ended(RunStatus::Interrupted))?;
+        return Ok(RunEnd::Interrupted);
     }
     // Embedded targets kept their files here; remove the folder once empty.
     let _ = std::fs::remove_dir(out.join("data"));
-    info.status = RunStatus::Complete;
-    info.finished = Some(utc_iso(unix_now()));
-    results::write_atomic(&out.join("run.json"), info)?;
+    sinks.emit(&Event::Ended(RunStatus::Complete))?;
     Ok(end)
-}
-
-/// Where an execution's result is written.
-fn result_file(e: &Execution) -> PathBuf {
-    results::step_file(&e.id)
 }
 
 /// Runs the set-up statements of the plan's own workload before the first
@@ -250,24 +268,13 @@ fn wait_serving(db: &dyn Target, ui: &Progress, name: &str) {
     }
 }
 
-fn finish_interrupted(info: &mut RunInfo, out: &Path, ui: &mut Progress) -> anyhow::Result<RunEnd> {
-    ui.finish_step(
-        "interrupted: the step in flight was dropped; every finished step is kept",
-        true,
-    );
-    info.status = RunStatus::Interrupted;
-    info.finished = Some(utc_iso(unix_now()));
-    results::write_atomic(&out.join("run.json"), info)?;
-    Ok(RunEnd::Interrupted)
-}
-
-/// Creates the results directory, or checks that `--resume` continues the
-/// same plan, and returns the run's record.
+/// Checks that the results directory is new, or that `--resume`
+/// continues the same plan, and returns the run's record.
 fn prepare_out_dir(opts: &RunOptions) -> anyhow::Result<RunInfo> {
     let out = &opts.out;
-    let run_json = out.join("run.json");
+    let run_json = out.join(results::RUN_FILE);
     if opts.resume {
-        let mut info = results::read_run_info(out)
+        let info = results::read_run_info(out)
             .with_context(|| format!("nothing to resume in {}", out.display()))?;
         if info.plan != opts.record.plan {
             bail!(
@@ -277,9 +284,6 @@ fn prepare_out_dir(opts: &RunOptions) -> anyhow::Result<RunInfo> {
                 out.display()
             );
         }
-        info.status = RunStatus::Running;
-        info.finished = None;
-        results::write_atomic(&run_json, &info)?;
         return Ok(info);
     }
     if run_json.exists() {
@@ -303,19 +307,7 @@ fn prepare_out_dir(opts: &RunOptions) -> anyhow::Result<RunInfo> {
             out.display()
         );
     }
-    let info = opts.record.clone();
-    if let Err(e) = results::write_atomic(&run_json, &info) {
-        if crate::util::disk_full(&e) {
-            // Nothing measured, nothing to resume: the same command again.
-            bail!(
-                "writing {}: the disk is full before anything was measured; free space and run the same \
-                 command again (there is nothing to resume yet)",
-                run_json.display()
-            );
-        }
-        return Err(e);
-    }
-    Ok(info)
+    Ok(opts.record.clone())
 }
 
 /// What the sampler reads for a target: the devices under its data and its
@@ -340,12 +332,13 @@ fn probe_of(driver: &dyn Target) -> Probe {
     }
 }
 
-fn record_target(
-    info: &mut RunInfo,
+/// What a target is, as its opened server says: version, settings, the
+/// allocator it preloaded, its filesystem and devices.
+fn target_record(
     target: &crate::db::spec::TargetSpec,
     driver: &dyn Target,
     probe: &Probe,
-) -> anyhow::Result<()> {
+) -> anyhow::Result<TargetRecord> {
     let mut facts = driver.facts().with_context(|| {
         format!(
             "target \"{}\": reading its version and configuration",
@@ -392,25 +385,5 @@ fn record_target(
         devices: probe.devices.as_ref().ok().cloned(),
         devices_not_measured: probe.devices.as_ref().err().cloned(),
     };
-    match info.targets.iter_mut().find(|t| t.name == target.name) {
-        Some(t) => {
-            // What its load did is known from the load, not the server.
-            let mut record = record;
-            if let Some(m) = t.facts.config.get(results::LOAD_METHOD) {
-                record
-                    .facts
-                    .config
-                    .insert(results::LOAD_METHOD.into(), m.clone());
-                if !record.facts.settings.is_empty() {
-                    record
-                        .facts
-                        .settings
-                        .insert(results::LOAD_METHOD.into(), m.clone());
-                }
-            }
-            *t = record;
-        }
-        None => info.targets.push(record),
-    }
-    Ok(())
+    Ok(record)
 }

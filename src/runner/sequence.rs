@@ -12,14 +12,16 @@
 use anyhow::bail;
 
 use super::barrier::Barrier;
+use super::events::{Event, Sinks};
 use super::step::{blank_result, measure_step, StepCtx};
 use super::{
-    hooks, interrupted, probe_of, record_target, remove_earlier_data, restart, set_up_workload,
+    hooks, interrupted, probe_of, remove_earlier_data, restart, set_up_workload, target_record,
     wait_serving, Progress, RunEnd,
 };
-use crate::db::{self, Dirs};
-use crate::plan::schedule::{Execution, Schedule};
-use crate::results::{self, RunInfo};
+use crate::db::spec::TargetSpec;
+use crate::db::{self, Dirs, Target};
+use crate::plan::schedule::{ClientShare, Execution, Schedule, Work};
+use crate::results;
 use crate::workload::maint::Maint;
 use crate::Interrupted;
 
@@ -53,54 +55,157 @@ pub(super) fn run(
     dirs: &Dirs,
     jobs: &[Job],
     mode: Mode,
-    info: &mut RunInfo,
+    sinks: &mut Sinks,
     ui: &mut Progress,
 ) -> anyhow::Result<Ran> {
-    let mut failed_steps = 0;
-    let mut not_run = 0;
-    // Seconds the windows measured again have taken, against the plan's
-    // `max_extra`.
-    let mut spent = 0.0;
-    let mut not_started: Vec<String> = Vec::new();
-    let mut written = 0;
-    let out = dirs.out.as_path();
+    let mut run = Loop {
+        schedule,
+        dirs,
+        mode,
+        sinks,
+        ui,
+        tally: Tally::default(),
+    };
     for group in
         jobs.chunk_by(|a, b| a.exec.target == b.exec.target && a.exec.id.repeat == b.exec.id.repeat)
     {
         if group.iter().all(|j| j.done) {
             continue;
         }
-        let target = &schedule.targets[group[0].exec.target];
-        let first_left = &group.iter().find(|j| !j.done).expect("a job is left").exec;
-        if mode == Mode::Confirm {
-            ui.line(&format!(
-                "[{}] confirming (repeat {}): {}",
-                target.name,
-                first_left.id.repeat,
-                group
-                    .iter()
-                    .map(|j| {
-                        let s = format!("{} c{}", j.exec.id.at.step.label(), j.exec.id.at.clients);
-                        if j.keep {
-                            s
-                        } else {
-                            format!("({s}, replayed)")
-                        }
-                    })
-                    .collect::<Vec<_>>()
-                    .join(" → ")
-            ));
+        if run.group(group)? == Flow::Interrupted {
+            return Ok(Ran {
+                end: RunEnd::Interrupted,
+                written: run.tally.written,
+            });
         }
-        // A run resumed in a later phase starts the server under that
-        // phase's settings.
-        let mut driver = match db::open(&first_left.settings, dirs, &mut |line| ui.line(line)) {
+    }
+    let t = run.tally;
+    Ok(Ran {
+        end: RunEnd::Complete {
+            failed_steps: t.failed_steps,
+            not_run: t.not_run,
+            not_started: t.not_started,
+        },
+        written: t.written,
+    })
+}
+
+/// What the loop has done so far, for the run's end.
+#[derive(Default)]
+struct Tally {
+    failed_steps: usize,
+    not_run: usize,
+    not_started: Vec<String>,
+    written: usize,
+    /// Seconds the windows measured again have taken, against the
+    /// plan's `max_extra`.
+    spent: f64,
+}
+
+/// Whether the loop goes on after a group or a job.
+#[derive(PartialEq, Eq)]
+enum Flow {
+    On,
+    Interrupted,
+}
+
+/// The loop's surroundings, the same for every group.
+struct Loop<'a, 's> {
+    schedule: &'a Schedule,
+    dirs: &'a Dirs,
+    mode: Mode,
+    sinks: &'a mut Sinks<'s>,
+    ui: &'a mut Progress,
+    tally: Tally,
+}
+
+/// One group's target as it runs: its server, the other client shares,
+/// what the group has set up, and why the rest of it cannot run.
+struct Group<'a> {
+    target: &'a TargetSpec,
+    driver: Box<dyn Target>,
+    barrier: Option<Barrier>,
+    share: Option<ClientShare>,
+    /// This process runs the group's loads, maintenance and hooks (no
+    /// other shares, or the first of them).
+    leads: bool,
+    /// The target's data is made again before the steps left.
+    reload: bool,
+    /// The plan's own workloads set up, once per target and repeat.
+    set_up: Vec<String>,
+    /// Why the group's later steps cannot run (its server died).
+    gone: Option<String>,
+}
+
+impl Loop<'_, '_> {
+    /// Runs one target's jobs of one repeat.
+    fn group(&mut self, jobs: &[Job]) -> anyhow::Result<Flow> {
+        let target = &self.schedule.targets[jobs[0].exec.target];
+        let first_left = &jobs.iter().find(|j| !j.done).expect("a job is left").exec;
+        if self.mode == Mode::Confirm {
+            self.ui.line(&confirm_banner(&target.name, jobs));
+        }
+        let Some(driver) = self.open(target, first_left)? else {
+            return Ok(Flow::On);
+        };
+        // The other client shares' processes, met in the target database.
+        let share = self.schedule.rendezvous.as_ref().map(|rv| rv.share);
+        let barrier = match &self.schedule.rendezvous {
+            Some(rv) => Some(Barrier::open(driver.as_ref(), rv)?),
+            None => None,
+        };
+        let mut g = Group {
+            target,
+            driver,
+            barrier,
+            share,
+            leads: share.map_or(true, |s| s.leads()),
+            reload: false,
+            set_up: Vec::new(),
+            gone: None,
+        };
+        g.reload = self.prepare_data(&g, jobs)?;
+        if self.mode == Mode::Run {
+            let record = target_record(target, g.driver.as_ref(), &probe_of(g.driver.as_ref()))?;
+            self.sinks.emit(&Event::TargetOpened(&record))?;
+        }
+        for job in jobs {
+            if self.job(&mut g, job)? == Flow::Interrupted {
+                return Ok(interrupted_here(g.driver, self.mode, self.schedule.loads));
+            }
+        }
+        // No share's cleanup takes the tables from under another's last
+        // step.
+        if let (Some(b), Some(last)) = (&g.barrier, jobs.last()) {
+            let end = format!("{}/r{}:end", target.name, last.exec.id.repeat);
+            if let Err(why) = b.meet(&end, false) {
+                self.ui.warn(&format!("[{}] {why}", target.name));
+            }
+        }
+        // The next load starts from nothing, so the data is not needed;
+        // a managed server is stopped here.
+        g.driver.cleanup(self.schedule.loads)?;
+        Ok(Flow::On)
+    }
+
+    /// The target opened under the settings of its first step left (a
+    /// run resumed in a later phase starts the server under that phase's
+    /// settings), and a server by URL reached; `None` when it could not
+    /// start and the loop goes on without it.
+    fn open(
+        &mut self,
+        target: &TargetSpec,
+        first_left: &Execution,
+    ) -> anyhow::Result<Option<Box<dyn Target>>> {
+        let ui = &mut *self.ui;
+        let driver = match db::open(&first_left.settings, self.dirs, &mut |line| ui.line(line)) {
             Ok(d) => d,
-            Err(err) if mode == Mode::Confirm => {
+            Err(err) if self.mode == Mode::Confirm => {
                 ui.warn(&format!(
                     "[{}] could not start, nothing confirmed for it this round: {err:#}",
                     target.name
                 ));
-                continue;
+                return Ok(None);
             }
             Err(err) if target.engine.is_server() => {
                 // The server would not start: record it against the
@@ -111,11 +216,11 @@ pub(super) fn run(
                     "[{}] FAILED to start (no step of it ran): {err:#}",
                     target.name
                 ));
-                results::write_step(out, &r)?;
-                if !not_started.contains(&target.name) {
-                    not_started.push(target.name.clone());
+                self.sinks.emit(&Event::Finished(&r))?;
+                if !self.tally.not_started.contains(&target.name) {
+                    self.tally.not_started.push(target.name.clone());
                 }
-                continue;
+                return Ok(None);
             }
             Err(err) => return Err(err),
         };
@@ -130,21 +235,23 @@ pub(super) fn run(
                 );
             }
         }
-        // The other client shares' processes, met in the target database.
-        let share = schedule.rendezvous.as_ref().map(|rv| rv.share);
-        let leads = share.map_or(true, |s| s.leads());
-        let barrier = match &schedule.rendezvous {
-            Some(rv) => Some(Barrier::open(driver.as_ref(), rv)?),
-            None => None,
-        };
-        let started = group.iter().any(|j| j.done);
-        let loads = schedule.loads;
+        Ok(Some(driver))
+    }
+
+    /// Checks the tables the group runs on, and removes the data of an
+    /// earlier run before a group that makes it; whether the data is made
+    /// again (a resumed target whose data is gone).
+    fn prepare_data(&mut self, g: &Group, jobs: &[Job]) -> anyhow::Result<bool> {
+        let (target, driver) = (g.target, g.driver.as_ref());
+        let started = jobs.iter().any(|j| j.done);
+        let loads = self.schedule.loads;
         // A finished step that dropped or emptied the tables left no
         // data on purpose.
-        let dropped = group
+        let dropped = jobs
             .iter()
             .any(|j| j.done && j.exec.maintenance().is_some_and(|m| !m.keeps_rows()));
-        let has_data = schedule
+        let has_data = self
+            .schedule
             .needs_table
             .as_deref()
             .map_or(true, |t| driver.has_data(t));
@@ -153,7 +260,7 @@ pub(super) fn run(
                 "target \"{}\": the plan has no step that creates the tables (\"load\"), so it runs on \
                  tables that exist already, but {} is not there; put \"load\" first in `steps` (without a plan: pass --load)",
                 target.name,
-                schedule.needs_table.as_deref().unwrap_or_default()
+                self.schedule.needs_table.as_deref().unwrap_or_default()
             );
         }
         // A resumed target whose data is gone (its server died, or its
@@ -161,243 +268,242 @@ pub(super) fn run(
         // creates the tables runs again, and its result says why.
         let reload = loads && started && !has_data && !dropped;
         if reload {
-            ui.warn(&format!(
+            self.ui.warn(&format!(
                 "[{}] the data the earlier steps ran on is gone: creating it again before the steps left",
                 target.name
             ));
         }
-        if loads && (!started || reload) && leads {
-            remove_earlier_data(driver.as_ref(), target)?;
+        if loads && (!started || reload) && g.leads {
+            remove_earlier_data(driver, target)?;
         }
-        if mode == Mode::Run {
-            record_target(info, target, driver.as_ref(), &probe_of(driver.as_ref()))?;
-            results::write_atomic(&out.join("run.json"), &*info)?;
-        }
+        Ok(reload)
+    }
 
-        // The plan's own workloads' set-up, once per target and repeat.
-        let mut set_up: Vec<String> = Vec::new();
-        let mut gone: Option<String> = None;
-        for job in group {
-            let e = &job.exec;
-            let again = reload && e.creates_tables;
-            if job.done && !again {
-                continue;
-            }
-            if let Some(why) = &gone {
-                if mode == Mode::Confirm || !job.keep {
-                    continue;
-                }
+    /// Runs one job of a group: its hooks, set-up and measurement, and
+    /// hands its result to the sinks when it is kept.
+    fn job(&mut self, g: &mut Group, job: &Job) -> anyhow::Result<Flow> {
+        let e = &job.exec;
+        let again = g.reload && e.creates_tables;
+        if job.done && !again {
+            return Ok(Flow::On);
+        }
+        if let Some(why) = &g.gone {
+            if self.mode == Mode::Run && job.keep {
                 // Not run: said in its result, so that the report shows
                 // the hole and --resume runs it.
-                ui.warn(&format!(
+                self.ui.warn(&format!(
                     "[{}] skipping {}: {why}",
-                    target.name,
+                    g.target.name,
                     e.id.at.step.label()
                 ));
                 let mut r = blank_result(e);
                 r.failed = Some(format!("not run: {why}"));
-                results::write_step(out, &r)?;
-                not_run += 1;
-                continue;
+                self.sinks.emit(&Event::Finished(&r))?;
+                self.tally.not_run += 1;
             }
-            if target.engine.is_server() && e.maintenance() != Some(Maint::Restart) {
-                wait_serving(driver.as_ref(), ui, &target.name);
-            }
-            if let (Some(b), Some(share)) = (&barrier, share) {
-                // Every share has finished the step before (the leading
-                // share's load or maintenance is done); only the leading
-                // share creates, loads, maintains and runs hooks.
-                let met = b.meet(&format!("{}:begin", e.id), false);
-                // Ctrl-C while waiting ends the run as interrupted, not
-                // as a failed step of a complete run.
-                if met.is_err() && crate::runner::interrupted() {
-                    bail!(Interrupted);
-                }
-                let workload = matches!(e.work, crate::plan::schedule::Work::Workload(_));
-                if met.is_err() || (!leads && !workload) {
-                    let mut r = blank_result(e);
-                    r.failed = met.err();
-                    r.client_share = Some(results::ShareStep {
-                        by_leader: r.failed.is_none(),
-                        ..results::ShareStep::new(share, e.id.at.clients)
-                    });
-                    failed_steps += usize::from(r.failed.is_some());
-                    results::write_step(out, &r)?;
-                    written += 1;
-                    continue;
-                }
-            }
-            let mut before = if leads {
-                hooks::run(driver.as_ref(), e, &e.before, "before", out, ui)?
-            } else {
-                Default::default()
-            };
-            if before.failed.is_none() && leads {
-                if let Err(why) =
-                    set_up_workload(driver.as_ref(), e, &mut set_up, &mut before.notes)
-                {
-                    before.failed = Some(why);
-                }
-            }
-            let measured = if let Some(why) = before.failed {
-                let mut r = blank_result(e);
-                r.failed = Some(why);
-                Ok(r)
-            } else if e.maintenance() == Some(Maint::Restart) {
-                restart::restart(&mut driver, dirs, e, ui)
-            } else {
-                let probe = probe_of(driver.as_ref());
-                let cx = StepCtx {
-                    db: driver.as_ref(),
-                    probe: &probe,
-                    barrier: barrier.as_ref(),
-                    share,
-                };
-                // A window measured again would be one share's alone.
-                measure_step(&cx, e, ui).and_then(|r| match share {
-                    Some(_) => Ok(r),
-                    None => again_if_disturbed(&cx, e, r, &schedule.retry, &mut spent, ui),
-                })
-            };
-            let mut result = match measured {
-                Ok(r) => r,
-                Err(err) if err.is::<Interrupted>() || interrupted() => {
-                    return Ok(interrupted_here(driver, mode, loads, written));
-                }
-                Err(err) => return Err(err),
-            };
-            if interrupted() {
-                return Ok(interrupted_here(driver, mode, loads, written));
-            }
-            result.notes.extend(before.notes);
-            if again {
-                result.notes.insert(
-                    "reloaded".into(),
-                    "ran again on --resume: the data the earlier load made was gone".into(),
-                );
-            }
-            if result.failed.is_none() && leads {
-                let after = hooks::run(driver.as_ref(), e, &e.after, "after", out, ui)?;
-                result.notes.extend(after.notes);
-                result.failed = after.failed;
-            }
-            if result.failed.is_some() {
-                failed_steps += usize::from(job.keep);
-                if e.maintenance() == Some(Maint::Restart) {
-                    ui.warn(&format!(
-                        "[{}] {}",
-                        target.name,
-                        result.failed.as_deref().unwrap_or_default()
-                    ));
-                    gone = Some(format!(
-                        "the server did not come back after the restart of step {}",
-                        e.id.seq
-                    ));
-                } else if let Some(h) = driver.health() {
-                    // The server died: say so in the step, and stop
-                    // sending it work.
-                    result.failed =
-                        Some(format!("{}; {h}", result.failed.take().unwrap_or_default()));
-                    ui.warn(&format!("[{}] {h}", target.name));
-                    gone = Some("the server died".into());
-                } else if e.creates_tables {
-                    gone = Some("the step that creates the tables failed".into());
-                } else if !job.keep {
-                    gone = Some(format!("the replayed step {} failed", e.id.at.step.label()));
-                }
-                if mode == Mode::Confirm && gone.is_some() {
-                    ui.warn(&format!(
-                        "[{}] {} failed, so the steps after it are not confirmed this round",
-                        target.name,
-                        e.id.at.step.label()
-                    ));
-                }
-            }
-            if !job.keep {
-                continue;
-            }
-            if mode == Mode::Confirm {
-                result.notes.insert(
-                    "confirm".into(),
-                    "a confirmation repeat (relbench run --confirm): the target started afresh and replayed \
-                     the steps before this one that change the data"
-                        .into(),
-                );
-            }
-            results::write_step(out, &result)?;
-            written += 1;
-            if mode == Mode::Run {
-                record_load_method(info, &target.name, &result, out)?;
-            }
+            return Ok(Flow::On);
         }
-        // No share's cleanup takes the tables from under another's last
-        // step.
-        if let (Some(b), Some(last)) = (&barrier, group.last()) {
-            let end = format!("{}/r{}:end", target.name, last.exec.id.repeat);
-            if let Err(why) = b.meet(&end, false) {
-                ui.warn(&format!("[{}] {why}", target.name));
-            }
+        if g.target.engine.is_server() && e.maintenance() != Some(Maint::Restart) {
+            wait_serving(g.driver.as_ref(), self.ui, &g.target.name);
         }
-        // The next load starts from nothing, so the data is not needed;
-        // a managed server is stopped here.
-        driver.cleanup(loads)?;
+        if self.left_to_the_leader(g, e)? {
+            return Ok(Flow::On);
+        }
+        let mut result = match self.measure(g, e) {
+            Ok(r) => r,
+            Err(err) if err.is::<Interrupted>() || interrupted() => return Ok(Flow::Interrupted),
+            Err(err) => return Err(err),
+        };
+        if interrupted() {
+            return Ok(Flow::Interrupted);
+        }
+        if again {
+            result.notes.insert(
+                "reloaded".into(),
+                "ran again on --resume: the data the earlier load made was gone".into(),
+            );
+        }
+        if result.failed.is_none() && g.leads {
+            let after = hooks::run(
+                g.driver.as_ref(),
+                e,
+                &e.after,
+                "after",
+                &self.dirs.out,
+                self.ui,
+            )?;
+            result.notes.extend(after.notes);
+            result.failed = after.failed;
+        }
+        if result.failed.is_some() {
+            self.tally.failed_steps += usize::from(job.keep);
+            g.gone = self.why_the_rest_cannot_run(g, job, &mut result);
+        }
+        if !job.keep {
+            return Ok(Flow::On);
+        }
+        if self.mode == Mode::Confirm {
+            result.notes.insert(
+                "confirm".into(),
+                "a confirmation repeat (relbench run --confirm): the target started afresh and replayed \
+                 the steps before this one that change the data"
+                    .into(),
+            );
+        }
+        self.sinks.emit(&Event::Finished(&result))?;
+        self.tally.written += 1;
+        Ok(Flow::On)
     }
-    Ok(Ran {
-        end: RunEnd::Complete {
-            failed_steps,
-            not_run,
-            not_started,
-        },
-        written,
-    })
+
+    /// With other client shares: meets them before the step (every share
+    /// has finished the step before; only the leading share creates,
+    /// loads, maintains and runs hooks). Whether this share's part of the
+    /// step ends here (the meeting failed, or the step is the leader's).
+    fn left_to_the_leader(&mut self, g: &Group, e: &Execution) -> anyhow::Result<bool> {
+        let (Some(b), Some(share)) = (&g.barrier, g.share) else {
+            return Ok(false);
+        };
+        let met = b.meet(&format!("{}:begin", e.id), false);
+        // Ctrl-C while waiting ends the run as interrupted, not as a
+        // failed step of a complete run.
+        if met.is_err() && interrupted() {
+            bail!(Interrupted);
+        }
+        let workload = matches!(e.work, Work::Workload(_));
+        if met.is_ok() && (g.leads || workload) {
+            return Ok(false);
+        }
+        let mut r = blank_result(e);
+        r.failed = met.err();
+        r.client_share = Some(results::ShareStep {
+            by_leader: r.failed.is_none(),
+            ..results::ShareStep::new(share, e.id.at.clients)
+        });
+        self.tally.failed_steps += usize::from(r.failed.is_some());
+        self.sinks.emit(&Event::Finished(&r))?;
+        self.tally.written += 1;
+        Ok(true)
+    }
+
+    /// The step itself: its before hooks and set-up, then the restart or
+    /// the measured window (measured again when another program
+    /// disturbed it and the step allows).
+    fn measure(&mut self, g: &mut Group, e: &Execution) -> anyhow::Result<results::StepResult> {
+        let out = &self.dirs.out;
+        let mut before = if g.leads {
+            hooks::run(g.driver.as_ref(), e, &e.before, "before", out, self.ui)?
+        } else {
+            Default::default()
+        };
+        if before.failed.is_none() && g.leads {
+            if let Err(why) =
+                set_up_workload(g.driver.as_ref(), e, &mut g.set_up, &mut before.notes)
+            {
+                before.failed = Some(why);
+            }
+        }
+        let mut r = if let Some(why) = before.failed {
+            let mut r = blank_result(e);
+            r.failed = Some(why);
+            r
+        } else if e.maintenance() == Some(Maint::Restart) {
+            restart::restart(&mut g.driver, self.dirs, e, self.ui)?
+        } else {
+            let probe = probe_of(g.driver.as_ref());
+            let cx = StepCtx {
+                db: g.driver.as_ref(),
+                probe: &probe,
+                barrier: g.barrier.as_ref(),
+                share: g.share,
+            };
+            let r = measure_step(&cx, e, self.ui)?;
+            // A window measured again would be one share's alone.
+            match g.share {
+                Some(_) => r,
+                None => again_if_disturbed(
+                    &cx,
+                    e,
+                    r,
+                    &self.schedule.retry,
+                    &mut self.tally.spent,
+                    self.ui,
+                )?,
+            }
+        };
+        r.notes.extend(before.notes);
+        Ok(r)
+    }
+
+    /// After a failed step: why the group's later steps cannot run, if
+    /// they cannot (the restart did not bring the server back, the server
+    /// died, the tables were not made, a replayed step failed).
+    fn why_the_rest_cannot_run(
+        &mut self,
+        g: &Group,
+        job: &Job,
+        r: &mut results::StepResult,
+    ) -> Option<String> {
+        let (e, name) = (&job.exec, &g.target.name);
+        let gone = if e.maintenance() == Some(Maint::Restart) {
+            self.ui.warn(&format!(
+                "[{name}] {}",
+                r.failed.as_deref().unwrap_or_default()
+            ));
+            Some(format!(
+                "the server did not come back after the restart of step {}",
+                e.id.seq
+            ))
+        } else if let Some(h) = g.driver.health() {
+            // The server died: say so in the step, and stop sending it
+            // work.
+            r.failed = Some(format!("{}; {h}", r.failed.take().unwrap_or_default()));
+            self.ui.warn(&format!("[{name}] {h}"));
+            Some("the server died".into())
+        } else if e.creates_tables {
+            Some("the step that creates the tables failed".into())
+        } else if !job.keep {
+            Some(format!("the replayed step {} failed", e.id.at.step.label()))
+        } else {
+            None
+        };
+        if self.mode == Mode::Confirm && gone.is_some() {
+            self.ui.warn(&format!(
+                "[{name}] {} failed, so the steps after it are not confirmed this round",
+                e.id.at.step.label()
+            ));
+        }
+        gone
+    }
+}
+
+/// `[target] confirming (repeat 3): scan c4 → (insert c4, replayed)`.
+fn confirm_banner(target: &str, jobs: &[Job]) -> String {
+    let first_left = &jobs.iter().find(|j| !j.done).expect("a job is left").exec;
+    format!(
+        "[{target}] confirming (repeat {}): {}",
+        first_left.id.repeat,
+        jobs.iter()
+            .map(|j| {
+                let s = format!("{} c{}", j.exec.id.at.step.label(), j.exec.id.at.clients);
+                if j.keep {
+                    s
+                } else {
+                    format!("({s}, replayed)")
+                }
+            })
+            .collect::<Vec<_>>()
+            .join(" → ")
+    )
 }
 
 /// Ctrl-C: a run keeps the target's data for `--resume` (the server is
 /// stopped as the driver drops); a confirmation's data was made for it
 /// alone and goes.
-fn interrupted_here(
-    driver: Box<dyn crate::db::Target>,
-    mode: Mode,
-    loads: bool,
-    written: usize,
-) -> Ran {
+fn interrupted_here(driver: Box<dyn Target>, mode: Mode, loads: bool) -> Flow {
     if mode == Mode::Confirm {
         let _ = driver.cleanup(loads);
     }
-    Ran {
-        end: RunEnd::Interrupted,
-        written,
-    }
-}
-
-/// How a target's load put its rows in (a bulk file load, multi-row
-/// INSERTs, COPY) is a fact of the target: two servers that loaded
-/// differently did not do the same work, so it is recorded with its
-/// settings, where "settings that differ from the base" shows it.
-fn record_load_method(
-    info: &mut RunInfo,
-    target: &str,
-    r: &crate::results::StepResult,
-    out: &std::path::Path,
-) -> anyhow::Result<()> {
-    let Some(method) = r.notes.get("load_method").filter(|_| r.failed.is_none()) else {
-        return Ok(());
-    };
-    let Some(t) = info.targets.iter_mut().find(|t| t.name == target) else {
-        return Ok(());
-    };
-    if t.facts.config.get(results::LOAD_METHOD) == Some(method) {
-        return Ok(());
-    }
-    t.facts
-        .config
-        .insert(results::LOAD_METHOD.into(), method.clone());
-    if !t.facts.settings.is_empty() {
-        t.facts
-            .settings
-            .insert(results::LOAD_METHOD.into(), method.clone());
-    }
-    results::write_atomic(&out.join("run.json"), &*info)
+    Flow::Interrupted
 }
 
 /// A window another program disturbed is measured again, at once, after

@@ -58,7 +58,7 @@ impl LoadOutcome {
         n.insert("index_secs".into(), format!("{:.3}", self.index_secs));
         n.insert("rows_per_statement".into(), ROWS_PER_STATEMENT.to_string());
         let methods: Vec<&str> = self.methods.iter().map(|m| m.name()).collect();
-        n.insert("load_method".into(), methods.join(", "));
+        n.insert(crate::workload::LOAD_METHOD_NOTE.into(), methods.join(", "));
         n.insert(
             "rows_per_commit".into(),
             mode.rows_per_commit
