@@ -759,8 +759,14 @@ fn bisect_over_postgresql_builds_starts_each_basedir_asked_for() {
     eprintln!("{stdout}{stderr}");
     // These builds do not differ much on point-query: any honest outcome
     // (a clear culprit, no change, or unclear at the cap — which used to
-    // exit 0 as a "culprit") will do; what is tested is the rounds' builds.
+    // exit 0 as a "culprit" — or, when the other tests of this file load
+    // the machine, too few quiet windows to judge) will do; what is
+    // tested is the rounds' builds.
     match o.status.code() {
+        Some(5) => assert!(
+            stderr.contains("could not be measured on this host") && !stdout.contains("culprit: /"),
+            "{stdout}{stderr}"
+        ),
         Some(0) => assert!(stdout.contains("culprit: "), "{stdout}"),
         Some(1) => assert!(stderr.contains("do not differ"), "{stderr}"),
         Some(4) => assert!(

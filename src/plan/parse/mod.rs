@@ -360,8 +360,59 @@ fn validate(cx: &mut Ctx<'_>, raw: RawPlan) -> Plan {
     let insert_benchmark = workload::insert::params::check(cx, raw.insert.as_ref());
     let mut cat = Catalogue::new(&insert_benchmark, &linkbench, &workloads);
     let (suite, steps, phases) = steps(cx, &raw, &mut cat);
+    let clients = client_counts(cx, &raw);
+    let repeats = raw
+        .repeats
+        .as_ref()
+        .and_then(|r| cx.positive(r, "repeats", 1000))
+        .unwrap_or(1) as u32;
+    let (seed, seed_fixed) = seed(cx, &raw);
+    let distribution = distribution(cx, &raw);
+    let (tables, rows) = scale(cx, &raw);
+    rows_fit(cx, &raw, &steps, &cat, rows);
+    let (warmup_secs, stops) = durations(cx, &raw);
+    let [read, write, insert] = stops;
+    let steps = family_clients(cx, &raw, steps, &cat);
+    let (steps, phases) = intervals(cx, &raw, steps, phases, [read, write, insert], &cat);
+    let settle = settle(cx, &raw);
+    insert_benchmark_loads_first(cx, &raw, &steps, &cat);
+    let random_pct = random_pct(cx, &raw);
+    let targets = targets(cx, &raw);
+    restarts(cx, &raw, &steps, &targets);
+    phase_settings(cx, &raw, &targets);
+    let hooks = hooks(cx, &raw, &steps, &phases);
+    let comparisons = comparisons(cx, &raw, &targets);
+    let interference = interference(cx, &raw);
+    Plan {
+        workloads,
+        phases,
+        hooks,
+        random_pct,
+        insert_benchmark,
+        linkbench,
+        suite,
+        steps,
+        tables: tables as u32,
+        rows,
+        clients,
+        repeats,
+        seed,
+        seed_fixed,
+        distribution,
+        warmup_secs,
+        read,
+        write,
+        insert,
+        settle,
+        targets,
+        comparisons,
+        interference,
+    }
+}
 
-    let clients = match &raw.clients {
+/// The plan's client counts (`[1]` when it gives none).
+fn client_counts(cx: &mut Ctx<'_>, raw: &RawPlan) -> Vec<u32> {
+    match &raw.clients {
         None => vec![1],
         Some(list) if list.get_ref().is_empty() => {
             cx.err(
@@ -388,12 +439,14 @@ fn validate(cx: &mut Ctx<'_>, raw: RawPlan) -> Plan {
             }
             out
         }
-    };
-    let repeats = raw
-        .repeats
-        .as_ref()
-        .and_then(|r| cx.positive(r, "repeats", 1000))
-        .unwrap_or(1) as u32;
+    }
+}
+
+/// The plan's seed, and whether the plan fixed it: a plan without one
+/// draws a fresh one here, the one place a run's seed is decided (it is
+/// recorded in `run.json`, so a resumed run, a confirmation and a shard
+/// read it back).
+fn seed(cx: &mut Ctx<'_>, raw: &RawPlan) -> (u64, bool) {
     let seed = match &raw.seed {
         Some(s) if *s.get_ref() < 0 => {
             cx.err(s.span(), "seed must not be negative", None);
@@ -402,9 +455,12 @@ fn validate(cx: &mut Ctx<'_>, raw: RawPlan) -> Plan {
         Some(s) => *s.get_ref() as u64,
         None => fresh_seed(),
     };
-    let seed_fixed = raw.seed.is_some();
+    (seed, raw.seed.is_some())
+}
 
-    let distribution = match &raw.distribution {
+/// How the steps draw their ids.
+fn distribution(cx: &mut Ctx<'_>, raw: &RawPlan) -> dist::Kind {
+    match &raw.distribution {
         None => dist::Kind::Uniform,
         Some(d) => dist::Kind::parse(d.get_ref()).unwrap_or_else(|| {
             cx.err(
@@ -414,8 +470,12 @@ fn validate(cx: &mut Ctx<'_>, raw: RawPlan) -> Plan {
             );
             dist::Kind::Uniform
         }),
-    };
-    let (tables, rows) = match &raw.scale {
+    }
+}
+
+/// `[scale]`: tables and rows.
+fn scale(cx: &mut Ctx<'_>, raw: &RawPlan) -> (i64, i64) {
+    match &raw.scale {
         None => (1, DEFAULT_ROWS),
         Some(s) => (
             s.tables
@@ -427,12 +487,15 @@ fn validate(cx: &mut Ctx<'_>, raw: RawPlan) -> Plan {
                 .and_then(|r| cx.positive(r, "rows", MAX_ROWS))
                 .unwrap_or(DEFAULT_ROWS),
         ),
-    };
-    // Every range and in-list must fit in the table, or its row-count check
-    // would fail on every event.
+    }
+}
+
+/// Every range and in-list must fit in the table, or its row-count check
+/// would fail on every event.
+fn rows_fit(cx: &mut Ctx<'_>, raw: &RawPlan, steps: &[Step], cat: &Catalogue, rows: i64) {
     let widest = steps
         .iter()
-        .filter_map(|s| find(&cat, s))
+        .filter_map(|s| find(cat, s))
         .max_by_key(|w| w.rows_needed());
     if let Some(w) = widest.filter(|w| w.rows_needed() as i64 > rows) {
         {
@@ -455,7 +518,10 @@ fn validate(cx: &mut Ctx<'_>, raw: RawPlan) -> Plan {
             );
         }
     }
+}
 
+/// `[duration]`: the warm-up, and how read, write and insert steps stop.
+fn durations(cx: &mut Ctx<'_>, raw: &RawPlan) -> (f64, [Stop; 3]) {
     let d = raw.duration.as_ref();
     let warmup_secs = cx.duration(
         &d.and_then(|d| d.warmup.clone()),
@@ -481,12 +547,13 @@ fn validate(cx: &mut Ctx<'_>, raw: RawPlan) -> Plan {
             stops = [Stop::Events(n as u64); 3];
         }
     }
-    let [read, write, insert] = stops;
-    let steps = family_clients(cx, &raw, steps, &cat);
-    let (steps, phases) = intervals(cx, &raw, steps, phases, [read, write, insert], &cat);
+    (warmup_secs, stops)
+}
 
+/// `[settle]`.
+fn settle(cx: &mut Ctx<'_>, raw: &RawPlan) -> Settle {
     let s = raw.settle.as_ref();
-    let settle = Settle {
+    Settle {
         base_secs: cx.duration(&s.and_then(|s| s.base.clone()), "settle base", 5.0, 0.0),
         per_million_rows_secs: cx.duration(
             &s.and_then(|s| s.per_million_rows.clone()),
@@ -495,43 +562,49 @@ fn validate(cx: &mut Ctx<'_>, raw: RawPlan) -> Plan {
             0.0,
         ),
         max_secs: cx.duration(&s.and_then(|s| s.max.clone()), "settle max", 60.0, 0.0),
-    };
+    }
+}
 
+/// The Insert Benchmark's steps start with the one that creates its
+/// tables.
+fn insert_benchmark_loads_first(cx: &mut Ctx<'_>, raw: &RawPlan, steps: &[Step], cat: &Catalogue) {
     if steps
         .iter()
-        .any(|s| find(&cat, s).is_some_and(|w| w.meta().group == workload::Group::Insert))
+        .any(|s| find(cat, s).is_some_and(|w| w.meta().group == workload::Group::Insert))
     {
         if let Some(first) = steps.iter().find(|s| s.kind != StepKind::Settle) {
             let name = first.name().to_string();
-            if !find(&cat, first).is_some_and(|w| w.meta().creates_tables) {
+            if !find(cat, first).is_some_and(|w| w.meta().creates_tables) {
                 let span = raw.steps.as_ref().map_or(0..0, |s| s.span());
                 cx.err(
-                    span,
-                    format!("the Insert Benchmark's steps start with \"l.i0\", which creates its tables; this plan starts with \"{name}\""),
-                    Some("put \"l.i0\" first".into()),
-                );
+                span,
+                format!("the Insert Benchmark's steps start with \"l.i0\", which creates its tables; this plan starts with \"{name}\""),
+                Some("put \"l.i0\" first".into()),
+            );
             }
         }
     }
+}
 
-    let random_pct = match raw.scale.as_ref().and_then(|s| s.random_pct.as_ref()) {
+/// The percent of each generated string that is random.
+fn random_pct(cx: &mut Ctx<'_>, raw: &RawPlan) -> u8 {
+    match raw.scale.as_ref().and_then(|s| s.random_pct.as_ref()) {
         None => 100,
         Some(v) if (0..=100).contains(v.get_ref()) => *v.get_ref() as u8,
         Some(v) => {
             cx.err(
-                v.span(),
-                format!("random_pct must be between 0 and 100, not {}", v.get_ref()),
-                Some("the percent of each generated string that is random; the rest repeats and compresses".into()),
-            );
+            v.span(),
+            format!("random_pct must be between 0 and 100, not {}", v.get_ref()),
+            Some("the percent of each generated string that is random; the rest repeats and compresses".into()),
+        );
             100
         }
-    };
-    let targets = targets(cx, &raw);
-    restarts(cx, &raw, &steps, &targets);
-    phase_settings(cx, &raw, &targets);
-    let hooks = hooks(cx, &raw, &steps, &phases);
-    let comparisons = comparisons(cx, &raw, &targets);
-    let interference = {
+    }
+}
+
+/// `[interference]`: how a disturbed window is measured again.
+fn interference(cx: &mut Ctx<'_>, raw: &RawPlan) -> super::Retry {
+    {
         let d = super::Retry::default();
         let r = raw.interference.as_ref();
         super::Retry {
@@ -555,30 +628,5 @@ fn validate(cx: &mut Ctx<'_>, raw: RawPlan) -> Plan {
                 0.0,
             ),
         }
-    };
-    Plan {
-        workloads,
-        phases,
-        hooks,
-        random_pct,
-        insert_benchmark,
-        linkbench,
-        suite,
-        steps,
-        tables: tables as u32,
-        rows,
-        clients,
-        repeats,
-        seed,
-        seed_fixed,
-        distribution,
-        warmup_secs,
-        read,
-        write,
-        insert,
-        settle,
-        targets,
-        comparisons,
-        interference,
     }
 }
