@@ -729,9 +729,9 @@ fn all_functions() -> Vec<(String, String, usize, usize)> {
 /// Where the code is against the goal of none over 150 lines and at
 /// most 2% over 100 (hyperfine 2.4%, latte 1.7%): a ratchet, lowered as
 /// long functions are split along their seams, so that none grows back.
-const LONGEST_NOW: usize = 232;
-const OVER_150_NOW: usize = 22;
-const OVER_100_NOW: usize = 48;
+const LONGEST_NOW: usize = 192;
+const OVER_150_NOW: usize = 17;
+const OVER_100_NOW: usize = 44;
 
 /// Function lengths, printed (`cargo test --test architecture
 /// functions_stay_short -- --nocapture`, or `bench/function_lengths.sh`),

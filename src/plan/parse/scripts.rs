@@ -2,38 +2,16 @@
 //! inside their strings.
 
 use super::*;
+use crate::workload::script::spec;
 
 /// The `[[workload]]`s, checked (functions, placeholders, weights,
 /// transactions) with positions inside their strings; they become
 /// entries of the plan's catalogue.
 pub(super) fn scripts(cx: &mut Ctx<'_>, raw: &RawPlan) -> Vec<ScriptSpec> {
-    use crate::workload::script::spec;
     let mut out: Vec<ScriptSpec> = Vec::new();
     for w in raw.workload.iter().flatten() {
         let name = w.name.get_ref();
-        if name.is_empty()
-            || name.len() > 64
-            || !name
-                .chars()
-                .all(|c| c.is_ascii_alphanumeric() || c == '-' || c == '_')
-        {
-            cx.err(
-                w.name.span(),
-                format!("workload name \"{name}\" may have 1 to 64 letters, digits, '-' and '_'"),
-                None,
-            );
-            continue;
-        }
-        if ["load", "settle"].contains(&name.as_str())
-            || Maint::find(name).is_some()
-            || Catalogue::is_builtin(name)
-            || out.iter().any(|o| &o.name == name)
-        {
-            cx.err(
-                w.name.span(),
-                format!("workload \"{name}\" is already a step's name"),
-                Some("give the plan's workload a name of its own".into()),
-            );
+        if !name_is_free(cx, w, &out) {
             continue;
         }
         let Some(list) = &w.statement else {
@@ -46,106 +24,8 @@ pub(super) fn scripts(cx: &mut Ctx<'_>, raw: &RawPlan) -> Vec<ScriptSpec> {
         };
         let mut statements = Vec::new();
         for st in list.get_ref() {
-            // A string's text starts one byte after its opening quote.
-            let at = |s: &Spanned<String>, offset: usize| {
-                let start = s.span().start + 1 + offset;
-                start..start + 1
-            };
-            let mut bind: Vec<(String, spec::Gen)> = Vec::new();
-            for (k, v) in st.bind.iter().flatten() {
-                match spec::Gen::parse(v.get_ref()) {
-                    Ok(g) => bind.push((k.get_ref().clone(), g)),
-                    Err(e) => cx.err(
-                        at(v, e.at),
-                        e.message,
-                        Some(format!("the functions: {}", spec::FUNCTIONS.join(", "))),
-                    ),
-                }
-            }
-            let variants = [
-                Some(&st.sql),
-                st.sql_mysql.as_ref(),
-                st.sql_postgres.as_ref(),
-                st.sql_sqlite.as_ref(),
-            ];
-            for sql in variants.into_iter().flatten() {
-                let found = spec::placeholders(sql.get_ref());
-                if found.len() > spec::MAX_PARAMS {
-                    cx.err(
-                        sql.span(),
-                        format!(
-                            "a statement takes at most {} placeholders",
-                            spec::MAX_PARAMS
-                        ),
-                        None,
-                    );
-                }
-                for (offset, p) in &found {
-                    if !st.bind.iter().flatten().any(|(k, _)| k.get_ref() == p) {
-                        cx.err(
-                            at(sql, *offset),
-                            format!("placeholder :{p} has no binding"),
-                            Some(format!(
-                                "bind it, e.g. bind = {{ {p} = \"uniform(1, rows)\" }}"
-                            )),
-                        );
-                    }
-                }
-            }
-            for (k, _) in st.bind.iter().flatten() {
-                if !spec::placeholders(st.sql.get_ref())
-                    .iter()
-                    .any(|(_, p)| p == k.get_ref())
-                {
-                    cx.err(k.span(), format!("binding \"{}\" is not a placeholder of the statement (write :{} in its sql)", k.get_ref(), k.get_ref()), None);
-                }
-            }
-            let returns = match st.returns.as_ref().map(|r| (r, r.get_ref())) {
-                None => spec::Returns::Any,
-                Some((_, toml::Value::Integer(n))) if *n >= 0 => spec::Returns::Exactly(*n as u64),
-                Some((r, v)) => match v.as_str().and_then(spec::Returns::parse) {
-                    Some(x) => x,
-                    None => {
-                        cx.err(
-                            r.span(),
-                            format!("returns takes a row count, \">=N\" or \"any\", not {v}"),
-                            Some("returns = 1, returns = \">=1\" or returns = \"any\"".into()),
-                        );
-                        spec::Returns::Any
-                    }
-                },
-            };
-            let weight = match &st.weight {
-                None => 1,
-                Some(w) if *w.get_ref() >= 1 && *w.get_ref() <= 1_000_000 => *w.get_ref() as u32,
-                Some(w) => {
-                    cx.err(w.span(), format!("weight must be between 1 and 1000000, not {}", w.get_ref()), Some("leave a statement out of the mix by removing it, or give it to a transaction only".into()));
-                    1
-                }
-            };
-            if statements
-                .iter()
-                .any(|s: &spec::StatementSpec| &s.name == st.name.get_ref())
-            {
-                cx.err(
-                    st.name.span(),
-                    format!("statement \"{}\" appears twice", st.name.get_ref()),
-                    None,
-                );
-            }
-            let plain = |o: &Option<Spanned<String>>| o.as_ref().map(|s| s.get_ref().clone());
-            statements.push(spec::StatementSpec {
-                name: st.name.get_ref().clone(),
-                sql: spec::Variants {
-                    all: st.sql.get_ref().clone(),
-                    mysql: plain(&st.sql_mysql),
-                    postgres: plain(&st.sql_postgres),
-                    sqlite: plain(&st.sql_sqlite),
-                },
-                bind,
-                returns,
-                weight,
-            });
+            let st = statement(cx, st, &statements);
+            statements.push(st);
         }
         if statements.is_empty() {
             cx.err(
@@ -155,39 +35,7 @@ pub(super) fn scripts(cx: &mut Ctx<'_>, raw: &RawPlan) -> Vec<ScriptSpec> {
             );
             continue;
         }
-        let mut transactions = Vec::new();
-        for t in w.transaction.iter().flatten() {
-            for s in &t.statements {
-                if !statements.iter().any(|x| &x.name == s.get_ref()) {
-                    let names: Vec<&str> = statements.iter().map(|x| x.name.as_str()).collect();
-                    cx.err(s.span(), format!("transaction \"{}\" names statement \"{}\", which the workload does not have", t.name.get_ref(), s.get_ref()), Some(format!("its statements: {}", names.join(", "))));
-                }
-            }
-            let weight = match &t.weight {
-                None => 1,
-                Some(w) if *w.get_ref() >= 1 && *w.get_ref() <= 1_000_000 => *w.get_ref() as u32,
-                Some(w) => {
-                    cx.err(
-                        w.span(),
-                        format!("weight must be between 1 and 1000000, not {}", w.get_ref()),
-                        None,
-                    );
-                    1
-                }
-            };
-            if t.statements.is_empty() {
-                cx.err(
-                    t.name.span(),
-                    format!("transaction \"{}\" has no statements", t.name.get_ref()),
-                    None,
-                );
-            }
-            transactions.push(spec::TxSpec {
-                name: t.name.get_ref().clone(),
-                statements: t.statements.iter().map(|s| s.get_ref().clone()).collect(),
-                weight,
-            });
-        }
+        let transactions = transactions(cx, w, &statements);
         let spec = ScriptSpec {
             name: name.clone(),
             about: w
@@ -206,4 +54,194 @@ pub(super) fn scripts(cx: &mut Ctx<'_>, raw: &RawPlan) -> Vec<ScriptSpec> {
         out.push(spec);
     }
     out
+}
+
+/// Whether a workload's name is well formed and no step's already.
+fn name_is_free(cx: &mut Ctx<'_>, w: &RawWorkload, taken: &[ScriptSpec]) -> bool {
+    let name = w.name.get_ref();
+    if name.is_empty()
+        || name.len() > 64
+        || !name
+            .chars()
+            .all(|c| c.is_ascii_alphanumeric() || c == '-' || c == '_')
+    {
+        cx.err(
+            w.name.span(),
+            format!("workload name \"{name}\" may have 1 to 64 letters, digits, '-' and '_'"),
+            None,
+        );
+        return false;
+    }
+    if ["load", "settle"].contains(&name.as_str())
+        || Maint::find(name).is_some()
+        || Catalogue::is_builtin(name)
+        || taken.iter().any(|o| &o.name == name)
+    {
+        cx.err(
+            w.name.span(),
+            format!("workload \"{name}\" is already a step's name"),
+            Some("give the plan's workload a name of its own".into()),
+        );
+        return false;
+    }
+    true
+}
+
+/// One `[[workload.statement]]`: its bindings, placeholders, rows
+/// returned and weight.
+fn statement(
+    cx: &mut Ctx<'_>,
+    st: &RawStatement,
+    earlier: &[spec::StatementSpec],
+) -> spec::StatementSpec {
+    // A string's text starts one byte after its opening quote.
+    let at = |s: &Spanned<String>, offset: usize| {
+        let start = s.span().start + 1 + offset;
+        start..start + 1
+    };
+    let mut bind: Vec<(String, spec::Gen)> = Vec::new();
+    for (k, v) in st.bind.iter().flatten() {
+        match spec::Gen::parse(v.get_ref()) {
+            Ok(g) => bind.push((k.get_ref().clone(), g)),
+            Err(e) => cx.err(
+                at(v, e.at),
+                e.message,
+                Some(format!("the functions: {}", spec::FUNCTIONS.join(", "))),
+            ),
+        }
+    }
+    let variants = [
+        Some(&st.sql),
+        st.sql_mysql.as_ref(),
+        st.sql_postgres.as_ref(),
+        st.sql_sqlite.as_ref(),
+    ];
+    for sql in variants.into_iter().flatten() {
+        let found = spec::placeholders(sql.get_ref());
+        if found.len() > spec::MAX_PARAMS {
+            cx.err(
+                sql.span(),
+                format!(
+                    "a statement takes at most {} placeholders",
+                    spec::MAX_PARAMS
+                ),
+                None,
+            );
+        }
+        for (offset, p) in &found {
+            if !st.bind.iter().flatten().any(|(k, _)| k.get_ref() == p) {
+                cx.err(
+                    at(sql, *offset),
+                    format!("placeholder :{p} has no binding"),
+                    Some(format!(
+                        "bind it, e.g. bind = {{ {p} = \"uniform(1, rows)\" }}"
+                    )),
+                );
+            }
+        }
+    }
+    for (k, _) in st.bind.iter().flatten() {
+        if !spec::placeholders(st.sql.get_ref())
+            .iter()
+            .any(|(_, p)| p == k.get_ref())
+        {
+            cx.err(
+                k.span(),
+                format!(
+                    "binding \"{}\" is not a placeholder of the statement (write :{} in its sql)",
+                    k.get_ref(),
+                    k.get_ref()
+                ),
+                None,
+            );
+        }
+    }
+    let returns = match st.returns.as_ref().map(|r| (r, r.get_ref())) {
+        None => spec::Returns::Any,
+        Some((_, toml::Value::Integer(n))) if *n >= 0 => spec::Returns::Exactly(*n as u64),
+        Some((r, v)) => match v.as_str().and_then(spec::Returns::parse) {
+            Some(x) => x,
+            None => {
+                cx.err(
+                    r.span(),
+                    format!("returns takes a row count, \">=N\" or \"any\", not {v}"),
+                    Some("returns = 1, returns = \">=1\" or returns = \"any\"".into()),
+                );
+                spec::Returns::Any
+            }
+        },
+    };
+    let weight = match &st.weight {
+        None => 1,
+        Some(w) if *w.get_ref() >= 1 && *w.get_ref() <= 1_000_000 => *w.get_ref() as u32,
+        Some(w) => {
+            cx.err(w.span(), format!("weight must be between 1 and 1000000, not {}", w.get_ref()), Some("leave a statement out of the mix by removing it, or give it to a transaction only".into()));
+            1
+        }
+    };
+    if earlier
+        .iter()
+        .any(|s: &spec::StatementSpec| &s.name == st.name.get_ref())
+    {
+        cx.err(
+            st.name.span(),
+            format!("statement \"{}\" appears twice", st.name.get_ref()),
+            None,
+        );
+    }
+    let plain = |o: &Option<Spanned<String>>| o.as_ref().map(|s| s.get_ref().clone());
+    spec::StatementSpec {
+        name: st.name.get_ref().clone(),
+        sql: spec::Variants {
+            all: st.sql.get_ref().clone(),
+            mysql: plain(&st.sql_mysql),
+            postgres: plain(&st.sql_postgres),
+            sqlite: plain(&st.sql_sqlite),
+        },
+        bind,
+        returns,
+        weight,
+    }
+}
+
+/// A workload's `[[workload.transaction]]`s, each naming its statements.
+fn transactions(
+    cx: &mut Ctx<'_>,
+    w: &RawWorkload,
+    statements: &[spec::StatementSpec],
+) -> Vec<spec::TxSpec> {
+    let mut transactions = Vec::new();
+    for t in w.transaction.iter().flatten() {
+        for s in &t.statements {
+            if !statements.iter().any(|x| &x.name == s.get_ref()) {
+                let names: Vec<&str> = statements.iter().map(|x| x.name.as_str()).collect();
+                cx.err(s.span(), format!("transaction \"{}\" names statement \"{}\", which the workload does not have", t.name.get_ref(), s.get_ref()), Some(format!("its statements: {}", names.join(", "))));
+            }
+        }
+        let weight = match &t.weight {
+            None => 1,
+            Some(w) if *w.get_ref() >= 1 && *w.get_ref() <= 1_000_000 => *w.get_ref() as u32,
+            Some(w) => {
+                cx.err(
+                    w.span(),
+                    format!("weight must be between 1 and 1000000, not {}", w.get_ref()),
+                    None,
+                );
+                1
+            }
+        };
+        if t.statements.is_empty() {
+            cx.err(
+                t.name.span(),
+                format!("transaction \"{}\" has no statements", t.name.get_ref()),
+                None,
+            );
+        }
+        transactions.push(spec::TxSpec {
+            name: t.name.get_ref().clone(),
+            statements: t.statements.iter().map(|s| s.get_ref().clone()).collect(),
+            weight,
+        });
+    }
+    transactions
 }

@@ -28,24 +28,7 @@ pub(super) fn targets(cx: &mut Ctx<'_>, raw: &RawPlan) -> Vec<TargetSpec> {
     for t in list.get_ref() {
         let t = t.get_ref();
         let name = t.name.get_ref();
-        // It names directories and files: "." or ".." would put results
-        // outside the run's steps/ directory.
-        if name.is_empty()
-            || name.len() > 64
-            || name.starts_with('.')
-            || !name
-                .chars()
-                .all(|c| c.is_ascii_alphanumeric() || matches!(c, '.' | '_' | '-'))
-        {
-            cx.err(t.name.span(), format!("target name \"{name}\" is not allowed"), Some("use 1 to 64 letters, digits, '.', '_' or '-', not starting with '.' (it names files), e.g. \"ma1011.innodb\"".into()));
-        }
-        if out.iter().any(|o| o.name == *name) {
-            cx.err(
-                t.name.span(),
-                format!("target name \"{name}\" is used twice"),
-                Some("give every target its own name; reports tell targets apart by name".into()),
-            );
-        }
+        target_name(cx, t, &out);
         let Some(engine) = EngineKind::parse(t.engine.get_ref()) else {
             let names = EngineKind::ALL.iter().map(|e| e.name());
             let help = did_you_mean(t.engine.get_ref(), names).map_or_else(
@@ -64,105 +47,10 @@ pub(super) fn targets(cx: &mut Ctx<'_>, raw: &RawPlan) -> Vec<TargetSpec> {
         } else {
             embedded_access(cx, t)
         };
-        let storage_engine = match &t.storage_engine {
-            Some(e) if !matches!(engine, EngineKind::Mysql | EngineKind::Mariadb) => {
-                cx.err(
-                    e.span(),
-                    format!("storage_engine is for mysql and mariadb targets, not {engine}"),
-                    Some("remove it".into()),
-                );
-                None
-            }
-            Some(e)
-                if e.get_ref().is_empty()
-                    || !e
-                        .get_ref()
-                        .chars()
-                        .all(|c| c.is_ascii_alphanumeric() || c == '_') =>
-            {
-                cx.err(
-                    e.span(),
-                    format!("\"{}\" is not a storage engine name", e.get_ref()),
-                    Some("for example \"InnoDB\" or \"ROCKSDB\"".into()),
-                );
-                None
-            }
-            Some(e) => Some(e.get_ref().clone()),
-            None => None,
-        };
-        let tls = match &t.tls {
-            None => Tls::Off,
-            Some(v) if !engine.is_server() => {
-                cx.err(
-                    v.span(),
-                    format!("tls is for server targets, not {engine}"),
-                    Some("remove it".into()),
-                );
-                Tls::Off
-            }
-            Some(v) => match Tls::parse(v.get_ref()) {
-                Some(Tls::Off) => Tls::Off,
-                Some(_) if matches!(&access, Some(Access::Managed(m)) if m.socket) => {
-                    cx.err(
-                        v.span(),
-                        "tls is for TCP connections, and this target connects over the socket (transport = \"socket\")".to_string(),
-                        Some("remove `tls`, or `transport`".into()),
-                    );
-                    Tls::Off
-                }
-                Some(mode) => mode,
-                None => {
-                    cx.err(
-                        v.span(),
-                        format!("unknown tls mode \"{}\"", v.get_ref()),
-                        Some(format!("tls is one of {}", Tls::NAMES.join(", "))),
-                    );
-                    Tls::Off
-                }
-            },
-        };
-        let table_options = t.table_options.as_ref().and_then(|o| {
-            let text = o.get_ref().trim();
-            let why = if text.is_empty() {
-                Some("table_options is empty")
-            } else if text.contains(';') || text.contains("--") || text.contains("/*") {
-                Some("table_options may not hold `;` or a comment: it is appended to CREATE TABLE, as one statement")
-            } else if text.chars().any(char::is_control) {
-                Some("table_options holds a control character")
-            } else {
-                None
-            };
-            match why {
-                Some(why) => {
-                    cx.err(
-                        o.span(),
-                        why.to_string(),
-                        Some("for example \"ROW_FORMAT=COMPRESSED KEY_BLOCK_SIZE=8\", \"PARTITION BY HASH(id) PARTITIONS 8\" or \"WITH (fillfactor = 80)\"".into()),
-                    );
-                    None
-                }
-                None => Some(text.to_string()),
-            }
-        });
-        let copies = t
-            .copies
-            .as_ref()
-            .and_then(|c| cx.positive(c, "copies", MAX_COPIES))
-            .unwrap_or(1);
-        if copies > 1 {
-            let own = match &access {
-                Some(Access::Embedded { path: Some(_), .. }) => Some("path"),
-                Some(Access::Managed(m)) if m.datadir.is_some() => Some("datadir"),
-                _ => None,
-            };
-            if let (Some(key), Some(c)) = (own, &t.copies) {
-                cx.err(
-                    c.span(),
-                    format!("A/A copies need data of their own, but this target names its `{key}`"),
-                    Some(format!("remove `{key}` (each copy then keeps its data in the results directory), or `copies`")),
-                );
-            }
-        }
+        let storage_engine = storage_engine(cx, t, engine);
+        let tls = tls(cx, t, engine, access.as_ref());
+        let table_options = table_options(cx, t);
+        let copies = copies(cx, t, access.as_ref());
         if let Some(access) = access {
             out.push(TargetSpec {
                 name: name.clone(),
@@ -178,8 +66,158 @@ pub(super) fn targets(cx: &mut Ctx<'_>, raw: &RawPlan) -> Vec<TargetSpec> {
             }
         }
     }
-    // A/A copies run after every other target in each repeat, so the time
-    // between two identical runs is as long as the plan makes it.
+    add_aa_copies(cx, &mut out, copied);
+    out
+}
+
+/// A target's name names directories and files, once in the plan.
+fn target_name(cx: &mut Ctx<'_>, t: &RawTarget, earlier: &[TargetSpec]) {
+    let name = t.name.get_ref();
+    // It names directories and files: "." or ".." would put results
+    // outside the run's steps/ directory.
+    if name.is_empty()
+        || name.len() > 64
+        || name.starts_with('.')
+        || !name
+            .chars()
+            .all(|c| c.is_ascii_alphanumeric() || matches!(c, '.' | '_' | '-'))
+    {
+        cx.err(t.name.span(), format!("target name \"{name}\" is not allowed"), Some("use 1 to 64 letters, digits, '.', '_' or '-', not starting with '.' (it names files), e.g. \"ma1011.innodb\"".into()));
+    }
+    if earlier.iter().any(|o| o.name == *name) {
+        cx.err(
+            t.name.span(),
+            format!("target name \"{name}\" is used twice"),
+            Some("give every target its own name; reports tell targets apart by name".into()),
+        );
+    }
+}
+
+/// The storage engine of a MySQL or MariaDB target.
+fn storage_engine(cx: &mut Ctx<'_>, t: &RawTarget, engine: EngineKind) -> Option<String> {
+    match &t.storage_engine {
+        Some(e) if !matches!(engine, EngineKind::Mysql | EngineKind::Mariadb) => {
+            cx.err(
+                e.span(),
+                format!("storage_engine is for mysql and mariadb targets, not {engine}"),
+                Some("remove it".into()),
+            );
+            None
+        }
+        Some(e)
+            if e.get_ref().is_empty()
+                || !e
+                    .get_ref()
+                    .chars()
+                    .all(|c| c.is_ascii_alphanumeric() || c == '_') =>
+        {
+            cx.err(
+                e.span(),
+                format!("\"{}\" is not a storage engine name", e.get_ref()),
+                Some("for example \"InnoDB\" or \"ROCKSDB\"".into()),
+            );
+            None
+        }
+        Some(e) => Some(e.get_ref().clone()),
+        None => None,
+    }
+}
+
+/// How a server target's connections are encrypted.
+fn tls(cx: &mut Ctx<'_>, t: &RawTarget, engine: EngineKind, access: Option<&Access>) -> Tls {
+    match &t.tls {
+        None => Tls::Off,
+        Some(v) if !engine.is_server() => {
+            cx.err(
+                v.span(),
+                format!("tls is for server targets, not {engine}"),
+                Some("remove it".into()),
+            );
+            Tls::Off
+        }
+        Some(v) => match Tls::parse(v.get_ref()) {
+            Some(Tls::Off) => Tls::Off,
+            Some(_) if matches!(access, Some(Access::Managed(m)) if m.socket) => {
+                cx.err(
+                    v.span(),
+                    "tls is for TCP connections, and this target connects over the socket (transport = \"socket\")".to_string(),
+                    Some("remove `tls`, or `transport`".into()),
+                );
+                Tls::Off
+            }
+            Some(mode) => mode,
+            None => {
+                cx.err(
+                    v.span(),
+                    format!("unknown tls mode \"{}\"", v.get_ref()),
+                    Some(format!("tls is one of {}", Tls::NAMES.join(", "))),
+                );
+                Tls::Off
+            }
+        },
+    }
+}
+
+/// What `CREATE TABLE` is given after its columns: one clause, no
+/// statement of its own.
+fn table_options(cx: &mut Ctx<'_>, t: &RawTarget) -> Option<String> {
+    t.table_options.as_ref().and_then(|o| {
+        let text = o.get_ref().trim();
+        let why = if text.is_empty() {
+            Some("table_options is empty")
+        } else if text.contains(';') || text.contains("--") || text.contains("/*") {
+            Some("table_options may not hold `;` or a comment: it is appended to CREATE TABLE, as one statement")
+        } else if text.chars().any(char::is_control) {
+            Some("table_options holds a control character")
+        } else {
+            None
+        };
+        match why {
+            Some(why) => {
+                cx.err(
+                    o.span(),
+                    why.to_string(),
+                    Some("for example \"ROW_FORMAT=COMPRESSED KEY_BLOCK_SIZE=8\", \"PARTITION BY HASH(id) PARTITIONS 8\" or \"WITH (fillfactor = 80)\"".into()),
+                );
+                None
+            }
+            None => Some(text.to_string()),
+        }
+    })
+}
+
+/// How many identical copies of the target run (A/A), each with data of
+/// its own.
+fn copies(cx: &mut Ctx<'_>, t: &RawTarget, access: Option<&Access>) -> i64 {
+    let copies = t
+        .copies
+        .as_ref()
+        .and_then(|c| cx.positive(c, "copies", MAX_COPIES))
+        .unwrap_or(1);
+    if copies > 1 {
+        let own = match access {
+            Some(Access::Embedded { path: Some(_), .. }) => Some("path"),
+            Some(Access::Managed(m)) if m.datadir.is_some() => Some("datadir"),
+            _ => None,
+        };
+        if let (Some(key), Some(c)) = (own, &t.copies) {
+            cx.err(
+                c.span(),
+                format!("A/A copies need data of their own, but this target names its `{key}`"),
+                Some(format!("remove `{key}` (each copy then keeps its data in the results directory), or `copies`")),
+            );
+        }
+    }
+    copies
+}
+
+/// A/A copies run after every other target in each repeat, so the time
+/// between two identical runs is as long as the plan makes it.
+fn add_aa_copies(
+    cx: &mut Ctx<'_>,
+    out: &mut Vec<TargetSpec>,
+    copied: Vec<(usize, i64, std::ops::Range<usize>)>,
+) {
     for (i, n, span) in copied {
         for k in 2..=n {
             let mut copy = out[i].clone();
@@ -198,7 +236,6 @@ pub(super) fn targets(cx: &mut Ctx<'_>, raw: &RawPlan) -> Vec<TargetSpec> {
             out.push(copy);
         }
     }
-    out
 }
 
 /// Names a key that does not belong to this kind of target.
@@ -319,173 +356,188 @@ pub(super) fn server_access(cx: &mut Ctx<'_>, t: &RawTarget, engine: EngineKind)
             );
             None
         }
-        (None, Some(u)) => {
-            for (key, name) in [
-                (&t.config, "config"),
-                (&t.datadir, "datadir"),
-                (&t.user, "user"),
-                (&t.malloc, "malloc"),
-            ] {
-                misplaced(cx, key, name, "managed targets (with `basedir`)");
-            }
-            misplaced(
-                cx,
-                &t.port,
-                "port",
-                "managed targets; put the port in the URL",
+        (None, Some(u)) => url_access(cx, t, engine, u),
+        (Some(b), None) => managed_access(cx, t, engine, b),
+    }
+}
+
+/// A server someone else runs, by its URL.
+fn url_access(
+    cx: &mut Ctx<'_>,
+    t: &RawTarget,
+    engine: EngineKind,
+    u: &Spanned<String>,
+) -> Option<Access> {
+    for (key, name) in [
+        (&t.config, "config"),
+        (&t.datadir, "datadir"),
+        (&t.user, "user"),
+        (&t.malloc, "malloc"),
+    ] {
+        misplaced(cx, key, name, "managed targets (with `basedir`)");
+    }
+    misplaced(
+        cx,
+        &t.port,
+        "port",
+        "managed targets; put the port in the URL",
+    );
+    misplaced(
+        cx,
+        &t.transport,
+        "transport",
+        "managed targets; a URL says ?socket=/path for a socket",
+    );
+    misplaced(
+        cx,
+        &t.start_timeout,
+        "start_timeout",
+        "managed targets (with `basedir`)",
+    );
+    if let Err(e) = ServerUrl::parse(u.get_ref(), engine) {
+        // Never echo the URL: it may hold the password being refused.
+        cx.err(u.span(), format!("bad url: {e}"), None);
+        return None;
+    }
+    let password_env = t.password_env.as_ref().and_then(|v| {
+        let name = v.get_ref();
+        if std::env::var_os(name).is_none() {
+            cx.err(
+                v.span(),
+                format!("the environment variable {name} is not set"),
+                Some(format!("export {name}=... before running relbench")),
             );
-            misplaced(
-                cx,
-                &t.transport,
-                "transport",
-                "managed targets; a URL says ?socket=/path for a socket",
-            );
-            misplaced(
-                cx,
-                &t.start_timeout,
-                "start_timeout",
-                "managed targets (with `basedir`)",
-            );
-            if let Err(e) = ServerUrl::parse(u.get_ref(), engine) {
-                // Never echo the URL: it may hold the password being refused.
-                cx.err(u.span(), format!("bad url: {e}"), None);
-                return None;
-            }
-            let password_env = t.password_env.as_ref().and_then(|v| {
-                let name = v.get_ref();
-                if std::env::var_os(name).is_none() {
-                    cx.err(
-                        v.span(),
-                        format!("the environment variable {name} is not set"),
-                        Some(format!("export {name}=... before running relbench")),
-                    );
-                    None
-                } else {
-                    Some(name.clone())
-                }
-            });
-            let auth = match &t.auth {
-                None => Auth::default(),
-                Some(a) if engine != EngineKind::Postgres => {
-                    cx.err(
-                        a.span(),
-                        "`auth` is for postgres:// targets (the MySQL client speaks no cleartext password)",
-                        Some("remove `auth` from this target".into()),
-                    );
-                    Auth::default()
-                }
-                Some(a) => Auth::parse(a.get_ref()).unwrap_or_else(|| {
-                    cx.err(
-                        a.span(),
-                        format!("unknown auth \"{}\"", a.get_ref()),
-                        Some(format!(
-                            "the weakest password exchange the server may ask for: {} (the default)",
-                            Auth::NAMES.join(", ")
-                        )),
-                    );
-                    Auth::default()
-                }),
-            };
-            Some(Access::Url {
-                url: u.get_ref().clone(),
-                password_env,
-                auth,
-            })
+            None
+        } else {
+            Some(name.clone())
         }
-        (Some(b), None) => {
-            misplaced(cx, &t.password_env, "password_env", "targets by `url`");
-            misplaced(cx, &t.auth, "auth", "targets by `url`");
-            let basedir = existing(cx, b, "basedir", true);
-            if let Some(Err(e)) = basedir.as_deref().map(server::check_binaries) {
-                cx.err(b.span(), format!("{e:#}"), None);
+    });
+    let auth = match &t.auth {
+        None => Auth::default(),
+        Some(a) if engine != EngineKind::Postgres => {
+            cx.err(
+                a.span(),
+                "`auth` is for postgres:// targets (the MySQL client speaks no cleartext password)",
+                Some("remove `auth` from this target".into()),
+            );
+            Auth::default()
+        }
+        Some(a) => Auth::parse(a.get_ref()).unwrap_or_else(|| {
+            cx.err(
+                a.span(),
+                format!("unknown auth \"{}\"", a.get_ref()),
+                Some(format!(
+                    "the weakest password exchange the server may ask for: {} (the default)",
+                    Auth::NAMES.join(", ")
+                )),
+            );
+            Auth::default()
+        }),
+    };
+    Some(Access::Url {
+        url: u.get_ref().clone(),
+        password_env,
+        auth,
+    })
+}
+
+/// A server relbench starts from a basedir of its binaries.
+fn managed_access(
+    cx: &mut Ctx<'_>,
+    t: &RawTarget,
+    engine: EngineKind,
+    b: &Spanned<String>,
+) -> Option<Access> {
+    misplaced(cx, &t.password_env, "password_env", "targets by `url`");
+    misplaced(cx, &t.auth, "auth", "targets by `url`");
+    let basedir = existing(cx, b, "basedir", true);
+    if let Some(Err(e)) = basedir.as_deref().map(server::check_binaries) {
+        cx.err(b.span(), format!("{e:#}"), None);
+    }
+    let config = t
+        .config
+        .as_ref()
+        .and_then(|c| existing(cx, c, "config file", false));
+    let malloc = t
+        .malloc
+        .as_ref()
+        .and_then(|m| existing(cx, m, "malloc library", false));
+    if let (Some(m), Some(Err(e))) = (
+        &t.malloc,
+        malloc
+            .as_deref()
+            .map(|p| crate::util::trusted(p, "the malloc library")),
+    ) {
+        cx.err(m.span(), format!("{e:#}"), None);
+    }
+    let port = t
+        .port
+        .as_ref()
+        .and_then(|p| cx.positive(p, "port", 65535))
+        .map(|p| p as u16);
+    let user = t
+        .user
+        .as_ref()
+        .and_then(|u| match server::lookup_user(u.get_ref()) {
+            Ok(_) => Some(u.get_ref().clone()),
+            Err(e) => {
+                cx.err(u.span(), format!("{e:#}"), None);
+                None
             }
-            let config = t
-                .config
-                .as_ref()
-                .and_then(|c| existing(cx, c, "config file", false));
-            let malloc = t
-                .malloc
-                .as_ref()
-                .and_then(|m| existing(cx, m, "malloc library", false));
-            if let (Some(m), Some(Err(e))) = (
-                &t.malloc,
-                malloc
-                    .as_deref()
-                    .map(|p| crate::util::trusted(p, "the malloc library")),
-            ) {
-                cx.err(m.span(), format!("{e:#}"), None);
-            }
-            let port = t
-                .port
-                .as_ref()
-                .and_then(|p| cx.positive(p, "port", 65535))
-                .map(|p| p as u16);
-            let user = t
-                .user
-                .as_ref()
-                .and_then(|u| match server::lookup_user(u.get_ref()) {
-                    Ok(_) => Some(u.get_ref().clone()),
-                    Err(e) => {
-                        cx.err(u.span(), format!("{e:#}"), None);
-                        None
-                    }
-                });
-            let socket = match t.transport.as_ref().map(|v| (v, v.get_ref().as_str())) {
-                None | Some((_, "tcp")) => false,
-                Some((_, "socket")) => true,
-                Some((v, other)) => {
-                    cx.err(
-                        v.span(),
-                        format!("unknown transport \"{other}\""),
-                        Some("use \"tcp\" (127.0.0.1, the default) or \"socket\"".into()),
-                    );
-                    false
-                }
-            };
-            let start_timeout_secs =
-                cx.duration(&t.start_timeout.clone(), "start_timeout", 120.0, 1.0);
-            let args = t
-                .args
-                .as_ref()
-                .map(|a| a.get_ref().clone())
-                .unwrap_or_default();
-            if let Ok(flavor) = crate::db::server::flavor_for(engine) {
-                if let (Some(a), Err(e)) = (&t.args, flavor.check_args(&args)) {
-                    cx.err(a.span(), e.to_string(), None);
-                }
-                let text = config
-                    .as_ref()
-                    .and_then(|c| std::fs::read_to_string(c).ok());
-                if let (Some(c), Some(Err(e))) =
-                    (&t.config, text.as_deref().map(|x| flavor.check_config(x)))
-                {
-                    cx.err(c.span(), e.to_string(), None);
-                }
-            }
-            // What a run would refuse of the datadir, said now.
-            if let Some(d) = &t.datadir {
-                let uid = user
-                    .as_deref()
-                    .or(crate::db::server::default_user(engine))
-                    .and_then(|u| server::lookup_user(u).ok())
-                    .map(|(uid, _)| uid);
-                if let Err(e) = server::check_datadir(&cx.dir.join(d.get_ref()), uid) {
-                    cx.err(d.span(), format!("{e:#}"), None);
-                }
-            }
-            Some(Access::Managed(Managed {
-                basedir: basedir?,
-                config,
-                datadir: t.datadir.as_ref().map(|d| cx.dir.join(d.get_ref())),
-                port,
-                user,
-                args,
-                malloc,
-                socket,
-                start_timeout_secs,
-            }))
+        });
+    let socket = match t.transport.as_ref().map(|v| (v, v.get_ref().as_str())) {
+        None | Some((_, "tcp")) => false,
+        Some((_, "socket")) => true,
+        Some((v, other)) => {
+            cx.err(
+                v.span(),
+                format!("unknown transport \"{other}\""),
+                Some("use \"tcp\" (127.0.0.1, the default) or \"socket\"".into()),
+            );
+            false
+        }
+    };
+    let start_timeout_secs = cx.duration(&t.start_timeout.clone(), "start_timeout", 120.0, 1.0);
+    let args = t
+        .args
+        .as_ref()
+        .map(|a| a.get_ref().clone())
+        .unwrap_or_default();
+    if let Ok(flavor) = crate::db::server::flavor_for(engine) {
+        if let (Some(a), Err(e)) = (&t.args, flavor.check_args(&args)) {
+            cx.err(a.span(), e.to_string(), None);
+        }
+        let text = config
+            .as_ref()
+            .and_then(|c| std::fs::read_to_string(c).ok());
+        if let (Some(c), Some(Err(e))) =
+            (&t.config, text.as_deref().map(|x| flavor.check_config(x)))
+        {
+            cx.err(c.span(), e.to_string(), None);
         }
     }
+    // What a run would refuse of the datadir, said now.
+    if let Some(d) = &t.datadir {
+        let uid = user
+            .as_deref()
+            .or(crate::db::server::default_user(engine))
+            .and_then(|u| server::lookup_user(u).ok())
+            .map(|(uid, _)| uid);
+        if let Err(e) = server::check_datadir(&cx.dir.join(d.get_ref()), uid) {
+            cx.err(d.span(), format!("{e:#}"), None);
+        }
+    }
+    Some(Access::Managed(Managed {
+        basedir: basedir?,
+        config,
+        datadir: t.datadir.as_ref().map(|d| cx.dir.join(d.get_ref())),
+        port,
+        user,
+        args,
+        malloc,
+        socket,
+        start_timeout_secs,
+    }))
 }
 
 pub(super) fn pragma(

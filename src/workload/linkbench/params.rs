@@ -55,6 +55,16 @@ pub struct Raw {
 pub fn check(cx: &mut Ctx<'_>, raw: Option<&Raw>) -> Params {
     let mut p = Params::default();
     let Some(r) = raw else { return p };
+    counts(cx, r, &mut p);
+    choices(cx, r, &mut p);
+    degree(cx, r, &mut p);
+    reals(cx, r, &mut p);
+    weights(cx, r, &mut p);
+    p
+}
+
+/// The whole numbers: ids, clients, requests, batch sizes.
+fn counts(cx: &mut Ctx<'_>, r: &Raw, p: &mut Params) {
     let mut ints = [
         p.startid1,
         p.maxid1,
@@ -125,6 +135,10 @@ pub fn check(cx: &mut Ctx<'_>, raw: Option<&Raw>) -> Params {
             None,
         );
     }
+}
+
+/// The load's method and the count column's type.
+fn choices(cx: &mut Ctx<'_>, r: &Raw, p: &mut Params) {
     if let Some(bulk) = cx.choice(
         &r.load,
         "load",
@@ -145,6 +159,10 @@ pub fn check(cx: &mut Ctx<'_>, raw: Option<&Raw>) -> Params {
     ) {
         p.count_bigint = bigint;
     }
+}
+
+/// How many links each node has: the measured out-degrees, or a constant.
+fn degree(cx: &mut Ctx<'_>, r: &Raw, p: &mut Params) {
     let nlinks_default = r.nlinks_default.as_ref().map(|v| (v, *v.get_ref()));
     match (r.nlinks_func.as_ref(), nlinks_default) {
         (None, None) => {}
@@ -176,6 +194,10 @@ pub fn check(cx: &mut Ctx<'_>, raw: Option<&Raw>) -> Params {
             Some("add nlinks_func = \"const\"".into()),
         ),
     }
+}
+
+/// The sizes, shapes and blends.
+fn reals(cx: &mut Ctx<'_>, r: &Raw, p: &mut Params) {
     for (v, what, max, out) in [
         (
             &r.link_datasize,
@@ -239,6 +261,10 @@ pub fn check(cx: &mut Ctx<'_>, raw: Option<&Raw>) -> Params {
             .map_or(0..0, |v| v.span());
         cx.err(span, "link_multiget_dist_prob must be above 0", None);
     }
+}
+
+/// The operations' weights.
+fn weights(cx: &mut Ctx<'_>, r: &Raw, p: &mut Params) {
     let weights = [
         &r.addnode,
         &r.updatenode,
@@ -269,5 +295,4 @@ pub fn check(cx: &mut Ctx<'_>, raw: Option<&Raw>) -> Params {
             );
         }
     }
-    p
 }
