@@ -271,6 +271,63 @@ pub struct Merged {
     pub tallies: BTreeMap<String, u64>,
 }
 
+impl Merged {
+    /// Adds another part of the same step's work (another process's
+    /// clients): counts and each second summed, the slowest of each
+    /// second kept, the first message of each error kind kept. Latencies
+    /// are added as histograms, by whoever holds them.
+    pub fn add(&mut self, o: &Merged) {
+        self.events += o.events;
+        self.failed_events += o.failed_events;
+        for (into, from) in [
+            (&mut self.statements, &o.statements),
+            (&mut self.errors, &o.errors),
+            (&mut self.tallies, &o.tallies),
+        ] {
+            for (k, v) in from {
+                *into.entry(k.clone()).or_default() += v;
+            }
+        }
+        for (k, v) in &o.error_samples {
+            self.error_samples
+                .entry(k.clone())
+                .or_insert_with(|| v.clone());
+        }
+        add_seconds(&mut self.per_second, o.per_second.iter().copied());
+        for (class, secs) in &o.class_seconds {
+            add_class_seconds(
+                self.class_seconds.entry(class.clone()).or_default(),
+                secs.iter().copied(),
+            );
+        }
+    }
+}
+
+/// Adds a series of per-second counts into another, second by second.
+fn add_seconds(into: &mut Vec<u64>, from: impl ExactSizeIterator<Item = u64>) {
+    if from.len() > into.len() {
+        into.resize(from.len(), 0);
+    }
+    for (o, n) in into.iter_mut().zip(from) {
+        *o += n;
+    }
+}
+
+/// Adds a class's seconds into another's: statements summed, the
+/// slowest kept.
+fn add_class_seconds(
+    into: &mut Vec<ClassSecond>,
+    from: impl ExactSizeIterator<Item = ClassSecond>,
+) {
+    if from.len() > into.len() {
+        into.resize(from.len(), ClassSecond::default());
+    }
+    for (o, s) in into.iter_mut().zip(from) {
+        o.n += s.n;
+        o.max_us = o.max_us.max(s.max_us);
+    }
+}
+
 /// Each class's seconds on disk as two columns (`{"n": [...], "max_us":
 /// [...]}`); files before schema version 7 hold an object a second, and
 /// both are read.
@@ -364,14 +421,13 @@ pub fn merge(classes: &[&str], recs: &[Recorder], measured: &[bool]) -> Merged {
     for (ri, r) in recs.iter().enumerate() {
         if let Some(series) = &r.class_seconds {
             for (c, s) in series.iter().enumerate() {
-                let out = m.class_seconds.entry(classes[c].to_string()).or_default();
-                if s.len() > out.len() {
-                    out.resize(s.len(), ClassSecond::default());
-                }
-                for (i, (n, max)) in s.iter().enumerate() {
-                    out[i].n += n;
-                    out[i].max_us = out[i].max_us.max(*max as f64 / 1000.0);
-                }
+                add_class_seconds(
+                    m.class_seconds.entry(classes[c].to_string()).or_default(),
+                    s.iter().map(|&(n, max)| ClassSecond {
+                        n,
+                        max_us: max as f64 / 1000.0,
+                    }),
+                );
             }
         }
         for (c, kinds) in r.errors.iter().enumerate() {
@@ -403,12 +459,7 @@ pub fn merge(classes: &[&str], recs: &[Recorder], measured: &[bool]) -> Merged {
             .add(&r.event_hist)
             .expect("same histogram bounds");
         event_max = event_max.max(r.event_max);
-        if r.per_second.len() > m.per_second.len() {
-            m.per_second.resize(r.per_second.len(), 0);
-        }
-        for (i, n) in r.per_second.iter().enumerate() {
-            m.per_second[i] += n;
-        }
+        add_seconds(&mut m.per_second, r.per_second.iter().copied());
     }
     // Keep samples of the errors that were counted; warm-up errors explain
     // only a step where nothing was counted at all.

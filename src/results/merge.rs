@@ -123,75 +123,15 @@ pub fn merge(dirs: &[PathBuf], out: &Path) -> anyhow::Result<MergeInfo> {
     let mut given: Vec<Given> = Vec::new();
     let out_abs = std::path::absolute(out).unwrap_or_else(|_| out.to_path_buf());
     for dir in dirs {
-        if std::path::absolute(dir).is_ok_and(|d| d == out_abs) {
-            problems.push(format!(
-                "{} is both a shard and --out; merge into a new directory",
-                dir.display()
-            ));
-            continue;
+        match finished_shard(dir, &out_abs) {
+            Ok((shard, info)) => given.push(Given {
+                dir: dir.clone(),
+                shard,
+                cells: cells_of(dir)?,
+                info,
+            }),
+            Err(why) => problems.push(why),
         }
-        if dir.join(MERGE_FILE).exists() {
-            problems.push(format!(
-                "{} is a merge, not a shard; give the shards' own directories",
-                dir.display()
-            ));
-            continue;
-        }
-        let info = match read_run_info(dir) {
-            Ok(i) => i,
-            Err(e) => {
-                problems.push(format!("{e:#}"));
-                continue;
-            }
-        };
-        let Some(rec) = &info.shard else {
-            problems.push(format!(
-                "{} is a whole run, not a shard (it ran without --shard); merge joins the directories of \
-                 `relbench run PLAN --shard I/N`; to put whole runs side by side use `relbench report {} …`",
-                dir.display(),
-                dir.display()
-            ));
-            continue;
-        };
-        let shard = rec.shard;
-        if !crate::plan::share::is_part(shard.index, shard.count) {
-            problems.push(format!(
-                "{}: its run.json says it is shard {}/{} of the plan, which is no part relbench cuts (1 to {} \
-                 shards): the file is damaged or not relbench's; run that shard again",
-                dir.display(),
-                shard.index,
-                shard.count,
-                crate::plan::share::MAX_PARTS
-            ));
-            continue;
-        }
-        if let Some(pid) = running(dir) {
-            problems.push(format!(
-                "shard {shard} in {} is still running (its lock is held{}); wait until it ends \
-                 (in Slurm, submit the merge with --dependency=afterany:<the array's job id>) and merge again",
-                dir.display(),
-                if pid.is_empty() { String::new() } else { format!("; its run is pid {pid}") }
-            ));
-            continue;
-        }
-        if info.status != RunStatus::Complete {
-            problems.push(format!(
-                "shard {shard} in {} stopped before it finished (its run is {:?}); finish it with \
-                 `relbench run {} --shard {shard} --out {}` and merge again",
-                dir.display(),
-                info.status,
-                info.plan_source,
-                dir.display()
-            ));
-            continue;
-        }
-        let cells = cells_of(dir)?;
-        given.push(Given {
-            dir: dir.clone(),
-            shard,
-            cells,
-            info,
-        });
     }
     if given.is_empty() {
         if problems.is_empty() {
@@ -199,7 +139,87 @@ pub fn merge(dirs: &[PathBuf], out: &Path) -> anyhow::Result<MergeInfo> {
         }
         return Err(MergeRefused(problems).into());
     }
-    // One plan: the first shard's, and every other must be it.
+    let (hash, count) = one_plan(&given, &mut problems);
+    if !problems.is_empty() {
+        return Err(MergeRefused(problems).into());
+    }
+    for (i, a) in given.iter().enumerate() {
+        if let Some(b) = given[..i].iter().find(|b| b.shard == a.shard) {
+            problems.push(format!(
+                "shard {} is given twice: {} and {}; give one of them",
+                a.shard,
+                b.dir.display(),
+                a.dir.display()
+            ));
+        }
+    }
+    as_assigned(&given, count, &mut problems)?;
+    if !problems.is_empty() {
+        return Err(MergeRefused(problems).into());
+    }
+    given.sort_by_key(|g| g.shard.index);
+    write_merge(&given, out, &hash)
+}
+
+/// A shard's directory that can be merged: a finished shard, not `out`,
+/// not a merge, not running; why not, when it cannot.
+fn finished_shard(dir: &Path, out_abs: &Path) -> Result<(Shard, RunInfo), String> {
+    if std::path::absolute(dir).is_ok_and(|d| d == out_abs) {
+        return Err(format!(
+            "{} is both a shard and --out; merge into a new directory",
+            dir.display()
+        ));
+    }
+    if dir.join(MERGE_FILE).exists() {
+        return Err(format!(
+            "{} is a merge, not a shard; give the shards' own directories",
+            dir.display()
+        ));
+    }
+    let info = read_run_info(dir).map_err(|e| format!("{e:#}"))?;
+    let Some(rec) = &info.shard else {
+        return Err(format!(
+            "{} is a whole run, not a shard (it ran without --shard); merge joins the directories of \
+             `relbench run PLAN --shard I/N`; to put whole runs side by side use `relbench report {} …`",
+            dir.display(),
+            dir.display()
+        ));
+    };
+    let shard = rec.shard;
+    if !crate::plan::share::is_part(shard.index, shard.count) {
+        return Err(format!(
+            "{}: its run.json says it is shard {}/{} of the plan, which is no part relbench cuts (1 to {} \
+             shards): the file is damaged or not relbench's; run that shard again",
+            dir.display(),
+            shard.index,
+            shard.count,
+            crate::plan::share::MAX_PARTS
+        ));
+    }
+    if let Some(pid) = running(dir) {
+        return Err(format!(
+            "shard {shard} in {} is still running (its lock is held{}); wait until it ends \
+             (in Slurm, submit the merge with --dependency=afterany:<the array's job id>) and merge again",
+            dir.display(),
+            if pid.is_empty() { String::new() } else { format!("; its run is pid {pid}") }
+        ));
+    }
+    if info.status != RunStatus::Complete {
+        return Err(format!(
+            "shard {shard} in {} stopped before it finished (its run is {:?}); finish it with \
+             `relbench run {} --shard {shard} --out {}` and merge again",
+            dir.display(),
+            info.status,
+            info.plan_source,
+            dir.display()
+        ));
+    }
+    Ok((shard, info))
+}
+
+/// The plan's hash and its cut: the first shard's, which every other
+/// shard must have.
+fn one_plan(given: &[Given], problems: &mut Vec<String>) -> (String, u32) {
     let first = &given[0];
     let hash = first.info.plan_hash.clone().unwrap_or_default();
     let count = first.shard.count;
@@ -230,20 +250,13 @@ pub fn merge(dirs: &[PathBuf], out: &Path) -> anyhow::Result<MergeInfo> {
             ));
         }
     }
-    if !problems.is_empty() {
-        return Err(MergeRefused(problems).into());
-    }
-    for (i, a) in given.iter().enumerate() {
-        if let Some(b) = given[..i].iter().find(|b| b.shard == a.shard) {
-            problems.push(format!(
-                "shard {} is given twice: {} and {}; give one of them",
-                a.shard,
-                b.dir.display(),
-                a.dir.display()
-            ));
-        }
-    }
-    // What each shard should hold: the plan's assignment, recomputed.
+    (hash, count)
+}
+
+/// Each shard holds what the plan's assignment, recomputed, gives it:
+/// none missing, no cell of another shard's.
+fn as_assigned(given: &[Given], count: u32, problems: &mut Vec<String>) -> anyhow::Result<()> {
+    let first = &given[0];
     let plan = &first.info.plan;
     let cat = plan.catalogue().map_err(|why| {
         anyhow::anyhow!("the shards' plan names a workload relbench cannot make: {why}")
@@ -295,11 +308,7 @@ pub fn merge(dirs: &[PathBuf], out: &Path) -> anyhow::Result<MergeInfo> {
             }
         }
     }
-    if !problems.is_empty() {
-        return Err(MergeRefused(problems).into());
-    }
-    given.sort_by_key(|g| g.shard.index);
-    write_merge(&given, out, &hash)
+    Ok(())
 }
 
 /// Copies the checked shards into `out`, `merge.json` last.

@@ -22,6 +22,7 @@ use serde::{Deserialize, Serialize};
 
 use super::merge::MergeRefused;
 use super::{read_run_info, read_step, write_atomic, write_step, RunInfo, RunStatus, StepResult};
+use crate::measure::Merged;
 use crate::measure::{hdr, LatencySummary};
 use crate::metrics::costs::{ServerTally, StepMetrics};
 use crate::metrics::server_log;
@@ -297,6 +298,29 @@ pub fn add_up(mut parts: Vec<StepResult>) -> Result<StepResult, String> {
         return Ok(m);
     }
     let all: Vec<&StepResult> = std::iter::once(&lead).chain(&parts).collect();
+    if let Some(why) = shares_failed(&all) {
+        m.failed = Some(why);
+        return Ok(m);
+    }
+    every_client_once(&all, lead.id.at.clients)?;
+    let (first, skew) = match lined_up(&all) {
+        Ok(w) => w,
+        Err(why) => {
+            m.failed = Some(why);
+            return Ok(m);
+        }
+    };
+    add_figures(&mut m, &all);
+    m.latency = add_latencies(&all)?;
+    m.metrics = add_metrics(&all, m.throughput * m.secs, first);
+    m.sla = None;
+    server_count(&mut m, &lead, skew);
+    share_notes(&mut m, &all, skew);
+    Ok(m)
+}
+
+/// Why the step failed, when a share of it did.
+fn shares_failed(all: &[&StepResult]) -> Option<String> {
     let failed: Vec<String> = all
         .iter()
         .filter_map(|p| {
@@ -308,11 +332,11 @@ pub fn add_up(mut parts: Vec<StepResult>) -> Result<StepResult, String> {
             p.failed.as_ref().map(|f| format!("share {s}: {f}"))
         })
         .collect();
-    if !failed.is_empty() {
-        m.failed = Some(failed.join("; "));
-        return Ok(m);
-    }
-    // Every client once.
+    (!failed.is_empty()).then(|| failed.join("; "))
+}
+
+/// The shares ran every client of the step once.
+fn every_client_once(all: &[&StepResult], clients_of_step: u32) -> Result<(), String> {
     let mut clients: Vec<u32> = all
         .iter()
         .flat_map(|p| {
@@ -323,14 +347,19 @@ pub fn add_up(mut parts: Vec<StepResult>) -> Result<StepResult, String> {
         })
         .collect();
     clients.sort();
-    if clients != (1..=lead.id.at.clients).collect::<Vec<_>>() {
-        return Err(format!(
+    if clients == (1..=clients_of_step).collect::<Vec<_>>() {
+        return Ok(());
+    }
+    Err(format!(
             "the shares ran clients {clients:?} of the step's {}, not each once: run the study again with \
              --client-share 1/M … M/M, the same M on every host, and merge those",
-            lead.id.at.clients
-        ));
-    }
-    // The windows' starts on the server's clock.
+            clients_of_step
+        ))
+}
+
+/// The first share's window start on the server's clock and how far the
+/// shares' starts lay apart; a refusal when too far to add them.
+fn lined_up(all: &[&StepResult]) -> Result<(f64, f64), String> {
     let starts: Vec<Option<f64>> = all
         .iter()
         .map(|p| {
@@ -359,15 +388,20 @@ pub fn add_up(mut parts: Vec<StepResult>) -> Result<StepResult, String> {
             .max_by(|a, b| a.1.partial_cmp(b.1).unwrap_or(std::cmp::Ordering::Equal))
             .and_then(|(p, _)| p.client_share.as_ref().map(|c| c.share.to_string()))
             .unwrap_or_default();
-        m.failed = Some(format!(
+        return Err(format!(
             "the shares' windows began {skew:.3} s apart on the server's clock (share {late} last), {:.1}% of \
              the {longest:.1} s window, past the {:.0}% their figures can be added within: a share started late or \
              its clock moved; each share's own results are in its directory",
             100.0 * skew / longest.max(1e-9),
             MAX_SKEW_SHARE * 100.0
         ));
-        return Ok(m);
     }
+    Ok((first, skew))
+}
+
+/// The window's figures summed over the shares: its length the longest
+/// share's, its work, counts and seconds the shares' together.
+fn add_figures(m: &mut StepResult, all: &[&StepResult]) {
     let work = |p: &StepResult| p.throughput * p.secs;
     m.secs = all.iter().map(|p| p.secs).fold(0.0, f64::max);
     m.throughput = if m.secs > 0.0 {
@@ -375,34 +409,23 @@ pub fn add_up(mut parts: Vec<StepResult>) -> Result<StepResult, String> {
     } else {
         0.0
     };
-    m.events = all.iter().map(|p| p.events).sum();
-    m.failed_events = all.iter().map(|p| p.failed_events).sum();
-    for p in &parts {
-        add_map(&mut m.statements, &p.statements);
-        add_map(&mut m.errors, &p.errors);
-        add_map(&mut m.tallies, &p.tallies);
-        for (k, v) in &p.error_samples {
-            m.error_samples
-                .entry(k.clone())
-                .or_insert_with(|| v.clone());
-        }
-        if p.per_second.len() > m.per_second.len() {
-            m.per_second.resize(p.per_second.len(), 0);
-        }
-        for (i, n) in p.per_second.iter().enumerate() {
-            m.per_second[i] += n;
-        }
-        for (class, secs) in &p.class_seconds {
-            let out = m.class_seconds.entry(class.clone()).or_default();
-            if secs.len() > out.len() {
-                out.resize(secs.len(), Default::default());
-            }
-            for (o, s) in out.iter_mut().zip(secs) {
-                o.n += s.n;
-                o.max_us = o.max_us.max(s.max_us);
-            }
-        }
+    let mut sum = Merged::default();
+    for p in all {
+        sum.add(&Merged {
+            events: p.events,
+            failed_events: p.failed_events,
+            statements: p.statements.clone(),
+            errors: p.errors.clone(),
+            error_samples: p.error_samples.clone(),
+            per_second: p.per_second.clone(),
+            latency: BTreeMap::new(),
+            class_seconds: p.class_seconds.clone(),
+            tallies: p.tallies.clone(),
+        });
     }
+    (m.events, m.failed_events) = (sum.events, sum.failed_events);
+    (m.statements, m.errors, m.error_samples) = (sum.statements, sum.errors, sum.error_samples);
+    (m.per_second, m.class_seconds, m.tallies) = (sum.per_second, sum.class_seconds, sum.tallies);
     if let Some(r) = &mut m.rate {
         r.reached_per_sec = if m.secs > 0.0 {
             m.events as f64 / m.secs
@@ -411,9 +434,10 @@ pub fn add_up(mut parts: Vec<StepResult>) -> Result<StepResult, String> {
         };
         r.missed = r.reached_per_sec < crate::results::RATE_MISSED_BELOW * r.asked_per_sec;
     }
-    m.latency = add_latencies(&all)?;
-    m.metrics = add_metrics(&all, m.throughput * m.secs, first);
-    m.sla = None;
+}
+
+/// The server's count of all the shares' work, against their sum.
+fn server_count(m: &mut StepResult, lead: &StepResult, skew: f64) {
     // The leading share read the server's counters at its window's edges,
     // which are every share's within milliseconds: the server's count of
     // all the shares' work, against their sum.
@@ -441,6 +465,10 @@ pub fn add_up(mut parts: Vec<StepResult>) -> Result<StepResult, String> {
         }
         m.metrics.server_count = Some(t);
     }
+}
+
+/// How the shares met, and what a split step does not measure.
+fn share_notes(m: &mut StepResult, all: &[&StepResult], skew: f64) {
     let offsets: Vec<String> = all
         .iter()
         .filter_map(|p| {
@@ -471,13 +499,6 @@ pub fn add_up(mut parts: Vec<StepResult>) -> Result<StepResult, String> {
          sampler sees its own machine); the client CPU is the shares' summed"
             .into(),
     );
-    Ok(m)
-}
-
-fn add_map(into: &mut BTreeMap<String, u64>, from: &BTreeMap<String, u64>) {
-    for (k, v) in from {
-        *into.entry(k.clone()).or_default() += v;
-    }
 }
 
 /// Each class's histogram, added from every share's lossless copy.
