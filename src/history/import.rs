@@ -351,56 +351,14 @@ fn add_dir(
     added: &mut Added,
 ) -> anyhow::Result<()> {
     let runs = crate::results::load_runs(dir)?;
-    if runs.iter().any(|r| r.info.client_share.is_some()) {
-        bail!(
-            "{} is one client share of a study; `relbench merge` the shares and add the merged directory",
-            dir.display()
-        );
-    }
-    // A `--build TARGET=NAME` whose TARGET no run has would be ignored,
-    // and the runs named by their version instead (regression:
-    // `--build commit=abc` was silently dropped).
-    for t in names.names.iter().filter_map(|(t, _)| t.as_deref()) {
-        let targets: Vec<&str> = runs
-            .iter()
-            .flat_map(|r| r.info.plan.targets.iter().map(|t| t.name.as_str()))
-            .collect();
-        if !targets.contains(&t) {
-            bail!(
-                "--build {t}=…: {} has no target {t:?} (its targets: {}); give --build TARGET=NAME with one of \
-                 them, or --build NAME for a run of one target (a build name cannot hold '=')",
-                dir.display(),
-                targets.join(", ")
-            );
-        }
-    }
-    if let Some(r) = runs.iter().find(|r| r.info.status == RunStatus::Running) {
-        bail!(
-            "the run in {} is still running (or was killed); add it when it is done, or after `relbench run --resume --out {}`",
-            r.dir.display(),
-            r.dir.display()
-        );
-    }
+    addable(dir, &runs, names)?;
     for r in &runs {
         for s in &r.skipped {
             added.notes.push(format!("{}: {s}", r.dir.display()));
         }
     }
     let cells = cells_of(&runs, names)?;
-    // What the history has already, to add only what is new.
-    let mut known_series: HashMap<(String, String, String), i64> = HashMap::new();
-    store.scan("SELECT id, step, config, host FROM series", &mut |r| {
-        known_series.insert(
-            (r[1].text(), r[2].text(), r[3].text()),
-            r[0].int().unwrap_or(0),
-        );
-    })?;
-    let mut known_builds: HashMap<String, i64> = HashMap::new();
-    store.scan("SELECT id, name FROM builds", &mut |r| {
-        known_builds.insert(r[1].text(), r[0].int().unwrap_or(0));
-    })?;
-    let mut next_series = store.max_id("series")? + 1;
-    let mut next_build = store.max_id("builds")? + 1;
+    let mut known = Known::read(store)?;
     let mut sql = String::new();
     let mut hosts: BTreeMap<String, String> = BTreeMap::new();
     for (ri, run) in runs.iter().enumerate() {
@@ -429,49 +387,8 @@ fn add_dir(
         let (mut values, mut figures) = (Vec::new(), Vec::new());
         for c in cells.iter().filter(|c| c.run == ri) {
             hosts.insert(c.host.clone(), c.host_desc.clone());
-            // The store keeps a series' step as its identity's text.
-            let series = (c.step.to_string(), c.config.clone(), c.host.clone());
-            let sid = match known_series.get(&series) {
-                Some(id) => *id,
-                None => {
-                    let sid = next_series;
-                    next_series += 1;
-                    sql.push_str(&format!(
-                        "INSERT INTO series (id, step, config, host, grp, unit, config_text) VALUES ({sid}, {}, {}, {}, {}, {}, {});\n",
-                        lit(&series.0),
-                        lit(&series.1),
-                        lit(&series.2),
-                        lit(&c.series_meta.0),
-                        lit(&c.series_meta.1),
-                        lit(&c.series_meta.2)
-                    ));
-                    known_series.insert(series, sid);
-                    sid
-                }
-            };
-            let bid = match known_builds.get(&c.build) {
-                Some(id) => {
-                    if let Some(o) = names.order {
-                        sql.push_str(&format!(
-                            "UPDATE builds SET ord = {} WHERE id = {id};\n",
-                            num(Some(o))
-                        ));
-                    }
-                    *id
-                }
-                None => {
-                    let bid = next_build;
-                    next_build += 1;
-                    sql.push_str(&format!(
-                        "INSERT INTO builds (id, name, ord, version) VALUES ({bid}, {}, {}, {});\n",
-                        lit(&c.build),
-                        num(names.order),
-                        lit(&c.version)
-                    ));
-                    known_builds.insert(c.build.clone(), bid);
-                    bid
-                }
-            };
+            let sid = known.series(c, &mut sql);
+            let bid = known.build(c, names.order, &mut sql);
             let hash = short_hash(&format!(
                 "{bid}\0{}\0{}\0{:?}\0{}",
                 c.throughputs, c.disturbed, c.floor, c.figures
@@ -525,4 +442,117 @@ fn add_dir(
         ));
     }
     store.transaction(&sql)
+}
+
+/// A directory the history can take: not one client share of a study,
+/// no `--build TARGET=` for a target it does not have, not running.
+fn addable(dir: &Path, runs: &[LoadedRun], names: &BuildNames) -> anyhow::Result<()> {
+    if runs.iter().any(|r| r.info.client_share.is_some()) {
+        bail!(
+            "{} is one client share of a study; `relbench merge` the shares and add the merged directory",
+            dir.display()
+        );
+    }
+    // A `--build TARGET=NAME` whose TARGET no run has would be ignored,
+    // and the runs named by their version instead (regression:
+    // `--build commit=abc` was silently dropped).
+    for t in names.names.iter().filter_map(|(t, _)| t.as_deref()) {
+        let targets: Vec<&str> = runs
+            .iter()
+            .flat_map(|r| r.info.plan.targets.iter().map(|t| t.name.as_str()))
+            .collect();
+        if !targets.contains(&t) {
+            bail!(
+                "--build {t}=…: {} has no target {t:?} (its targets: {}); give --build TARGET=NAME with one of \
+                 them, or --build NAME for a run of one target (a build name cannot hold '=')",
+                dir.display(),
+                targets.join(", ")
+            );
+        }
+    }
+    if let Some(r) = runs.iter().find(|r| r.info.status == RunStatus::Running) {
+        bail!(
+            "the run in {} is still running (or was killed); add it when it is done, or after `relbench run --resume --out {}`",
+            r.dir.display(),
+            r.dir.display()
+        );
+    }
+    Ok(())
+}
+
+/// The series and builds the history has already, and the ids the next
+/// new ones take: only what is new is added.
+struct Known {
+    series: HashMap<(String, String, String), i64>,
+    builds: HashMap<String, i64>,
+    next_series: i64,
+    next_build: i64,
+}
+
+impl Known {
+    fn read(store: &mut Store) -> anyhow::Result<Known> {
+        let mut series = HashMap::new();
+        store.scan("SELECT id, step, config, host FROM series", &mut |r| {
+            series.insert(
+                (r[1].text(), r[2].text(), r[3].text()),
+                r[0].int().unwrap_or(0),
+            );
+        })?;
+        let mut builds = HashMap::new();
+        store.scan("SELECT id, name FROM builds", &mut |r| {
+            builds.insert(r[1].text(), r[0].int().unwrap_or(0));
+        })?;
+        Ok(Known {
+            series,
+            builds,
+            next_series: store.max_id("series")? + 1,
+            next_build: store.max_id("builds")? + 1,
+        })
+    }
+
+    /// The id of a cell's series, added to `sql` when it is new.
+    fn series(&mut self, c: &Cell, sql: &mut String) -> i64 {
+        // The store keeps a series' step as its identity's text.
+        let series = (c.step.to_string(), c.config.clone(), c.host.clone());
+        if let Some(id) = self.series.get(&series) {
+            return *id;
+        }
+        let sid = self.next_series;
+        self.next_series += 1;
+        sql.push_str(&format!(
+            "INSERT INTO series (id, step, config, host, grp, unit, config_text) VALUES ({sid}, {}, {}, {}, {}, {}, {});\n",
+            lit(&series.0),
+            lit(&series.1),
+            lit(&series.2),
+            lit(&c.series_meta.0),
+            lit(&c.series_meta.1),
+            lit(&c.series_meta.2)
+        ));
+        self.series.insert(series, sid);
+        sid
+    }
+
+    /// The id of a cell's build, added to `sql` when it is new (or moved
+    /// to `order` when one is given).
+    fn build(&mut self, c: &Cell, order: Option<f64>, sql: &mut String) -> i64 {
+        if let Some(id) = self.builds.get(&c.build) {
+            if let Some(o) = order {
+                sql.push_str(&format!(
+                    "UPDATE builds SET ord = {} WHERE id = {id};\n",
+                    num(Some(o))
+                ));
+            }
+            return *id;
+        }
+        let bid = self.next_build;
+        self.next_build += 1;
+        sql.push_str(&format!(
+            "INSERT INTO builds (id, name, ord, version) VALUES ({bid}, {}, {}, {});\n",
+            lit(&c.build),
+            num(order),
+            lit(&c.version)
+        ));
+        self.builds.insert(c.build.clone(), bid);
+        bid
+    }
 }
