@@ -337,29 +337,7 @@ fn run_workload(
     if interrupted() {
         bail!(Interrupted);
     }
-    if let Some((before, after)) = &m.window_counters {
-        if let Some(c) = cx.db.server_count(before, after, w.meta().transactional) {
-            let ours = c.of.of_work(
-                &m.merged.statements,
-                &m.merged.errors,
-                m.merged.events,
-                m.merged.failed_events,
-            );
-            let tally = ServerTally {
-                counters: c.counters.into(),
-                of: c.of,
-                server: c.count,
-                relbench: ours as f64,
-                tolerance: ServerTally::tolerance_for(m.secs, c.lag_secs),
-            };
-            // A share's count is its clients' alone; the merge checks
-            // the shares' sum.
-            if let (Some(why), None) = (tally.disagreement(), cx.share) {
-                r.notes.insert("server count".into(), why);
-            }
-            r.metrics.server_count = Some(tally);
-        }
-    }
+    server_count(cx, w, &m, r);
     if let Some(share) = cx.share {
         let met = met.into_inner().unwrap_or_else(|p| p.into_inner());
         r.client_share = Some(crate::results::ShareStep {
@@ -368,25 +346,84 @@ fn run_workload(
             ..crate::results::ShareStep::new(share, e.id.at.clients)
         });
     }
-    r.secs = m.secs;
+    let work = figures(r, m.merged, m.secs, m.aborted, run, e);
+    Ok(Done {
+        sampled: m.sampled,
+        // Per unit of throughput: per operation, or per row.
+        ops: Some(work),
+        overrun_secs: match stop {
+            Stop::Time(d) => Some((m.secs - d.as_secs_f64()).max(0.0)),
+            Stop::Events(_) => None,
+        },
+    })
+}
+
+/// The server's own count of the window's work, against relbench's.
+fn server_count(
+    cx: &StepCtx,
+    w: &dyn workload::Workload,
+    m: &engine::Measured,
+    r: &mut StepResult,
+) {
+    let Some((before, after)) = &m.window_counters else {
+        return;
+    };
+    if let Some(c) = cx.db.server_count(before, after, w.meta().transactional) {
+        let ours = c.of.of_work(
+            &m.merged.statements,
+            &m.merged.errors,
+            m.merged.events,
+            m.merged.failed_events,
+        );
+        let tally = ServerTally {
+            counters: c.counters.into(),
+            of: c.of,
+            server: c.count,
+            relbench: ours as f64,
+            tolerance: ServerTally::tolerance_for(m.secs, c.lag_secs),
+        };
+        // A share's count is its clients' alone; the merge checks
+        // the shares' sum.
+        if let (Some(why), None) = (tally.disagreement(), cx.share) {
+            r.notes.insert("server count".into(), why);
+        }
+        r.metrics.server_count = Some(tally);
+    }
+}
+
+/// The window's figures from its clients' merged measurements: length,
+/// events, the rate reached, throughput, statements, latencies, the SLA,
+/// and why it failed when it did. The work done (events, rows per event,
+/// or the rows the clients counted) is returned, the unit of its costs.
+fn figures(
+    r: &mut StepResult,
+    merged: crate::measure::Merged,
+    secs: f64,
+    aborted: Option<String>,
+    run: &crate::plan::schedule::WorkloadRun,
+    e: &Execution,
+) -> f64 {
+    let w = run.workload.as_ref();
+    let stop = run.stop;
+    r.secs = secs;
     if let Stop::Time(d) = stop {
-        let past = m.secs - d.as_secs_f64();
+        let past = secs - d.as_secs_f64();
         if past > 0.05 * d.as_secs_f64() + 0.05 {
             r.notes.insert(
                 "window".into(),
                 format!(
                     "the window ran {past:.1} s past the step's {:.1} s to finish the events in flight (or, when none had both started and finished in it, until one had); throughput and costs are over all {:.1} s",
                     d.as_secs_f64(),
-                    m.secs
+                    secs
                 ),
             );
         }
     }
-    r.events = m.merged.events;
-    r.failed_events = m.merged.failed_events;
+    r.events = merged.events;
+    r.failed_events = merged.failed_events;
     if let Some(asked) = run.rate {
-        let reached = if m.secs > 0.0 {
-            m.merged.events as f64 / m.secs
+        let reached = if secs > 0.0 {
+            merged.events as f64 / secs
         } else {
             0.0
         };
@@ -401,25 +438,25 @@ fn run_workload(
     // Work done: events, rows per event, or the rows the clients counted.
     let work = if w.counts_rows() {
         r.unit = Unit::RowsPerSec;
-        m.merged
+        merged
             .tallies
             .iter()
             .filter(|(k, _)| k.ends_with("/rows"))
             .map(|(_, n)| *n as f64)
             .sum()
     } else {
-        m.merged.events as f64 * per_event
+        merged.events as f64 * per_event
     };
-    r.throughput = if m.secs > 0.0 { work / m.secs } else { 0.0 };
-    r.statements = m.merged.statements;
-    r.errors = m.merged.errors;
-    r.error_samples = m.merged.error_samples;
-    r.per_second = m.merged.per_second;
-    r.class_seconds = m.merged.class_seconds;
-    r.latency = m.merged.latency;
-    r.tallies = m.merged.tallies;
+    r.throughput = if secs > 0.0 { work / secs } else { 0.0 };
+    r.statements = merged.statements;
+    r.errors = merged.errors;
+    r.error_samples = merged.error_samples;
+    r.per_second = merged.per_second;
+    r.class_seconds = merged.class_seconds;
+    r.latency = merged.latency;
+    r.tallies = merged.tallies;
     r.sla = w.sla(
-        &scale,
+        &run.scale,
         &Window {
             clients: e.id.at.clients,
             secs: r.secs,
@@ -427,7 +464,7 @@ fn run_workload(
         },
     );
     let sample = r.error_samples.values().next().cloned().unwrap_or_default();
-    r.failed = m.aborted.or_else(|| {
+    r.failed = aborted.or_else(|| {
         (r.events == 0).then(|| {
             format!("no event completed in the measured window {sample}")
                 .trim()
@@ -445,15 +482,7 @@ fn run_workload(
             r.failed_events
         ));
     }
-    Ok(Done {
-        sampled: m.sampled,
-        // Per unit of throughput: per operation, or per row.
-        ops: Some(work),
-        overrun_secs: match stop {
-            Stop::Time(d) => Some((m.secs - d.as_secs_f64()).max(0.0)),
-            Stop::Events(_) => None,
-        },
-    })
+    work
 }
 
 /// The one line a finished step leaves on the terminal.
