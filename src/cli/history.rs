@@ -325,27 +325,11 @@ pub(super) fn bisect(a: BisectArgs) -> anyhow::Result<()> {
     }
     let targets = targets_of(&mut plan, &a.builds)?;
     step_in_plan(&plan, &a.step)?;
-    let pos = |n: &Option<String>, default: usize| -> anyhow::Result<usize> {
-        match n {
-            None => Ok(default),
-            Some(n) => a
-                .builds
-                .iter()
-                .position(|b| b == n)
-                .ok_or_else(|| Exit::BadInput(format!("{n:?} is not one of --builds")).into()),
-        }
-    };
-    let (good, bad) = (pos(&a.good, 0)?, pos(&a.bad, a.builds.len() - 1)?);
-    if good >= bad {
-        return Err(Exit::BadInput(
-            "the good build must come before the bad one in --builds".into(),
-        )
-        .into());
-    }
+    let (good, bad) = good_and_bad(&a)?;
     // Only the stretch from good to bad is searched.
     let names: Vec<String> = a.builds[good..=bad].to_vec();
     let targets = targets[good..=bad].to_vec();
-    let out = a.out.unwrap_or_else(|| {
+    let out = a.out.clone().unwrap_or_else(|| {
         PathBuf::from("results").join(format!(
             "bisect-{}",
             crate::util::utc_stamp(crate::util::unix_now())
@@ -360,88 +344,12 @@ pub(super) fn bisect(a: BisectArgs) -> anyhow::Result<()> {
         n: 0,
     };
     let mut b = Bisect::new(names.clone(), a.repeats.max(2), a.max_repeats.max(2));
-    let mut kept: Vec<Vec<StepResult>> = vec![Vec::new(); names.len()];
-    let mut disturbed_left_out = 0;
-    loop {
-        match b.advance() {
-            Next::Done => break,
-            Next::Measure { builds, repeats } => {
-                crate::errln!(
-                    "relbench: bisect round {}: {} ({} repeats each)",
-                    rounds.n + 1,
-                    builds
-                        .iter()
-                        .map(|&i| names[i].as_str())
-                        .collect::<Vec<_>>()
-                        .join(", "),
-                    repeats
-                );
-                let ts: Vec<usize> = builds.iter().map(|&i| targets[i]).collect();
-                let results = rounds.run(&ts, repeats)?;
-                for (&bi, rs) in builds.iter().zip(results) {
-                    let mine = of_step(&rs, &a.step);
-                    if mine.is_empty() {
-                        bail!(
-                            "build {} has no result of step {:?} in {} (it failed, or the plan has no such step: \
-                             `relbench check {}` lists the steps)",
-                            names[bi],
-                            a.step,
-                            rounds.out.display(),
-                            a.plan.display()
-                        );
-                    }
-                    // A window another program shared measures that
-                    // program too: left out, counted, and said. (A build
-                    // left with none gets more rounds, up to the cap.)
-                    let (quiet, busy) = quiet_of(mine);
-                    disturbed_left_out += busy.len();
-                    if let Some(why) = busy.first() {
-                        crate::errln!(
-                            "relbench: bisect round {}: {} of {}'s windows left out (not quiet): {why}",
-                            rounds.n,
-                            busy.len(),
-                            names[bi]
-                        );
-                    }
-                    b.add(bi, &quiet.iter().map(|s| s.throughput).collect::<Vec<_>>());
-                    kept[bi].extend(quiet.into_iter().cloned());
-                }
-            }
-        }
-    }
+    let (kept, disturbed_left_out) = search(&mut b, &mut rounds, &names, &targets, &a)?;
     for n in &b.notes {
         crate::outln!("{n}");
     }
     let outcome = b.outcome();
-    let mut report = Vec::new();
-    for c in &b.culprits {
-        let before = names.iter().position(|n| *n == c.before).expect("a build");
-        let base = crate::compare::cell_of(kept[before].iter());
-        let mut cell = crate::compare::cell_of(kept[c.after_index].iter());
-        let why = crate::compare::explain_change(&mut cell, &base);
-        // Only a clear culprit on a search every step of which was
-        // measured is named as one; anything less is a candidate.
-        let what = if outcome == Outcome::Found && c.clear {
-            "culprit"
-        } else {
-            "candidate, not a verdict"
-        };
-        let line = format!(
-            "{what}: {} (after {}): {} ×{:.3}, p {}{}: {why}",
-            c.after,
-            c.before,
-            a.step,
-            c.ratio,
-            changes::fmt_p(c.p),
-            if c.clear {
-                ""
-            } else {
-                " (not clear at the cap of repeats)"
-            }
-        );
-        crate::outln!("{line}");
-        report.push(serde_json::json!({"culprit": c, "why": why}));
-    }
+    let report = culprits(&b, &kept, &names, &a.step);
     crate::outln!(
         "{} build evaluations of {}, {} repeats in all, {} rounds{}; results in {}",
         b.evaluations(),
@@ -492,6 +400,131 @@ pub(super) fn bisect(a: BisectArgs) -> anyhow::Result<()> {
         outcome.code()
     );
     Err(Exit::Code(outcome.code()).into())
+}
+
+/// The good and the bad build's places in `--builds`, the good first.
+fn good_and_bad(a: &BisectArgs) -> anyhow::Result<(usize, usize)> {
+    let pos = |n: &Option<String>, default: usize| -> anyhow::Result<usize> {
+        match n {
+            None => Ok(default),
+            Some(n) => a
+                .builds
+                .iter()
+                .position(|b| b == n)
+                .ok_or_else(|| Exit::BadInput(format!("{n:?} is not one of --builds")).into()),
+        }
+    };
+    let (good, bad) = (pos(&a.good, 0)?, pos(&a.bad, a.builds.len() - 1)?);
+    if good >= bad {
+        return Err(Exit::BadInput(
+            "the good build must come before the bad one in --builds".into(),
+        )
+        .into());
+    }
+    Ok((good, bad))
+}
+
+/// The search's rounds, run until it is done: each round's quiet
+/// windows of the step go to the search (and are kept, per build, for the
+/// explanation); the others are left out, counted and said.
+fn search(
+    b: &mut Bisect,
+    rounds: &mut Rounds,
+    names: &[String],
+    targets: &[usize],
+    a: &BisectArgs,
+) -> anyhow::Result<(Vec<Vec<StepResult>>, usize)> {
+    let mut kept: Vec<Vec<StepResult>> = vec![Vec::new(); names.len()];
+    let mut disturbed_left_out = 0;
+    loop {
+        match b.advance() {
+            Next::Done => break,
+            Next::Measure { builds, repeats } => {
+                crate::errln!(
+                    "relbench: bisect round {}: {} ({} repeats each)",
+                    rounds.n + 1,
+                    builds
+                        .iter()
+                        .map(|&i| names[i].as_str())
+                        .collect::<Vec<_>>()
+                        .join(", "),
+                    repeats
+                );
+                let ts: Vec<usize> = builds.iter().map(|&i| targets[i]).collect();
+                let results = rounds.run(&ts, repeats)?;
+                for (&bi, rs) in builds.iter().zip(results) {
+                    let mine = of_step(&rs, &a.step);
+                    if mine.is_empty() {
+                        bail!(
+                            "build {} has no result of step {:?} in {} (it failed, or the plan has no such step: \
+                             `relbench check {}` lists the steps)",
+                            names[bi],
+                            a.step,
+                            rounds.out.display(),
+                            a.plan.display()
+                        );
+                    }
+                    // A window another program shared measures that
+                    // program too: left out, counted, and said. (A build
+                    // left with none gets more rounds, up to the cap.)
+                    let (quiet, busy) = quiet_of(mine);
+                    disturbed_left_out += busy.len();
+                    if let Some(why) = busy.first() {
+                        crate::errln!(
+                            "relbench: bisect round {}: {} of {}'s windows left out (not quiet): {why}",
+                            rounds.n,
+                            busy.len(),
+                            names[bi]
+                        );
+                    }
+                    b.add(bi, &quiet.iter().map(|s| s.throughput).collect::<Vec<_>>());
+                    kept[bi].extend(quiet.into_iter().cloned());
+                }
+            }
+        }
+    }
+    Ok((kept, disturbed_left_out))
+}
+
+/// Each culprit, or candidate, said with why (the costs that moved), as
+/// `bisect.json` keeps them.
+fn culprits(
+    b: &Bisect,
+    kept: &[Vec<StepResult>],
+    names: &[String],
+    step: &str,
+) -> Vec<serde_json::Value> {
+    let outcome = b.outcome();
+    let mut report = Vec::new();
+    for c in &b.culprits {
+        let before = names.iter().position(|n| *n == c.before).expect("a build");
+        let base = crate::compare::cell_of(kept[before].iter());
+        let mut cell = crate::compare::cell_of(kept[c.after_index].iter());
+        let why = crate::compare::explain_change(&mut cell, &base);
+        // Only a clear culprit on a search every step of which was
+        // measured is named as one; anything less is a candidate.
+        let what = if outcome == Outcome::Found && c.clear {
+            "culprit"
+        } else {
+            "candidate, not a verdict"
+        };
+        let line = format!(
+            "{what}: {} (after {}): {} ×{:.3}, p {}{}: {why}",
+            c.after,
+            c.before,
+            step,
+            c.ratio,
+            changes::fmt_p(c.p),
+            if c.clear {
+                ""
+            } else {
+                " (not clear at the cap of repeats)"
+            }
+        );
+        crate::outln!("{line}");
+        report.push(serde_json::json!({"culprit": c, "why": why}));
+    }
+    report
 }
 
 /// `bisect-check`: its exit code is `git bisect run`'s.
