@@ -203,39 +203,29 @@ fn cause(relative: f64, c: &Cell, base: &Cell) -> (String, Vec<Cost>) {
         return ("cost per operation not measured".into(), Vec::new());
     }
     let v = verdict(relative);
-    let mut moved: Vec<(Cost, f64)> = measured
-        .iter()
-        .copied()
-        .filter(|(k, r)| {
-            let cv = judged(cost_verdict(*r), c.costs_p.get(k).copied());
-            cost_matters(*k, c, base)
-                && match v {
-                    Verdict::Worse => cv == Verdict::Worse,
-                    Verdict::Better => cv == Verdict::Better,
-                    _ => cv == Verdict::Worse || cv == Verdict::Better,
-                }
-        })
-        .collect();
-    moved.sort_by(|a, b| b.1.ln().abs().total_cmp(&a.1.ln().abs()));
-    let list = |m: &[(Cost, f64)]| {
-        m.iter()
-            .filter(|(k, _)| *k != Cost::Writes || !m.iter().any(|(x, _)| *x == Cost::WriteKb))
-            .take(3)
-            .map(|(k, r)| format!("{} ×{}", k.short(), fmt_ratio(*r)))
-            .collect::<Vec<_>>()
-            .join(", ")
+    let moved = Moved::of(&measured, v, c, base);
+    // What held the step back: for a regression, the target's window;
+    // for a win, the base's (what the target got rid of).
+    let (worse, better) = (v == Verdict::Worse, v == Verdict::Better);
+    let b = if worse { bound(c) } else { bound(base) };
+    let prefix = bound_prefix(b, worse);
+    let with = |s: String| {
+        if prefix.is_empty() {
+            s
+        } else {
+            format!("{prefix}: {s}")
+        }
     };
-    let is_cpu = |k: Cost| matches!(k, Cost::CpuUs | Cost::OwnCpuUs);
-    let cpu = moved.iter().find(|(k, _)| is_cpu(*k)).copied();
-    let has = |k: Cost| moved.iter().any(|(x, _)| *x == k);
-    // Which moved more: the CPU per operation, or the waits (context
-    // switches, write requests) that point elsewhere.
-    let ln = |k: Cost| {
-        moved
-            .iter()
-            .find(|(x, _)| *x == k)
-            .map_or(0.0, |(_, r)| r.ln().abs())
-    };
+    if !worse && !better {
+        return if moved.0.is_empty() {
+            ("costs per operation unchanged".into(), Vec::new())
+        } else {
+            (Moved::text(&moved.0), moved.kinds())
+        };
+    }
+    if moved.0.is_empty() {
+        return (with(nothing_moved(worse, b, &measured)), Vec::new());
+    }
     // Waiting is the voluntary switches where they are measured apart
     // (results from before hold the sum only).
     let waits = if measured.iter().any(|(k, _)| *k == Cost::OwnVcs) {
@@ -243,20 +233,81 @@ fn cause(relative: f64, c: &Cell, base: &Cell) -> (String, Vec<Cost>) {
     } else {
         Cost::OwnCs
     };
-    let cpu_ln = cpu.map_or(0.0, |(_, r)| r.ln().abs());
-    let writes_ln = ln(Cost::Writes).max(ln(Cost::WriteKb));
-    let waits_lead = ln(waits).max(ln(Cost::Writes)) > cpu_ln;
-    // Preempted: the involuntary switches moved more than anything the
-    // benchmark's own work explains.
-    let preempted_lead =
-        has(Cost::OwnIvcs) && ln(Cost::OwnIvcs) > cpu_ln.max(ln(waits)).max(writes_ln);
-    let has_writes = has(Cost::Writes) || has(Cost::WriteKb);
-    // What held the step back: for a regression, the target's window;
-    // for a win, the base's (what the target got rid of).
-    let worse = v == Verdict::Worse;
-    let b = if worse { bound(c) } else { bound(base) };
+    let why = match cpu_predicts(&moved, b, relative, worse, waits) {
+        Some(why) => why,
+        None => format!(
+            "{}: {}",
+            Moved::text(&moved.0),
+            the_cause(&moved, worse, b, waits)
+        ),
+    };
+    (with(why), moved.kinds())
+}
+
+/// The costs per operation that moved the way the throughput did (or
+/// either way, when it held), the largest move first.
+struct Moved(Vec<(Cost, f64)>);
+
+impl Moved {
+    fn of(measured: &[(Cost, f64)], v: Verdict, c: &Cell, base: &Cell) -> Moved {
+        let mut moved: Vec<(Cost, f64)> = measured
+            .iter()
+            .copied()
+            .filter(|(k, r)| {
+                let cv = judged(cost_verdict(*r), c.costs_p.get(k).copied());
+                cost_matters(*k, c, base)
+                    && match v {
+                        Verdict::Worse => cv == Verdict::Worse,
+                        Verdict::Better => cv == Verdict::Better,
+                        _ => cv == Verdict::Worse || cv == Verdict::Better,
+                    }
+            })
+            .collect();
+        moved.sort_by(|a, b| b.1.ln().abs().total_cmp(&a.1.ln().abs()));
+        Moved(moved)
+    }
+
+    fn has(&self, k: Cost) -> bool {
+        self.0.iter().any(|(x, _)| *x == k)
+    }
+
+    /// How far a cost moved, as |ln ratio| (0 when it did not).
+    fn ln(&self, k: Cost) -> f64 {
+        self.0
+            .iter()
+            .find(|(x, _)| *x == k)
+            .map_or(0.0, |(_, r)| r.ln().abs())
+    }
+
+    /// The CPU per operation, when it moved.
+    fn cpu(&self) -> Option<(Cost, f64)> {
+        self.0.iter().find(|(k, _)| is_cpu(*k)).copied()
+    }
+
+    fn kinds(&self) -> Vec<Cost> {
+        self.0.iter().map(|(k, _)| *k).collect()
+    }
+
+    /// `CPU/op ×1.37, writes/op ×1.10`: the three that moved most.
+    fn text(m: &[(Cost, f64)]) -> String {
+        m.iter()
+            .filter(|(k, _)| *k != Cost::Writes || !m.iter().any(|(x, _)| *x == Cost::WriteKb))
+            .take(3)
+            .map(|(k, r)| format!("{} ×{}", k.short(), fmt_ratio(*r)))
+            .collect::<Vec<_>>()
+            .join(", ")
+    }
+}
+
+fn is_cpu(k: Cost) -> bool {
+    matches!(k, Cost::CpuUs | Cost::OwnCpuUs)
+}
+
+/// `CPU-bound at 98%`, or `the base IO-bound (device busy 91%)`: what
+/// held the step back (for a win, the base's window).
+fn bound_prefix(b: Bound, worse: bool) -> String {
     let whose = if worse { "" } else { "the base " };
-    let prefix = match b {
+    match b {
         Bound::Cpu(u) => format!("{whose}CPU-bound at {u:.0}%"),
         Bound::Threads(u, cap) => format!(
             "{whose}CPU-bound ({u:.0}% of the {cap:.0} core{} its clients can use)",
@@ -265,88 +316,94 @@ fn cause(relative: f64, c: &Cell, base: &Cell) -> (String, Vec<Cost>) {
         Bound::Io(u) => format!("{whose}IO-bound (device busy {u:.0}%)"),
         Bound::Neither(u) => format!("{whose}not CPU-bound ({u:.0}%)"),
         Bound::Unknown => String::new(),
-    };
-    let with = |s: String| {
-        if prefix.is_empty() {
-            s
-        } else {
-            format!("{prefix}: {s}")
-        }
-    };
-    let better = v == Verdict::Better;
-    if !worse && !better {
-        return if moved.is_empty() {
-            ("costs per operation unchanged".into(), Vec::new())
-        } else {
-            (list(&moved), moved.iter().map(|(k, _)| *k).collect())
-        };
     }
-    let cpu_bound = matches!(b, Bound::Cpu(_) | Bound::Threads(..));
-    if moved.is_empty() && cpu_bound {
+}
+
+/// A change no cost per operation explains.
+fn nothing_moved(worse: bool, b: Bound, measured: &[(Cost, f64)]) -> String {
+    if matches!(b, Bound::Cpu(_) | Bound::Threads(..)) {
         // A CPU-bound step whose CPU per operation held: the time did not
         // go to waiting; what took it was not measured.
-        let why = if worse {
-            "no cost per operation grew past 5%: the cause is not among the costs measured"
+        return if worse {
+            "no cost per operation grew past 5%: the cause is not among the costs measured".into()
         } else {
-            "no cost per operation fell past 5%"
+            "no cost per operation fell past 5%".into()
         };
-        return (with(why.into()), Vec::new());
     }
-    if moved.is_empty() {
-        let cpu_measured = measured.iter().find(|(k, _)| is_cpu(*k));
-        let why = match (worse, cpu_measured) {
-            (true, Some((k, r))) => format!(
-                "{} ×{}, and no cost per operation grew past 5%: more time spent waiting",
-                k.short(),
-                fmt_ratio(*r)
-            ),
-            (true, None) => "no measured cost per operation grew: more time spent waiting".into(),
-            (false, _) => "less waiting, not less cost per operation".into(),
-        };
-        return (with(why), Vec::new());
-    }
-    let more_or_less = if worse { "more" } else { "less" };
-    let kinds: Vec<Cost> = moved.iter().map(|(k, _)| *k).collect();
-    let with = |s: String| (with(s), kinds.clone());
-    // Saturated CPU: the CPU per operation predicts the throughput,
-    // whatever else moved.
-    if let (Bound::Cpu(_) | Bound::Threads(..), Some((k, r))) = (b, cpu) {
-        let rest: Vec<(Cost, f64)> = moved.iter().copied().filter(|(x, _)| *x != k).collect();
-        // The CPU predicts the rate, but writes and waits per operation
-        // grew more than it did: a log written and synced per commit
-        // costs CPU too, and the CPU is not the cause.
-        let io_lead = has_writes && has(waits) && writes_ln.max(ln(waits)) > cpu_ln;
-        let also = if rest.is_empty() {
-            String::new()
-        } else {
-            format!(" ({})", list(&rest))
-        };
-        return with(format!(
-            "{} ×{} predicts ×{:.2}, measured ×{relative:.2}{also}: {}",
+    match (worse, measured.iter().find(|(k, _)| is_cpu(*k))) {
+        (true, Some((k, r))) => format!(
+            "{} ×{}, and no cost per operation grew past 5%: more time spent waiting",
             k.short(),
-            fmt_ratio(r),
-            1.0 / r,
-            match (io_lead, worse) {
-                (true, true) =>
-                    "more writes and waits per operation (fsync), and the CPU they cost",
-                (true, false) =>
-                    "fewer writes and waits per operation (fsync), and the CPU they cost",
-                (false, true) => "new CPU overhead",
-                (false, false) => "less CPU per operation",
-            }
-        ));
+            fmt_ratio(*r)
+        ),
+        (true, None) => "no measured cost per operation grew: more time spent waiting".into(),
+        (false, _) => "less waiting, not less cost per operation".into(),
     }
-    let cause = if preempted_lead {
+}
+
+/// Saturated CPU: the CPU per operation predicts the throughput,
+/// whatever else moved.
+fn cpu_predicts(
+    moved: &Moved,
+    b: Bound,
+    relative: f64,
+    worse: bool,
+    waits: Cost,
+) -> Option<String> {
+    let (Bound::Cpu(_) | Bound::Threads(..), Some((k, r))) = (b, moved.cpu()) else {
+        return None;
+    };
+    let rest: Vec<(Cost, f64)> = moved.0.iter().copied().filter(|(x, _)| *x != k).collect();
+    // The CPU predicts the rate, but writes and waits per operation grew
+    // more than it did: a log written and synced per commit costs CPU
+    // too, and the CPU is not the cause.
+    let has_writes = moved.has(Cost::Writes) || moved.has(Cost::WriteKb);
+    let writes_ln = moved.ln(Cost::Writes).max(moved.ln(Cost::WriteKb));
+    let io_lead = has_writes && moved.has(waits) && writes_ln.max(moved.ln(waits)) > r.ln().abs();
+    let also = if rest.is_empty() {
+        String::new()
+    } else {
+        format!(" ({})", Moved::text(&rest))
+    };
+    Some(format!(
+        "{} ×{} predicts ×{:.2}, measured ×{relative:.2}{also}: {}",
+        k.short(),
+        fmt_ratio(r),
+        1.0 / r,
+        match (io_lead, worse) {
+            (true, true) => "more writes and waits per operation (fsync), and the CPU they cost",
+            (true, false) => "fewer writes and waits per operation (fsync), and the CPU they cost",
+            (false, true) => "new CPU overhead",
+            (false, false) => "less CPU per operation",
+        }
+    ))
+}
+
+/// The cause the costs that moved point to: preemption, fsync, other
+/// waits, CPU, IO.
+fn the_cause(moved: &Moved, worse: bool, b: Bound, waits: Cost) -> String {
+    let more_or_less = if worse { "more" } else { "less" };
+    let cpu_ln = moved.cpu().map_or(0.0, |(_, r)| r.ln().abs());
+    let writes_ln = moved.ln(Cost::Writes).max(moved.ln(Cost::WriteKb));
+    // Which moved more: the CPU per operation, or the waits (context
+    // switches, write requests) that point elsewhere.
+    let waits_lead = moved.ln(waits).max(moved.ln(Cost::Writes)) > cpu_ln;
+    // Preempted: the involuntary switches moved more than anything the
+    // benchmark's own work explains.
+    let preempted_lead = moved.has(Cost::OwnIvcs)
+        && moved.ln(Cost::OwnIvcs) > cpu_ln.max(moved.ln(waits)).max(writes_ln);
+    let has_writes = moved.has(Cost::Writes) || moved.has(Cost::WriteKb);
+    if preempted_lead {
         if worse {
             "preempted more (the machine was busier in this target's window)".to_string()
         } else {
             "preempted less (the machine was busier in the base's window)".to_string()
         }
-    } else if has_writes && has(waits) && waits_lead {
+    } else if has_writes && moved.has(waits) && waits_lead {
         format!("{more_or_less} waiting on fsync")
-    } else if has(waits) && waits_lead {
+    } else if moved.has(waits) && waits_lead {
         format!("{more_or_less} waiting (locks, IO or the network)")
-    } else if cpu.is_some() {
+    } else if moved.cpu().is_some() {
         match (worse, b) {
             // "New CPU overhead" is a claim about a step the CPU bounded;
             // on a CPU with room left, the operation's time grew in more
@@ -357,12 +414,11 @@ fn cause(relative: f64, c: &Cell, base: &Cell) -> (String, Vec<Cost>) {
             (true, _) => "new CPU overhead".into(),
             (false, _) => "less CPU per operation".into(),
         }
-    } else if has(Cost::ReadKb) || has(Cost::WriteKb) || has(Cost::Writes) {
+    } else if moved.has(Cost::ReadKb) || moved.has(Cost::WriteKb) || moved.has(Cost::Writes) {
         format!("{more_or_less} IO per operation")
     } else {
         format!("{more_or_less} cost per operation")
-    };
-    with(format!("{}: {cause}", list(&moved)))
+    }
 }
 
 #[cfg(test)]
