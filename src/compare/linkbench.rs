@@ -118,38 +118,13 @@ pub fn view(
     };
     for row in rows.iter().filter(|r| r.group == Group::LinkBench) {
         let Some(kind) = kind_of(row) else { continue };
-        let title = row.title();
         match kind {
             Kind::Load => {
                 for (ti, name) in names.iter().enumerate() {
                     let rs = results(row, ti);
-                    if rs.is_empty() {
-                        continue;
+                    if !rs.is_empty() {
+                        v.load.push(load_row(row, ti, name, &rs));
                     }
-                    let tally = |class: &str| {
-                        let key = format!("{class}/rows");
-                        med_u64(rs.iter().map(|s| s.tallies.get(&key).copied().unwrap_or(0)))
-                    };
-                    let secs =
-                        median(&mut rs.iter().map(|s| s.secs).collect::<Vec<_>>()).unwrap_or(0.0);
-                    let rate = |n: u64| if secs > 0.0 { n as f64 / secs } else { 0.0 };
-                    let (nodes, links, counts) = (
-                        tally(LOAD_CLASSES[0]),
-                        tally(LOAD_CLASSES[1]),
-                        tally(LOAD_CLASSES[2]),
-                    );
-                    v.load.push(LoadRow {
-                        target: name.clone(),
-                        clients: row.id.clients,
-                        nodes,
-                        links,
-                        counts,
-                        secs,
-                        nodes_per_sec: rate(nodes),
-                        links_per_sec: rate(links),
-                        rows_per_sec: row.cells[ti].throughput.unwrap_or(0.0),
-                        relative: row.cells[ti].relative,
-                    });
                 }
             }
             Kind::Request => {
@@ -157,10 +132,9 @@ pub fn view(
                 for (ti, name) in names.iter().enumerate() {
                     let cell = &row.cells[ti];
                     let rs = results(row, ti);
-                    let mut ops = Vec::new();
                     if let Some(t) = cell.throughput {
                         v.requests.push(RequestRow {
-                            step: title.clone(),
+                            step: row.title(),
                             clients: row.id.clients,
                             target: name.clone(),
                             ops_per_sec: t,
@@ -168,75 +142,9 @@ pub fn view(
                             errors: rs.iter().map(|s| s.failed_events).sum(),
                         });
                     }
-                    let total: u64 = rs
-                        .iter()
-                        .flat_map(|s| OPS.iter().filter_map(|o| s.latency.get(*o)))
-                        .map(|l| l.count)
-                        .sum();
-                    for op in OPS {
-                        let ls: Vec<_> = rs.iter().filter_map(|s| s.latency.get(op)).collect();
-                        let count: u64 = ls.iter().map(|l| l.count).sum();
-                        let errors: u64 = rs
-                            .iter()
-                            .flat_map(|s| s.errors.iter())
-                            .filter(|(k, _)| k.split('/').next() == Some(op))
-                            .map(|(_, n)| n)
-                            .sum();
-                        if count == 0 && errors == 0 {
-                            continue;
-                        }
-                        let m = |f: fn(&crate::measure::LatencySummary) -> f64| {
-                            median(&mut ls.iter().map(|l| f(l)).collect::<Vec<_>>()).unwrap_or(0.0)
-                        };
-                        let q = |f: fn(&crate::measure::LatencySummary) -> Option<f64>| {
-                            median(&mut ls.iter().filter_map(|l| f(l)).collect::<Vec<_>>())
-                        };
-                        let key = format!("{op}/not-found");
-                        ops.push(OpRow {
-                            step: title.clone(),
-                            clients: row.id.clients,
-                            target: name.clone(),
-                            op,
-                            count,
-                            share_pct: if total > 0 {
-                                100.0 * count as f64 / total as f64
-                            } else {
-                                0.0
-                            },
-                            p25_us: q(|l| l.p25_us),
-                            p50_us: m(|l| l.p50_us),
-                            p75_us: q(|l| l.p75_us),
-                            p95_us: m(|l| l.p95_us),
-                            p99_us: m(|l| l.p99_us),
-                            max_us: m(|l| l.max_us),
-                            mean_us: m(|l| l.mean_us),
-                            errors,
-                            not_found: rs
-                                .iter()
-                                .map(|s| s.tallies.get(&key).copied().unwrap_or(0))
-                                .sum(),
-                            p50_relative: None,
-                            p99_relative: None,
-                        });
-                    }
-                    per_target.push(ops);
+                    per_target.push(op_rows(row, name, &rs));
                 }
-                for ti in 0..per_target.len() {
-                    let b = base_of[ti];
-                    if b == ti {
-                        continue;
-                    }
-                    let base: Vec<(&'static str, f64, f64)> = per_target[b]
-                        .iter()
-                        .map(|o| (o.op, o.p50_us, o.p99_us))
-                        .collect();
-                    for o in &mut per_target[ti] {
-                        if let Some((_, p50, p99)) = base.iter().find(|(op, ..)| *op == o.op) {
-                            o.p50_relative = (*p50 > 0.0).then(|| o.p50_us / p50);
-                            o.p99_relative = (*p99 > 0.0).then(|| o.p99_us / p99);
-                        }
-                    }
-                }
+                relative_to_base(&mut per_target, base_of);
                 v.ops.extend(per_target.into_iter().flatten());
             }
             Kind::Check => {
@@ -246,25 +154,135 @@ pub fn view(
                         .filter(|(t, s)| *t == ti && s.id.at == row.id)
                         .map(|(_, s)| s)
                         .collect();
-                    if all.is_empty() {
-                        continue;
+                    if !all.is_empty() {
+                        v.checks.push(check_row(name, &all));
                     }
-                    let sum = |key: &str| -> u64 {
-                        all.iter()
-                            .map(|s| s.tallies.get(key).copied().unwrap_or(0))
-                            .sum()
-                    };
-                    v.checks.push(CheckRow {
-                        target: name.clone(),
-                        ids: sum("check/rows"),
-                        wrong: sum("check/wrong"),
-                        failed: all.iter().find_map(|s| s.failed.clone()),
-                    });
                 }
             }
         }
     }
     v
+}
+
+/// A target's load: what it made, how fast.
+fn load_row(row: &Row, ti: usize, name: &str, rs: &[&StepResult]) -> LoadRow {
+    let tally = |class: &str| {
+        let key = format!("{class}/rows");
+        med_u64(rs.iter().map(|s| s.tallies.get(&key).copied().unwrap_or(0)))
+    };
+    let secs = median(&mut rs.iter().map(|s| s.secs).collect::<Vec<_>>()).unwrap_or(0.0);
+    let rate = |n: u64| if secs > 0.0 { n as f64 / secs } else { 0.0 };
+    let (nodes, links, counts) = (
+        tally(LOAD_CLASSES[0]),
+        tally(LOAD_CLASSES[1]),
+        tally(LOAD_CLASSES[2]),
+    );
+    LoadRow {
+        target: name.to_string(),
+        clients: row.id.clients,
+        nodes,
+        links,
+        counts,
+        secs,
+        nodes_per_sec: rate(nodes),
+        links_per_sec: rate(links),
+        rows_per_sec: row.cells[ti].throughput.unwrap_or(0.0),
+        relative: row.cells[ti].relative,
+    }
+}
+
+/// A target's operations in a request step: each one's share and
+/// latencies, over its repeats.
+fn op_rows(row: &Row, name: &str, rs: &[&StepResult]) -> Vec<OpRow> {
+    let title = row.title();
+    let mut ops = Vec::new();
+    let total: u64 = rs
+        .iter()
+        .flat_map(|s| OPS.iter().filter_map(|o| s.latency.get(*o)))
+        .map(|l| l.count)
+        .sum();
+    for op in OPS {
+        let ls: Vec<_> = rs.iter().filter_map(|s| s.latency.get(op)).collect();
+        let count: u64 = ls.iter().map(|l| l.count).sum();
+        let errors: u64 = rs
+            .iter()
+            .flat_map(|s| s.errors.iter())
+            .filter(|(k, _)| k.split('/').next() == Some(op))
+            .map(|(_, n)| n)
+            .sum();
+        if count == 0 && errors == 0 {
+            continue;
+        }
+        let m = |f: fn(&crate::measure::LatencySummary) -> f64| {
+            median(&mut ls.iter().map(|l| f(l)).collect::<Vec<_>>()).unwrap_or(0.0)
+        };
+        let q = |f: fn(&crate::measure::LatencySummary) -> Option<f64>| {
+            median(&mut ls.iter().filter_map(|l| f(l)).collect::<Vec<_>>())
+        };
+        let key = format!("{op}/not-found");
+        ops.push(OpRow {
+            step: title.clone(),
+            clients: row.id.clients,
+            target: name.to_string(),
+            op,
+            count,
+            share_pct: if total > 0 {
+                100.0 * count as f64 / total as f64
+            } else {
+                0.0
+            },
+            p25_us: q(|l| l.p25_us),
+            p50_us: m(|l| l.p50_us),
+            p75_us: q(|l| l.p75_us),
+            p95_us: m(|l| l.p95_us),
+            p99_us: m(|l| l.p99_us),
+            max_us: m(|l| l.max_us),
+            mean_us: m(|l| l.mean_us),
+            errors,
+            not_found: rs
+                .iter()
+                .map(|s| s.tallies.get(&key).copied().unwrap_or(0))
+                .sum(),
+            p50_relative: None,
+            p99_relative: None,
+        });
+    }
+    ops
+}
+
+/// Each operation's median and p99 against its base's.
+fn relative_to_base(per_target: &mut [Vec<OpRow>], base_of: &[usize]) {
+    for ti in 0..per_target.len() {
+        let b = base_of[ti];
+        if b == ti {
+            continue;
+        }
+        let base: Vec<(&'static str, f64, f64)> = per_target[b]
+            .iter()
+            .map(|o| (o.op, o.p50_us, o.p99_us))
+            .collect();
+        for o in &mut per_target[ti] {
+            if let Some((_, p50, p99)) = base.iter().find(|(op, ..)| *op == o.op) {
+                o.p50_relative = (*p50 > 0.0).then(|| o.p50_us / p50);
+                o.p99_relative = (*p99 > 0.0).then(|| o.p99_us / p99);
+            }
+        }
+    }
+}
+
+/// A target's check of the loaded graph.
+fn check_row(name: &str, all: &[&StepResult]) -> CheckRow {
+    let sum = |key: &str| -> u64 {
+        all.iter()
+            .map(|s| s.tallies.get(key).copied().unwrap_or(0))
+            .sum()
+    };
+    CheckRow {
+        target: name.to_string(),
+        ids: sum("check/rows"),
+        wrong: sum("check/wrong"),
+        failed: all.iter().find_map(|s| s.failed.clone()),
+    }
 }
 
 fn med_u64(it: impl Iterator<Item = u64>) -> u64 {
