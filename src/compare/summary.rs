@@ -37,67 +37,15 @@ pub(super) fn summarise(
         .count();
     let mut disturbed = Vec::new();
     let mut too_short = Vec::new();
-    let mut changes: Vec<(Verdict, Change)> = rows
-        .iter()
-        .filter_map(|r| {
-            let c = &r.cells[ti];
-            if c.sla_missed.is_some() || c.base_sla_missed || c.rate_missed.is_some() {
-                return None;
-            }
-            let rel = c.relative?;
-            let v = c.verdict()?;
-            // Which window was too short (`compare` set the flag), in words.
-            let short = [(c, "this target's"), (&r.cells[base], "the base's")]
-                .into_iter()
-                .filter(|_| c.short_window)
-                .find_map(|(x, whose)| {
-                    let w = x.window_secs?;
-                    (w < SHORT_WINDOW_SECS).then(|| {
-                        format!(
-                            "{whose} window was {:.0} ms, under the {:.0} ms a change can be judged in",
-                            w * 1e3,
-                            SHORT_WINDOW_SECS * 1e3
-                        )
-                    })
-                });
-            if let Some(why) = short {
-                too_short.push(NotJudged {
-                    step: r.title(),
-                    clients: r.id.clients,
-                    relative: rel,
-                    why,
-                });
-                return None;
-            }
-            if v == Verdict::Disturbed {
-                // Its CPU per operation includes the other program's
-                // work, or its throughput lost the CPU it took: neither
-                // says anything about the target.
-                let why = match (&c.disturbed, &r.cells[base].disturbed) {
-                    (Some(w), Some(b)) => format!("this target's window: {w}; the base's: {b}"),
-                    (Some(w), None) => format!("this target's window: {w}"),
-                    (None, Some(b)) => format!("the base's window: {b}"),
-                    (None, None) => "disturbed".into(),
-                };
-                disturbed.push(NotJudged {
-                    step: r.title(),
-                    clients: r.id.clients,
-                    relative: rel,
-                    why,
-                });
-                return None;
-            }
-            Some((
-                v,
-                Change {
-                    step: r.title(),
-                    clients: r.id.clients,
-                    relative: rel,
-                    explanation: explain_beside(rel, c, &r.cells[base], settings_differ),
-                },
-            ))
-        })
-        .collect();
+    let mut changes: Vec<(Verdict, Change)> = Vec::new();
+    for r in rows {
+        match classify(r, ti, base, settings_differ) {
+            Some(Judged::TooShort(n)) => too_short.push(n),
+            Some(Judged::Disturbed(n)) => disturbed.push(n),
+            Some(Judged::Change(v, c)) => changes.push((v, c)),
+            None => {}
+        }
+    }
     let count = |v: Verdict| changes.iter().filter(|c| c.0 == v).count();
     let (slower, faster, same, unsure, noise, untested) = (
         count(Verdict::Worse),
@@ -122,31 +70,10 @@ pub(super) fn summarise(
             .map(|c| c.1.clone())
             .collect()
     };
-    let failed = steps
-        .iter()
-        .filter(|(t, s)| *t == ti && s.failed.is_some())
-        .map(|(_, s)| {
-            format!(
-                "{} c{} (repeat {})",
-                s.id.at.step.label(),
-                s.id.at.clients,
-                s.id.repeat
-            )
-        })
-        .collect();
+    let failed = failed_steps(steps, ti);
     let mut wins = of(Verdict::Better);
     wins.reverse();
-    let sla_failed = rows
-        .iter()
-        .filter_map(|r| {
-            let m = r.cells[ti].sla_missed?;
-            Some(format!(
-                "{} ({:.0}% of the target insert rate)",
-                r.title(),
-                m * 100.0
-            ))
-        })
-        .collect();
+    let sla_failed = sla_failed(rows, ti);
     TargetSummary {
         target: name.to_string(),
         copy_of: copy_of.map(str::to_string),
@@ -181,6 +108,108 @@ pub(super) fn summarise(
         failed,
         sla_failed,
     }
+}
+
+/// How a row's cell of a target was judged: its window too short, a
+/// window disturbed, or a change with its verdict.
+enum Judged {
+    TooShort(NotJudged),
+    Disturbed(NotJudged),
+    Change(Verdict, Change),
+}
+
+/// A target's cell on a row against its base's; `None` when it has no
+/// ratio, or an SLA or rate it missed is its result.
+fn classify(
+    r: &Row,
+    ti: usize,
+    base: usize,
+    settings_differ: &[(String, String, String)],
+) -> Option<Judged> {
+    let c = &r.cells[ti];
+    if c.sla_missed.is_some() || c.base_sla_missed || c.rate_missed.is_some() {
+        return None;
+    }
+    let rel = c.relative?;
+    let v = c.verdict()?;
+    // Which window was too short (`compare` set the flag), in words.
+    let short = [(c, "this target's"), (&r.cells[base], "the base's")]
+        .into_iter()
+        .filter(|_| c.short_window)
+        .find_map(|(x, whose)| {
+            let w = x.window_secs?;
+            (w < SHORT_WINDOW_SECS).then(|| {
+                format!(
+                    "{whose} window was {:.0} ms, under the {:.0} ms a change can be judged in",
+                    w * 1e3,
+                    SHORT_WINDOW_SECS * 1e3
+                )
+            })
+        });
+    if let Some(why) = short {
+        return Some(Judged::TooShort(NotJudged {
+            step: r.title(),
+            clients: r.id.clients,
+            relative: rel,
+            why,
+        }));
+    }
+    if v == Verdict::Disturbed {
+        // Its CPU per operation includes the other program's
+        // work, or its throughput lost the CPU it took: neither
+        // says anything about the target.
+        let why = match (&c.disturbed, &r.cells[base].disturbed) {
+            (Some(w), Some(b)) => format!("this target's window: {w}; the base's: {b}"),
+            (Some(w), None) => format!("this target's window: {w}"),
+            (None, Some(b)) => format!("the base's window: {b}"),
+            (None, None) => "disturbed".into(),
+        };
+        return Some(Judged::Disturbed(NotJudged {
+            step: r.title(),
+            clients: r.id.clients,
+            relative: rel,
+            why,
+        }));
+    }
+    Some(Judged::Change(
+        v,
+        Change {
+            step: r.title(),
+            clients: r.id.clients,
+            relative: rel,
+            explanation: explain_beside(rel, c, &r.cells[base], settings_differ),
+        },
+    ))
+}
+
+/// The target's failed steps, in words.
+fn failed_steps(steps: &[(usize, StepResult)], ti: usize) -> Vec<String> {
+    steps
+        .iter()
+        .filter(|(t, s)| *t == ti && s.failed.is_some())
+        .map(|(_, s)| {
+            format!(
+                "{} c{} (repeat {})",
+                s.id.at.step.label(),
+                s.id.at.clients,
+                s.id.repeat
+            )
+        })
+        .collect()
+}
+
+/// The target's rows that missed their insert rate.
+fn sla_failed(rows: &[Row], ti: usize) -> Vec<String> {
+    rows.iter()
+        .filter_map(|r| {
+            let m = r.cells[ti].sla_missed?;
+            Some(format!(
+                "{} ({:.0}% of the target insert rate)",
+                r.title(),
+                m * 100.0
+            ))
+        })
+        .collect()
 }
 
 /// One sentence per target against its base, then its regressions and
