@@ -192,7 +192,26 @@ pub struct GenError {
 impl Gen {
     /// Parses `uniform(1, rows)`.
     pub fn parse(text: &str) -> Result<Gen, GenError> {
-        let err = |at: usize, message: String| GenError { at, message };
+        Call::parse(text)?.gen()
+    }
+}
+
+fn err(at: usize, message: String) -> GenError {
+    GenError { at, message }
+}
+
+/// A function call as written: its name, and each argument with its byte
+/// offset in the text.
+struct Call<'a> {
+    /// Where the call starts, and where its `(` is.
+    lead: usize,
+    open: usize,
+    name: &'a str,
+    args: Vec<(usize, &'a str)>,
+}
+
+impl<'a> Call<'a> {
+    fn parse(text: &'a str) -> Result<Call<'a>, GenError> {
         let lead = text.len() - text.trim_start().len();
         let t = text.trim();
         let Some(open) = t.find('(') else {
@@ -207,7 +226,6 @@ impl Gen {
         if !t.ends_with(')') {
             return Err(err(lead + t.len(), "the call ends with ')'".into()));
         }
-        let name = t[..open].trim();
         let inner = &t[open + 1..t.len() - 1];
         let args: Vec<(usize, &str)> = if inner.trim().is_empty() {
             Vec::new()
@@ -222,99 +240,85 @@ impl Gen {
                 })
                 .collect()
         };
-        let bound = |i: usize| -> Result<Bound, GenError> {
-            let (at, a) = args[i];
-            match a {
-                "rows" => Ok(Bound::Rows),
-                "tables" => Ok(Bound::Tables),
-                n => n
-                    .parse()
-                    .map(Bound::Int)
-                    .map_err(|_| err(at, format!("\"{n}\" is not a whole number, rows or tables"))),
-            }
+        Ok(Call {
+            lead,
+            open,
+            name: t[..open].trim(),
+            args,
+        })
+    }
+
+    /// Argument `i` as a bound: a whole number, `rows` or `tables`.
+    fn bound(&self, i: usize) -> Result<Bound, GenError> {
+        let (at, a) = self.args[i];
+        match a {
+            "rows" => Ok(Bound::Rows),
+            "tables" => Ok(Bound::Tables),
+            n => n
+                .parse()
+                .map(Bound::Int)
+                .map_err(|_| err(at, format!("\"{n}\" is not a whole number, rows or tables"))),
+        }
+    }
+
+    fn num(&self, i: usize) -> Result<f64, GenError> {
+        let (at, a) = self.args[i];
+        a.parse::<f64>()
+            .ok()
+            .filter(|v| v.is_finite())
+            .ok_or_else(|| err(at, format!("\"{a}\" is not a number")))
+    }
+
+    fn arity(&self, min: usize, max: usize) -> Result<(), GenError> {
+        let n = self.args.len();
+        if n >= min && n <= max {
+            return Ok(());
+        }
+        let want = if min == max {
+            format!("{min}")
+        } else {
+            format!("{min} to {max}")
         };
-        let num = |i: usize| -> Result<f64, GenError> {
-            let (at, a) = args[i];
-            a.parse::<f64>()
-                .ok()
-                .filter(|v| v.is_finite())
-                .ok_or_else(|| err(at, format!("\"{a}\" is not a number")))
-        };
-        let arity = |min: usize, max: usize| -> Result<(), GenError> {
-            if args.len() < min || args.len() > max {
-                let want = if min == max {
-                    format!("{min}")
-                } else {
-                    format!("{min} to {max}")
-                };
-                return Err(err(
-                    lead + open,
-                    format!("{name}() takes {want} arguments, not {}", args.len()),
-                ));
-            }
-            Ok(())
-        };
-        let g = match name {
+        Err(err(
+            self.lead + self.open,
+            format!("{}() takes {want} arguments, not {n}", self.name),
+        ))
+    }
+
+    fn gen(&self) -> Result<Gen, GenError> {
+        Ok(match self.name {
             "uniform" => {
-                arity(2, 2)?;
+                self.arity(2, 2)?;
                 Gen::Uniform {
-                    lo: bound(0)?,
-                    hi: bound(1)?,
+                    lo: self.bound(0)?,
+                    hi: self.bound(1)?,
                 }
             }
             "zipfian" => {
-                arity(2, 3)?;
-                let s = if args.len() == 3 {
-                    num(2)?
+                self.arity(2, 3)?;
+                let s = if self.args.len() == 3 {
+                    self.num(2)?
                 } else {
                     crate::workload::dist::ZIPF_EXPONENT
                 };
                 Gen::Zipfian {
-                    lo: bound(0)?,
-                    hi: bound(1)?,
+                    lo: self.bound(0)?,
+                    hi: self.bound(1)?,
                     s,
                 }
             }
-            "pareto" => {
-                arity(2, 3)?;
-                let alpha = if args.len() == 3 { num(2)? } else { 1.16 };
-                if alpha <= 0.0 {
-                    return Err(err(args[2].0, "pareto's alpha must be above 0".into()));
-                }
-                Gen::Pareto {
-                    lo: bound(0)?,
-                    hi: bound(1)?,
-                    alpha,
-                }
-            }
+            "pareto" => self.pareto()?,
             "gaussian" => {
-                arity(2, 2)?;
+                self.arity(2, 2)?;
                 Gen::Gaussian {
-                    mean: num(0)?,
-                    sd: num(1)?,
+                    mean: self.num(0)?,
+                    sd: self.num(1)?,
                 }
             }
-            "hotset" => {
-                arity(4, 4)?;
-                let (hot, access) = (num(2)?, num(3)?);
-                for (i, v) in [(2, hot), (3, access)] {
-                    if !(0.0..=100.0).contains(&v) {
-                        return Err(err(
-                            args[i].0,
-                            format!("{v} is not a percentage from 0 to 100"),
-                        ));
-                    }
-                }
-                Gen::Hotset {
-                    lo: bound(0)?,
-                    hi: bound(1)?,
-                    hot,
-                    access,
-                }
-            }
+            "hotset" => self.hotset()?,
             "sequence" => {
-                arity(0, 1)?;
-                let start = match args.first() {
+                self.arity(0, 1)?;
+                let start = match self.args.first() {
                     Some(&(at, a)) => a
                         .parse()
                         .map_err(|_| err(at, format!("\"{a}\" is not a whole number")))?,
@@ -322,28 +326,11 @@ impl Gen {
                 };
                 Gen::Sequence { start }
             }
-            "string" => {
-                arity(1, 2)?;
-                let (at, a) = args[0];
-                let len: u32 = a
-                    .parse()
-                    .ok()
-                    .filter(|n| (1..=65535).contains(n))
-                    .ok_or_else(|| err(at, format!("\"{a}\" is not a length from 1 to 65535")))?;
-                let random_pct = match args.get(1) {
-                    Some(&(at, a)) => {
-                        a.parse::<u8>().ok().filter(|p| *p <= 100).ok_or_else(|| {
-                            err(at, format!("\"{a}\" is not a percentage from 0 to 100"))
-                        })?
-                    }
-                    None => 100,
-                };
-                Gen::String { len, random_pct }
-            }
+            "string" => self.string()?,
             other => {
                 let names = FUNCTIONS.map(|f| f.split('(').next().unwrap_or(f));
                 return Err(err(
-                    lead,
+                    self.lead,
                     match crate::util::did_you_mean(other, names.iter().copied()) {
                         Some(m) => format!("unknown function \"{other}\"; did you mean \"{m}\"?"),
                         None => format!(
@@ -353,8 +340,62 @@ impl Gen {
                     },
                 ));
             }
+        })
+    }
+
+    fn pareto(&self) -> Result<Gen, GenError> {
+        self.arity(2, 3)?;
+        let alpha = if self.args.len() == 3 {
+            self.num(2)?
+        } else {
+            1.16
         };
-        Ok(g)
+        if alpha <= 0.0 {
+            return Err(err(self.args[2].0, "pareto's alpha must be above 0".into()));
+        }
+        Ok(Gen::Pareto {
+            lo: self.bound(0)?,
+            hi: self.bound(1)?,
+            alpha,
+        })
+    }
+
+    fn hotset(&self) -> Result<Gen, GenError> {
+        self.arity(4, 4)?;
+        let (hot, access) = (self.num(2)?, self.num(3)?);
+        for (i, v) in [(2, hot), (3, access)] {
+            if !(0.0..=100.0).contains(&v) {
+                return Err(err(
+                    self.args[i].0,
+                    format!("{v} is not a percentage from 0 to 100"),
+                ));
+            }
+        }
+        Ok(Gen::Hotset {
+            lo: self.bound(0)?,
+            hi: self.bound(1)?,
+            hot,
+            access,
+        })
+    }
+
+    fn string(&self) -> Result<Gen, GenError> {
+        self.arity(1, 2)?;
+        let (at, a) = self.args[0];
+        let len: u32 = a
+            .parse()
+            .ok()
+            .filter(|n| (1..=65535).contains(n))
+            .ok_or_else(|| err(at, format!("\"{a}\" is not a length from 1 to 65535")))?;
+        let random_pct = match self.args.get(1) {
+            Some(&(at, a)) => a
+                .parse::<u8>()
+                .ok()
+                .filter(|p| *p <= 100)
+                .ok_or_else(|| err(at, format!("\"{a}\" is not a percentage from 0 to 100")))?,
+            None => 100,
+        };
+        Ok(Gen::String { len, random_pct })
     }
 }
 
