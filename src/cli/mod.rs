@@ -412,13 +412,87 @@ fn resolve_run(
     shard: Option<plan::Shard>,
     rendezvous: Option<plan::Rendezvous>,
 ) -> anyhow::Result<RunOptions> {
+    run_flags_fit(resume, out.as_deref(), shard.is_some())?;
+    let (mut plan, plan_source, plan_text, plan_dir) =
+        plan_of_run(plan.as_deref(), resume, out.as_deref())?;
+    let earlier = match (&out, resume) {
+        (Some(dir), true) => crate::results::read_run_info(dir).ok(),
+        _ => None,
+    };
+    // A shard resumed without --shard stays that shard.
+    let shard = shard.or_else(|| {
+        earlier
+            .as_ref()
+            .and_then(|i| i.shard.as_ref())
+            .map(|r| r.shard)
+    });
+    let mut resume = resume;
+    if let (Some(s), Some(dir)) = (shard, &out) {
+        resume |= same_shard_there(dir, s, &plan_text)?;
+    }
+    if resume && rendezvous.is_some() {
+        return Err(Exit::BadInput(
+            "--client-share with --resume: the shares run each step together, so one does not resume; \
+             run every share again into new directories with a new --barrier"
+                .into(),
+        )
+        .into());
+    }
+    decide_seed(
+        &mut plan,
+        &plan_text,
+        earlier.as_ref().map(|i| i.plan.seed),
+        shard.is_some() || rendezvous.is_some(),
+    );
+    let out = out.unwrap_or_else(|| Path::new("results").join(utc_stamp(unix_now())));
+    let mut schedule = compile(&plan)?;
+    let mut record = RunInfo::start(plan_source, plan_text, &plan_dir, plan);
+    if let Some(s) = shard {
+        record.shard = Some(shard_record(&schedule, s, &record.plan_source));
+        schedule = schedule.shard(s);
+    }
+    if let Some(rv) = &rendezvous {
+        record.client_share = Some(client_share(&schedule, rv)?);
+        schedule.rendezvous = Some(rv.clone());
+    }
+    Ok(RunOptions {
+        secrets: crate::db::Secrets::take(&record.plan.targets)?,
+        schedule,
+        record,
+        plan_dir,
+        out,
+        resume,
+    })
+}
+
+/// The seed a run draws its ids from, decided here and nowhere else: the
+/// plan's when it gives one; one from the plan's text when the plan is
+/// split over shards or client shares (every part draws the same ids, and
+/// a part run again draws them again); the run's own when it is resumed
+/// (the rest of it draws the ids its first part would have); otherwise
+/// the one the plan drew as it was read.
+fn decide_seed(plan: &mut Plan, plan_text: &str, recorded: Option<u64>, split: bool) {
+    if plan.seed_fixed {
+        return;
+    }
+    if split {
+        plan.seed = plan::shard::seed_of(plan_text);
+        plan.seed_fixed = true;
+    } else if let Some(seed) = recorded {
+        plan.seed = seed;
+    }
+}
+
+/// The flags a run needs together: `--resume` and `--shard` need `--out`,
+/// and a client share does not resume.
+fn run_flags_fit(resume: bool, out: Option<&Path>, shard: bool) -> anyhow::Result<()> {
     if resume && out.is_none() {
         bail!("--resume needs --out DIR: the results directory of the run to finish");
     }
     // A client share does not resume: the barrier's rows of the steps it
     // finished are there already, so it would pass them alone while the
     // other shares ran other steps.
-    if let (true, Some(dir)) = (resume, &out) {
+    if let (true, Some(dir)) = (resume, out) {
         if let Some(r) = crate::results::read_run_info(dir)
             .ok()
             .and_then(|i| i.client_share)
@@ -435,7 +509,7 @@ fn resolve_run(
             .into());
         }
     }
-    if shard.is_some() && out.is_none() {
+    if shard && out.is_none() {
         return Err(Exit::BadInput(
             "--shard needs --out DIR: the shard's own results directory, the same each time the scheduler \
              runs it (e.g. --out /shared/study/shard-$SLURM_ARRAY_TASK_ID), so that a rerun resumes it"
@@ -443,14 +517,25 @@ fn resolve_run(
         )
         .into());
     }
-    let (plan, plan_source, plan_text, plan_dir) = match (&plan, resume) {
+    Ok(())
+}
+
+/// The plan a run runs, with where it came from, its text and the
+/// directory its paths are relative to: the file given, the run's own
+/// copy when it is resumed without one, or the quick plan.
+fn plan_of_run(
+    plan: Option<&Path>,
+    resume: bool,
+    out: Option<&Path>,
+) -> anyhow::Result<(Plan, String, String, PathBuf)> {
+    Ok(match (plan, resume) {
         (Some(p), _) => {
             let (plan, text, dir) = read_plan(p)?;
             (plan, p.display().to_string(), text, dir)
         }
         (None, true) => {
             // Resuming without a plan: the run's own copy of its plan.
-            let dir = out.as_ref().expect("checked above");
+            let dir = out.expect("checked above");
             let info = crate::results::read_run_info(dir)?;
             let plan_dir = PathBuf::from(&info.plan_dir);
             let plan = plan::parse(&info.plan_text, &info.plan_source, &plan_dir)
@@ -468,105 +553,65 @@ fn resolve_run(
                 dir,
             )
         }
+    })
+}
+
+/// What a shard runs of its plan, said as it starts.
+fn shard_record(
+    schedule: &Schedule,
+    s: plan::Shard,
+    plan_source: &str,
+) -> crate::results::ShardRecord {
+    let names = |keep: &dyn Fn(usize) -> bool| -> Vec<String> {
+        (0..schedule.targets.len())
+            .filter(|&t| keep(t))
+            .map(|t| schedule.targets[t].name.clone())
+            .collect()
     };
-    let mut plan = plan;
-    if resume && !plan.seed_fixed {
-        // The seed the run drew when it started, not a fresh one: the rest
-        // of the run draws the ids its first part would have.
-        let dir = out.as_ref().expect("checked above");
-        if let Ok(info) = crate::results::read_run_info(dir) {
-            plan.seed = info.plan.seed;
-        }
-    }
-    // A shard resumed without --shard stays that shard.
-    let shard = match (shard, &out) {
-        (None, Some(dir)) if resume => crate::results::read_run_info(dir)
-            .ok()
-            .and_then(|i| i.shard)
-            .map(|r| r.shard),
-        (s, _) => s,
+    let shard_record = crate::results::ShardRecord {
+        shard: s,
+        targets: names(&|t| schedule.runs(s, t)),
+        everywhere: names(&|t| schedule.everywhere(t)),
     };
-    let mut resume = resume;
-    if let (Some(s), Some(dir)) = (shard, &out) {
-        if !plan.seed_fixed {
-            // Every shard draws the same ids: the seed comes from the plan.
-            plan.seed = plan::shard::seed_of(&plan_text);
-            plan.seed_fixed = true;
-        }
-        resume |= same_shard_there(dir, s, &plan_text)?;
-    }
-    if resume && rendezvous.is_some() {
-        return Err(Exit::BadInput(
-            "--client-share with --resume: the shares run each step together, so one does not resume; \
-             run every share again into new directories with a new --barrier"
-                .into(),
-        )
+    crate::errln!(
+        "relbench: shard {s} of {}: {} here, {} on every shard",
+        plan_source,
+        shard_record.targets.join(", "),
+        shard_record.everywhere.join(", ")
+    );
+    shard_record
+}
+
+/// A client share's record, said as it starts: every target must be a
+/// server by URL.
+fn client_share(
+    schedule: &Schedule,
+    rv: &plan::Rendezvous,
+) -> anyhow::Result<crate::results::ShareRun> {
+    if let Some(t) = schedule
+        .targets
+        .iter()
+        .find(|t| !matches!(t.access, plan::Access::Url { .. }))
+    {
+        return Err(Exit::BadInput(format!(
+            "--client-share: target \"{}\" is not a server by URL; a server relbench manages, or an \
+             embedded database, stays on one host. Start the server yourself, give its `url` in the plan, \
+             and run a share on each client host",
+            t.name
+        ))
         .into());
     }
-    if rendezvous.is_some() && !plan.seed_fixed {
-        // Every share draws its clients' ids from one seed.
-        plan.seed = plan::shard::seed_of(&plan_text);
-        plan.seed_fixed = true;
-    }
-    let out = out.unwrap_or_else(|| Path::new("results").join(utc_stamp(unix_now())));
-    let mut schedule = compile(&plan)?;
-    let mut record = RunInfo::start(plan_source, plan_text, &plan_dir, plan);
-    if let Some(s) = shard {
-        let names = |keep: &dyn Fn(usize) -> bool| -> Vec<String> {
-            (0..schedule.targets.len())
-                .filter(|&t| keep(t))
-                .map(|t| schedule.targets[t].name.clone())
-                .collect()
-        };
-        let shard_record = crate::results::ShardRecord {
-            shard: s,
-            targets: names(&|t| schedule.runs(s, t)),
-            everywhere: names(&|t| schedule.everywhere(t)),
-        };
-        crate::errln!(
-            "relbench: shard {s} of {}: {} here, {} on every shard",
-            record.plan_source,
-            shard_record.targets.join(", "),
-            shard_record.everywhere.join(", ")
-        );
-        record.shard = Some(shard_record);
-        schedule = schedule.shard(s);
-    }
-    if let Some(rv) = &rendezvous {
-        if let Some(t) = schedule
-            .targets
-            .iter()
-            .find(|t| !matches!(t.access, plan::Access::Url { .. }))
-        {
-            return Err(Exit::BadInput(format!(
-                "--client-share: target \"{}\" is not a server by URL; a server relbench manages, or an \
-                 embedded database, stays on one host. Start the server yourself, give its `url` in the plan, \
-                 and run a share on each client host",
-                t.name
-            ))
-            .into());
-        }
-        crate::errln!(
-            "relbench: client share {} at barrier {:?}: clients {}, {}, … of every step",
-            rv.share,
-            rv.id,
-            rv.share.index,
-            rv.share.index + rv.share.count
-        );
-        record.client_share = Some(crate::results::ShareRun {
-            share: rv.share,
-            barrier: rv.id.clone(),
-            timeout_secs: rv.timeout.as_secs_f64(),
-        });
-        schedule.rendezvous = Some(rv.clone());
-    }
-    Ok(RunOptions {
-        secrets: crate::db::Secrets::take(&record.plan.targets)?,
-        schedule,
-        record,
-        plan_dir,
-        out,
-        resume,
+    crate::errln!(
+        "relbench: client share {} at barrier {:?}: clients {}, {}, … of every step",
+        rv.share,
+        rv.id,
+        rv.share.index,
+        rv.share.index + rv.share.count
+    );
+    Ok(crate::results::ShareRun {
+        share: rv.share,
+        barrier: rv.id.clone(),
+        timeout_secs: rv.timeout.as_secs_f64(),
     })
 }
 
