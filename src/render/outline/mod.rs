@@ -373,9 +373,25 @@ const ACROSS_INTRO: &str =
 /// target.
 pub fn document(cs: &[Comparison], all: &Report) -> Vec<Block> {
     let mut doc = vec![Block::Heading(1, "relbench report".into())];
+    let several = cs.len() > 1;
+    doc.push(Block::Paragraph(targets_line(cs, all)));
+    doc.extend(notes(cs, all));
+    let toc_at = doc.len();
+    let mut across = overview_maps(&mut doc, cs);
+    for c in cs {
+        doc.extend(comparison(c, &mut across, several));
+    }
+    doc.extend(tail(all));
+    let toc = contents(&doc, if several { 3 } else { 2 });
+    doc.insert(toc_at, Block::Toc(toc));
+    doc
+}
+
+/// `Targets: a, b. Base: a.`, or the comparisons with their bases.
+fn targets_line(cs: &[Comparison], all: &Report) -> String {
     let names: Vec<&str> = all.targets.iter().map(|t| t.name.as_str()).collect();
     let several = cs.len() > 1;
-    doc.push(Block::Paragraph(if several {
+    if several {
         format!(
             "Targets: {}. Comparisons: {}.",
             names.join(", "),
@@ -396,7 +412,15 @@ pub fn document(cs: &[Comparison], all: &Report) -> Vec<Block> {
                 String::new()
             }
         )
-    }));
+    }
+}
+
+/// What the reader should know before the figures: runs not complete,
+/// files left out, client shares, server counts that disagree, host
+/// notes, bases with no figure.
+fn notes(cs: &[Comparison], all: &Report) -> Vec<Block> {
+    let several = cs.len() > 1;
+    let mut doc = Vec::new();
     for run in &all.runs {
         if run.status != crate::results::RunStatus::Complete {
             doc.push(Block::Note(format!(
@@ -448,7 +472,13 @@ pub fn document(cs: &[Comparison], all: &Report) -> Vec<Block> {
             )));
         }
     }
-    let toc_at = doc.len();
+    doc
+}
+
+/// The overview maps of every comparison; returns each comparison's
+/// companion charts, which go after its summary.
+fn overview_maps(doc: &mut Vec<Block>, cs: &[Comparison]) -> Vec<(String, Vec<Chart>)> {
+    let several = cs.len() > 1;
     let mut across: Vec<(String, Vec<Chart>)> = Vec::new();
     let maps: Vec<(String, Vec<Chart>)> = cs
         .iter()
@@ -476,53 +506,53 @@ pub fn document(cs: &[Comparison], all: &Report) -> Vec<Block> {
             }
         }
     }
-    for c in cs {
-        let r = &c.report;
-        let mut part = body(r);
-        // The overview's companion charts, right after this comparison's
-        // summary.
-        if let Some(i) = across.iter().position(|(t, _)| *t == c.title) {
-            let (_, charts) = across.remove(i);
-            let at = part
-                .iter()
-                .position(|b| matches!(b, Block::Summary(_)))
-                .map_or(0, |p| p + 1);
-            part.splice(
-                at..at,
-                [
-                    Block::Heading(2, "Across targets".into()),
-                    Block::Paragraph(ACROSS_INTRO.into()),
-                    Block::Charts(charts),
-                ],
-            );
-        }
-        if several {
-            doc.push(Block::Heading(2, format!("Comparison: {}", c.title)));
-            let names: Vec<&str> = r.targets.iter().map(|t| t.name.as_str()).collect();
-            doc.push(Block::Paragraph(format!(
-                "Base: {}. Targets: {}.",
-                r.base,
-                names.join(", ")
-            )));
-            for b in &mut part {
-                match b {
-                    Block::Heading(level, _) => *level += 1,
-                    // Each comparison's charts get files of their own.
-                    Block::Charts(charts) => {
-                        for ch in charts {
-                            ch.file = format!("{}-{}", svg::slug(&c.title), ch.file);
-                        }
-                    }
-                    _ => {}
+    across
+}
+
+/// One comparison's summary, its overview's companion charts, and its
+/// tables (under a heading of its own when there are several).
+fn comparison(c: &Comparison, across: &mut Vec<(String, Vec<Chart>)>, several: bool) -> Vec<Block> {
+    let r = &c.report;
+    let mut part = body(r);
+    // The overview's companion charts, right after this comparison's
+    // summary.
+    if let Some(i) = across.iter().position(|(t, _)| *t == c.title) {
+        let (_, charts) = across.remove(i);
+        let at = part
+            .iter()
+            .position(|b| matches!(b, Block::Summary(_)))
+            .map_or(0, |p| p + 1);
+        part.splice(
+            at..at,
+            [
+                Block::Heading(2, "Across targets".into()),
+                Block::Paragraph(ACROSS_INTRO.into()),
+                Block::Charts(charts),
+            ],
+        );
+    }
+    if !several {
+        return part;
+    }
+    let names: Vec<&str> = r.targets.iter().map(|t| t.name.as_str()).collect();
+    let mut head = vec![
+        Block::Heading(2, format!("Comparison: {}", c.title)),
+        Block::Paragraph(format!("Base: {}. Targets: {}.", r.base, names.join(", "))),
+    ];
+    for b in &mut part {
+        match b {
+            Block::Heading(level, _) => *level += 1,
+            // Each comparison's charts get files of their own.
+            Block::Charts(charts) => {
+                for ch in charts {
+                    ch.file = format!("{}-{}", svg::slug(&c.title), ch.file);
                 }
             }
+            _ => {}
         }
-        doc.extend(part);
     }
-    doc.extend(tail(all));
-    let toc = contents(&doc, if several { 3 } else { 2 });
-    doc.insert(toc_at, Block::Toc(toc));
-    doc
+    head.extend(part);
+    head
 }
 
 /// A comparison's summary and tables.
