@@ -204,28 +204,7 @@ pub fn heatmap(r: &Report) -> Option<Chart> {
 /// to 11 px apart, with a leader to the end they name, and the chart grows
 /// taller when they need more room than the plot has.
 pub fn over_targets(r: &Report, g: Group) -> Option<Chart> {
-    // One base for the whole line (several hosts each have their own):
-    // its own targets, and the targets of other hosts no host shares (a
-    // merged sharded run's, each against its own host's base), in plan
-    // order.
-    let base = r.base_of.first().copied()?;
-    let unique = |i: usize| {
-        r.base_of[i] != i
-            && r.targets
-                .iter()
-                .filter(|t| t.plan_name == r.targets[i].plan_name)
-                .count()
-                == 1
-    };
-    let mut order: Vec<usize> = (0..r.targets.len())
-        .filter(|&i| r.base_of[i] == base || unique(i))
-        .collect();
-    if order
-        .iter()
-        .any(|&i| r.targets[i].host != r.targets[base].host)
-    {
-        order.sort_by_key(|&i| (i != base, r.targets[i].plan_index));
-    }
+    let (base, order) = line_order(r)?;
     let rows: Vec<&Row> = r.rows_in(g).collect();
     if order.len() < 2 || rows.is_empty() {
         return None;
@@ -273,23 +252,7 @@ pub fn over_targets(r: &Report, g: Group) -> Option<Chart> {
         r.targets[base].name
     );
     let mut svg = Svg::new(width, height, &title);
-    // A ratio under the floor is drawn on it, and the floor's tick says so.
-    let floored = values.iter().any(|&v| v < LogAxis::FLOOR);
-    let tick_list: Vec<(f64, String)> = axis
-        .ticks()
-        .into_iter()
-        .enumerate()
-        .map(|(k, t)| {
-            (
-                t,
-                if k == 0 && floored {
-                    format!("≤{}", trim(t))
-                } else {
-                    trim(t)
-                },
-            )
-        })
-        .collect();
+    let tick_list = ticks(&axis, &values);
     svg.y_axis(left, left + plot_w, &tick_list, y);
     svg.text(left - 4.0, top_m - 8.0, "end", " fill=\"#666\"", "log");
     svg.line(
@@ -303,58 +266,128 @@ pub fn over_targets(r: &Report, g: Group) -> Option<Chart> {
         svg.slanted(x(k) + 3.0, top_m + plot_h + 10.0, name);
     }
     for ((si, pts), label_y) in lines.iter().zip(&placed) {
-        let (si, row) = (*si, rows[*si]);
-        let tip = format!(
-            "{}: {}",
-            labels[si],
-            order
-                .iter()
-                .map(|&ti| row.cells[ti]
-                    .relative
-                    .map_or("—".into(), |v| format!("{} {v:.2}", r.targets[ti].name)))
-                .collect::<Vec<_>>()
-                .join(", ")
-        );
-        svg.polyline(pts, colour(si), "", &tip);
-        // A point from a disturbed window is hollow: drawn, not judged.
-        let disturbed: Vec<bool> = order
-            .iter()
-            .filter(|&&ti| row.cells[ti].relative.is_some())
-            .map(|&ti| row.cells[ti].is_disturbed())
-            .collect();
-        for ((px, py), hollow) in pts.iter().zip(disturbed) {
-            let fill = if hollow { "#fff" } else { colour(si) };
-            let _ = write!(
-                svg.out,
-                "<circle class=\"{}\" cx=\"{px:.1}\" cy=\"{py:.1}\" r=\"{}\" fill=\"{fill}\" stroke=\"{}\"/>",
-                if hollow { "disturbed" } else { "point" },
-                if hollow { 3.0 } else { 2.2 },
-                colour(si)
-            );
-        }
-        let (end_x, end_y) = *pts.last().expect("not empty");
-        let lx = left + plot_w + 14.0;
-        // A label moved off its line's end points back to it.
-        svg.line(
-            end_x + 3.0,
-            end_y,
-            lx - 2.0,
-            *label_y,
-            &format!("stroke=\"{}\" stroke-width=\"0.6\"", colour(si)),
-        );
-        svg.text(
-            lx,
-            label_y + 4.0,
-            "start",
-            &format!(" class=\"end-label\" fill=\"{}\"", colour(si)),
-            &labels[si],
-        );
+        let end = Label {
+            text: &labels[*si],
+            x: left + plot_w + 14.0,
+            y: *label_y,
+        };
+        draw_line(&mut svg, r, &order, rows[*si], *si, pts, &end);
     }
     Some(Chart {
         file: format!("over-targets-{}.svg", g.name()),
         title,
         svg: svg.finish(),
     })
+}
+
+/// The base the lines are relative to, and the targets along the x-axis:
+/// its own targets, and the targets of other hosts no host shares (a
+/// merged sharded run's, each against its own host's base), in plan
+/// order.
+fn line_order(r: &Report) -> Option<(usize, Vec<usize>)> {
+    let base = r.base_of.first().copied()?;
+    let unique = |i: usize| {
+        r.base_of[i] != i
+            && r.targets
+                .iter()
+                .filter(|t| t.plan_name == r.targets[i].plan_name)
+                .count()
+                == 1
+    };
+    let mut order: Vec<usize> = (0..r.targets.len())
+        .filter(|&i| r.base_of[i] == base || unique(i))
+        .collect();
+    if order
+        .iter()
+        .any(|&i| r.targets[i].host != r.targets[base].host)
+    {
+        order.sort_by_key(|&i| (i != base, r.targets[i].plan_index));
+    }
+    Some((base, order))
+}
+
+/// The log axis' ticks; a ratio under the floor is drawn on it, and the
+/// floor's tick says so.
+fn ticks(axis: &LogAxis, values: &[f64]) -> Vec<(f64, String)> {
+    let floored = values.iter().any(|&v| v < LogAxis::FLOOR);
+    axis.ticks()
+        .into_iter()
+        .enumerate()
+        .map(|(k, t)| {
+            (
+                t,
+                if k == 0 && floored {
+                    format!("≤{}", trim(t))
+                } else {
+                    trim(t)
+                },
+            )
+        })
+        .collect()
+}
+
+/// Where a line's label goes, right of the plot.
+struct Label<'a> {
+    text: &'a str,
+    x: f64,
+    y: f64,
+}
+
+/// One step's line across the targets: its points (hollow where a window
+/// was disturbed), and its label with a leader to its end.
+fn draw_line(
+    svg: &mut Svg,
+    r: &Report,
+    order: &[usize],
+    row: &Row,
+    si: usize,
+    pts: &[(f64, f64)],
+    end: &Label,
+) {
+    let tip = format!(
+        "{}: {}",
+        end.text,
+        order
+            .iter()
+            .map(|&ti| row.cells[ti]
+                .relative
+                .map_or("—".into(), |v| format!("{} {v:.2}", r.targets[ti].name)))
+            .collect::<Vec<_>>()
+            .join(", ")
+    );
+    svg.polyline(pts, colour(si), "", &tip);
+    // A point from a disturbed window is hollow: drawn, not judged.
+    let disturbed: Vec<bool> = order
+        .iter()
+        .filter(|&&ti| row.cells[ti].relative.is_some())
+        .map(|&ti| row.cells[ti].is_disturbed())
+        .collect();
+    for ((px, py), hollow) in pts.iter().zip(disturbed) {
+        let fill = if hollow { "#fff" } else { colour(si) };
+        let _ = write!(
+            svg.out,
+            "<circle class=\"{}\" cx=\"{px:.1}\" cy=\"{py:.1}\" r=\"{}\" fill=\"{fill}\" stroke=\"{}\"/>",
+            if hollow { "disturbed" } else { "point" },
+            if hollow { 3.0 } else { 2.2 },
+            colour(si)
+        );
+    }
+    let (end_x, end_y) = *pts.last().expect("not empty");
+    // A label moved off its line's end points back to it.
+    svg.line(
+        end_x + 3.0,
+        end_y,
+        end.x - 2.0,
+        end.y,
+        &format!("stroke=\"{}\" stroke-width=\"0.6\"", colour(si)),
+    );
+    svg.text(
+        end.x,
+        end.y + 4.0,
+        "start",
+        &format!(" class=\"end-label\" fill=\"{}\"", colour(si)),
+        end.text,
+    );
 }
 
 /// The vertical room of one end label (11 px text).
