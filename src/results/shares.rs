@@ -115,54 +115,84 @@ pub fn merge(
 ) -> anyhow::Result<(SharesInfo, usize)> {
     let server_log = server_samples.map(server_log::load).transpose()?;
     let mut problems = Vec::new();
-    let mut given: Vec<(PathBuf, RunInfo, ClientShare)> = Vec::new();
+    let mut given: Vec<Share> = Vec::new();
     for dir in dirs {
-        let info = match read_run_info(dir) {
-            Ok(i) => i,
-            Err(e) => {
-                problems.push(format!("{e:#}"));
-                continue;
-            }
-        };
-        let Some(rec) = info.client_share.clone() else {
-            problems.push(format!(
-                "{} ran every client itself (no --client-share); merge adds up the shares of one study",
-                dir.display()
-            ));
-            continue;
-        };
-        if let Some(pid) = super::merge::running(dir) {
-            problems.push(format!(
-                "client share {} in {} is still running (pid {pid}); wait until it ends and merge again",
-                rec.share,
-                dir.display()
-            ));
-            continue;
+        match finished_share(dir) {
+            Ok((info, share)) => given.push((dir.clone(), info, share)),
+            Err(why) => problems.push(why),
         }
-        if info.status != RunStatus::Complete {
-            problems.push(format!(
-                "client share {} in {} stopped before it finished ({:?}); finish it with `relbench run \
-                 --resume --out {}` (with the other shares resumed too) and merge again",
-                rec.share,
-                dir.display(),
-                info.status,
-                dir.display()
-            ));
-            continue;
-        }
-        if !crate::plan::share::is_part(rec.share.index, rec.share.count) {
-            problems.push(format!(
-                "{}: its run.json says it is client share {}/{}, which is no share relbench splits (1 to {}): \
-                 the file is damaged or not relbench's; run that share again",
-                dir.display(),
-                rec.share.index,
-                rec.share.count,
-                crate::plan::share::MAX_PARTS
-            ));
-            continue;
-        }
-        given.push((dir.clone(), info, rec.share));
     }
+    one_study(&given, &mut problems);
+    if !problems.is_empty() {
+        return Err(MergeRefused(problems).into());
+    }
+    given.sort_by_key(|g| g.2.index);
+    let files: Vec<Vec<PathBuf>> = given
+        .iter()
+        .map(|(d, _, _)| step_files(d))
+        .collect::<anyhow::Result<_>>()?;
+    for ((d, _, s), f) in given.iter().zip(&files).skip(1) {
+        for name in files[0].iter().filter(|n| !f.contains(n)) {
+            problems.push(format!(
+                "client share {s} in {} has no {}, which share 1 has; its step did not run there: resume it \
+                 and merge again",
+                d.display(),
+                name.display()
+            ));
+        }
+    }
+    if !problems.is_empty() {
+        return Err(MergeRefused(problems).into());
+    }
+    write_sum(&given, &files[0], out, server_log.as_ref())
+}
+
+/// A share's directory, its record and which share it is.
+type Share = (PathBuf, RunInfo, ClientShare);
+
+/// A client share's directory that can be merged: a share, finished, not
+/// running; why not, when it cannot.
+fn finished_share(dir: &Path) -> Result<(RunInfo, ClientShare), String> {
+    let info = read_run_info(dir).map_err(|e| format!("{e:#}"))?;
+    let Some(rec) = info.client_share.clone() else {
+        return Err(format!(
+            "{} ran every client itself (no --client-share); merge adds up the shares of one study",
+            dir.display()
+        ));
+    };
+    if let Some(pid) = super::merge::running(dir) {
+        return Err(format!(
+            "client share {} in {} is still running (pid {pid}); wait until it ends and merge again",
+            rec.share,
+            dir.display()
+        ));
+    }
+    if info.status != RunStatus::Complete {
+        return Err(format!(
+            "client share {} in {} stopped before it finished ({:?}); finish it with `relbench run \
+             --resume --out {}` (with the other shares resumed too) and merge again",
+            rec.share,
+            dir.display(),
+            info.status,
+            dir.display()
+        ));
+    }
+    if !crate::plan::share::is_part(rec.share.index, rec.share.count) {
+        return Err(format!(
+            "{}: its run.json says it is client share {}/{}, which is no share relbench splits (1 to {}): \
+             the file is damaged or not relbench's; run that share again",
+            dir.display(),
+            rec.share.index,
+            rec.share.count,
+            crate::plan::share::MAX_PARTS
+        ));
+    }
+    Ok((info, rec.share))
+}
+
+/// The shares are of one study (one plan, one barrier, one split), each
+/// given once, none missing.
+fn one_study(given: &[Share], problems: &mut Vec<String>) {
     if let Some((d0, i0, s0)) = given.first() {
         let barrier = &i0.client_share.as_ref().expect("checked").barrier;
         for (d, i, s) in &given[1..] {
@@ -194,27 +224,16 @@ pub fn merge(
     } else if problems.is_empty() {
         problems.push("no client share directories given".into());
     }
-    if !problems.is_empty() {
-        return Err(MergeRefused(problems).into());
-    }
-    given.sort_by_key(|g| g.2.index);
-    let files: Vec<Vec<PathBuf>> = given
-        .iter()
-        .map(|(d, _, _)| step_files(d))
-        .collect::<anyhow::Result<_>>()?;
-    for ((d, _, s), f) in given.iter().zip(&files).skip(1) {
-        for name in files[0].iter().filter(|n| !f.contains(n)) {
-            problems.push(format!(
-                "client share {s} in {} has no {}, which share 1 has; its step did not run there: resume it \
-                 and merge again",
-                d.display(),
-                name.display()
-            ));
-        }
-    }
-    if !problems.is_empty() {
-        return Err(MergeRefused(problems).into());
-    }
+}
+
+/// Writes the shares' sum into `out`: each step added up (with the server
+/// host's costs when its log is given), shares.json, then run.json.
+fn write_sum(
+    given: &[Share],
+    files: &[PathBuf],
+    out: &Path,
+    server_log: Option<&(server_log::Header, Vec<server_log::Reading>)>,
+) -> anyhow::Result<(SharesInfo, usize)> {
     if out.join(super::RUN_FILE).exists() || out.join(SHARES_FILE).exists() {
         bail!(
             "{} holds a run already; merge into a new directory (--out)",
@@ -224,13 +243,13 @@ pub fn merge(
     fs::create_dir_all(out)?;
     let _lock = super::lock_run(out)?;
     let mut merged = 0;
-    for name in &files[0] {
+    for name in files {
         let parts: Vec<StepResult> = given
             .iter()
             .map(|(d, _, _)| read_step(&d.join(name)))
             .collect::<anyhow::Result<_>>()?;
         let mut step = add_up(parts).map_err(|e| anyhow::anyhow!("{}: {e}", name.display()))?;
-        if let Some((header, log)) = &server_log {
+        if let Some((header, log)) = server_log {
             server_costs(&mut step, header, log);
         }
         write_step(out, &step)?;
