@@ -726,16 +726,15 @@ fn all_functions() -> Vec<(String, String, usize, usize)> {
     out
 }
 
-/// Where the code is against the goal of none over 150 lines and at
-/// most 2% over 100 (hyperfine 2.4%, latte 1.7%): a ratchet, lowered as
-/// long functions are split along their seams, so that none grows back.
-const LONGEST_NOW: usize = 192;
-const OVER_150_NOW: usize = 17;
-const OVER_100_NOW: usize = 44;
+/// No function over 150 lines, and at most 2% over 100 (hyperfine
+/// 2.4%, latte 1.7%): a function that long holds several steps that want
+/// names of their own.
+const LONGEST: usize = 150;
+const SHARE_OVER_100: f64 = 0.02;
 
 /// Function lengths, printed (`cargo test --test architecture
 /// functions_stay_short -- --nocapture`, or `bench/function_lengths.sh`),
-/// and held to the ratchet.
+/// and held to the limits.
 #[test]
 fn functions_stay_short() {
     let all = all_functions();
@@ -753,19 +752,18 @@ fn functions_stay_short() {
     }
     let longest = all.first().map_or(0, |f| f.3);
     assert!(
-        longest <= LONGEST_NOW && over(150) <= OVER_150_NOW && over(100) <= OVER_100_NOW,
-        "a function grew past the ratchet (longest {longest} > {LONGEST_NOW}, or over 150: {} > {OVER_150_NOW}, \
-         or over 100: {} > {OVER_100_NOW}): split it along its seams",
-        over(150),
-        over(100)
+        longest <= LONGEST,
+        "{} is {longest} lines, over {LONGEST}: split it along its seams",
+        all.first()
+            .map(|f| format!("{}:{} {}", f.0, f.2, f.1))
+            .unwrap_or_default()
     );
-    // Split functions lower the ratchet, so that the next one cannot
-    // take their place.
     assert!(
-        longest == LONGEST_NOW && over(150) == OVER_150_NOW && over(100) == OVER_100_NOW,
-        "functions were split: lower the ratchet to longest {longest}, over 150 {}, over 100 {}",
-        over(150),
-        over(100)
+        over(100) as f64 <= SHARE_OVER_100 * all.len() as f64,
+        "{} functions of {} are over 100 lines, more than {:.0}%: split the longest along their seams",
+        over(100),
+        all.len(),
+        SHARE_OVER_100 * 100.0
     );
 }
 
