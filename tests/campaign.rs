@@ -293,6 +293,38 @@ per_million_rows = "0s"
 max = "5s"
 "#;
 
+/// An SQL hook the server does not answer within its timeout says so
+/// (regression: the timeout was told apart by the error's text, "timed
+/// out" or "would block", which another platform's wording would miss;
+/// now by the connection's own timed-out read), and the step it comes
+/// before fails with it.
+#[test]
+fn an_sql_hook_past_its_timeout_says_no_answer_within_it() {
+    let dir = tempfile::tempdir().unwrap();
+    let text = format!(
+        r#"steps = ["load", "point-query"]
+{SERVER_TIMES}
+[[hook]]
+when = "before"
+step = "point-query"
+sql = "SELECT SLEEP(5)"
+timeout = "500ms"
+
+[[target]]
+name = "m"
+engine = "mariadb"
+basedir = "/usr"
+"#
+    );
+    let plan = write_plan(dir.path(), &text);
+    let out = dir.path().join("out");
+    run_quiet(&plan, &out).assert().code(3);
+    // The hook comes before the step's first interval.
+    let pq = result_of(&out, "m", "point-query@1");
+    let failed = pq["failed"].as_str().unwrap_or_default();
+    assert!(failed.contains("no answer within 0.5 s"), "{failed}");
+}
+
 /// The binary log goes on at the restart; `--resume` after an interruption
 /// in that phase starts the server with it on again; DROP TABLE is timed;
 /// the page-compressed target's allocated size is below its apparent one.

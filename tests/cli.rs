@@ -74,6 +74,24 @@ fn a_one_off_runs_problems_name_its_flags() {
     assert!(err.contains("--time: not a duration: \"5sec\""), "{err}");
     assert!(err.contains("--clients: a client count must be"), "{err}");
     assert!(!err.contains("<command line>:"), "{err}");
+    // A step table's key is named by the error itself, not guessed from
+    // its text (regression: "rate" in the message was looked for, on a
+    // line the plan never wrote, so `--rate 0` was "the command line").
+    let out = relbench()
+        .args([
+            "run",
+            "--sqlite",
+            "/tmp/never.db",
+            "--workload",
+            "point-query",
+            "--rate",
+            "0",
+        ])
+        .output()
+        .unwrap();
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(2), "{err}");
+    assert!(err.contains("--rate: takes a whole number"), "{err}");
 }
 
 /// The one-off mode's flags that need one: a bad interval and `--json`

@@ -92,6 +92,27 @@ pub(super) struct OneOff {
     pub(super) rows: Option<u64>,
 }
 
+/// The key a plan error points at on its line: a table's name
+/// (`[[steps]]`), the last `key =` before its column (`rate` in
+/// `steps = [{ step = "x", rate = 0 }]` for an error at the 0), or the
+/// line's first key.
+fn key_at(line: &str, column: usize) -> &str {
+    let header = line.trim().trim_start_matches('[').trim_end_matches(']');
+    if line.trim_start().starts_with('[') {
+        return header.trim();
+    }
+    let upto = line.get(..column.saturating_sub(1)).unwrap_or(line);
+    let before = match upto.rsplit_once('=') {
+        Some((k, _)) => k,
+        None => line.split_once('=').map_or("", |(k, _)| k),
+    };
+    before
+        .trim_end()
+        .rsplit(|c: char| !(c.is_ascii_alphanumeric() || c == '_'))
+        .next()
+        .unwrap_or("")
+}
+
 impl OneOff {
     /// The plan's problems said of the flags that made it: a one-off run's
     /// user wrote no plan, so `<command line>:5:10: insert is not a
@@ -100,18 +121,15 @@ impl OneOff {
         let lines: Vec<&str> = text.lines().collect();
         let mut said: Vec<(String, String, Option<String>)> = Vec::new();
         for e in &errors.0 {
-            let key = lines
-                .get(e.line.saturating_sub(1))
-                .and_then(|l| l.split_once('='))
-                .map(|(k, _)| k.trim().to_string())
-                .unwrap_or_default();
-            let flag = match key.as_str() {
+            let line = lines.get(e.line.saturating_sub(1)).copied().unwrap_or("");
+            let key = e.key.unwrap_or_else(|| key_at(line, e.column));
+            let flag = match key {
                 "clients" => "--clients",
                 "read" | "write" | "insert" => "--time",
                 "warmup" => "--warmup",
                 "tables" => "--tables",
                 "rows" => "--rows",
-                "steps" | "step" if e.message.contains("rate") => "--rate",
+                "rate" => "--rate",
                 "steps" | "step" => "--workload",
                 "url" | "engine" | "name" => "--url",
                 "path" => "--sqlite",

@@ -117,7 +117,7 @@ fn new_file(dir: &Path, stem: &str) -> anyhow::Result<(PathBuf, File)> {
 fn sql_hook(db: &dyn Target, sql: &str, timeout: Duration, file: &mut File) -> anyhow::Result<()> {
     use std::io::Write;
     let rows = db.admin_sql(sql, Some(timeout)).map_err(|e| {
-        if e.to_string().contains("timed out") || e.to_string().contains("would block") {
+        if crate::db::DbError::is_timeout(&e) {
             anyhow::anyhow!(
                 "no answer within {} s (the server may run it on until it next writes to the connection): {e:#}",
                 timeout.as_secs_f64()

@@ -18,6 +18,10 @@ pub struct PlanError {
     pub column: usize,
     pub message: String,
     pub help: Option<String>,
+    /// The key it is about, when its place is a whole table (a step's
+    /// table is read as one value, so its keys have no place of their
+    /// own): what a command line that wrote the plan names as its flag.
+    pub key: Option<&'static str>,
 }
 
 impl fmt::Display for PlanError {
@@ -82,7 +86,22 @@ impl Ctx<'_> {
             column,
             message: message.into(),
             help,
+            key: None,
         });
+    }
+
+    /// An error about `key` of the table at `span`.
+    pub fn err_key(
+        &mut self,
+        span: Range<usize>,
+        key: &'static str,
+        message: impl Into<String>,
+        help: Option<String>,
+    ) {
+        self.err(span, message, help);
+        if let Some(e) = self.errors.last_mut() {
+            e.key = Some(key);
+        }
     }
 
     pub fn positive(&mut self, v: &Spanned<i64>, what: &str, max: i64) -> Option<i64> {

@@ -336,10 +336,12 @@ impl Driver for MysqlDriver {
         let mut w = match self.admin() {
             Ok(w) => w,
             // After a drop-database step: without a default database.
-            Err(e) if e.to_string().contains("1049") => WireConn::connect(&Opts {
-                database: None,
-                ..self.admin.clone()
-            })?,
+            Err(e) if super::DbError::has_code(&e, &super::ServerCode::MYSQL_NO_DATABASE) => {
+                WireConn::connect(&Opts {
+                    database: None,
+                    ..self.admin.clone()
+                })?
+            }
             Err(e) => return Err(e),
         };
         w.set_read_timeout(timeout);

@@ -121,10 +121,7 @@ pub struct WireConn {
 }
 
 fn io_err(e: io::Error) -> DbError {
-    DbError::new(
-        ErrorKind::Connection,
-        format!("lost the connection to the server: {e}"),
-    )
+    DbError::io(&e)
 }
 
 fn proto_err(msg: impl Into<String>) -> DbError {
@@ -337,6 +334,7 @@ impl WireConn {
         }
         let msg = String::from_utf8_lossy(b.get(msg_at..).unwrap_or_default());
         DbError::new(error_kind(code), format!("ERROR {code} ({state}): {msg}"))
+            .with_code(super::super::ServerCode::Mysql(code))
     }
 
     fn handshake(&mut self, opts: &Opts) -> DbResult<()> {

@@ -98,10 +98,7 @@ pub struct WireConn {
 }
 
 fn io_err(e: io::Error) -> DbError {
-    DbError::new(
-        ErrorKind::Connection,
-        format!("lost the connection to the server: {e}"),
-    )
+    DbError::io(&e)
 }
 
 fn proto_err(msg: impl Into<String>) -> DbError {
@@ -230,6 +227,7 @@ impl WireConn {
             format!(" ({detail})")
         };
         DbError::new(error_kind(&code), format!("ERROR {code}: {msg}{detail}"))
+            .with_code(super::super::ServerCode::Sqlstate(code.clone()))
     }
 
     /// SSLRequest, then TLS if the server answers 'S'.

@@ -266,6 +266,7 @@ fn shape(text: &str, file: &str) -> Result<RawPlan, PlanErrors> {
                 None => message,
             },
             help,
+            key: None,
         }
     };
     let mut current = text.to_string();

@@ -329,16 +329,18 @@ pub(super) fn entry(
                     .collect();
                 match counts {
                     Some(c) if !c.is_empty() => extra.clients = Some(c),
-                    _ => cx.err(
+                    _ => cx.err_key(
                         span.clone(),
+                        "clients",
                         format!("clients takes a list of counts from 1 to {MAX_CLIENTS}"),
                         Some("for example clients = [8, 48]".into()),
                     ),
                 }
             }
             ("rate", toml::Value::Integer(n)) if *n > 0 => extra.rate = Some(*n as u64),
-            ("rate", _) => cx.err(
+            ("rate", _) => cx.err_key(
                 span.clone(),
+                "rate",
                 "rate takes a whole number of events per second, across all clients",
                 Some("for example rate = 1000".into()),
             ),
