@@ -301,7 +301,7 @@ fn step_files(dir: &Path) -> anyhow::Result<Vec<PathBuf>> {
 }
 
 /// One step's shares added up (the leading share's first).
-pub fn add_up(mut parts: Vec<StepResult>) -> Result<StepResult, String> {
+pub fn add_up(mut parts: Vec<StepResult>) -> Result<StepResult, AddUpError> {
     let lead = parts.remove(0);
     let mut m = lead.clone();
     m.client_share = None;
@@ -355,7 +355,7 @@ fn shares_failed(all: &[&StepResult]) -> Option<String> {
 }
 
 /// The shares ran every client of the step once.
-fn every_client_once(all: &[&StepResult], clients_of_step: u32) -> Result<(), String> {
+fn every_client_once(all: &[&StepResult], clients_of_step: u32) -> Result<(), AddUpError> {
     let mut clients: Vec<u32> = all
         .iter()
         .flat_map(|p| {
@@ -369,11 +369,27 @@ fn every_client_once(all: &[&StepResult], clients_of_step: u32) -> Result<(), St
     if clients == (1..=clients_of_step).collect::<Vec<_>>() {
         return Ok(());
     }
-    Err(format!(
-            "the shares ran clients {clients:?} of the step's {}, not each once: run the study again with \
-             --client-share 1/M … M/M, the same M on every host, and merge those",
-            clients_of_step
-        ))
+    Err(AddUpError::ClientsNotOnce {
+        clients,
+        of: clients_of_step,
+    })
+}
+
+/// Why a step's shares cannot be added up.
+#[derive(Debug, thiserror::Error)]
+pub enum AddUpError {
+    #[error(
+        "the shares ran clients {clients:?} of the step's {of}, not each once: run the study again with \
+         --client-share 1/M … M/M, the same M on every host, and merge those"
+    )]
+    ClientsNotOnce { clients: Vec<u32>, of: u32 },
+    #[error(
+        "its {class} latencies have no lossless histogram (written by a relbench before it kept them): run \
+         the shares again with this relbench"
+    )]
+    NoHistogram { class: String },
+    #[error("{class}: the histograms cannot be added: {why}")]
+    Histogram { class: String, why: String },
 }
 
 /// The first share's window start on the server's clock and how far the
@@ -521,7 +537,7 @@ fn share_notes(m: &mut StepResult, all: &[&StepResult], skew: f64) {
 }
 
 /// Each class's histogram, added from every share's lossless copy.
-fn add_latencies(all: &[&StepResult]) -> Result<BTreeMap<String, LatencySummary>, String> {
+fn add_latencies(all: &[&StepResult]) -> Result<BTreeMap<String, LatencySummary>, AddUpError> {
     let mut out = BTreeMap::new();
     let classes: std::collections::BTreeSet<&String> =
         all.iter().flat_map(|p| p.latency.keys()).collect();
@@ -533,17 +549,20 @@ fn add_latencies(all: &[&StepResult]) -> Result<BTreeMap<String, LatencySummary>
                 continue;
             };
             let Some(text) = &l.hdr else {
-                return Err(format!(
-                    "its {class} latencies have no lossless histogram (written by a relbench before it kept \
-                     them): run the shares again with this relbench"
-                ));
+                return Err(AddUpError::NoHistogram {
+                    class: class.clone(),
+                });
             };
-            let h = hdr::decode(text).map_err(|e| format!("{class}: {e}"))?;
+            let h = hdr::decode(text).map_err(|e| AddUpError::Histogram {
+                class: class.clone(),
+                why: e.to_string(),
+            })?;
             max_us = max_us.max(l.max_us);
             match &mut sum {
-                Some(s) => s
-                    .add(&h)
-                    .map_err(|e| format!("{class}: the histograms differ in shape: {e:?}"))?,
+                Some(s) => s.add(&h).map_err(|e| AddUpError::Histogram {
+                    class: class.clone(),
+                    why: format!("they differ in shape: {e:?}"),
+                })?,
                 None => sum = Some(h),
             }
         }

@@ -13,7 +13,7 @@ use std::sync::Mutex;
 use std::time::{Duration, Instant};
 
 use crate::db::{Conn, Driver, Param, Stmt};
-use crate::plan::schedule::Rendezvous;
+use crate::plan::schedule::{ClientShare, Rendezvous};
 use crate::util::unix_now;
 
 const TABLE: &str = "relbench_barrier";
@@ -117,14 +117,16 @@ impl Barrier {
     /// 2 ms (the meeting before a measured window: the windows begin
     /// within a poll of each other); otherwise every 50 ms, so a share
     /// waiting through another's load barely adds to what it measures.
-    pub fn meet(&self, point: &str, fast: bool) -> Result<Met, String> {
+    pub fn meet(&self, point: &str, fast: bool) -> Result<Met, BarrierError> {
         let mut o = self.conn.lock().unwrap_or_else(|p| p.into_inner());
         let share = self.rv.share;
         let key = key_of(point);
         let point_key = key.as_str();
         let id = self.rv.id.as_str();
-        let err = |e: crate::db::DbError| {
-            format!("client share {share}: the barrier at {point} failed: {e}; check that the target is reachable")
+        let err = |e: crate::db::DbError| BarrierError::Db {
+            share,
+            point: point.to_string(),
+            error: e,
         };
         let t0 = Instant::now();
         let insert = o.insert;
@@ -155,11 +157,10 @@ impl Barrier {
                 .1
                 .unwrap_or(0);
             if quit > 0 {
-                return Err(format!(
-                    "client share {share}: another share gave up waiting at {point} (it waited past its \
-                     --barrier-timeout), so this step runs on no share; start the shares together and run \
-                     again with a new --barrier"
-                ));
+                return Err(BarrierError::OtherGaveUp {
+                    share,
+                    point: point.to_string(),
+                });
             }
             if here >= i64::from(share.count) {
                 break;
@@ -170,16 +171,15 @@ impl Barrier {
                     insert,
                     &[Param::Str(id), Param::Str(point_key), Param::Int(me)],
                 );
-                return Err(format!(
-                    "client share {share}: only {here} of {} shares reached {point} within {:.0} s \
-                     (--barrier-timeout); a share started late, died, or was given another --barrier; \
-                     this step is not measured",
-                    share.count,
-                    self.rv.timeout.as_secs_f64()
-                ));
+                return Err(BarrierError::TimedOut {
+                    share,
+                    point: point.to_string(),
+                    here,
+                    secs: self.rv.timeout.as_secs_f64(),
+                });
             }
             if crate::runner::interrupted() {
-                return Err("interrupted while waiting for the other client shares".into());
+                return Err(BarrierError::Interrupted);
             }
             std::thread::sleep(tick);
         }
@@ -194,6 +194,37 @@ impl Barrier {
                 .map(|us| ((us as f64 / 1e6 - (before + after) / 2.0) * 1e6).round() / 1e3),
         })
     }
+}
+
+/// Why the shares did not meet.
+#[derive(Debug, thiserror::Error)]
+pub enum BarrierError {
+    #[error("client share {share}: the barrier at {point} failed: {error}; check that the target is reachable")]
+    Db {
+        share: ClientShare,
+        point: String,
+        error: crate::db::DbError,
+    },
+    #[error(
+        "client share {share}: another share gave up waiting at {point} (it waited past its \
+         --barrier-timeout), so this step runs on no share; start the shares together and run \
+         again with a new --barrier"
+    )]
+    OtherGaveUp { share: ClientShare, point: String },
+    #[error(
+        "client share {share}: only {here} of {} shares reached {point} within {secs:.0} s \
+         (--barrier-timeout); a share started late, died, or was given another --barrier; \
+         this step is not measured",
+        share.count
+    )]
+    TimedOut {
+        share: ClientShare,
+        point: String,
+        here: i64,
+        secs: f64,
+    },
+    #[error("interrupted while waiting for the other client shares")]
+    Interrupted,
 }
 
 /// A meeting point as the table keeps it: the execution's identity, or,

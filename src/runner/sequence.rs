@@ -11,7 +11,7 @@
 
 use anyhow::bail;
 
-use super::barrier::Barrier;
+use super::barrier::{Barrier, BarrierError};
 use super::events::{Event, Sinks};
 use super::step::{blank_result, measure_step, StepCtx};
 use super::{
@@ -366,7 +366,7 @@ impl Loop<'_, '_> {
         let met = b.meet(&format!("{}:begin", e.id), false);
         // Ctrl-C while waiting ends the run as interrupted, not as a
         // failed step of a complete run.
-        if met.is_err() && interrupted() {
+        if matches!(met, Err(BarrierError::Interrupted)) || (met.is_err() && interrupted()) {
             bail!(Interrupted);
         }
         let workload = matches!(e.work, Work::Workload(_));
@@ -374,7 +374,7 @@ impl Loop<'_, '_> {
             return Ok(false);
         }
         let mut r = blank_result(e);
-        r.failed = met.err();
+        r.failed = met.err().map(|e| e.to_string());
         r.client_share = Some(results::ShareStep {
             by_leader: r.failed.is_none(),
             ..results::ShareStep::new(share, e.id.at.clients)

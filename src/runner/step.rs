@@ -309,7 +309,7 @@ fn run_workload(
     let met = std::sync::Mutex::new(None);
     let point = format!("{}:go", e.id);
     let meet = |b: &super::barrier::Barrier| -> Result<(), String> {
-        let m = b.meet(&point, true)?;
+        let m = b.meet(&point, true).map_err(|e| e.to_string())?;
         *met.lock().unwrap_or_else(|p| p.into_inner()) = Some(m);
         Ok(())
     };
