@@ -4,8 +4,8 @@
 //! read with a wrong identity would be compared with the wrong step.
 //!
 //! Versions 2 to 5 are the report fixtures as older relbench wrote them;
-//! `schemas/v6` and `schemas/v7` are three steps of a quick run (v7 as
-//! written, v6 as that version laid them out: pretty, one object per
+//! `schemas/v6`, `v7` and `v8` are three steps of a quick run (v7 and v8
+//! as written, v6 as that version laid them out: pretty, one object per
 //! second).
 
 use std::collections::HashMap;
@@ -28,6 +28,7 @@ const EVERY_VERSION: &[(u32, &str)] = &[
     (5, "results-linkbench"),
     (6, "schemas/v6"),
     (7, "schemas/v7"),
+    (8, "schemas/v8"),
 ];
 
 #[test]
@@ -99,7 +100,7 @@ fn every_schema_version_reads_into_the_schedules_identity() {
 /// been written with since version 3 are the identity's own.
 #[test]
 fn a_step_files_identity_round_trips() {
-    let run = load_run(&fixture("schemas/v7")).unwrap();
+    let run = load_run(&fixture("schemas/v8")).unwrap();
     for s in &run.steps {
         let text = serde_json::to_string(s).unwrap();
         let back: relbench::results::StepResult = serde_json::from_str(&text).unwrap();
@@ -113,4 +114,16 @@ fn a_step_files_identity_round_trips() {
             "the identity is the file's own fields"
         );
     }
+}
+
+/// A load's methods are a field of its result since version 8 (they were
+/// a note only), and a version 7 load reads without them.
+#[test]
+fn a_loads_methods_are_a_typed_fact() {
+    let v8 = load_run(&fixture("schemas/v8")).unwrap();
+    let load = v8.steps.iter().find(|s| s.id.seq == 1).unwrap();
+    assert_eq!(load.load_methods, [relbench::workload::LoadMethod::Insert]);
+    let v7 = load_run(&fixture("schemas/v7")).unwrap();
+    let load = v7.steps.iter().find(|s| s.id.seq == 1).unwrap();
+    assert!(load.load_methods.is_empty());
 }

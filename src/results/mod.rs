@@ -36,7 +36,7 @@ pub const LOAD_METHOD: &str = "relbench.load_method";
 
 /// Bumped when a field changes meaning or goes away; readers refuse newer
 /// versions instead of misreading them.
-pub const SCHEMA_VERSION: u32 = 7;
+pub const SCHEMA_VERSION: u32 = 8;
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "lowercase")]
@@ -221,6 +221,11 @@ pub struct StepResult {
     pub rate: Option<RateOutcome>,
     /// Step-specific facts: load phases, what settle did.
     pub notes: BTreeMap<String, String>,
+    /// How a load put its rows in (each table's path: the engine's bulk
+    /// load, or multi-row INSERTs): a fact of the target, which the run
+    /// records with its settings.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub load_methods: Vec<crate::workload::LoadMethod>,
     /// Earlier windows of this execution that another program disturbed,
     /// each measured again at once (`[interference] retries`): kept, so
     /// the report can say what the retries took.
@@ -262,14 +267,6 @@ impl StepResult {
             .iter()
             .map(|&n| n as f64 * per_event)
             .collect()
-    }
-
-    /// How its load put the rows in (a bulk file load, multi-row
-    /// INSERTs, COPY), as the load said.
-    pub fn load_method(&self) -> Option<&str> {
-        self.notes
-            .get(crate::workload::LOAD_METHOD_NOTE)
-            .map(String::as_str)
     }
 
     /// The file this result lives in, relative to the run directory.
@@ -716,6 +713,7 @@ pub(crate) mod tests {
                 ..Default::default()
             },
             notes: BTreeMap::new(),
+            load_methods: Vec::new(),
             retried: Vec::new(),
             client_share: None,
         }

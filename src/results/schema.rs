@@ -59,7 +59,10 @@ pub(super) fn read_json<T: for<'de> Deserialize<'de>>(path: &Path) -> anyhow::Re
         .with_context(|| format!("{} does not match the results schema", path.display()))
 }
 
-/// Version 6 → 7 changed how step files are written, not what they
+/// Version 7 → 8 added a load's methods as a field of its own
+/// (`load_methods`; the note `load_method` stays, in words), which a
+/// version 7 file goes without: its run recorded them with the target's
+/// settings already. Version 6 → 7 changed how step files are written, not what they
 /// mean: compact JSON, the per-second series and each class's seconds as
 /// columns (both shapes are read, so a version 6 file needs nothing but
 /// its number). Version 5 → 6 only added the plan's hash and a shard's record, which

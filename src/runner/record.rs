@@ -60,16 +60,17 @@ impl RunRecord {
     /// settings, where "settings that differ from the base" shows it.
     /// Whether the record changed.
     fn load_method(&mut self, r: &StepResult) -> bool {
-        let Some(method) = r.load_method().filter(|_| r.failed.is_none()) else {
+        if r.load_methods.is_empty() || r.failed.is_some() {
             return false;
-        };
+        }
+        let method = crate::workload::LoadMethod::names(&r.load_methods);
         let Some(t) = self.info.targets.iter_mut().find(|t| t.name == r.id.target) else {
             return false;
         };
-        if t.facts.config.get(LOAD_METHOD).map(String::as_str) == Some(method) {
+        if t.facts.config.get(LOAD_METHOD) == Some(&method) {
             return false;
         }
-        with_load_method(t, method.to_string());
+        with_load_method(t, method);
         true
     }
 }

@@ -74,6 +74,7 @@ pub(super) fn blank_result(e: &Execution) -> StepResult {
         tallies: BTreeMap::new(),
         metrics: StepMetrics::default(),
         notes: BTreeMap::new(),
+        load_methods: Vec::new(),
         retried: Vec::new(),
         client_share: None,
     }
@@ -173,6 +174,7 @@ fn load(
             r.events = o.rows;
             r.throughput = o.rows as f64 / r.secs.max(1e-9);
             r.notes = o.notes(&driver.load_mode());
+            r.load_methods = o.methods.clone();
         }
         Err(err) if err.is::<Interrupted>() => return Err(err),
         Err(err) => {

@@ -369,9 +369,4 @@ pub(crate) fn record_error(rec: &mut Recorder, class: usize, e: crate::db::DbErr
 
 /// Creates and fills the tables of the standard sequence (the `load`
 /// step): one thread per table up to the cores, rows in id order.
-pub use sysbench::load::{load as load_tables, LoadOutcome};
-
-/// The note of a load's result that says how it put its rows in (a bulk
-/// file load, multi-row INSERTs, COPY): the run records it with the
-/// target's settings.
-pub const LOAD_METHOD_NOTE: &str = "load_method";
+pub use sysbench::load::{load as load_tables, LoadMethod, LoadOutcome};

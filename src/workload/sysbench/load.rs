@@ -22,7 +22,10 @@ use crate::Interrupted;
 pub const ROWS_PER_STATEMENT: usize = 500;
 
 /// How a table was filled.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord)]
+#[derive(
+    Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, serde::Serialize, serde::Deserialize,
+)]
+#[serde(rename_all = "lowercase")]
 pub enum LoadMethod {
     /// The engine's bulk path (LOAD DATA LOCAL INFILE, COPY FROM STDIN).
     Bulk,
@@ -31,6 +34,15 @@ pub enum LoadMethod {
 }
 
 impl LoadMethod {
+    /// The methods of a load, in words: what its target's settings record.
+    pub fn names(methods: &[LoadMethod]) -> String {
+        methods
+            .iter()
+            .map(|m| m.name())
+            .collect::<Vec<_>>()
+            .join(", ")
+    }
+
     pub fn name(self) -> &'static str {
         match self {
             LoadMethod::Bulk => "bulk (LOAD DATA LOCAL INFILE / COPY FROM STDIN)",
@@ -57,8 +69,7 @@ impl LoadOutcome {
         n.insert("insert_secs".into(), format!("{:.3}", self.insert_secs));
         n.insert("index_secs".into(), format!("{:.3}", self.index_secs));
         n.insert("rows_per_statement".into(), ROWS_PER_STATEMENT.to_string());
-        let methods: Vec<&str> = self.methods.iter().map(|m| m.name()).collect();
-        n.insert(crate::workload::LOAD_METHOD_NOTE.into(), methods.join(", "));
+        n.insert("load_method".into(), LoadMethod::names(&self.methods));
         n.insert(
             "rows_per_commit".into(),
             mode.rows_per_commit
