@@ -451,9 +451,9 @@ fn resolve_run(
         record.shard = Some(shard_record(&schedule, s, &record.plan_source));
         schedule = schedule.shard(s);
     }
-    if let Some(rv) = &rendezvous {
-        record.client_share = Some(client_share(&schedule, rv)?);
-        schedule.rendezvous = Some(rv.clone());
+    if let Some(rv) = rendezvous {
+        record.client_share = Some(client_share(&schedule, &rv)?);
+        schedule = schedule.shared(rv);
     }
     Ok(RunOptions {
         secrets: crate::db::Secrets::take(&record.plan.targets)?,

@@ -10,7 +10,7 @@ pub mod shard;
 pub mod share;
 
 pub use parse::{parse, PlanError, PlanErrors};
-pub use schedule::{ExecId, Execution, Schedule, StepId, Work, WorkloadRun};
+pub use schedule::{ExecId, Execution, Part, Schedule, StepId, Work, WorkloadRun};
 pub use shard::Shard;
 pub use share::{ClientShare, Rendezvous};
 

@@ -166,9 +166,40 @@ pub struct Execution {
     /// writes, settles, maintenance but ANALYZE): what a confirmation
     /// replays before the step it repeats.
     pub changes_data: bool,
+    /// What this process does of it, when the step's clients are shared
+    /// with other processes ([`Schedule::shared`]).
+    pub part: Part,
+}
+
+/// What a process does of an execution whose clients several processes
+/// share (`run --client-share`), decided in the schedule: the loop runs
+/// what it is given.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Part {
+    /// All of it: no other process shares it.
+    Whole,
+    /// Its share of a workload's clients, and everything else: the data
+    /// made, the set-up, the hooks, loads and maintenance.
+    Leads,
+    /// Its share of a workload's clients alone; the rest is the leading
+    /// share's (a follower meets the others and records that the leader
+    /// ran it). A follower's executions have no hooks.
+    Follows,
 }
 
 impl Execution {
+    /// This process does the execution's set-up, hooks and data (it is
+    /// not a following share).
+    pub fn leads(&self) -> bool {
+        self.part != Part::Follows
+    }
+
+    /// The execution is the leading share's alone: a following share
+    /// only meets the others around it.
+    pub fn leader_only(&self) -> bool {
+        self.part == Part::Follows && !matches!(self.work, Work::Workload(_))
+    }
+
     pub fn maintenance(&self) -> Option<Maint> {
         self.id.at.step.maintenance()
     }
@@ -239,6 +270,23 @@ pub struct Schedule {
 }
 
 impl Schedule {
+    /// The schedule of one process of several that share every step's
+    /// clients: how they meet, and each execution's part (the leading
+    /// share does everything but the other shares' clients; a following
+    /// share's executions lose their hooks).
+    pub fn shared(mut self, rv: Rendezvous) -> Schedule {
+        let leads = rv.share.leads();
+        for e in &mut self.executions {
+            e.part = if leads { Part::Leads } else { Part::Follows };
+            if !leads {
+                e.before.clear();
+                e.after.clear();
+            }
+        }
+        self.rendezvous = Some(rv);
+        self
+    }
+
     /// The executions of one target in one repeat, in order.
     pub fn of(&self, target: usize, repeat: u32) -> impl Iterator<Item = &Execution> {
         self.executions
@@ -453,6 +501,7 @@ impl Plan {
             after: Vec::new(),
             group: w.map(|w| w.meta().group),
             creates_tables: self.creates_tables(cat, step),
+            part: Part::Whole,
             changes_data: match &step.kind {
                 StepKind::Load | StepKind::Settle => true,
                 StepKind::Workload(_) => w.is_some_and(|w| w.meta().changes_data()),

@@ -14,7 +14,7 @@
 
 use super::events::{Event, Sinks, StepFiles};
 use super::record::RunRecord;
-use super::sequence::{self, Job, Mode};
+use super::sequence::{self, Job, Keeping};
 use super::{finish, Progress, RunEnd};
 use crate::plan::schedule::{Execution, Schedule, StepId};
 use crate::results;
@@ -65,6 +65,7 @@ fn jobs(opts: &ConfirmOptions) -> Vec<Job> {
             else {
                 continue;
             };
+            let first = out.len();
             for e in sequence.iter().filter(|e| e.id.seq <= last) {
                 let keep = wanted(e);
                 if keep || e.changes_data {
@@ -72,12 +73,49 @@ fn jobs(opts: &ConfirmOptions) -> Vec<Job> {
                         exec: schedule.as_repeat(e, repeat),
                         keep,
                         done: false,
+                        announce: None,
                     });
                 }
             }
+            let name = &schedule.targets[ti].name;
+            out[first].announce = Some(banner(name, &out[first..]));
         }
     }
     out
+}
+
+/// A confirmation keeps only what it measured (a target that does not
+/// start, or steps after a failure, are said and left for the next
+/// round), notes each result as a confirmation's, and removes the data it
+/// made for itself when it is stopped.
+const KEEPING: Keeping = Keeping {
+    failures: false,
+    data_on_interrupt: false,
+    note: Some((
+        "confirm",
+        "a confirmation repeat (relbench run --confirm): the target started afresh and replayed \
+         the steps before this one that change the data",
+    )),
+};
+
+/// `[target] confirming (repeat 3): scan c4 → (insert c4, replayed)`.
+fn banner(target: &str, jobs: &[Job]) -> String {
+    let first_left = &jobs.iter().find(|j| !j.done).expect("a job is left").exec;
+    format!(
+        "[{target}] confirming (repeat {}): {}",
+        first_left.id.repeat,
+        jobs.iter()
+            .map(|j| {
+                let s = format!("{} c{}", j.exec.id.at.step.label(), j.exec.id.at.clients);
+                if j.keep {
+                    s
+                } else {
+                    format!("({s}, replayed)")
+                }
+            })
+            .collect::<Vec<_>>()
+            .join(" → ")
+    )
 }
 
 /// Runs the confirmation rounds; returns how many results it added.
@@ -89,6 +127,8 @@ pub fn confirm(opts: &ConfirmOptions, ui: &mut Progress) -> anyhow::Result<(RunE
     // The run itself was complete, and stays so if the confirmation
     // stops: only the confirmation stopped (what it added is kept).
     let mut record = RunRecord::begin(out.clone(), info, results::RunStatus::Complete)?;
+    // The targets' facts are the run's, read when it ran.
+    record.takes_targets = false;
     let jobs = jobs(opts);
     let dirs = crate::db::Dirs {
         plan_dir,
@@ -100,7 +140,7 @@ pub fn confirm(opts: &ConfirmOptions, ui: &mut Progress) -> anyhow::Result<(RunE
         written: 0,
     };
     let mut sinks = Sinks::new(vec![&mut files, &mut record]);
-    let ran = sequence::run(&opts.schedule, &dirs, &jobs, Mode::Confirm, &mut sinks, ui);
+    let ran = sequence::run(&opts.schedule, &dirs, &jobs, KEEPING, &mut sinks, ui);
     let ran = match ran {
         Ok(ran) => ran,
         Err(e) => {

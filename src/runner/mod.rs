@@ -36,7 +36,7 @@ use crate::plan::schedule::{Execution, Schedule, Work};
 use crate::results::{self, RunInfo, RunStatus, TargetRecord};
 use events::{Sinks, StepFiles};
 use record::RunRecord;
-use sequence::{Job, Mode};
+use sequence::{Job, Keeping};
 
 /// Set by the Ctrl-C handler; every loop that can take long checks it.
 pub static INTERRUPT: AtomicBool = AtomicBool::new(false);
@@ -112,6 +112,7 @@ pub fn run<'a>(
                 exec: e.clone(),
                 keep: true,
                 done,
+                announce: None,
             }
         })
         .collect();
@@ -152,7 +153,14 @@ pub fn run<'a>(
     let mut sinks: Vec<&mut dyn Sink> = vec![&mut files, &mut record];
     sinks.extend(more.iter_mut().map(|s| &mut **s as &mut dyn Sink));
     let mut sinks = Sinks::new(sinks);
-    let ran = sequence::run(schedule, &dirs, &jobs, Mode::Run, &mut sinks, ui);
+    // A run records its failures as results (the report shows the holes,
+    // `--resume` runs them) and keeps a target's data on Ctrl-C.
+    let keeping = Keeping {
+        failures: true,
+        data_on_interrupt: true,
+        note: None,
+    };
+    let ran = sequence::run(schedule, &dirs, &jobs, keeping, &mut sinks, ui);
     // An error after Ctrl-C is the interruption's doing (a statement or a
     // connection cut short as the run stopped): the run is interrupted,
     // resumable, not failed.

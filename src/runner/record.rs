@@ -15,6 +15,9 @@ pub struct RunRecord {
     /// The status an error leaves: a run that stopped is `Failed`; a
     /// confirmation that stopped leaves its complete run complete.
     pub on_error: RunStatus,
+    /// The targets' facts are recorded as each opens (a run's; a
+    /// confirmation keeps the run's own).
+    pub takes_targets: bool,
 }
 
 impl RunRecord {
@@ -31,6 +34,7 @@ impl RunRecord {
             out,
             info,
             on_error,
+            takes_targets: true,
         };
         r.save()?;
         Ok(r)
@@ -85,7 +89,8 @@ fn with_load_method(t: &mut TargetRecord, method: String) {
 impl Sink for RunRecord {
     fn on(&mut self, event: &Event) -> anyhow::Result<()> {
         match event {
-            Event::TargetOpened(t) => self.target(t),
+            Event::TargetOpened(t) if self.takes_targets => self.target(t),
+            Event::TargetOpened(_) => return Ok(()),
             Event::Finished(r) => {
                 if !self.load_method(r) {
                     return Ok(());

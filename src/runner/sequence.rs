@@ -20,7 +20,7 @@ use super::{
 };
 use crate::db::spec::TargetSpec;
 use crate::db::{self, Dirs, Target};
-use crate::plan::schedule::{ClientShare, Execution, Schedule, Work};
+use crate::plan::schedule::{ClientShare, Execution, Schedule};
 use crate::results;
 use crate::workload::maint::Maint;
 use crate::Interrupted;
@@ -34,12 +34,25 @@ pub(super) struct Job {
     /// It has a successful result already (`--resume`): not run again,
     /// unless the data it made is gone.
     pub done: bool,
+    /// Said as its target's group begins (a confirmation's round: what it
+    /// keeps and what it replays).
+    pub announce: Option<String>,
 }
 
-#[derive(Clone, Copy, PartialEq, Eq)]
-pub(super) enum Mode {
-    Run,
-    Confirm,
+/// What the caller keeps of what happens, decided where the jobs are
+/// made (a run's, a confirmation's): the loop only follows it.
+#[derive(Clone, Copy)]
+pub(super) struct Keeping {
+    /// Failures are results: a target whose server does not start, and
+    /// the steps a dead server leaves, are recorded as failed (a run's,
+    /// so the report shows the hole and `--resume` runs it). Otherwise
+    /// only what was measured is kept, and the rest is said.
+    pub failures: bool,
+    /// A target's data stays on Ctrl-C (a run's, for `--resume`);
+    /// otherwise it was made for this alone and goes.
+    pub data_on_interrupt: bool,
+    /// A note every kept result carries.
+    pub note: Option<(&'static str, &'static str)>,
 }
 
 /// What the loop did.
@@ -54,14 +67,14 @@ pub(super) fn run(
     schedule: &Schedule,
     dirs: &Dirs,
     jobs: &[Job],
-    mode: Mode,
+    keeping: Keeping,
     sinks: &mut Sinks,
     ui: &mut Progress,
 ) -> anyhow::Result<Ran> {
     let mut run = Loop {
         schedule,
         dirs,
-        mode,
+        keeping,
         sinks,
         ui,
         tally: Tally::default(),
@@ -113,7 +126,7 @@ enum Flow {
 struct Loop<'a, 's> {
     schedule: &'a Schedule,
     dirs: &'a Dirs,
-    mode: Mode,
+    keeping: Keeping,
     sinks: &'a mut Sinks<'s>,
     ui: &'a mut Progress,
     tally: Tally,
@@ -142,14 +155,15 @@ impl Loop<'_, '_> {
     fn group(&mut self, jobs: &[Job]) -> anyhow::Result<Flow> {
         let target = &self.schedule.targets[jobs[0].exec.target];
         let first_left = &jobs.iter().find(|j| !j.done).expect("a job is left").exec;
-        if self.mode == Mode::Confirm {
-            self.ui.line(&confirm_banner(&target.name, jobs));
+        if let Some(a) = &jobs[0].announce {
+            self.ui.line(a);
         }
         let Some(driver) = self.open(target, first_left)? else {
             return Ok(Flow::On);
         };
         // The other client shares' processes, met in the target database.
         let share = self.schedule.rendezvous.as_ref().map(|rv| rv.share);
+        let leads = first_left.leads();
         let barrier = match &self.schedule.rendezvous {
             Some(rv) => Some(Barrier::open(driver.as_ref(), rv)?),
             None => None,
@@ -159,19 +173,21 @@ impl Loop<'_, '_> {
             driver,
             barrier,
             share,
-            leads: share.map_or(true, |s| s.leads()),
+            leads,
             reload: false,
             set_up: Vec::new(),
             gone: None,
         };
         g.reload = self.prepare_data(&g, jobs)?;
-        if self.mode == Mode::Run {
-            let record = target_record(target, g.driver.as_ref(), &probe_of(g.driver.as_ref()))?;
-            self.sinks.emit(&Event::TargetOpened(&record))?;
-        }
+        let record = target_record(target, g.driver.as_ref(), &probe_of(g.driver.as_ref()))?;
+        self.sinks.emit(&Event::TargetOpened(&record))?;
         for job in jobs {
             if self.job(&mut g, job)? == Flow::Interrupted {
-                return Ok(interrupted_here(g.driver, self.mode, self.schedule.loads));
+                return Ok(interrupted_here(
+                    g.driver,
+                    self.keeping,
+                    self.schedule.loads,
+                ));
             }
         }
         // No share's cleanup takes the tables from under another's last
@@ -200,7 +216,7 @@ impl Loop<'_, '_> {
         let ui = &mut *self.ui;
         let driver = match db::open(&first_left.settings, self.dirs, &mut |line| ui.line(line)) {
             Ok(d) => d,
-            Err(err) if self.mode == Mode::Confirm => {
+            Err(err) if !self.keeping.failures => {
                 ui.warn(&format!(
                     "[{}] could not start, nothing confirmed for it this round: {err:#}",
                     target.name
@@ -288,7 +304,7 @@ impl Loop<'_, '_> {
             return Ok(Flow::On);
         }
         if let Some(why) = &g.gone {
-            if self.mode == Mode::Run && job.keep {
+            if self.keeping.failures && job.keep {
                 // Not run: said in its result, so that the report shows
                 // the hole and --resume runs it.
                 self.ui.warn(&format!(
@@ -323,7 +339,7 @@ impl Loop<'_, '_> {
                 "ran again on --resume: the data the earlier load made was gone".into(),
             );
         }
-        if result.failed.is_none() && g.leads {
+        if result.failed.is_none() {
             let after = hooks::run(
                 g.driver.as_ref(),
                 e,
@@ -342,13 +358,8 @@ impl Loop<'_, '_> {
         if !job.keep {
             return Ok(Flow::On);
         }
-        if self.mode == Mode::Confirm {
-            result.notes.insert(
-                "confirm".into(),
-                "a confirmation repeat (relbench run --confirm): the target started afresh and replayed \
-                 the steps before this one that change the data"
-                    .into(),
-            );
+        if let Some((key, note)) = self.keeping.note {
+            result.notes.insert(key.into(), note.into());
         }
         self.sinks.emit(&Event::Finished(&result))?;
         self.tally.written += 1;
@@ -369,8 +380,7 @@ impl Loop<'_, '_> {
         if matches!(met, Err(BarrierError::Interrupted)) || (met.is_err() && interrupted()) {
             bail!(Interrupted);
         }
-        let workload = matches!(e.work, Work::Workload(_));
-        if met.is_ok() && (g.leads || workload) {
+        if met.is_ok() && !e.leader_only() {
             return Ok(false);
         }
         let mut r = blank_result(e);
@@ -390,12 +400,10 @@ impl Loop<'_, '_> {
     /// disturbed it and the step allows).
     fn measure(&mut self, g: &mut Group, e: &Execution) -> anyhow::Result<results::StepResult> {
         let out = &self.dirs.out;
-        let mut before = if g.leads {
-            hooks::run(g.driver.as_ref(), e, &e.before, "before", out, self.ui)?
-        } else {
-            Default::default()
-        };
-        if before.failed.is_none() && g.leads {
+        // A following share's executions have no hooks (the schedule's
+        // doing); its set-up is the leader's.
+        let mut before = hooks::run(g.driver.as_ref(), e, &e.before, "before", out, self.ui)?;
+        if before.failed.is_none() && e.leads() {
             if let Err(why) =
                 set_up_workload(g.driver.as_ref(), e, &mut g.set_up, &mut before.notes)
             {
@@ -466,7 +474,8 @@ impl Loop<'_, '_> {
         } else {
             None
         };
-        if self.mode == Mode::Confirm && gone.is_some() {
+        // Steps that will not run and are not recorded are said.
+        if !self.keeping.failures && gone.is_some() {
             self.ui.warn(&format!(
                 "[{name}] {} failed, so the steps after it are not confirmed this round",
                 e.id.at.step.label()
@@ -476,31 +485,11 @@ impl Loop<'_, '_> {
     }
 }
 
-/// `[target] confirming (repeat 3): scan c4 → (insert c4, replayed)`.
-fn confirm_banner(target: &str, jobs: &[Job]) -> String {
-    let first_left = &jobs.iter().find(|j| !j.done).expect("a job is left").exec;
-    format!(
-        "[{target}] confirming (repeat {}): {}",
-        first_left.id.repeat,
-        jobs.iter()
-            .map(|j| {
-                let s = format!("{} c{}", j.exec.id.at.step.label(), j.exec.id.at.clients);
-                if j.keep {
-                    s
-                } else {
-                    format!("({s}, replayed)")
-                }
-            })
-            .collect::<Vec<_>>()
-            .join(" → ")
-    )
-}
-
 /// Ctrl-C: a run keeps the target's data for `--resume` (the server is
 /// stopped as the driver drops); a confirmation's data was made for it
 /// alone and goes.
-fn interrupted_here(driver: Box<dyn Target>, mode: Mode, loads: bool) -> Flow {
-    if mode == Mode::Confirm {
+fn interrupted_here(driver: Box<dyn Target>, keeping: Keeping, loads: bool) -> Flow {
+    if !keeping.data_on_interrupt {
         let _ = driver.cleanup(loads);
     }
     Flow::Interrupted
