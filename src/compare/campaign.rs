@@ -17,7 +17,7 @@ use crate::results::{StepResult, Unit};
 pub struct TimelineRow {
     pub seq: usize,
     /// The step at its client count, in its phase.
-    #[serde(flatten)]
+    #[serde(flatten, serialize_with = "super::step_fields")]
     pub id: StepId,
     pub title: String,
     /// Set on a phase's first row: the phase and the server settings it

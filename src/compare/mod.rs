@@ -157,12 +157,33 @@ impl Row {
     }
 }
 
+/// A step's identity in report.json: its `phase` (with phases), the
+/// `step` as a whole, its `occurrence` and `clients` beside it.
+pub(crate) fn step_fields<S: serde::Serializer>(id: &StepId, s: S) -> Result<S::Ok, S::Error> {
+    #[derive(Serialize)]
+    struct View<'a> {
+        #[serde(skip_serializing_if = "Option::is_none")]
+        phase: &'a Option<String>,
+        step: &'a Step,
+        occurrence: u32,
+        clients: u32,
+    }
+    View {
+        phase: &id.phase,
+        step: &id.step,
+        occurrence: id.occurrence,
+        clients: id.clients,
+    }
+    .serialize(s)
+}
+
 #[derive(Debug, Clone, Serialize)]
 pub struct Row {
     pub seq: usize,
     /// What the row is of: the step at its client count, which every
-    /// cell's results share (written as a step file writes it).
-    #[serde(flatten)]
+    /// cell's results share (written as `step`, `occurrence`, `clients`
+    /// and, with phases, `phase`, as report.json always had them).
+    #[serde(flatten, serialize_with = "step_fields")]
     pub id: StepId,
     pub group: Group,
     pub unit: Unit,
