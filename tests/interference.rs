@@ -177,12 +177,7 @@ fn a_cpu_burner_beside_a_step_marks_it_disturbed_and_not_cpu_overhead() {
     );
     assert!(md.contains("## Interference"), "no interference section");
     let json = read_json(&dir.path().join("report.json"));
-    let row = json["rows"]
-        .as_array()
-        .unwrap()
-        .iter()
-        .find(|r| r["step"]["kind"]["workload"] == "point-query")
-        .unwrap();
+    let row = report_row(&json, "point-query");
     assert!(row["cells"][1]["disturbed"].is_string(), "{row}");
 }
 
@@ -315,12 +310,7 @@ journal_mode = "wal"
     let confirmed = read_json(&out.join("steps/b/r2-03-update-index-c1.json"));
     assert!(confirmed["notes"]["confirm"].is_string(), "{confirmed}");
     let json = read_json(&out.join("report.json"));
-    let row = json["rows"]
-        .as_array()
-        .unwrap()
-        .iter()
-        .find(|r| r["step"]["kind"]["workload"] == "update-index")
-        .unwrap();
+    let row = report_row(&json, "update-index");
     // The disturbed window is left out: the figures rest on the three
     // quiet ones.
     assert_eq!(row["cells"][1]["repeats"], 3, "{row}");
@@ -479,15 +469,7 @@ fn a_disturbed_copy_sets_no_floor_and_each_copy_group_keeps_its_own() {
         read_json(&out.join("report.json"))
     };
     let json = report(&[]);
-    let row = |json: &serde_json::Value| {
-        json["rows"]
-            .as_array()
-            .unwrap()
-            .iter()
-            .find(|r| r["step"]["kind"]["workload"] == "point-query")
-            .unwrap()
-            .clone()
-    };
+    let row = |json: &serde_json::Value| report_row(json, "point-query");
     let names: Vec<String> = json["targets"]
         .as_array()
         .unwrap()
@@ -697,15 +679,7 @@ engine = "sqlite"
         names.iter().position(|n| *n == "b").unwrap(),
         names.iter().position(|n| *n == "a-aa2").unwrap(),
     );
-    let row = |workload: &str| {
-        json["rows"]
-            .as_array()
-            .unwrap()
-            .iter()
-            .find(|r| r["step"]["kind"]["workload"] == workload)
-            .unwrap()
-            .clone()
-    };
+    let row = |workload: &str| report_row(&json, workload);
     let sig = |workload: &str, t: usize| row(workload)["cells"][t]["significance"].clone();
     // Twice as fast: past anything the four pairs showed.
     let doubled = sig("point-query", b);

@@ -367,13 +367,7 @@ fn a_read_step_on_a_busy_base_is_not_fsync_and_its_involuntary_switches_moved() 
         .assert()
         .success();
     let json = read_json(&dir.path().join("report.json"));
-    let row = json["rows"]
-        .as_array()
-        .unwrap()
-        .iter()
-        .find(|r| r["step"]["kind"]["workload"] == "point-query")
-        .unwrap()
-        .clone();
+    let row = report_row(&json, "point-query");
     let ivcs = row["cells"][1]["costs_relative"]["own_ivcs"]
         .as_f64()
         .unwrap_or_else(|| panic!("no involuntary switches per op: {row}"));

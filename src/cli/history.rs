@@ -76,8 +76,14 @@ impl HistorySink {
         match self.added {
             Some(Ok(line)) => crate::errln!("relbench: {line}"),
             Some(Err(e)) => {
-                ran?;
-                return Err(e.context("the run is kept; add it later with `relbench history add`"));
+                let e = e.context("the run is kept; add it later with `relbench history add`");
+                // A run whose steps failed keeps its own exit code; the
+                // history's failure is said, not lost.
+                if let Err(r) = ran {
+                    crate::errln!("relbench: {e:#}");
+                    return Err(r);
+                }
+                return Err(e);
             }
             None => {}
         }

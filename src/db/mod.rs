@@ -204,14 +204,21 @@ pub struct DbError {
     pub timed_out: bool,
 }
 
-/// A server's code for an error: MySQL's number, PostgreSQL's SQLSTATE.
-#[derive(Debug, Clone, PartialEq, Eq)]
+/// A server's code for an error: MySQL's number, PostgreSQL's SQLSTATE
+/// (five characters, kept inline: every statement's result carries room
+/// for an error).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum ServerCode {
     Mysql(u16),
-    Sqlstate(String),
+    Sqlstate([u8; 5]),
 }
 
 impl ServerCode {
+    /// A SQLSTATE as the server sent it; `None` when it is not one.
+    pub fn sqlstate(code: &str) -> Option<ServerCode> {
+        Some(ServerCode::Sqlstate(code.as_bytes().try_into().ok()?))
+    }
+
     /// MySQL's ER_BAD_DB_ERROR: the connection's default database does
     /// not exist.
     pub const MYSQL_NO_DATABASE: ServerCode = ServerCode::Mysql(1049);
@@ -228,8 +235,8 @@ impl DbError {
     }
 
     /// The same error, with the server's code for it.
-    pub fn with_code(mut self, code: ServerCode) -> Self {
-        self.code = Some(code);
+    pub fn with_code(mut self, code: Option<ServerCode>) -> Self {
+        self.code = code;
         self
     }
 

@@ -94,13 +94,6 @@ impl StepId {
     }
 }
 
-impl ExecId {
-    /// The same target's same step in another repeat.
-    pub fn same_cell(&self, other: &ExecId) -> bool {
-        self.target == other.target && self.at == other.at
-    }
-}
-
 /// What an execution does.
 #[derive(Clone)]
 pub enum Work {

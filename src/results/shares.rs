@@ -388,7 +388,9 @@ pub enum AddUpError {
          the shares again with this relbench"
     )]
     NoHistogram { class: String },
-    #[error("{class}: the histograms cannot be added: {why}")]
+    #[error(
+        "{class}: the histograms cannot be added: {why}; run every share again with one relbench and merge those"
+    )]
     Histogram { class: String, why: String },
 }
 

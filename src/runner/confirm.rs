@@ -135,10 +135,7 @@ pub fn confirm(opts: &ConfirmOptions, ui: &mut Progress) -> anyhow::Result<(RunE
         out: out.clone(),
         secrets: opts.secrets.clone(),
     };
-    let mut files = StepFiles {
-        out: out.clone(),
-        written: 0,
-    };
+    let mut files = StepFiles { out: out.clone() };
     let mut sinks = Sinks::new(vec![&mut files, &mut record]);
     let ran = sequence::run(&opts.schedule, &dirs, &jobs, KEEPING, &mut sinks, ui);
     let ran = match ran {

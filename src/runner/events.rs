@@ -52,15 +52,12 @@ impl<'s> Sinks<'s> {
 /// ends.
 pub struct StepFiles {
     pub out: PathBuf,
-    /// Results written.
-    pub written: usize,
 }
 
 impl Sink for StepFiles {
     fn on(&mut self, event: &Event) -> anyhow::Result<()> {
         if let Event::Finished(r) = event {
             results::write_step(&self.out, r)?;
-            self.written += 1;
         }
         Ok(())
     }

@@ -146,10 +146,7 @@ pub fn run<'a>(
         out: out.clone(),
         secrets: opts.secrets.clone(),
     };
-    let mut files = StepFiles {
-        out: out.clone(),
-        written: 0,
-    };
+    let mut files = StepFiles { out: out.clone() };
     let mut sinks: Vec<&mut dyn Sink> = vec![&mut files, &mut record];
     sinks.extend(more.iter_mut().map(|s| &mut **s as &mut dyn Sink));
     let mut sinks = Sinks::new(sinks);

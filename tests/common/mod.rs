@@ -100,6 +100,18 @@ pub fn report_targets(report: &serde_json::Value) -> Vec<String> {
         .collect()
 }
 
+/// A report.json's row of a workload (its first occurrence and client
+/// count).
+pub fn report_row(report: &serde_json::Value, workload: &str) -> serde_json::Value {
+    report["rows"]
+        .as_array()
+        .expect("a report has rows")
+        .iter()
+        .find(|r| r["step"]["kind"]["workload"] == workload)
+        .unwrap_or_else(|| panic!("no row of {workload} in the report"))
+        .clone()
+}
+
 pub fn read_json(p: &Path) -> serde_json::Value {
     serde_json::from_str(&std::fs::read_to_string(p).unwrap()).unwrap()
 }

@@ -334,7 +334,7 @@ impl WireConn {
         }
         let msg = String::from_utf8_lossy(b.get(msg_at..).unwrap_or_default());
         DbError::new(error_kind(code), format!("ERROR {code} ({state}): {msg}"))
-            .with_code(super::super::ServerCode::Mysql(code))
+            .with_code(Some(super::super::ServerCode::Mysql(code)))
     }
 
     fn handshake(&mut self, opts: &Opts) -> DbResult<()> {

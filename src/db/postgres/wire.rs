@@ -227,7 +227,7 @@ impl WireConn {
             format!(" ({detail})")
         };
         DbError::new(error_kind(&code), format!("ERROR {code}: {msg}{detail}"))
-            .with_code(super::super::ServerCode::Sqlstate(code.clone()))
+            .with_code(super::super::ServerCode::sqlstate(&code))
     }
 
     /// SSLRequest, then TLS if the server answers 'S'.
