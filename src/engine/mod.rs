@@ -74,6 +74,19 @@ pub struct Live {
     pub events: u64,
 }
 
+/// The name of every client thread (as `/proc/PID/task/TID/comm` shows it).
+pub const CLIENT_THREAD: &str = "rb-client";
+
+/// The measured window's edges, as the coordinator passes them: what a
+/// profiler follows so that it covers the window and nothing else.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Edge {
+    /// The window's first reading was just taken.
+    Opened,
+    /// Its last one was.
+    Closed,
+}
+
 /// The figures of one step.
 #[derive(Debug)]
 pub struct Measured {
@@ -128,7 +141,12 @@ struct Shared<'a> {
 
 /// Runs one step: every client's connections from a shared start, the
 /// sampler over the measured window, until the step's stop.
-pub fn run(spec: &StepSpec<'_>, live: &mut dyn FnMut(&Live)) -> Measured {
+/// `window` hears the measured window open and close.
+pub fn run(
+    spec: &StepSpec<'_>,
+    live: &mut dyn FnMut(&Live),
+    window: &mut dyn FnMut(Edge),
+) -> Measured {
     let mut roles = spec.workload.roles(&spec.scale);
     if let (Some(rate), [role]) = (spec.rate, roles.as_mut_slice()) {
         role.rate = Some(rate / f64::from(spec.clients.max(1)));
@@ -175,10 +193,15 @@ pub fn run(spec: &StepSpec<'_>, live: &mut dyn FnMut(&Live)) -> Measured {
         let handles: Vec<_> = (0..n)
             .map(|i| {
                 let sh = &sh;
-                s.spawn(move || client::thread(sh, i))
+                // Named, so that a profile of an embedded engine follows
+                // the clients alone (`CLIENT_THREAD`).
+                std::thread::Builder::new()
+                    .name(CLIENT_THREAD.into())
+                    .spawn_scoped(s, move || client::thread(sh, i))
+                    .expect("starting a client thread")
             })
             .collect();
-        let sampled = coordinate(&sh, n, live);
+        let sampled = coordinate(&sh, n, live, window);
         let mut recs = Vec::with_capacity(n);
         let mut reasons = Vec::new();
         let window = *sh.start.get().expect("start is set") + spec.warmup;
@@ -228,6 +251,7 @@ fn coordinate(
     sh: &Shared,
     n: usize,
     live: &mut dyn FnMut(&Live),
+    edge: &mut dyn FnMut(Edge),
 ) -> (
     metrics::Sampled,
     Option<(crate::db::Counters, crate::db::Counters)>,
@@ -270,6 +294,7 @@ fn coordinate(
             if spec.window_counters {
                 first_counters = Some(read_counters());
             }
+            edge(Edge::Opened);
         }
         // The measured window ends when the last measured event does (an
         // event in flight at the step's end finishes and counts): the
@@ -279,6 +304,7 @@ fn coordinate(
             closed = true;
             if let Some(s) = sampler.take() {
                 sampled = Some(s.finish());
+                edge(Edge::Closed);
                 if let Some(Some(first)) = first_counters.take().filter(|_| spec.window_counters) {
                     counters = read_counters().map(|last| (first, last));
                 }
@@ -324,6 +350,7 @@ fn coordinate(
     }
     if let Some(s) = sampler.take() {
         sampled = Some(s.finish());
+        edge(Edge::Closed);
         if let Some(Some(first)) = first_counters.take().filter(|_| spec.window_counters) {
             counters = read_counters().map(|last| (first, last));
         }
@@ -418,7 +445,7 @@ mod tests {
             rendezvous: None,
             window_counters: false,
         };
-        run(&spec, &mut |_| {})
+        run(&spec, &mut |_| {}, &mut |_| {})
     }
 
     /// Regression: an event in flight at the step's end counted in full

@@ -2,7 +2,7 @@
 //! (`sampler`) and what it reads (`procfs`), the devices under a datadir
 //! (`device`), the facts about the host recorded once per run (`host`), and
 //! the server host's continuous log for steps split over client hosts
-//! (`server_log`).
+//! (`server_log`), and profiles of a window's processes (`profile`).
 
 pub mod columns;
 pub mod costs;
@@ -10,6 +10,7 @@ pub mod device;
 pub mod host;
 pub mod interference;
 pub mod procfs;
+pub mod profile;
 pub mod sampler;
 pub mod server_log;
 pub mod vmstat;

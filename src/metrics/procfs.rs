@@ -240,6 +240,34 @@ fn children(pid: u32) -> Vec<u32> {
     out
 }
 
+/// The threads of `pid` named `name` (their `comm`).
+pub fn named_threads(pid: u32, name: &str) -> Vec<u32> {
+    let Ok(tasks) = fs::read_dir(format!("/proc/{pid}/task")) else {
+        return Vec::new();
+    };
+    let mut out: Vec<u32> = tasks
+        .flatten()
+        .filter(|t| fs::read_to_string(t.path().join("comm")).is_ok_and(|c| c.trim_end() == name))
+        .filter_map(|t| t.file_name().to_str()?.parse().ok())
+        .collect();
+    out.sort_unstable();
+    out
+}
+
+/// `pid` and every live descendant's PID (a PostgreSQL server's backends).
+pub fn tree_pids(pid: u32) -> Vec<u32> {
+    let mut out = Vec::new();
+    let mut stack = vec![pid];
+    while let Some(p) = stack.pop() {
+        if !std::path::Path::new(&format!("/proc/{p}")).exists() {
+            continue;
+        }
+        out.push(p);
+        stack.extend(children(p));
+    }
+    out
+}
+
 /// `pid` and every live descendant. A backend that exits between two
 /// samples moves from "live" into its parent's reaped time, so the CPU sum
 /// stays consistent.

@@ -91,6 +91,40 @@ pub struct Plan {
     /// (`[interference]`).
     #[serde(default)]
     pub interference: Retry,
+    /// Profiles of the server per step (`[profile]`): off unless asked.
+    #[serde(default, skip_serializing_if = "Profiling::is_off")]
+    pub profile: Profiling,
+}
+
+/// How a plan profiles its steps (`[profile]`).
+#[derive(Debug, Clone, Default, Serialize, Deserialize, PartialEq)]
+pub struct Profiling {
+    /// `None`: not profiled (no `[profile]`, or `mode = "off"`).
+    pub mode: Option<crate::metrics::profile::Mode>,
+    pub settings: crate::metrics::profile::Settings,
+    /// The steps profiled, by label (`point-query`); empty: every
+    /// workload step.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub steps: Vec<String>,
+}
+
+impl Profiling {
+    pub fn is_off(&self) -> bool {
+        self.mode.is_none()
+    }
+
+    /// How an execution of `step` is profiled, if it is.
+    pub fn of(
+        &self,
+        step: &StepId,
+    ) -> Option<(
+        crate::metrics::profile::Mode,
+        crate::metrics::profile::Settings,
+    )> {
+        let mode = self.mode?;
+        (self.steps.is_empty() || self.steps.iter().any(|s| step.is_named(s)))
+            .then_some((mode, self.settings))
+    }
 }
 
 /// A disturbed window is measured again, at once, after a short wait:

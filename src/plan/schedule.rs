@@ -6,6 +6,7 @@
 //! in the same order, with the same identities, on any host. The runner
 //! asks the plan nothing; sharding and a history key on the identities.
 
+use crate::metrics::profile::{Mode, Settings as ProfileSettings};
 use std::fmt;
 use std::time::Duration;
 
@@ -162,6 +163,12 @@ pub struct Execution {
     /// What this process does of it, when the step's clients are shared
     /// with other processes ([`Schedule::shared`]).
     pub part: Part,
+    /// Its window is profiled (`[profile]`): how, and with what settings.
+    pub profile: Option<(Mode, ProfileSettings)>,
+    /// Its result is a measurement. False for the profiled repeat's
+    /// executions (`[profile] mode = "separate"`), which run only for
+    /// their profiles: no profiler touches a measured window.
+    pub measured: bool,
 }
 
 /// What a process does of an execution whose clients several processes
@@ -360,10 +367,19 @@ impl Plan {
     pub fn schedule(&self, cat: &Catalogue) -> Schedule {
         let order = self.order(cat);
         let mut executions = Vec::new();
-        for repeat in 1..=self.repeats {
+        // The profiled repeat, when profiles are taken apart from the
+        // measured windows, comes after every measured one.
+        let separate = self.profile.mode == Some(Mode::Separate);
+        for repeat in 1..=self.repeats + u32::from(separate) {
+            let measured = repeat <= self.repeats;
             for (ti, target) in self.targets.iter().enumerate() {
                 for &(i, clients) in &order {
-                    executions.push(self.execution(cat, ti, target, repeat, i, clients));
+                    let mut e = self.execution(cat, ti, target, repeat, i, clients);
+                    e.measured = measured;
+                    if matches!(e.work, Work::Workload(_)) && (!separate || !measured) {
+                        e.profile = self.profile.of(&e.id.at);
+                    }
+                    executions.push(e);
                 }
             }
         }
@@ -495,6 +511,8 @@ impl Plan {
             group: w.map(|w| w.meta().group),
             creates_tables: self.creates_tables(cat, step),
             part: Part::Whole,
+            profile: None,
+            measured: true,
             changes_data: match &step.kind {
                 StepKind::Load | StepKind::Settle => true,
                 StepKind::Workload(_) => w.is_some_and(|w| w.meta().changes_data()),

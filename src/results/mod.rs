@@ -24,6 +24,7 @@ pub use crate::workload::Sla;
 
 pub mod judge;
 pub mod merge;
+pub mod profiles;
 mod schema;
 use schema::read_json;
 pub mod shares;
@@ -235,6 +236,10 @@ pub struct StepResult {
     /// (`run --client-share`): which, and how the shares met.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub client_share: Option<ShareStep>,
+    /// The window's profile, on its way to the sinks (kept in files of
+    /// its own under `profiles/`, never in the step file).
+    #[serde(skip)]
+    pub profile: Option<Box<crate::metrics::profile::Profile>>,
 }
 
 /// What an open-loop step asked and got.
@@ -716,6 +721,7 @@ pub(crate) mod tests {
             load_methods: Vec::new(),
             retried: Vec::new(),
             client_share: None,
+            profile: None,
         }
     }
 

@@ -1,13 +1,15 @@
 //! The run as events, and the sinks that consume them. The sequencer
 //! says what happened — a target opened, an execution's result, the run's
 //! end — and knows nothing of what is kept of it: the step files
-//! ([`StepFiles`]), the run's record (`record::RunRecord`, the one writer
+//! ([`StepFiles`]), the profiles ([`ProfileFiles`]), the run's record (`record::RunRecord`, the one writer
 //! of `run.json`), and whatever the caller adds (`run --history` imports
 //! the finished run). A new consumer of a run's data is a sink, not a
 //! line in the loop.
 
 use std::path::PathBuf;
 
+use crate::metrics::profile::Profile;
+use crate::plan::ExecId;
 use crate::results::{self, RunStatus, StepResult, TargetRecord};
 
 /// Something that happened in a run, in the order it happened.
@@ -16,6 +18,9 @@ pub enum Event<'a> {
     TargetOpened(&'a TargetRecord),
     /// A kept execution's result, the moment it ended (failed ones too).
     Finished(&'a StepResult),
+    /// An execution's window was profiled (a measured one, or the
+    /// profiled repeat's, whose results are not kept): its profile.
+    Profiled(&'a ExecId, &'a Profile),
     /// The loop ended: complete, interrupted, or stopped by an error
     /// (`Failed`).
     Ended(RunStatus),
@@ -58,6 +63,20 @@ impl Sink for StepFiles {
     fn on(&mut self, event: &Event) -> anyhow::Result<()> {
         if let Event::Finished(r) = event {
             results::write_step(&self.out, r)?;
+        }
+        Ok(())
+    }
+}
+
+/// Writes each profile under `profiles/` (`results::profiles`).
+pub struct ProfileFiles {
+    pub out: PathBuf,
+}
+
+impl Sink for ProfileFiles {
+    fn on(&mut self, event: &Event) -> anyhow::Result<()> {
+        if let Event::Profiled(id, p) = event {
+            results::profiles::write(&self.out, id, p)?;
         }
         Ok(())
     }

@@ -13,6 +13,7 @@ mod barrier;
 mod confirm;
 mod events;
 mod hooks;
+mod profile;
 mod progress;
 mod record;
 mod restart;
@@ -34,7 +35,7 @@ use crate::measure::units::human_secs;
 use crate::metrics::{self, host, Probe};
 use crate::plan::schedule::{Execution, Schedule, Work};
 use crate::results::{self, RunInfo, RunStatus, TargetRecord};
-use events::{Sinks, StepFiles};
+use events::{ProfileFiles, Sinks, StepFiles};
 use record::RunRecord;
 use sequence::{Job, Keeping};
 
@@ -106,11 +107,17 @@ pub fn run<'a>(
         .executions
         .iter()
         .map(|e| {
-            let file = out.join(results::step_file(&e.id));
-            let done = file.exists() && results::read_step(&file).is_ok_and(|r| r.failed.is_none());
+            // The profiled repeat's executions are done when their
+            // profile is on disk; their results are not kept.
+            let done = if e.measured {
+                let file = out.join(results::step_file(&e.id));
+                file.exists() && results::read_step(&file).is_ok_and(|r| r.failed.is_none())
+            } else {
+                out.join(results::profiles::record_file(&e.id)).exists()
+            };
             Job {
                 exec: e.clone(),
-                keep: true,
+                keep: e.measured,
                 done,
                 announce: None,
             }
@@ -147,7 +154,8 @@ pub fn run<'a>(
         secrets: opts.secrets.clone(),
     };
     let mut files = StepFiles { out: out.clone() };
-    let mut sinks: Vec<&mut dyn Sink> = vec![&mut files, &mut record];
+    let mut profiles = ProfileFiles { out: out.clone() };
+    let mut sinks: Vec<&mut dyn Sink> = vec![&mut files, &mut profiles, &mut record];
     sinks.extend(more.iter_mut().map(|s| &mut **s as &mut dyn Sink));
     let mut sinks = Sinks::new(sinks);
     // A run records its failures as results (the report shows the holes,

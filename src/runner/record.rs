@@ -90,7 +90,7 @@ impl Sink for RunRecord {
     fn on(&mut self, event: &Event) -> anyhow::Result<()> {
         match event {
             Event::TargetOpened(t) if self.takes_targets => self.target(t),
-            Event::TargetOpened(_) => return Ok(()),
+            Event::TargetOpened(_) | Event::Profiled(..) => return Ok(()),
             Event::Finished(r) => {
                 if !self.load_method(r) {
                     return Ok(());

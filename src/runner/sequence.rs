@@ -333,6 +333,11 @@ impl Loop<'_, '_> {
         if interrupted() {
             return Ok(Flow::Interrupted);
         }
+        // A profile goes out whether or not the result is kept: the
+        // profiled repeat runs for nothing else.
+        if let Some(p) = result.profile.take() {
+            self.sinks.emit(&Event::Profiled(&e.id, &p))?;
+        }
         if again {
             result.notes.insert(
                 "reloaded".into(),
@@ -418,11 +423,16 @@ impl Loop<'_, '_> {
             restart::restart(&mut g.driver, self.dirs, e, self.ui)?
         } else {
             let probe = probe_of(g.driver.as_ref());
+            let profiles = match e.profile {
+                Some(_) => Some(results::profiles::dir(out)?),
+                None => None,
+            };
             let cx = StepCtx {
                 db: g.driver.as_ref(),
                 probe: &probe,
                 barrier: g.barrier.as_ref(),
                 share: g.share,
+                profiles: profiles.as_deref(),
             };
             let r = measure_step(&cx, e, self.ui)?;
             // A window measured again would be one share's alone.

@@ -34,12 +34,16 @@ pub(super) struct StepCtx<'a> {
     /// Where this process meets the other client shares, when it runs one.
     pub barrier: Option<&'a super::barrier::Barrier>,
     pub share: Option<crate::plan::schedule::ClientShare>,
+    /// Where profiles' working files go, when the run profiles.
+    pub profiles: Option<&'a std::path::Path>,
 }
 
 /// What a body measured: the sampler's window, and the units of work the
 /// costs are divided by (`None`: a step with no operations, like settle).
-struct Done {
+struct Done<'a> {
     sampled: Sampled,
+    /// The window's profiler, when it is profiled.
+    profiler: Option<super::profile::Profiler<'a>>,
     ops: Option<f64>,
     /// How far a timed window ran past its planned length.
     overrun_secs: Option<f64>,
@@ -77,13 +81,14 @@ pub(super) fn blank_result(e: &Execution) -> StepResult {
         load_methods: Vec::new(),
         retried: Vec::new(),
         client_share: None,
+        profile: None,
     }
 }
 
 /// Runs one step execution and returns its result (a failure inside the
 /// step is in the result; an error is an interruption or a broken run).
-pub(super) fn measure_step(
-    cx: &StepCtx,
+pub(super) fn measure_step<'a>(
+    cx: &StepCtx<'a>,
     e: &Execution,
     ui: &mut Progress,
 ) -> anyhow::Result<StepResult> {
@@ -125,6 +130,13 @@ pub(super) fn measure_step(
     ));
     r.notes
         .extend(notes.into_iter().map(|(k, v)| (k.to_string(), v)));
+    if let Some(p) = done.profiler {
+        let cpu = match scope.embedded {
+            true => r.metrics.client_cpu_us_per_op,
+            false => r.metrics.server_cpu_us_per_op,
+        };
+        r.profile = Some(Box::new(p.finish(done.ops, cpu)));
+    }
     match (before, cx.db.counters()) {
         (None, _) | (_, None) => {
             r.notes.insert(
@@ -161,7 +173,7 @@ fn load(
     r: &mut StepResult,
     ui: &mut Progress,
     label: &str,
-) -> anyhow::Result<Done> {
+) -> anyhow::Result<Done<'static>> {
     r.group = Some(workload::Group::Load);
     r.unit = Unit::RowsPerSec;
     ui.start_step(label, None);
@@ -183,6 +195,7 @@ fn load(
         }
     }
     Ok(Done {
+        profiler: None,
         sampled: sampler.finish(),
         ops: Some(r.events as f64),
         overrun_secs: None,
@@ -198,7 +211,7 @@ fn settle(
     r: &mut StepResult,
     ui: &mut Progress,
     label: &str,
-) -> anyhow::Result<Done> {
+) -> anyhow::Result<Done<'static>> {
     ui.start_step(label, None);
     let t0 = Instant::now();
     // Settle has no operations to divide by, but its per-second series
@@ -226,6 +239,7 @@ fn settle(
         .insert("sleep_secs".into(), format!("{:.3}", sleep.as_secs_f64()));
     r.secs = t0.elapsed().as_secs_f64();
     Ok(Done {
+        profiler: None,
         sampled: sampler.finish(),
         ops: None,
         overrun_secs: None,
@@ -241,7 +255,7 @@ fn maintain(
     r: &mut StepResult,
     ui: &mut Progress,
     label: &str,
-) -> anyhow::Result<Done> {
+) -> anyhow::Result<Done<'static>> {
     let statements = m.statements(cx.db.dialect(), tables);
     ui.start_step(label, None);
     let t0 = Instant::now();
@@ -273,6 +287,7 @@ fn maintain(
     }
     r.secs = t0.elapsed().as_secs_f64();
     Ok(Done {
+        profiler: None,
         sampled: sampler.finish(),
         ops: None,
         overrun_secs: None,
@@ -280,13 +295,13 @@ fn maintain(
 }
 
 /// A workload driven by the engine, for a time or a number of events.
-fn run_workload(
-    cx: &StepCtx,
+fn run_workload<'a>(
+    cx: &StepCtx<'a>,
     e: &Execution,
     r: &mut StepResult,
     ui: &mut Progress,
     label: &str,
-) -> anyhow::Result<Done> {
+) -> anyhow::Result<Done<'a>> {
     let Work::Workload(run) = &e.work else {
         unreachable!("a workload step's work is a workload")
     };
@@ -335,7 +350,12 @@ fn run_workload(
         plain: run.plain,
         window_counters: cx.db.engine().is_server(),
     };
-    let m = engine::run(&spec, &mut |live| ui.update(live));
+    let mut profiler = super::profile::Profiler::new(cx, e);
+    let m = engine::run(&spec, &mut |live| ui.update(live), &mut |edge| {
+        if let Some(p) = profiler.as_mut() {
+            p.edge(edge);
+        }
+    });
     if interrupted() {
         bail!(Interrupted);
     }
@@ -351,6 +371,7 @@ fn run_workload(
     let work = figures(r, m.merged, m.secs, m.aborted, run, e);
     Ok(Done {
         sampled: m.sampled,
+        profiler,
         // Per unit of throughput: per operation, or per row.
         ops: Some(work),
         overrun_secs: match stop {

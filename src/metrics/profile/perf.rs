@@ -1,0 +1,350 @@
+//! Linux `perf` driven for one window: `perf record` (the CPU clock with
+//! call chains, and the scheduler's switches) and `perf stat` (the
+//! hardware's counters) attached to the profiled processes, stopped with
+//! SIGINT as the window closes, then `perf script` folded.
+
+use std::fs;
+use std::path::{Path, PathBuf};
+use std::process::{Child, Command, Stdio};
+use std::time::{Duration, Instant};
+
+use super::{elf, fold, CallGraph, Counters, Meta, Mode, Profile, Settings, Unnamed};
+
+/// The hardware events counted per operation, where the host has them.
+pub const HW_EVENTS: [&str; 5] = [
+    "instructions",
+    "cycles",
+    "cache-misses",
+    "dTLB-load-misses",
+    "iTLB-load-misses",
+];
+
+/// A profiler running over a window.
+pub struct Recording {
+    record: Child,
+    stat: Option<Child>,
+    data: PathBuf,
+    stat_file: PathBuf,
+    log: PathBuf,
+    started: Instant,
+    settings: Settings,
+    mode: Mode,
+    processes: usize,
+}
+
+/// What `perf` needs to be told to follow these processes.
+fn pid_list(pids: &[u32]) -> String {
+    pids.iter()
+        .map(u32::to_string)
+        .collect::<Vec<_>>()
+        .join(",")
+}
+
+/// What a profiler follows.
+pub enum Follow {
+    /// Whole processes (a server's tree).
+    Processes(Vec<u32>),
+    /// Threads of a process (an embedded engine's clients).
+    Threads(Vec<u32>),
+}
+
+impl Follow {
+    fn args(&self) -> [String; 2] {
+        match self {
+            Follow::Processes(p) => ["-p".into(), pid_list(p)],
+            Follow::Threads(t) => ["-t".into(), pid_list(t)],
+        }
+    }
+
+    fn is_empty(&self) -> bool {
+        match self {
+            Follow::Processes(p) | Follow::Threads(p) => p.is_empty(),
+        }
+    }
+
+    fn len(&self) -> usize {
+        match self {
+            Follow::Processes(p) | Follow::Threads(p) => p.len(),
+        }
+    }
+}
+
+/// Starts `perf record` (and `perf stat`) on what `follow` names, its
+/// files under `dir` (made by the caller, relbench's own) named after
+/// `name`.
+pub fn start(
+    follow: &Follow,
+    settings: Settings,
+    mode: Mode,
+    dir: &Path,
+    name: &str,
+) -> Result<Recording, String> {
+    if follow.is_empty() {
+        return Err("no process to profile".into());
+    }
+    let data = dir.join(format!(".{name}.perf.data"));
+    let log = dir.join(format!(".{name}.perf.log"));
+    let stat_file = dir.join(format!(".{name}.perf.stat"));
+    let log_file = fs::File::create(&log).map_err(|e| format!("{}: {e}", log.display()))?;
+    let mut cmd = Command::new("perf");
+    cmd.args(["record", "-q", "--no-buildid", "--no-buildid-cache"])
+        .args(["-k", "CLOCK_MONOTONIC"])
+        .arg("-e")
+        .arg(format!("cpu-clock/freq={}/", settings.rate_hz))
+        .args(match settings.call_graph {
+            CallGraph::Fp => ["--call-graph", "fp"],
+            CallGraph::Dwarf => ["--call-graph", "dwarf,16384"],
+        });
+    if settings.off_cpu {
+        cmd.args(["-e", "sched:sched_switch", "--switch-events"]);
+    }
+    cmd.args(follow.args())
+        .arg("-o")
+        .arg(&data)
+        .stdin(Stdio::null())
+        .stdout(Stdio::null())
+        .stderr(log_file);
+    let record = cmd.spawn().map_err(|e| {
+        if e.kind() == std::io::ErrorKind::NotFound {
+            "perf is not installed: install Debian's linux-perf (apt-get install linux-perf)"
+                .to_string()
+        } else {
+            format!("starting perf: {e}")
+        }
+    })?;
+    let stat = Command::new("perf")
+        .args(["stat", "-x", ",", "-e"])
+        .arg(HW_EVENTS.join(","))
+        .args(follow.args())
+        .arg("-o")
+        .arg(&stat_file)
+        .stdin(Stdio::null())
+        .stdout(Stdio::null())
+        .stderr(Stdio::null())
+        .spawn()
+        .ok();
+    Ok(Recording {
+        record,
+        stat,
+        data,
+        stat_file,
+        log,
+        started: Instant::now(),
+        settings,
+        mode,
+        processes: follow.len(),
+    })
+}
+
+/// CPU seconds a process has used (utime + stime), from /proc.
+fn cpu_secs(pid: u32) -> Option<f64> {
+    let stat = fs::read_to_string(format!("/proc/{pid}/stat")).ok()?;
+    let rest = &stat[stat.rfind(')')? + 2..];
+    let f: Vec<&str> = rest.split_whitespace().collect();
+    let ticks: u64 = f.get(11)?.parse::<u64>().ok()? + f.get(12)?.parse::<u64>().ok()?;
+    // SAFETY: sysconf only reads a system constant.
+    let hz = unsafe { libc::sysconf(libc::_SC_CLK_TCK) }.max(1) as f64;
+    Some(ticks as f64 / hz)
+}
+
+/// Asks a child to stop as with Ctrl-C and waits for it, up to `limit`;
+/// then kills it.
+fn interrupt_and_wait(child: &mut Child, limit: Duration) -> Option<std::process::ExitStatus> {
+    // SAFETY: kill on our own child's PID, which has not been reaped.
+    unsafe { libc::kill(child.id() as i32, libc::SIGINT) };
+    let t0 = Instant::now();
+    loop {
+        if let Ok(Some(s)) = child.try_wait() {
+            return Some(s);
+        }
+        if t0.elapsed() > limit {
+            let _ = child.kill();
+            let _ = child.wait();
+            return None;
+        }
+        std::thread::sleep(Duration::from_millis(10));
+    }
+}
+
+impl Recording {
+    /// Stops the profiler as the window closes (what it recorded is
+    /// folded later, by [`Stopped::fold`], out of the window's way).
+    pub fn stop(mut self) -> Stopped {
+        let secs = self.started.elapsed().as_secs_f64();
+        let own_cpu = cpu_secs(self.record.id());
+        let status = interrupt_and_wait(&mut self.record, Duration::from_secs(60));
+        let counters = match self.stat.as_mut() {
+            Some(c) => {
+                interrupt_and_wait(c, Duration::from_secs(10));
+                read_counters(&self.stat_file)
+            }
+            None => Counters {
+                missing: Some("perf stat did not start".into()),
+                ..Counters::default()
+            },
+        };
+        let log = fs::read_to_string(&self.log).unwrap_or_default();
+        let error = match status {
+            Some(s) if s.success() || self.data.exists() => None,
+            Some(_) => Some(perf_error(&log)),
+            None => Some("perf did not stop within 60 s".into()),
+        };
+        let _ = fs::remove_file(&self.log);
+        let _ = fs::remove_file(&self.stat_file);
+        Stopped {
+            data: self.data,
+            error,
+            meta: Meta {
+                mode: Some(self.mode),
+                settings: Some(self.settings),
+                secs,
+                processes: self.processes,
+                profiler_cpu_secs: own_cpu,
+                counters,
+                ..Meta::default()
+            },
+        }
+    }
+}
+
+/// A recording stopped, not yet folded.
+pub struct Stopped {
+    data: PathBuf,
+    error: Option<String>,
+    meta: Meta,
+}
+
+impl Stopped {
+    /// Folds the recording (`perf script`) and removes its file. Never
+    /// fails: what went wrong is the profile's `error`.
+    pub fn fold(self) -> Profile {
+        let mut p = match &self.error {
+            Some(e) => Profile::failed(e.clone()),
+            None => script(&self.data),
+        };
+        let _ = fs::remove_file(&self.data);
+        let m = self.meta;
+        p.meta = Meta {
+            samples: p.meta.samples,
+            unnamed_samples: p.meta.unnamed_samples,
+            unnamed: std::mem::take(&mut p.meta.unnamed),
+            off_cpu_us: p.meta.off_cpu_us,
+            open_switches: p.meta.open_switches,
+            error: p.meta.error.take(),
+            ..m
+        };
+        p
+    }
+}
+
+/// `perf script` over a recording, folded.
+fn script(data: &Path) -> Profile {
+    let out = Command::new("perf")
+        .args(["script", "--show-switch-events", "-F"])
+        .arg("comm,tid,time,event,trace,ip,sym,dso")
+        .arg("-i")
+        .arg(data)
+        .stdin(Stdio::null())
+        .stderr(Stdio::null())
+        .output();
+    let out = match out {
+        Ok(o) if o.status.success() => o.stdout,
+        Ok(o) => return Profile::failed(format!("perf script failed ({})", o.status)),
+        Err(e) => return Profile::failed(format!("perf script: {e}")),
+    };
+    let stacks = fold::fold(&String::from_utf8_lossy(&out));
+    let samples = stacks.cpu.total();
+    let unnamed: Vec<Unnamed> = stacks
+        .unnamed
+        .iter()
+        .map(|(object, &n)| Unnamed {
+            object: object.clone(),
+            samples: n,
+            why: elf::why_unnamed(object),
+        })
+        .collect();
+    Profile {
+        meta: Meta {
+            samples,
+            unnamed_samples: unnamed.iter().map(|u| u.samples).sum(),
+            unnamed,
+            off_cpu_us: stacks.off.total(),
+            open_switches: stacks.open_switches,
+            error: (samples == 0).then(|| "no on-CPU sample in the window".to_string()),
+            ..Meta::default()
+        },
+        cpu: stacks.cpu,
+        off: stacks.off,
+    }
+}
+
+/// perf's own words on why it could not record, with what to do.
+fn perf_error(log: &str) -> String {
+    let first = log
+        .lines()
+        .map(str::trim)
+        .find(|l| !l.is_empty())
+        .unwrap_or("no message");
+    if log.contains("perf_event_paranoid") || log.contains("Permission") || log.contains("Access") {
+        format!(
+            "perf may not follow these processes: {first} (run relbench as root, or \
+             sysctl kernel.perf_event_paranoid=1)"
+        )
+    } else {
+        format!("perf record failed: {first}")
+    }
+}
+
+/// `perf stat -x,` output: `value,unit,event,…`, a value of
+/// `<not supported>` where the host cannot count the event.
+fn read_counters(file: &Path) -> Counters {
+    let text = fs::read_to_string(file).unwrap_or_default();
+    parse_counters(&text)
+}
+
+fn parse_counters(text: &str) -> Counters {
+    let mut c = Counters::default();
+    let mut unsupported = 0;
+    for line in text
+        .lines()
+        .filter(|l| !l.starts_with('#') && !l.trim().is_empty())
+    {
+        let f: Vec<&str> = line.split(',').collect();
+        let (Some(v), Some(ev)) = (f.first(), f.get(2)) else {
+            continue;
+        };
+        let ev = ev.split(':').next().unwrap_or(ev).trim();
+        match v.trim().parse::<f64>() {
+            Ok(x) => {
+                c.values.insert(ev.to_string(), x);
+            }
+            Err(_) => unsupported += 1,
+        }
+    }
+    if c.values.is_empty() {
+        c.missing = Some(if unsupported > 0 {
+            "not available on this host (no PMU: perf counts no hardware event)".into()
+        } else {
+            "not counted (perf stat gave nothing)".into()
+        });
+    }
+    c
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn counters_unsupported_everywhere_say_no_pmu_and_give_no_figure() {
+        let c = parse_counters(
+            "# started on x\n\n<not supported>,,instructions,0,100.00,,\n<not supported>,,cycles,0,100.00,,\n",
+        );
+        assert!(c.values.is_empty());
+        assert!(c.missing.unwrap().contains("no PMU"));
+        let c =
+            parse_counters("1234567,,instructions:u,1000,100.00,,\n<not counted>,,cycles,0,0,,\n");
+        assert_eq!(c.values.get("instructions"), Some(&1234567.0));
+        assert!(c.missing.is_none());
+    }
+}

@@ -1,0 +1,119 @@
+//! One execution's profile: the profiler started as the engine opens the
+//! measured window and stopped as it closes (the engine's [`Edge`]s), its
+//! recording folded once the step is over, out of the window's way.
+
+use std::path::Path;
+
+use super::step::StepCtx;
+use crate::engine::Edge;
+use crate::metrics::procfs;
+use crate::metrics::profile::{perf, Meta, Mode, Of, Profile, Settings};
+use crate::plan::schedule::Execution;
+
+enum State {
+    Waiting,
+    Running(perf::Recording),
+    Stopped(perf::Stopped),
+    Failed(String),
+}
+
+/// The profiler of one window.
+pub(super) struct Profiler<'a> {
+    mode: Mode,
+    settings: Settings,
+    dir: &'a Path,
+    name: String,
+    /// The processes to follow when the window opens, or why there are
+    /// none.
+    whose: Result<(Of, Option<u32>), String>,
+    state: State,
+}
+
+impl<'a> Profiler<'a> {
+    /// The execution's profiler, when it is profiled.
+    pub fn new(cx: &StepCtx<'a>, e: &Execution) -> Option<Profiler<'a>> {
+        let (mode, settings) = e.profile?;
+        let dir = cx.profiles?;
+        let whose = if !cx.db.engine().is_server() {
+            Ok((Of::Relbench, Some(std::process::id())))
+        } else if !cx.db.runs_here() {
+            Err(
+                "the server runs on another host: relbench profiles only processes on its own"
+                    .into(),
+            )
+        } else {
+            match cx.probe.server_pid {
+                Some(pid) => Ok((Of::Server, Some(pid))),
+                None => Err(
+                    "relbench does not know this server's process (it profiles the servers it starts)"
+                        .into(),
+                ),
+            }
+        };
+        Some(Profiler {
+            mode,
+            settings,
+            dir,
+            name: format!("{}-{}", e.id.target, e.id.seq),
+            whose,
+            state: State::Waiting,
+        })
+    }
+
+    /// Follows the window's edges.
+    pub fn edge(&mut self, edge: Edge) {
+        match (edge, &self.state) {
+            (Edge::Opened, State::Waiting) => {
+                self.state = match &self.whose {
+                    Ok((of, Some(pid))) => {
+                        let follow = match of {
+                            // A PostgreSQL server's backends are processes
+                            // of their own: the whole tree as the window
+                            // opens.
+                            Of::Server => perf::Follow::Processes(procfs::tree_pids(*pid)),
+                            // relbench's clients, not its sampler nor its
+                            // coordinator (their sleeps are no engine's).
+                            Of::Relbench => perf::Follow::Threads(procfs::named_threads(
+                                *pid,
+                                crate::engine::CLIENT_THREAD,
+                            )),
+                        };
+                        match perf::start(&follow, self.settings, self.mode, self.dir, &self.name) {
+                            Ok(r) => State::Running(r),
+                            Err(e) => State::Failed(e),
+                        }
+                    }
+                    Ok((_, None)) => State::Failed("no process to profile".into()),
+                    Err(e) => State::Failed(e.clone()),
+                };
+            }
+            (Edge::Closed, State::Running(_)) => {
+                if let State::Running(r) = std::mem::replace(&mut self.state, State::Waiting) {
+                    self.state = State::Stopped(r.stop());
+                }
+            }
+            _ => {}
+        }
+    }
+
+    /// The profile, with the window's operations and the profiled
+    /// processes' CPU per operation.
+    pub fn finish(self, ops: Option<f64>, cpu_us_per_op: Option<f64>) -> Profile {
+        let mut p = match self.state {
+            State::Stopped(s) => s.fold(),
+            State::Failed(why) => Profile::failed(why),
+            State::Waiting | State::Running(_) => {
+                Profile::failed("the window never opened (the step failed before it)".into())
+            }
+        };
+        p.meta = Meta {
+            of: self.whose.ok().map(|(of, _)| of),
+            mode: Some(self.mode),
+            settings: Some(self.settings),
+            ops,
+            cpu_us_per_op,
+            ..p.meta
+        };
+        p
+    }
+}
