@@ -442,3 +442,24 @@ mod tests {
         assert_eq!(did_you_mean("zzzzzz", words), None);
     }
 }
+
+/// `f` over `items` on every core (scoped threads, each a run of items),
+/// the results in the order given.
+pub fn par_map<T: Sync, R: Send>(items: &[T], f: impl Fn(&T) -> R + Sync) -> Vec<R> {
+    let threads = std::thread::available_parallelism()
+        .map_or(1, |n| n.get())
+        .min(items.len().div_ceil(64))
+        .max(1);
+    let chunk = items.len().div_ceil(threads).max(1);
+    let f = &f;
+    std::thread::scope(|scope| {
+        let parts: Vec<_> = items
+            .chunks(chunk)
+            .map(|part| scope.spawn(move || part.iter().map(f).collect::<Vec<_>>()))
+            .collect();
+        parts
+            .into_iter()
+            .flat_map(|h| h.join().expect("a worker thread panicked"))
+            .collect()
+    })
+}

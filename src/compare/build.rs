@@ -128,6 +128,7 @@ pub fn build_subset(
     settings_that_differ(&mut targets, &base_of);
     let steps = tagged_steps(runs, &targets);
     let (mut rows, response_times) = build_rows(&targets, &hosts, &base_of, &steps);
+    super::profile::attach(&mut rows, runs, &targets, &base_of);
     // One window a side: tested against how far the run's A/A pairs lay
     // apart, which takes every row.
     super::aa::test_single_windows(&mut rows, &targets, &base_of);

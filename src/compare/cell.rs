@@ -137,6 +137,9 @@ pub struct Cell {
     /// for the within-run test.
     #[serde(skip)]
     pub second_rates: Vec<f64>,
+    /// Where the time went (`[profile]`), and against the base's.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub profile: Option<super::profile::CellProfile>,
 }
 
 impl Cell {
@@ -315,6 +318,7 @@ pub(super) fn cell<'a>(results: impl Iterator<Item = &'a StepResult>) -> Cell {
             [one] => one.second_rates(),
             _ => Vec::new(),
         },
+        profile: None,
     }
 }
 

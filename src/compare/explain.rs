@@ -106,6 +106,10 @@ pub fn explain_beside(
     settings_differ: &[(String, String, String)],
 ) -> String {
     let (why, moved) = cause(relative, c, base);
+    let why = match where_from(c, &moved) {
+        Some(w) => format!("{why}: {w}"),
+        None => why,
+    };
     let named: Vec<String> = settings_differ
         .iter()
         .filter(|(k, _, _)| moves(k).is_some_and(|m| moved.iter().any(|c| m.explains(*c))))
@@ -117,6 +121,39 @@ pub fn explain_beside(
     } else {
         format!("{why}; the settings that differ: {}", named.join(", "))
     }
+}
+
+/// Where the costs that moved went, from the cell's profile against its
+/// base's: the functions whose CPU per operation moved with the CPU, the
+/// wait sites whose time per operation moved with the waits. None
+/// without profiles, or when every change is within sampling noise.
+fn where_from(c: &Cell, moved: &[Cost]) -> Option<String> {
+    use super::profile::named_changes;
+    let p = c.profile.as_ref()?;
+    let rel = |k: Cost| c.costs_relative.get(&k).copied().unwrap_or(1.0);
+    let mut parts: Vec<(f64, String)> = Vec::new();
+    if let Some(&k) = moved.iter().find(|k| is_cpu(**k)) {
+        if let Some(w) = named_changes(&p.cpu_diff, rel(k) > 1.0, 3) {
+            parts.push((rel(k).ln().abs(), w));
+        }
+    }
+    if let Some(&k) = moved
+        .iter()
+        .find(|k| matches!(k, Cost::OwnVcs | Cost::OwnCs | Cost::Writes | Cost::WriteKb))
+    {
+        if let Some(w) = named_changes(&p.wait_diff, rel(k) > 1.0, 2) {
+            parts.push((rel(k).ln().abs(), format!("waits {w}")));
+        }
+    }
+    // What moved most first, as the cause before it says.
+    parts.sort_by(|a, b| b.0.total_cmp(&a.0));
+    (!parts.is_empty()).then(|| {
+        parts
+            .into_iter()
+            .map(|(_, w)| w)
+            .collect::<Vec<_>>()
+            .join("; ")
+    })
 }
 
 /// What a server setting moves, by its name.

@@ -19,6 +19,7 @@ mod campaign;
 mod cost;
 mod explain;
 pub mod linkbench;
+pub mod profile;
 mod series;
 mod summary;
 

@@ -437,23 +437,7 @@ pub struct LoadedRun {
 /// Reads step files on every core (scoped threads, each a run of files),
 /// in the order given.
 fn read_steps(files: &[PathBuf]) -> Vec<anyhow::Result<StepResult>> {
-    let threads = std::thread::available_parallelism()
-        .map_or(1, |n| n.get())
-        .min(files.len().div_ceil(64))
-        .max(1);
-    let chunk = files.len().div_ceil(threads).max(1);
-    std::thread::scope(|scope| {
-        let parts: Vec<_> = files
-            .chunks(chunk)
-            .map(|part| {
-                scope.spawn(move || part.iter().map(|p| read_for_report(p)).collect::<Vec<_>>())
-            })
-            .collect();
-        parts
-            .into_iter()
-            .flat_map(|h| h.join().expect("a reading thread panicked"))
-            .collect()
-    })
+    crate::util::par_map(files, |p| read_for_report(p))
 }
 
 /// A step file as a report reads it: without its lossless histograms
