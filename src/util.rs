@@ -423,26 +423,6 @@ pub fn short_hash(text: &str) -> String {
         .collect()
 }
 
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn stamps_are_utc_calendar_times() {
-        assert_eq!(utc_stamp(0.0), "19700101T000000Z");
-        assert_eq!(utc_stamp(1_795_305_600.0 + 3661.0), "20261122T010101Z");
-        assert_eq!(utc_iso(951_782_400.0), "2000-02-29T00:00:00Z");
-    }
-
-    #[test]
-    fn typos_find_their_word() {
-        let words = ["point-query", "scan", "update-index"];
-        assert_eq!(did_you_mean("point-qeury", words), Some("point-query"));
-        assert_eq!(did_you_mean("scna", words), Some("scan"));
-        assert_eq!(did_you_mean("zzzzzz", words), None);
-    }
-}
-
 /// `f` over `items` on every core (scoped threads, each a run of items),
 /// the results in the order given.
 pub fn par_map<T: Sync, R: Send>(items: &[T], f: impl Fn(&T) -> R + Sync) -> Vec<R> {
@@ -462,4 +442,24 @@ pub fn par_map<T: Sync, R: Send>(items: &[T], f: impl Fn(&T) -> R + Sync) -> Vec
             .flat_map(|h| h.join().expect("a worker thread panicked"))
             .collect()
     })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn stamps_are_utc_calendar_times() {
+        assert_eq!(utc_stamp(0.0), "19700101T000000Z");
+        assert_eq!(utc_stamp(1_795_305_600.0 + 3661.0), "20261122T010101Z");
+        assert_eq!(utc_iso(951_782_400.0), "2000-02-29T00:00:00Z");
+    }
+
+    #[test]
+    fn typos_find_their_word() {
+        let words = ["point-query", "scan", "update-index"];
+        assert_eq!(did_you_mean("point-qeury", words), Some("point-query"));
+        assert_eq!(did_you_mean("scna", words), Some("scan"));
+        assert_eq!(did_you_mean("zzzzzz", words), None);
+    }
 }

@@ -25,10 +25,18 @@ pub const TOP: usize = 12;
 /// picture of thousands of slivers says less, and weighs more).
 const FLAME_MIN_SHARE: f64 = 0.005;
 
-/// A wait site's change is named only past this share of all the
-/// off-CPU time per operation (the larger side's): threads sleep between
-/// statements, and a site's few microseconds in thousands say nothing.
-const WAIT_FLOOR: f64 = 0.02;
+/// A function's or wait site's change is named only past this share of
+/// the operation's whole accounted time (CPU plus off-CPU µs/op, the
+/// larger side's): a share of nothing explains nothing.
+const MATERIAL: f64 = 0.01;
+
+/// How many standard errors a change in a function's share must be past
+/// to be more than sampling noise: a profile compares hundreds of
+/// functions at once, so 2 would name several by chance in every A/A
+/// pair (Bonferroni for 1,000 functions at 5% is 4.1; most functions'
+/// shares are tiny, and 3.5 held A/A pairs at none named: see the note
+/// in `bench/profile_aa.sh`).
+const Z: f64 = 3.5;
 
 /// One function's cost per operation.
 #[derive(Debug, Clone, Serialize, PartialEq)]
@@ -92,6 +100,8 @@ pub struct CellProfile {
     /// Hardware events per operation, or why there are none.
     pub hw_per_op: BTreeMap<String, f64>,
     pub hw_missing: Option<String>,
+    /// Instructions per cycle, where both were counted.
+    pub ipc: Option<f64>,
     pub error: Option<String>,
     pub flame: Option<Flame>,
     pub off_flame: Option<Flame>,
@@ -145,8 +155,7 @@ pub(super) fn attach(
         rows[ri].cells[ti].profile = Some(p);
     }
     for row in rows.iter_mut() {
-        for ti in 0..targets.len() {
-            let b = base_of[ti];
+        for (ti, &b) in base_of.iter().enumerate().take(targets.len()) {
             if b == ti {
                 continue;
             }
@@ -208,6 +217,13 @@ fn cell_profile(dir: &Path, rec: &Record, cell: &Cell) -> CellProfile {
             })
             .unwrap_or_default(),
         hw_missing: m.counters.missing.clone(),
+        ipc: m
+            .counters
+            .values
+            .get("instructions")
+            .zip(m.counters.values.get("cycles"))
+            .filter(|(_, c)| **c > 0.0)
+            .map(|(i, c)| i / c),
         error,
         flame: cpu_us_per_op.map(|s| flame(&cpu, s, None)),
         off_flame: off_us_per_op.map(|s| flame(&off, s, None)),
@@ -288,11 +304,13 @@ fn deltas(
     base: &Folded,
     base_per_op: Option<f64>,
     waits: bool,
+    whole: (f64, f64),
 ) -> Vec<FnDelta> {
     let (Some(s), Some(bs)) = (per_op, base_per_op) else {
         return Vec::new();
     };
     let ((m, n), (bm, bn)) = (weights(f, waits), weights(base, waits));
+    let scale = (whole.0, whole.1);
     if n == 0 || bn == 0 {
         return Vec::new();
     }
@@ -312,12 +330,13 @@ fn deltas(
             // Off-CPU weights are µs, not counts: judged by their share
             // of a profile's switches, which they are not; a wait site's
             // change is taken as it is, past 5% of the larger side.
-            let beyond_noise = if waits {
-                let d = (pa * s - pb * bs).abs();
-                d > 0.05 * (pa * s).max(pb * bs) && d > WAIT_FLOOR * s.max(bs)
-            } else {
-                (pa - pb).abs() > 2.0 * se
-            };
+            let d = (pa * s - pb * bs).abs();
+            let beyond_noise = d >= MATERIAL * scale.0.max(scale.1)
+                && if waits {
+                    d > 0.05 * (pa * s).max(pb * bs)
+                } else {
+                    (pa - pb).abs() > Z * se
+                };
             FnDelta {
                 name: name.clone(),
                 base_us: pb * bs,
@@ -345,8 +364,10 @@ fn diff(p: &mut CellProfile, base: &CellProfile) {
     let (Some(st), Some(bst)) = (p.stacks.clone(), base.stacks.as_ref()) else {
         return;
     };
-    p.cpu_diff = deltas(&st.0, p.cpu_us_per_op, &bst.0, base.cpu_us_per_op, false);
-    p.wait_diff = deltas(&st.1, p.off_us_per_op, &bst.1, base.off_us_per_op, true);
+    let whole = |x: &CellProfile| x.cpu_us_per_op.unwrap_or(0.0) + x.off_us_per_op.unwrap_or(0.0);
+    let w = (whole(p), whole(base));
+    p.cpu_diff = deltas(&st.0, p.cpu_us_per_op, &bst.0, base.cpu_us_per_op, false, w);
+    p.wait_diff = deltas(&st.1, p.off_us_per_op, &bst.1, base.off_us_per_op, true, w);
     if let (Some(s), Some(bs)) = (p.cpu_us_per_op, base.cpu_us_per_op) {
         p.flame = Some(flame(&st.0, s, Some((&bst.0, bs))));
     }
@@ -397,7 +418,7 @@ fn flame(f: &Folded, per_op: f64, base: Option<(&Folded, f64)>) -> Flame {
         Flame {
             name: name.to_string(),
             us: n.w as f64 * scale,
-            base_us: has_base.then(|| n.bw as f64 * bscale),
+            base_us: has_base.then_some(n.bw as f64 * bscale),
             children: n
                 .kids
                 .iter()
@@ -436,7 +457,7 @@ mod tests {
         let base = folded("srv;main;parse 100\nsrv;main;exec 900\n");
         let new = folded("srv;main;parse 400\nsrv;main;exec 600\n");
         // Base 10 µs/op, target 15 µs/op.
-        let d = deltas(&new, Some(15.0), &base, Some(10.0), false);
+        let d = deltas(&new, Some(15.0), &base, Some(10.0), false, (15.0, 10.0));
         assert_eq!(d[0].name, "parse");
         assert!((d[0].delta_us - (0.4 * 15.0 - 0.1 * 10.0)).abs() < 1e-9);
         assert!(d[0].beyond_noise);
@@ -450,7 +471,7 @@ mod tests {
     fn a_share_within_sampling_noise_is_never_named() {
         let base = folded("srv;a 10\nsrv;b 10\n");
         let new = folded("srv;a 12\nsrv;b 8\n");
-        let d = deltas(&new, Some(1.0), &base, Some(1.0), false);
+        let d = deltas(&new, Some(1.0), &base, Some(1.0), false, (1.0, 1.0));
         assert!(d.iter().all(|x| !x.beyond_noise));
         assert_eq!(named_changes(&d, true, 2), None);
     }

@@ -124,7 +124,44 @@ pub fn render(cs: &[Comparison]) -> String {
                     out.push_str(&block);
                 }
             }
+            profiles(&mut out, r, ti);
         }
     }
     out
+}
+
+/// The functions and wait sites that moved most against the base, per
+/// profiled step (none within sampling noise).
+fn profiles(out: &mut String, r: &Report, ti: usize) {
+    use crate::compare::profile::named_changes;
+    let mut lines = Vec::new();
+    for row in &r.rows {
+        let Some(p) = &row.cells[ti].profile else {
+            continue;
+        };
+        let parts: Vec<String> = [
+            named_changes(&p.cpu_diff, true, 3).map(|s| format!("CPU {s}")),
+            named_changes(&p.cpu_diff, false, 3).map(|s| format!("CPU {s}")),
+            named_changes(&p.wait_diff, true, 2).map(|s| format!("waits {s}")),
+            named_changes(&p.wait_diff, false, 2).map(|s| format!("waits {s}")),
+        ]
+        .into_iter()
+        .flatten()
+        .collect();
+        if !parts.is_empty() {
+            lines.push(format!(
+                "{} c{}: {}",
+                row.title(),
+                row.id.clients,
+                parts.join("; ")
+            ));
+        }
+    }
+    if !lines.is_empty() {
+        let _ = writeln!(out, "Where (profiles):");
+        for l in lines {
+            let _ = writeln!(out, "{l}");
+        }
+        out.push('\n');
+    }
 }

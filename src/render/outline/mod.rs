@@ -8,6 +8,7 @@ mod campaign;
 mod costs;
 mod latency;
 mod linkbench;
+mod profiles;
 mod runs;
 mod throughput;
 
@@ -610,6 +611,7 @@ fn body(r: &Report) -> Vec<Block> {
     rates(&mut doc, r);
     statement_latency(&mut doc, r);
     counters(&mut doc, r);
+    profiles::profiles(&mut doc, r);
     settings(&mut doc, r);
     interference(&mut doc, r);
 

@@ -7,6 +7,7 @@
 //! Every bar is a `<rect class="bar">` with a `<title>` giving its figure,
 //! so a reader can hover for the number and a test can count the bars.
 
+pub mod flame;
 mod per_step;
 
 use std::fmt::Write;
