@@ -446,6 +446,25 @@ pub(super) enum Command {
         #[arg(long)]
         out: PathBuf,
     },
+    /// A stored profile in the terminal: the functions and wait sites of
+    /// one target's step (`[profile]` in the plan), or their change
+    /// against another target's.
+    Profile {
+        /// A results directory (`relbench run`).
+        dir: PathBuf,
+        #[arg(long)]
+        target: String,
+        /// The step, as the report names it (`point-query`, or
+        /// `point-query c4` with several client counts).
+        #[arg(long)]
+        step: String,
+        /// Another target of the run, to show the change against.
+        #[arg(long)]
+        against: Option<String>,
+        /// How many functions to show (at most the report's 12).
+        #[arg(long, default_value_t = 12)]
+        top: usize,
+    },
     /// Compare results directories and write report.md, .csv, .json and .html.
     Report {
         /// Results directories, from one host or several.

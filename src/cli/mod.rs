@@ -15,6 +15,7 @@ mod args;
 mod catalogue;
 mod check;
 mod history;
+mod profile;
 mod run;
 mod sample;
 mod serve;
@@ -145,6 +146,19 @@ fn dispatch(cmd: Command) -> anyhow::Result<()> {
             }
             Ok(())
         }
+        Command::Profile {
+            dir,
+            target,
+            step,
+            against,
+            top,
+        } => profile::profile(&profile::ProfileArgs {
+            dir,
+            target,
+            step,
+            against,
+            top,
+        }),
         Command::Serve { plan, target, out } => {
             install_ctrlc();
             serve::serve(&resolve_run(Some(plan), out, false, None, None)?, &target)
