@@ -1,0 +1,225 @@
+//! Profiles for real (`[profile]`, Linux `perf` from Debian's linux-perf,
+//! which `./test` installs): changes whose cause is known in advance must
+//! be named by the functions and wait sites that moved, the measured
+//! windows must stay unprofiled by default, and a host without perf must
+//! say how to get it and lose nothing measured.
+
+mod common;
+
+use std::path::Path;
+
+use common::*;
+use serde_json::Value;
+
+/// SQLite on its own file: the base holds its lock (exclusive locking,
+/// WAL, synchronous=NORMAL); one target takes and drops a file lock
+/// (fcntl) around every statement, one syncs the log at every commit.
+const KNOWN: &str = r#"steps = ["load", "point-query", "update-index"]
+clients = [1]
+repeats = 1
+seed = 1
+[scale]
+tables = 1
+rows = 20000
+[duration]
+warmup = "100ms"
+read = "2s"
+write = "2s"
+[profile]
+steps = ["point-query", "update-index"]
+[[target]]
+name = "exclusive"
+engine = "sqlite"
+[target.pragmas]
+locking_mode = "exclusive"
+journal_mode = "wal"
+synchronous = "normal"
+[[target]]
+name = "normal-locking"
+engine = "sqlite"
+[target.pragmas]
+locking_mode = "normal"
+journal_mode = "wal"
+synchronous = "normal"
+[[target]]
+name = "sync-full"
+engine = "sqlite"
+[target.pragmas]
+locking_mode = "exclusive"
+journal_mode = "wal"
+synchronous = "full"
+"#;
+
+fn cell<'a>(report: &'a Value, workload: &str, target: &str) -> Value {
+    let targets = report_targets(report);
+    let ti = targets.iter().position(|t| t == target).unwrap();
+    report_row(report, workload)["cells"][ti].clone()
+}
+
+/// The names of the entries of a diff that grew past sampling noise.
+fn grown(p: &Value, diff: &str) -> Vec<String> {
+    p[diff]
+        .as_array()
+        .map(|d| {
+            d.iter()
+                .filter(|x| x["beyond_noise"] == true && x["delta_us"].as_f64().unwrap() > 0.0)
+                .map(|x| x["name"].as_str().unwrap().to_string())
+                .collect()
+        })
+        .unwrap_or_default()
+}
+
+fn summary(report: &Value) -> String {
+    serde_json::to_string(&report["summary_lines"]).unwrap()
+}
+
+#[test]
+fn known_causes_are_named_by_the_functions_and_wait_sites_that_grew() {
+    let dir = tempfile::tempdir().unwrap();
+    let plan = write_plan(dir.path(), KNOWN);
+    let out = dir.path().join("out");
+    run_quiet(&plan, &out).assert().success();
+    let report = read_json(&out.join("report.json"));
+
+    // Locking around every statement: the kernel's file-lock functions.
+    let p = cell(&report, "update-index", "normal-locking")["profile"].clone();
+    let g = grown(&p, "cpu_diff");
+    assert!(
+        g.iter().any(|f| f.contains("lock") || f.contains("fcntl")),
+        "grown on CPU: {g:?}"
+    );
+    // A log synced at every commit: the fsync wait site.
+    let p = cell(&report, "update-index", "sync-full")["profile"].clone();
+    let g = grown(&p, "wait_diff");
+    assert!(g.iter().any(|f| f.contains("fsync")), "grown waits: {g:?}");
+    // And the summary's sentences say so.
+    let s = summary(&report);
+    assert!(s.contains("µs/op in fsync"), "{s}");
+    assert!(
+        s.contains("µs/op in fcntl")
+            || s.contains("µs/op in posix_lock")
+            || s.contains("µs/op in __x64_sys_fcntl"),
+        "{s}"
+    );
+    // Every profile says how much of it has names, and relbench's own
+    // threads (SQLite embedded) are named.
+    for t in ["exclusive", "normal-locking", "sync-full"] {
+        let p = cell(&report, "point-query", t)["profile"].clone();
+        assert!(p["named_pct"].as_f64().unwrap() >= 95.0, "{t}: {p}");
+        assert!(p["samples"].as_u64().unwrap() > 50, "{t}: {p}");
+    }
+
+    // By default no measured window is profiled: the profiles are the
+    // profiled repeat's (repeat 2), which has no step files.
+    let steps = step_files(&out);
+    assert!(steps.iter().all(|f| !f.contains("/r2-")), "{steps:?}");
+    let records: Vec<String> = walk(&out.join("profiles"));
+    assert_eq!(
+        records.iter().filter(|f| f.ends_with(".json")).count(),
+        6,
+        "{records:?}"
+    );
+    for f in records.iter().filter(|f| f.ends_with(".json")) {
+        assert!(f.contains("/r2-"), "{f}");
+        let r = read_json(Path::new(f));
+        assert_eq!(r["meta"]["mode"], "separate");
+        assert_eq!(r["meta"]["of"], "relbench");
+    }
+    // Folded stacks, gzip'd, as FlameGraph reads them.
+    assert!(records.iter().any(|f| f.ends_with(".cpu.folded.gz")));
+
+    // The terminal view of the same model.
+    relbench()
+        .args(["profile"])
+        .arg(&out)
+        .args([
+            "--target",
+            "sync-full",
+            "--step",
+            "update-index",
+            "--against",
+            "exclusive",
+        ])
+        .assert()
+        .success()
+        .stdout(predicates::str::contains("fsync"))
+        .stdout(predicates::str::contains("against exclusive, off CPU"));
+    // The HTML draws flame graphs, one per target and step, and their
+    // differences against the base.
+    let html = std::fs::read_to_string(out.join("report.html")).unwrap();
+    assert!(html.contains("Where the time went"));
+    let charts = walk(&out.join("charts"));
+    assert!(
+        charts.iter().filter(|c| c.contains("flame-")).count() >= 12,
+        "{charts:?}"
+    );
+}
+
+fn walk(d: &Path) -> Vec<String> {
+    let mut v = Vec::new();
+    let Ok(rd) = std::fs::read_dir(d) else {
+        return v;
+    };
+    for e in rd.flatten() {
+        let p = e.path();
+        if p.is_dir() {
+            v.extend(walk(&p));
+        } else {
+            v.push(p.display().to_string());
+        }
+    }
+    v.sort();
+    v
+}
+
+#[test]
+fn a_host_without_perf_says_how_to_get_it_and_keeps_every_measurement() {
+    let dir = tempfile::tempdir().unwrap();
+    let plan = write_plan(
+        dir.path(),
+        &KNOWN
+            .replace("read = \"2s\"", "read = \"300ms\"")
+            .replace("write = \"2s\"", "write = \"300ms\"")
+            .replace("[profile]\n", "[profile]\nmode = \"inline\"\n"),
+    );
+    let out = dir.path().join("out");
+    // No perf on the path (nothing else relbench runs for SQLite is).
+    run_quiet(&plan, &out)
+        .env("PATH", dir.path())
+        .assert()
+        .success();
+    // Every measured step is there.
+    assert_eq!(step_files(&out).len(), 9);
+    let report = read_json(&out.join("report.json"));
+    let p = cell(&report, "point-query", "exclusive")["profile"].clone();
+    assert!(
+        p["error"]
+            .as_str()
+            .unwrap()
+            .contains("apt-get install linux-perf"),
+        "{p}"
+    );
+    assert_eq!(p["samples"], 0);
+    let md = std::fs::read_to_string(out.join("report.md")).unwrap();
+    assert!(md.contains("perf is not installed"), "the report says why");
+}
+
+#[test]
+fn a_profile_section_is_checked_before_anything_runs() {
+    let dir = tempfile::tempdir().unwrap();
+    check_refuses(
+        dir.path(),
+        &KNOWN.replace("[profile]\n", "[profile]\nmode = \"sometimes\"\n"),
+        "13:8",
+        "mode must be \"separate\", \"inline\" or \"off\"",
+    );
+    check_refuses(
+        dir.path(),
+        &KNOWN.replace(
+            "steps = [\"point-query\", \"update-index\"]",
+            "steps = [\"point-qeury\"]",
+        ),
+        "13:9",
+        "did you mean \"point-query\"",
+    );
+}
