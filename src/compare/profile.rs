@@ -22,13 +22,14 @@ use crate::results::LoadedRun;
 pub const TOP: usize = 12;
 
 /// A flame graph's frames below this share of the whole are left out (a
-/// picture of thousands of slivers says less, and weighs more).
-const FLAME_MIN_SHARE: f64 = 0.005;
+/// picture of thousands of slivers says less, and weighs more: at 0.5% a
+/// study of 640 profiles wrote 42 MB of report.json, at 1% …).
+const FLAME_MIN_SHARE: f64 = 0.01;
 
-/// A function's or wait site's change is named only past this share of
-/// the operation's whole accounted time (CPU plus off-CPU µs/op, the
-/// larger side's): a share of nothing explains nothing.
-const MATERIAL: f64 = 0.01;
+/// A function's change is named in a sentence only past this share of
+/// the operation's CPU (a wait site's: of its CPU and off-CPU time), the
+/// larger side's: a share of nothing explains nothing.
+const MATERIAL: f64 = 0.005;
 
 /// How many standard errors a change in a function's share must be past
 /// to be more than sampling noise: a profile compares hundreds of
@@ -58,20 +59,49 @@ pub struct FnDelta {
     pub delta_us: f64,
     pub base_incl_us: f64,
     pub incl_us: f64,
-    /// Past twice the sampling error of the two shares.
+    /// Past the sampling error of the two shares ([`Z`] standard
+    /// errors; for a wait site, 5% of the larger side).
     pub beyond_noise: bool,
+    /// Large enough to explain anything: past [`MATERIAL`] of the
+    /// operation's CPU (a function) or of its CPU and waits (a wait site).
+    pub material: bool,
 }
 
 /// A flame graph's frame: its µs/op (inclusive), the base's at the same
 /// chain in a comparison, and its callees.
-#[derive(Debug, Clone, Serialize, PartialEq, Default)]
+///
+/// In report.json a tree is its frames in pre-order, one line each:
+/// `depth µs/op base-µs/op-or-- name` — a nested tree, pretty-printed,
+/// put hundreds of indented lines per frame into the file (43 MB for a
+/// study of 640 profiles).
+#[derive(Debug, Clone, PartialEq, Default)]
 pub struct Flame {
     pub name: String,
     pub us: f64,
-    #[serde(skip_serializing_if = "Option::is_none")]
     pub base_us: Option<f64>,
-    #[serde(skip_serializing_if = "Vec::is_empty")]
     pub children: Vec<Flame>,
+}
+
+impl Flame {
+    fn lines(&self, depth: usize, out: &mut Vec<String>) {
+        out.push(format!(
+            "{depth} {} {} {}",
+            self.us,
+            self.base_us.map_or("-".into(), |b| b.to_string()),
+            self.name
+        ));
+        for c in &self.children {
+            c.lines(depth + 1, out);
+        }
+    }
+}
+
+impl Serialize for Flame {
+    fn serialize<S: serde::Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        let mut out = Vec::new();
+        self.lines(0, &mut out);
+        out.serialize(s)
+    }
 }
 
 /// A cell's profile, as the report shows it.
@@ -310,7 +340,6 @@ fn deltas(
         return Vec::new();
     };
     let ((m, n), (bm, bn)) = (weights(f, waits), weights(base, waits));
-    let scale = (whole.0, whole.1);
     if n == 0 || bn == 0 {
         return Vec::new();
     }
@@ -331,12 +360,12 @@ fn deltas(
             // of a profile's switches, which they are not; a wait site's
             // change is taken as it is, past 5% of the larger side.
             let d = (pa * s - pb * bs).abs();
-            let beyond_noise = d >= MATERIAL * scale.0.max(scale.1)
-                && if waits {
-                    d > 0.05 * (pa * s).max(pb * bs)
-                } else {
-                    (pa - pb).abs() > Z * se
-                };
+            let beyond_noise = if waits {
+                d > 0.05 * (pa * s).max(pb * bs)
+            } else {
+                (pa - pb).abs() > Z * se
+            };
+            let material = d >= MATERIAL * whole.0.max(whole.1);
             FnDelta {
                 name: name.clone(),
                 base_us: pb * bs,
@@ -345,6 +374,7 @@ fn deltas(
                 base_incl_us: bi as f64 / bn as f64 * bs,
                 incl_us: ai as f64 / n as f64 * s,
                 beyond_noise,
+                material,
             }
         })
         .collect();
@@ -364,9 +394,10 @@ fn diff(p: &mut CellProfile, base: &CellProfile) {
     let (Some(st), Some(bst)) = (p.stacks.clone(), base.stacks.as_ref()) else {
         return;
     };
-    let whole = |x: &CellProfile| x.cpu_us_per_op.unwrap_or(0.0) + x.off_us_per_op.unwrap_or(0.0);
-    let w = (whole(p), whole(base));
-    p.cpu_diff = deltas(&st.0, p.cpu_us_per_op, &bst.0, base.cpu_us_per_op, false, w);
+    let cpu = |x: &CellProfile| x.cpu_us_per_op.unwrap_or(0.0);
+    let whole = |x: &CellProfile| cpu(x) + x.off_us_per_op.unwrap_or(0.0);
+    let (c, w) = ((cpu(p), cpu(base)), (whole(p), whole(base)));
+    p.cpu_diff = deltas(&st.0, p.cpu_us_per_op, &bst.0, base.cpu_us_per_op, false, c);
     p.wait_diff = deltas(&st.1, p.off_us_per_op, &bst.1, base.off_us_per_op, true, w);
     if let (Some(s), Some(bs)) = (p.cpu_us_per_op, base.cpu_us_per_op) {
         p.flame = Some(flame(&st.0, s, Some((&bst.0, bs))));
@@ -417,8 +448,8 @@ fn flame(f: &Folded, per_op: f64, base: Option<(&Folded, f64)>) -> Flame {
         let (scale, bscale, min, has_base) = k;
         Flame {
             name: name.to_string(),
-            us: n.w as f64 * scale,
-            base_us: has_base.then_some(n.bw as f64 * bscale),
+            us: round(n.w as f64 * scale),
+            base_us: has_base.then_some(round(n.bw as f64 * bscale)),
             children: n
                 .kids
                 .iter()
@@ -431,13 +462,19 @@ fn flame(f: &Folded, per_op: f64, base: Option<(&Folded, f64)>) -> Flame {
     out("all", &root, (per_op / total, bscale, min, base.is_some()))
 }
 
+/// A flame graph's figure to 0.1 ns/op: a tooltip shows three decimals
+/// of a µs, and seventeen digits of every frame weighed down report.json.
+fn round(us: f64) -> f64 {
+    (us * 1e4).round() / 1e4
+}
+
 /// The functions (or wait sites) that moved most, in words for a
 /// sentence: "+1.9 µs/op in MYSQLparse, +0.8 µs/op in …", in the
 /// direction given; none within sampling noise.
 pub fn named_changes(d: &[FnDelta], grew: bool, n: usize) -> Option<String> {
     let v: Vec<String> = d
         .iter()
-        .filter(|x| x.beyond_noise && (x.delta_us > 0.0) == grew)
+        .filter(|x| x.beyond_noise && x.material && (x.delta_us > 0.0) == grew)
         .take(n)
         .map(|x| format!("{:+.2} µs/op in {}", x.delta_us, x.name))
         .collect();

@@ -259,8 +259,14 @@ pub fn tree_pids(pid: u32) -> Vec<u32> {
     let mut out = Vec::new();
     let mut stack = vec![pid];
     while let Some(p) = stack.pop() {
-        if !std::path::Path::new(&format!("/proc/{p}")).exists() {
-            continue;
+        // Gone, or exited and not yet reaped: nothing to follow.
+        match fs::read_to_string(format!("/proc/{p}/stat")) {
+            Ok(st)
+                if !matches!(
+                    st.rsplit(") ").next().and_then(|r| r.chars().next()),
+                    Some('Z' | 'X')
+                ) => {}
+            _ => continue,
         }
         out.push(p);
         stack.extend(children(p));

@@ -65,24 +65,7 @@ impl<'a> Profiler<'a> {
         match (edge, &self.state) {
             (Edge::Opened, State::Waiting) => {
                 self.state = match &self.whose {
-                    Ok((of, Some(pid))) => {
-                        let follow = match of {
-                            // A PostgreSQL server's backends are processes
-                            // of their own: the whole tree as the window
-                            // opens.
-                            Of::Server => perf::Follow::Processes(procfs::tree_pids(*pid)),
-                            // relbench's clients, not its sampler nor its
-                            // coordinator (their sleeps are no engine's).
-                            Of::Relbench => perf::Follow::Threads(procfs::named_threads(
-                                *pid,
-                                crate::engine::CLIENT_THREAD,
-                            )),
-                        };
-                        match perf::start(&follow, self.settings, self.mode, self.dir, &self.name) {
-                            Ok(r) => State::Running(r),
-                            Err(e) => State::Failed(e),
-                        }
-                    }
+                    Ok((of, Some(pid))) => self.start(*of, *pid),
                     Ok((_, None)) => State::Failed("no process to profile".into()),
                     Err(e) => State::Failed(e.clone()),
                 };
@@ -94,6 +77,35 @@ impl<'a> Profiler<'a> {
             }
             _ => {}
         }
+    }
+
+    /// Starts the profiler on the processes of `pid` as they are now,
+    /// again if one of them exited before perf could attach (a server's
+    /// connection that just ended).
+    fn start(&self, of: Of, pid: u32) -> State {
+        let mut last = String::new();
+        for _ in 0..3 {
+            let follow = match of {
+                // A PostgreSQL server's backends are processes of their
+                // own: the whole tree as the window opens.
+                Of::Server => perf::Follow::Processes(procfs::tree_pids(pid)),
+                // relbench's clients, not its sampler nor its
+                // coordinator (their sleeps are no engine's).
+                Of::Relbench => {
+                    perf::Follow::Threads(procfs::named_threads(pid, crate::engine::CLIENT_THREAD))
+                }
+            };
+            match perf::start(&follow, self.settings, self.mode, self.dir, &self.name) {
+                Ok(mut r) => {
+                    if !r.gave_up() {
+                        return State::Running(r);
+                    }
+                    last = r.stop().fold().meta.error.unwrap_or_default();
+                }
+                Err(e) => return State::Failed(e),
+            }
+        }
+        State::Failed(last)
     }
 
     /// The profile, with the window's operations and the profiled

@@ -87,7 +87,7 @@ pub fn start(
     let stat_file = dir.join(format!(".{name}.perf.stat"));
     let log_file = fs::File::create(&log).map_err(|e| format!("{}: {e}", log.display()))?;
     let mut cmd = Command::new("perf");
-    cmd.args(["record", "-q", "--no-buildid", "--no-buildid-cache"])
+    cmd.args(["record", "--no-buildid", "--no-buildid-cache"])
         .args(["-k", "CLOCK_MONOTONIC"])
         .arg("-e")
         .arg(format!("cpu-clock/freq={}/", settings.rate_hz))
@@ -167,6 +167,14 @@ fn interrupt_and_wait(child: &mut Child, limit: Duration) -> Option<std::process
 }
 
 impl Recording {
+    /// Whether perf has already given up (a process it was to follow
+    /// exited before it attached: a server's short-lived backend), after
+    /// a moment to attach.
+    pub fn gave_up(&mut self) -> bool {
+        std::thread::sleep(Duration::from_millis(50));
+        matches!(self.record.try_wait(), Ok(Some(s)) if !s.success())
+    }
+
     /// Stops the profiler as the window closes (what it recorded is
     /// folded later, by [`Stopped::fold`], out of the window's way).
     pub fn stop(mut self) -> Stopped {
