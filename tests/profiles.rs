@@ -50,7 +50,7 @@ journal_mode = "wal"
 synchronous = "full"
 "#;
 
-fn cell<'a>(report: &'a Value, workload: &str, target: &str) -> Value {
+fn cell(report: &Value, workload: &str, target: &str) -> Value {
     let targets = report_targets(report);
     let ti = targets.iter().position(|t| t == target).unwrap();
     report_row(report, workload)["cells"][ti].clone()
