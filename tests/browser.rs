@@ -446,3 +446,77 @@ window.addEventListener('load', () => {
         whole.len()
     );
 }
+
+/// The profiles' flame graphs as a reader sees them: drawn (frames with a
+/// width on the page, inside its width), and hovering a frame says its
+/// function and µs/op (the frame under the pointer has a `<title>`).
+#[test]
+fn flame_graphs_draw_and_hovering_a_frame_names_its_function_and_cost() {
+    let dir = tempfile::tempdir().unwrap();
+    common::relbench()
+        .args(["report", "tests/fixtures/results-profiles"])
+        .args(["--format", "html", "--self-contained", "--out"])
+        .arg(dir.path())
+        .assert()
+        .success();
+    let page = dir.path().join("report.html");
+    let probe = dir.path().join("probe.html");
+    let mut html = std::fs::read_to_string(&page).unwrap();
+    html.push_str(
+        r#"<script>
+window.addEventListener('load', () => {
+  const graphs = [...document.querySelectorAll('svg.flame')];
+  const page = document.documentElement.clientWidth;
+  const out = {graphs: graphs.length, drawn: 0, outside: 0, hover: []};
+  for (const svg of graphs) {
+    const box = svg.getBoundingClientRect();
+    if (box.right > page + 1) out.outside++;
+    const frames = [...svg.querySelectorAll('rect.frame')].filter((r) => r.getBoundingClientRect().width > 1);
+    out.drawn += frames.length;
+    // The widest frame above the root: what the pointer finds at its middle.
+    const f = frames.slice(1).sort((a, b) => b.getBoundingClientRect().width - a.getBoundingClientRect().width)[0];
+    if (!f) continue;
+    f.scrollIntoView();
+    const r = f.getBoundingClientRect();
+    const hit = document.elementFromPoint(r.left + r.width / 2, r.top + r.height / 2);
+    const g = hit && hit.closest('g');
+    const t = g && g.querySelector('title');
+    out.hover.push(t ? t.textContent : null);
+  }
+  document.title = JSON.stringify(out);
+});
+</script>"#,
+    );
+    std::fs::write(&probe, html).unwrap();
+    let (dom, _) = headless(
+        &probe,
+        &dir.path().join("profile"),
+        &[
+            "--window-size=1280,900",
+            "--virtual-time-budget=5000",
+            "--dump-dom",
+        ],
+    );
+    let title = dom
+        .split("<title>")
+        .nth(1)
+        .and_then(|t| t.split("</title>").next())
+        .unwrap()
+        .replace("&quot;", "\"")
+        .replace("&amp;", "&");
+    let m: serde_json::Value =
+        serde_json::from_str(&title).unwrap_or_else(|e| panic!("{e}: {title}"));
+    // Three targets × two steps × on and off CPU.
+    assert_eq!(m["graphs"], 12, "{m}");
+    assert!(m["drawn"].as_u64().unwrap() > 100, "{m}");
+    assert_eq!(m["outside"], 0, "a flame graph runs past the page: {m}");
+    let hover = m["hover"].as_array().unwrap();
+    assert_eq!(hover.len(), 12, "{m}");
+    for h in hover {
+        let h = h
+            .as_str()
+            .unwrap_or_else(|| panic!("a frame without a title: {m}"));
+        // "function: 1.234 µs/op (…)"
+        assert!(h.contains(": ") && h.contains(" µs/op"), "{h}");
+    }
+}

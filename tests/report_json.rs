@@ -66,8 +66,29 @@ fn shown_numbers(cell: &str) -> Vec<(f64, f64, i32)> {
         }
         let text: String = chars[start..i].iter().filter(|c| **c != ',').collect();
         let text = text.trim_end_matches('.');
-        let decimals = text.split_once('.').map_or(0, |(_, d)| d.len() as i32);
-        let value: f64 = text.parse().unwrap();
+        let mut decimals = text.split_once('.').map_or(0, |(_, d)| d.len() as i32);
+        let mut value: f64 = text.parse().unwrap();
+        // `4.00e-3`: the exponent moves the last digit.
+        if chars.get(i) == Some(&'e') {
+            let mut j = i + 1;
+            let neg = chars.get(j) == Some(&'-');
+            j += usize::from(neg);
+            let from = j;
+            while j < chars.len() && chars[j].is_ascii_digit() {
+                j += 1;
+            }
+            if j > from {
+                let e: i32 = chars[from..j].iter().collect::<String>().parse().unwrap();
+                let e = if neg { -e } else { e };
+                value *= 10f64.powi(e);
+                decimals -= e;
+                i = j;
+            }
+        }
+        // A sign shown is the figure's (a change: `-0.040`).
+        if start > 0 && matches!(chars[start - 1], '-' | '−') {
+            value = -value;
+        }
         let unit: String = chars[i..]
             .iter()
             .skip_while(|c| **c == ' ')
@@ -175,6 +196,7 @@ fn every_figure_of_the_page_is_in_the_json() {
             "LinkBench",
             compare::build(&[run("results-linkbench")], None),
         ),
+        ("profiles", compare::build(&[run("results-profiles")], None)),
     ] {
         let r: Report = r.unwrap();
         let missing = missing_from_json(&Format::Html.render(&r), &Format::Json.render(&r));

@@ -204,3 +204,78 @@ fn a_mysql_9_7_target_by_url_authenticates_fully_with_caching_sha2_over_tcp() {
         assert!(pq["events"].as_u64().unwrap() > 0, "{user}: {pq}");
     }
 }
+
+/// Profiles of the fetched builds (unstripped): MariaDB 11.4 with the
+/// performance schema instrumenting everything against it off, on point
+/// queries — the functions that grew are the performance schema's own —
+/// and PostgreSQL 18's backends, every one followed. At least 95% of the
+/// on-CPU samples of each have a function's name.
+#[test]
+fn profiles_name_the_performance_schemas_functions_and_the_fetched_builds_symbols() {
+    let Some(versions) = versions() else { return };
+    let dir = shared_tempdir();
+    let ma = versions.join("mariadb-11.4.5");
+    let pfs = [
+        "--performance-schema=ON",
+        "--performance-schema-instrument=%=ON",
+        "--performance-schema-consumer-events-stages-current=ON",
+        "--performance-schema-consumer-events-stages-history=ON",
+        "--performance-schema-consumer-events-statements-history=ON",
+        "--performance-schema-consumer-events-waits-current=ON",
+        "--performance-schema-consumer-events-waits-history=ON",
+        "--performance-schema-consumer-events-waits-history-long=ON",
+    ]
+    .map(|a| format!("\"{a}\""))
+    .join(", ");
+    let text = format!(
+        "steps = [\"load\", \"point-query\"]\nclients = [1]\nseed = 1\n\
+         [scale]\ntables = 1\nrows = 10000\n\
+         [duration]\nwarmup = \"200ms\"\nread = \"4s\"\n\
+         [profile]\nrate = 1999\n\
+         [[target]]\nname = \"off\"\nengine = \"mariadb\"\nbasedir = \"{ma}\"\nargs = [\"--performance-schema=OFF\"]\n\
+         [[target]]\nname = \"pfs\"\nengine = \"mariadb\"\nbasedir = \"{ma}\"\nargs = [{pfs}]\n\
+         [[target]]\nname = \"pg18\"\nengine = \"postgres\"\nbasedir = \"{}\"\n",
+        versions.join("postgres-18.0").display(),
+        ma = ma.display(),
+    );
+    let plan = write_plan(dir.path(), &text);
+    let out = dir.path().join("out");
+    run_quiet(&plan, &out).assert().success();
+    let report = read_json(&out.join("report.json"));
+    let row = report_row(&report, "point-query");
+    let names = report_targets(&report);
+    let profile =
+        |t: &str| row["cells"][names.iter().position(|n| n == t).unwrap()]["profile"].clone();
+    for t in ["off", "pfs", "pg18"] {
+        let p = profile(t);
+        assert_eq!(p["of"], "server", "{t}: {p}");
+        assert!(p["samples"].as_u64().unwrap() > 500, "{t}: {p}");
+        let named = p["named_pct"].as_f64().unwrap();
+        eprintln!("{t}: {named:.1}% of {} samples named", p["samples"]);
+        assert!(named >= 95.0, "{t}: {p}");
+    }
+    // The performance schema's instrumentation is what grew.
+    let p = profile("pfs");
+    let grown: Vec<&str> = p["cpu_diff"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter(|d| d["beyond_noise"] == true && d["delta_us"].as_f64().unwrap() > 0.0)
+        .map(|d| d["name"].as_str().unwrap())
+        .collect();
+    let instrumentation =
+        |f: &str| f.starts_with("pfs_") || f.contains("events_waits") || f.contains("PFS");
+    assert!(grown.iter().any(|f| instrumentation(f)), "grown: {grown:?}");
+    // When the change is past 5% the summary names them too (one window a
+    // side: "not tested", with its sentence).
+    let rel = row["cells"][names.iter().position(|n| n == "pfs").unwrap()]["relative"]
+        .as_f64()
+        .unwrap();
+    if rel <= 0.95 {
+        let s = serde_json::to_string(&report["summary_lines"]).unwrap();
+        assert!(
+            s.contains("µs/op in pfs_") || s.contains("µs/op in insert_events_waits"),
+            "{s}"
+        );
+    }
+}
