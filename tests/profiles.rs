@@ -222,4 +222,14 @@ fn a_profile_section_is_checked_before_anything_runs() {
         "13:9",
         "did you mean \"point-query\"",
     );
+    // Following every context switch bends a measured window.
+    check_refuses(
+        dir.path(),
+        &KNOWN.replace(
+            "[profile]\n",
+            "[profile]\nmode = \"inline\"\noff_cpu = true\n",
+        ),
+        "13:8",
+        "off-CPU profiles are taken in a profiled repeat only",
+    );
 }

@@ -527,7 +527,7 @@ mod tests {
 
     #[test]
     fn a_flame_graph_leaves_slivers_out_and_carries_the_base() {
-        let f = folded("t;a;b 990\nt;c 10\nt;d 4\n");
+        let f = folded("t;a;b 980\nt;c 20\nt;d 4\n");
         let b = folded("t;a;b 500\n");
         let g = flame(&f, 10.0, Some((&b, 5.0)));
         assert!((g.us - 10.0).abs() < 1e-9);

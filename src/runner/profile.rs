@@ -7,7 +7,8 @@ use std::path::Path;
 use super::step::StepCtx;
 use crate::engine::Edge;
 use crate::metrics::procfs;
-use crate::metrics::profile::{perf, Meta, Mode, Of, Profile, Settings};
+use crate::metrics::profile::fold::Followed;
+use crate::metrics::profile::{perf, Meta, Mode, Of, Profile, Scope, Settings};
 use crate::plan::schedule::Execution;
 
 enum State {
@@ -84,23 +85,40 @@ impl<'a> Profiler<'a> {
     /// connection that just ended).
     fn start(&self, of: Of, pid: u32) -> State {
         let mut last = String::new();
-        for _ in 0..3 {
+        let mut scope = Scope::Machine;
+        for _ in 0..4 {
             let follow = match of {
                 // A PostgreSQL server's backends are processes of their
                 // own: the whole tree as the window opens.
-                Of::Server => perf::Follow::Processes(procfs::tree_pids(pid)),
+                Of::Server => Followed {
+                    pids: procfs::tree_pids(pid),
+                    tids: Vec::new(),
+                },
                 // relbench's clients, not its sampler nor its
                 // coordinator (their sleeps are no engine's).
-                Of::Relbench => {
-                    perf::Follow::Threads(procfs::named_threads(pid, crate::engine::CLIENT_THREAD))
-                }
+                Of::Relbench => Followed {
+                    pids: Vec::new(),
+                    tids: procfs::named_threads(pid, crate::engine::CLIENT_THREAD),
+                },
             };
-            match perf::start(&follow, self.settings, self.mode, self.dir, &self.name) {
+            match perf::start(
+                &follow,
+                scope,
+                self.settings,
+                self.mode,
+                self.dir,
+                &self.name,
+            ) {
                 Ok(mut r) => {
                     if !r.gave_up() {
                         return State::Running(r);
                     }
                     last = r.stop().fold().meta.error.unwrap_or_default();
+                    // Not allowed to record the whole machine: the
+                    // processes themselves, at a cost the profile says.
+                    if scope == Scope::Machine && last.contains("may not") {
+                        scope = Scope::Threads;
+                    }
                 }
                 Err(e) => return State::Failed(e),
             }

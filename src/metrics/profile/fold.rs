@@ -65,6 +65,7 @@ fn frame(line: &str) -> Option<(String, Option<String>)> {
 
 /// One record of the script: its header and its frames, leaf first.
 struct Record<'a> {
+    pid: u32,
     tid: u32,
     time: f64,
     kind: Kind<'a>,
@@ -74,17 +75,35 @@ struct Record<'a> {
 
 enum Kind<'a> {
     Sample,
-    Switch { state: &'a str },
+    /// The scheduler's switch from `prev` (this record's thread) to
+    /// `next`, and the state `prev` left in.
+    Switch {
+        state: &'a str,
+        next: Option<u32>,
+    },
     In,
     Out,
 }
 
-/// Parses a record's header: `comm tid time: [period] event: [trace]`.
+/// A `key=value` field of a tracepoint's text.
+fn field<'a>(text: &'a str, key: &str) -> Option<&'a str> {
+    let at = text.find(key)? + key.len();
+    text[at..].split_whitespace().next()
+}
+
+/// Parses a record's header: `comm pid/tid time: [period] event: [trace]`.
 fn header(line: &str) -> Option<Record<'_>> {
     let (head, rest) = line.split_once(": ")?;
     let mut words = head.split_whitespace().rev();
     let time: f64 = words.next()?.parse().ok()?;
-    let tid: u32 = words.next()?.parse().ok()?;
+    let ids = words.next()?;
+    let (pid, tid) = match ids.split_once('/') {
+        Some((p, t)) => (p.parse().ok()?, t.parse().ok()?),
+        None => {
+            let t: u32 = ids.parse().ok()?;
+            (t, t)
+        }
+    };
     let comm = head
         .trim()
         .rsplitn(3, char::is_whitespace)
@@ -99,14 +118,15 @@ fn header(line: &str) -> Option<Record<'_>> {
             Kind::Out
         }
     } else if rest.contains("sched:sched_switch:") {
-        let state = rest
-            .split_once("prev_state=")
-            .map_or("S", |(_, s)| s.split_whitespace().next().unwrap_or("S"));
-        Kind::Switch { state }
+        Kind::Switch {
+            state: field(rest, "prev_state=").unwrap_or("S"),
+            next: field(rest, "next_pid=").and_then(|n| n.parse().ok()),
+        }
     } else {
         Kind::Sample
     };
     Some(Record {
+        pid,
         tid,
         time,
         kind,
@@ -115,50 +135,77 @@ fn header(line: &str) -> Option<Record<'_>> {
     })
 }
 
-/// Folds `perf script -F comm,tid,time,event,trace,ip,sym,dso
-/// --show-switch-events` output.
-pub fn fold(script: &str) -> Stacks {
-    let mut s = Stacks::default();
-    // Per thread: the stack and time it left the CPU at.
-    let mut pending: HashMap<u32, (String, f64)> = HashMap::new();
+/// Which threads a fold keeps: a recording of the whole machine holds
+/// every process's samples.
+#[derive(Debug, Clone, Default)]
+pub struct Followed {
+    /// Processes followed whole (their threads, and any started since).
+    pub pids: Vec<u32>,
+    /// Threads followed.
+    pub tids: Vec<u32>,
+}
+
+impl Followed {
+    fn keeps(&self, pid: u32, tid: u32) -> bool {
+        self.tids.contains(&tid) || self.pids.contains(&pid)
+    }
+}
+
+/// What the fold holds between records.
+#[derive(Default)]
+struct State {
+    s: Stacks,
+    /// Per thread: the stack and time it left the CPU at.
+    pending: HashMap<u32, (String, f64)>,
+}
+
+/// Folds `perf script -F comm,pid,tid,time,event,trace,ip,sym,dso
+/// --show-switch-events` output, keeping the threads `f` follows.
+pub fn fold(script: &str, f: &Followed) -> Stacks {
+    let mut st = State::default();
     let mut cur: Option<Record> = None;
     for line in script.lines() {
         // Frames are indented with a tab; a header starts with the
         // thread's name.
         if line.starts_with('\t') {
-            if let (Some(r), Some(f)) = (cur.as_mut(), frame(line)) {
-                r.frames.push(f);
-            }
-            continue;
-        }
-        if line.trim().is_empty() {
-            if let Some(r) = cur.take() {
-                finish(r, &mut s, &mut pending);
+            if let (Some(r), Some(fr)) = (cur.as_mut(), frame(line)) {
+                r.frames.push(fr);
             }
             continue;
         }
         if let Some(r) = cur.take() {
-            finish(r, &mut s, &mut pending);
+            finish(r, &mut st, f);
         }
-        cur = header(line);
+        if !line.trim().is_empty() {
+            cur = header(line);
+        }
     }
     if let Some(r) = cur.take() {
-        finish(r, &mut s, &mut pending);
+        finish(r, &mut st, f);
     }
-    s.open_switches += pending.len() as u64;
-    s
+    st.s.open_switches += st.pending.len() as u64;
+    st.s
 }
 
 /// Adds one record to what is folded so far.
-fn finish(r: Record, s: &mut Stacks, pending: &mut HashMap<u32, (String, f64)>) {
+fn finish(r: Record, st: &mut State, f: &Followed) {
+    let ours = f.keeps(r.pid, r.tid);
     match r.kind {
-        Kind::Sample => {
+        Kind::Sample if ours => {
             if let Some((_, Some(dso))) = r.frames.first() {
-                *s.unnamed.entry(dso.clone()).or_default() += 1;
+                *st.s.unnamed.entry(dso.clone()).or_default() += 1;
             }
-            *s.cpu.0.entry(chain(r.comm, &r.frames)).or_default() += 1;
+            *st.s.cpu.0.entry(chain(r.comm, &r.frames)).or_default() += 1;
         }
-        Kind::Switch { state } => {
+        Kind::Switch { state, next } => {
+            // A followed thread switched back in by another's switch out
+            // (a recording of the whole machine).
+            if let Some(n) = next {
+                back_in(st, n, r.time);
+            }
+            if !ours {
+                return;
+            }
             let root = match state.chars().next() {
                 Some('R') => OFF_PREEMPTED,
                 Some('D') => OFF_IO,
@@ -168,21 +215,24 @@ fn finish(r: Record, s: &mut Stacks, pending: &mut HashMap<u32, (String, f64)>) 
             let frames: Vec<_> = r
                 .frames
                 .iter()
-                .skip_while(|(f, _)| is_scheduler(f))
+                .skip_while(|(fr, _)| is_scheduler(fr))
                 .cloned()
                 .collect();
             let stack = format!("{root};{}", chain(r.comm, &frames));
-            if pending.insert(r.tid, (stack, r.time)).is_some() {
-                s.open_switches += 1;
+            if st.pending.insert(r.tid, (stack, r.time)).is_some() {
+                st.s.open_switches += 1;
             }
         }
-        Kind::In => {
-            if let Some((stack, at)) = pending.remove(&r.tid) {
-                let us = ((r.time - at) * 1e6).round().max(0.0) as u64;
-                *s.off.0.entry(stack).or_default() += us;
-            }
-        }
-        Kind::Out => {}
+        Kind::In => back_in(st, r.tid, r.time),
+        Kind::Sample | Kind::Out => {}
+    }
+}
+
+/// Thread `tid` is back on a CPU at `time`: its wait ends.
+fn back_in(st: &mut State, tid: u32, time: f64) {
+    if let Some((stack, at)) = st.pending.remove(&tid) {
+        let us = ((time - at) * 1e6).round().max(0.0) as u64;
+        *st.s.off.0.entry(stack).or_default() += us;
     }
 }
 
@@ -213,32 +263,39 @@ mod tests {
     use super::*;
 
     const SCRIPT: &str = "\
-mariadbd  7524 100.000100:      cpu-clock:
+mariadbd  7524/7524 100.000100:      cpu-clock:
 \tffffffff821f7f58 do_syscall_64 ([kernel.kallsyms])
 \t          fec20 MYSQLparse(THD*, bool) (/opt/m/bin/mariadbd)
 \t          fe000 do_command (/opt/m/bin/mariadbd)
 
-mariadbd  7524 100.000200:      cpu-clock:
+mariadbd  7524/7524 100.000200:      cpu-clock:
 \t          fec20 [unknown] (/opt/m/bin/mariadbd)
 \t          fe000 do_command (/opt/m/bin/mariadbd)
 
-mariadbd  7524 100.000300: PERF_RECORD_SWITCH OUT
-mariadbd  7524 100.000250:  sched:sched_switch: prev_comm=mariadbd prev_pid=7524 prev_prio=120 prev_state=D ==> next_comm=swapper/0 next_pid=0
+mariadbd  7524/7524 100.000300: PERF_RECORD_SWITCH OUT
+mariadbd  7524/7524 100.000250:  sched:sched_switch: prev_comm=mariadbd prev_pid=7524 prev_prio=120 prev_state=D ==> next_comm=swapper/0 next_pid=0
 \tffffffff821f7f58 __schedule ([kernel.kallsyms])
 \tffffffff821f88c3 schedule ([kernel.kallsyms])
 \tffffffff8170f0fb do_fsync ([kernel.kallsyms])
 \t          fec20 fsync (/usr/lib/x86_64-linux-gnu/libc.so.6)
 \t              0 [unknown] ([unknown])
 
-mariadbd  7524 100.001250: PERF_RECORD_SWITCH IN
-mariadbd  7525 100.002000:  sched:sched_switch: prev_comm=x prev_pid=7525 prev_prio=120 prev_state=R ==> next
+mariadbd  7524/7524 100.001250: PERF_RECORD_SWITCH IN
+mariadbd  7524/7525 100.002000:  sched:sched_switch: prev_comm=x prev_pid=7525 prev_prio=120 prev_state=R ==> next
 \tffffffff821f7f58 __schedule ([kernel.kallsyms])
 \t          fec20 row_search_mvcc (/opt/m/bin/mariadbd)
 ";
 
+    fn followed() -> Followed {
+        Followed {
+            pids: vec![7524],
+            tids: vec![],
+        }
+    }
+
     #[test]
     fn samples_fold_root_first_and_unnamed_leaves_are_counted_per_object() {
-        let s = fold(SCRIPT);
+        let s = fold(SCRIPT, &followed());
         assert_eq!(
             s.cpu
                 .0
@@ -253,7 +310,7 @@ mariadbd  7525 100.002000:  sched:sched_switch: prev_comm=x prev_pid=7525 prev_p
 
     #[test]
     fn a_switch_out_weighs_the_time_until_the_thread_is_back_in() {
-        let s = fold(SCRIPT);
+        let s = fold(SCRIPT, &followed());
         assert_eq!(
             s.off.0.get("[off: io];mariadbd;fsync;do_fsync_[k]"),
             Some(&1000),
@@ -263,5 +320,37 @@ mariadbd  7525 100.002000:  sched:sched_switch: prev_comm=x prev_pid=7525 prev_p
         // Never switched back in before the end: not counted, but said.
         assert_eq!(s.open_switches, 1);
         assert_eq!(s.off.0.len(), 1);
+    }
+
+    /// A recording of the whole machine: other processes' samples are
+    /// left out, and a followed thread's wait ends when another thread's
+    /// switch names it as the next to run.
+    #[test]
+    fn a_whole_machine_recording_keeps_the_followed_threads_alone() {
+        let script = "\
+mariadbd  7524/7530 10.000000:  sched:sched_switch: prev_comm=x prev_pid=7530 prev_prio=120 prev_state=S ==> next_comm=swapper/0 next_pid=0
+\t          fec20 pthread_cond_wait (/usr/lib/x86_64-linux-gnu/libc.so.6)
+\t          fe000 os_event_wait (/opt/m/bin/mariadbd)
+
+swapper     0/0     10.000500:  sched:sched_switch: prev_comm=swapper/0 prev_pid=0 prev_prio=120 prev_state=R ==> next_comm=mariadbd next_pid=7530
+\tffffffff821f7f58 __schedule ([kernel.kallsyms])
+
+bash      900/900   10.000600:      cpu-clock:
+\t          fec20 main (/usr/bin/bash)
+
+mariadbd  7524/7530 10.000700:      cpu-clock:
+\t          fec20 row_search_mvcc (/opt/m/bin/mariadbd)
+";
+        let s = fold(script, &followed());
+        assert_eq!(
+            s.off
+                .0
+                .get("[off: sleeping];mariadbd;os_event_wait;pthread_cond_wait"),
+            Some(&500),
+            "{:?}",
+            s.off
+        );
+        assert_eq!(s.cpu.total(), 1, "{:?}", s.cpu);
+        assert_eq!(s.open_switches, 0);
     }
 }

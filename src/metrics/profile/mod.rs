@@ -63,6 +63,21 @@ pub enum Mode {
     Inline,
 }
 
+/// How perf records.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum Scope {
+    /// The whole machine, every CPU (`-a`), the followed threads' samples
+    /// kept when folded: nothing is added to a thread's context switches.
+    /// Needs root (or CAP_PERFMON, or `perf_event_paranoid` ≤ 0).
+    Machine,
+    /// Per process or thread (`-p`, `-t`): every context switch of a
+    /// followed thread saves and restores its events, which halved a
+    /// MariaDB server's point queries (bench/profile_overhead.py); the
+    /// fallback where the machine may not be recorded.
+    Threads,
+}
+
 /// Whose processes a profile followed.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "lowercase")]
@@ -155,6 +170,8 @@ impl Folded {
 #[derive(Debug, Clone, Default, Serialize, Deserialize, PartialEq)]
 pub struct Meta {
     pub mode: Option<Mode>,
+    /// How perf recorded: the whole machine, or the threads themselves.
+    pub scope: Option<Scope>,
     /// Whose processes: a server's, or relbench's own (an embedded engine).
     pub of: Option<Of>,
     pub settings: Option<Settings>,

@@ -8,7 +8,8 @@ use std::path::{Path, PathBuf};
 use std::process::{Child, Command, Stdio};
 use std::time::{Duration, Instant};
 
-use super::{elf, fold, CallGraph, Counters, Meta, Mode, Profile, Settings, Unnamed};
+use super::fold::Followed;
+use super::{elf, fold, CallGraph, Counters, Meta, Mode, Profile, Scope, Settings, Unnamed};
 
 /// The hardware events counted per operation, where the host has them.
 pub const HW_EVENTS: [&str; 5] = [
@@ -21,8 +22,12 @@ pub const HW_EVENTS: [&str; 5] = [
 
 /// A profiler running over a window.
 pub struct Recording {
+    scope: Scope,
     record: Child,
     stat: Option<Child>,
+    /// Not counted: an inline profile's window.
+    stat_skipped: bool,
+    follow: Followed,
     data: PathBuf,
     stat_file: PathBuf,
     log: PathBuf,
@@ -40,46 +45,18 @@ fn pid_list(pids: &[u32]) -> String {
         .join(",")
 }
 
-/// What a profiler follows.
-pub enum Follow {
-    /// Whole processes (a server's tree).
-    Processes(Vec<u32>),
-    /// Threads of a process (an embedded engine's clients).
-    Threads(Vec<u32>),
-}
-
-impl Follow {
-    fn args(&self) -> [String; 2] {
-        match self {
-            Follow::Processes(p) => ["-p".into(), pid_list(p)],
-            Follow::Threads(t) => ["-t".into(), pid_list(t)],
-        }
-    }
-
-    fn is_empty(&self) -> bool {
-        match self {
-            Follow::Processes(p) | Follow::Threads(p) => p.is_empty(),
-        }
-    }
-
-    fn len(&self) -> usize {
-        match self {
-            Follow::Processes(p) | Follow::Threads(p) => p.len(),
-        }
-    }
-}
-
-/// Starts `perf record` (and `perf stat`) on what `follow` names, its
-/// files under `dir` (made by the caller, relbench's own) named after
-/// `name`.
+/// Starts `perf record` (and, for a profiled repeat, `perf stat`) on what
+/// `follow` names, its files under `dir` (made by the caller, relbench's
+/// own) named after `name`.
 pub fn start(
-    follow: &Follow,
+    follow: &Followed,
+    scope: Scope,
     settings: Settings,
     mode: Mode,
     dir: &Path,
     name: &str,
 ) -> Result<Recording, String> {
-    if follow.is_empty() {
+    if follow.pids.is_empty() && follow.tids.is_empty() {
         return Err("no process to profile".into());
     }
     let data = dir.join(format!(".{name}.perf.data"));
@@ -95,11 +72,24 @@ pub fn start(
             CallGraph::Fp => ["--call-graph", "fp"],
             CallGraph::Dwarf => ["--call-graph", "dwarf,16384"],
         });
-    if settings.off_cpu {
-        cmd.args(["-e", "sched:sched_switch", "--switch-events"]);
+    let threads = threads_of(follow);
+    match scope {
+        Scope::Machine => {
+            if settings.off_cpu {
+                // Only the followed threads' switches, out and back in.
+                cmd.args(["-e", "sched:sched_switch", "--filter"])
+                    .arg(switch_filter(&threads));
+            }
+            cmd.arg("-a");
+        }
+        Scope::Threads => {
+            if settings.off_cpu {
+                cmd.args(["-e", "sched:sched_switch", "--switch-events"]);
+            }
+            cmd.arg("-t").arg(pid_list(&threads));
+        }
     }
-    cmd.args(follow.args())
-        .arg("-o")
+    cmd.arg("-o")
         .arg(&data)
         .stdin(Stdio::null())
         .stdout(Stdio::null())
@@ -112,28 +102,65 @@ pub fn start(
             format!("starting perf: {e}")
         }
     })?;
-    let stat = Command::new("perf")
-        .args(["stat", "-x", ",", "-e"])
-        .arg(HW_EVENTS.join(","))
-        .args(follow.args())
-        .arg("-o")
-        .arg(&stat_file)
-        .stdin(Stdio::null())
-        .stdout(Stdio::null())
-        .stderr(Stdio::null())
-        .spawn()
-        .ok();
+    // Counting per thread costs every context switch too: only where no
+    // measured window is at stake.
+    let stat = (mode == Mode::Separate).then(|| {
+        Command::new("perf")
+            .args(["stat", "-x", ",", "-e"])
+            .arg(HW_EVENTS.join(","))
+            .arg("-t")
+            .arg(pid_list(&threads))
+            .arg("-o")
+            .arg(&stat_file)
+            .stdin(Stdio::null())
+            .stdout(Stdio::null())
+            .stderr(Stdio::null())
+            .spawn()
+            .ok()
+    });
     Ok(Recording {
+        scope,
         record,
-        stat,
+        stat: stat.flatten(),
+        stat_skipped: mode == Mode::Inline,
         data,
         stat_file,
         log,
         started: Instant::now(),
         settings,
         mode,
-        processes: follow.len(),
+        processes: follow.pids.len().max(1),
+        follow: follow.clone(),
     })
+}
+
+/// Every thread of the followed processes, and the followed threads.
+fn threads_of(f: &Followed) -> Vec<u32> {
+    let mut t: Vec<u32> = f
+        .pids
+        .iter()
+        .flat_map(|p| {
+            fs::read_dir(format!("/proc/{p}/task"))
+                .into_iter()
+                .flatten()
+                .flatten()
+                .filter_map(|e| e.file_name().to_str()?.parse().ok())
+        })
+        .chain(f.tids.iter().copied())
+        .collect();
+    t.sort_unstable();
+    t.dedup();
+    t
+}
+
+/// The scheduler switches of these threads, out and back in, as a
+/// tracepoint filter.
+fn switch_filter(threads: &[u32]) -> String {
+    threads
+        .iter()
+        .map(|t| format!("prev_pid == {t} || next_pid == {t}"))
+        .collect::<Vec<_>>()
+        .join(" || ")
 }
 
 /// CPU seconds a process has used (utime + stime), from /proc.
@@ -187,7 +214,13 @@ impl Recording {
                 read_counters(&self.stat_file)
             }
             None => Counters {
-                missing: Some("perf stat did not start".into()),
+                missing: Some(if self.stat_skipped {
+                    "not counted in a measured window (counting per thread slows its context switches): \
+                     mode = \"separate\" counts them"
+                        .into()
+                } else {
+                    "perf stat did not start".into()
+                }),
                 ..Counters::default()
             },
         };
@@ -201,8 +234,10 @@ impl Recording {
         let _ = fs::remove_file(&self.stat_file);
         Stopped {
             data: self.data,
+            follow: self.follow,
             error,
             meta: Meta {
+                scope: Some(self.scope),
                 mode: Some(self.mode),
                 settings: Some(self.settings),
                 secs,
@@ -218,6 +253,7 @@ impl Recording {
 /// A recording stopped, not yet folded.
 pub struct Stopped {
     data: PathBuf,
+    follow: Followed,
     error: Option<String>,
     meta: Meta,
 }
@@ -228,7 +264,7 @@ impl Stopped {
     pub fn fold(self) -> Profile {
         let mut p = match &self.error {
             Some(e) => Profile::failed(e.clone()),
-            None => script(&self.data),
+            None => script(&self.data, &self.follow),
         };
         let _ = fs::remove_file(&self.data);
         let m = self.meta;
@@ -246,10 +282,10 @@ impl Stopped {
 }
 
 /// `perf script` over a recording, folded.
-fn script(data: &Path) -> Profile {
+fn script(data: &Path, follow: &Followed) -> Profile {
     let out = Command::new("perf")
         .args(["script", "--show-switch-events", "-F"])
-        .arg("comm,tid,time,event,trace,ip,sym,dso")
+        .arg("comm,pid,tid,time,event,trace,ip,sym,dso")
         .arg("-i")
         .arg(data)
         .stdin(Stdio::null())
@@ -260,7 +296,7 @@ fn script(data: &Path) -> Profile {
         Ok(o) => return Profile::failed(format!("perf script failed ({})", o.status)),
         Err(e) => return Profile::failed(format!("perf script: {e}")),
     };
-    let stacks = fold::fold(&String::from_utf8_lossy(&out));
+    let stacks = fold::fold(&String::from_utf8_lossy(&out), follow);
     let samples = stacks.cpu.total();
     let unnamed: Vec<Unnamed> = stacks
         .unnamed
