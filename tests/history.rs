@@ -584,6 +584,7 @@ fn bisect_names_the_build_a_smaller_cache_came_in_within_six_evaluations() {
             &names.join(","),
             "--step",
             "point-query",
+            "--profile",
             "--out",
         ])
         .arg(&out)
@@ -600,6 +601,11 @@ fn bisect_names_the_build_a_smaller_cache_came_in_within_six_evaluations() {
     assert!(evaluations <= 6, "{evaluations} build evaluations");
     assert!(j["repeats"].as_u64().unwrap() >= 6 * 4, "{j}");
     assert_eq!(j["culprits"].as_array().unwrap().len(), 1, "{j}");
+    // `--profile`: the culprit and the build before it profiled once
+    // more, and what moved between them said and kept.
+    assert!(stdout.contains("profile of b11 against b10: "), "{stdout}");
+    let p = &j["culprits"][0]["profile"];
+    assert!(!p["cpu_diff"].as_array().unwrap().is_empty(), "{p}");
 
     // bisect-check, as `git bisect run` calls it, against the good and
     // bad builds' results.

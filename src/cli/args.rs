@@ -333,6 +333,11 @@ pub(super) struct BisectArgs {
     /// Where the rounds' results go [default: results/bisect-<UTC time>].
     #[arg(long)]
     pub(super) out: Option<PathBuf>,
+    /// Once a culprit is found, run the step on it and the build before
+    /// it once more with profiles (`[profile]`, a profiled repeat), and
+    /// say which functions and wait sites moved.
+    #[arg(long)]
+    pub(super) profile: bool,
 }
 
 #[derive(clap::Args)]

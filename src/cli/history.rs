@@ -355,7 +355,14 @@ pub(super) fn bisect(a: BisectArgs) -> anyhow::Result<()> {
         crate::outln!("{n}");
     }
     let outcome = b.outcome();
-    let report = culprits(&b, &kept, &names, &a.step);
+    let mut report = culprits(&b, &kept, &names, &a.step);
+    if a.profile && outcome == Outcome::Found {
+        for (c, r) in b.culprits.iter().zip(report.iter_mut()) {
+            if c.clear {
+                r["profile"] = profile_culprit(&mut rounds, &targets, &names, c, &a.step)?;
+            }
+        }
+    }
     crate::outln!(
         "{} build evaluations of {}, {} repeats in all, {} rounds{}; results in {}",
         b.evaluations(),
@@ -531,6 +538,77 @@ fn culprits(
         report.push(serde_json::json!({"culprit": c, "why": why}));
     }
     report
+}
+
+/// `bisect --profile`: the culprit and the build before it once more,
+/// the step profiled in a repeat of its own after a measured one, and the
+/// functions and wait sites that moved, said and returned for
+/// `bisect.json`.
+fn profile_culprit(
+    rounds: &mut Rounds,
+    targets: &[usize],
+    names: &[String],
+    c: &crate::history::bisect::Culprit,
+    step: &str,
+) -> anyhow::Result<serde_json::Value> {
+    use crate::compare::profile::named_changes;
+    let before = names.iter().position(|n| *n == c.before).expect("a build");
+    rounds.plan.profile = crate::plan::Profiling {
+        mode: Some(crate::metrics::profile::Mode::Separate),
+        settings: crate::metrics::profile::Settings::default(),
+        steps: vec![step.to_string()],
+    };
+    let pair = [targets[before], targets[c.after_index]];
+    rounds.run(&pair, 1)?;
+    let dir = rounds.out.join(format!("round-{:02}", rounds.n));
+    let run = crate::results::load_run(&dir)?;
+    let [b, t] = pair.map(|i| rounds.plan.targets[i].name.clone());
+    let report = crate::compare::build_subset(&[run], Some(&b), Some(&[b.clone(), t.clone()]))?;
+    let ti = report
+        .targets
+        .iter()
+        .position(|x| x.name == t)
+        .expect("the culprit's target");
+    let Some(p) = report
+        .rows
+        .iter()
+        .find(|r| r.id.is_named(step))
+        .and_then(|r| r.cells[ti].profile.as_ref())
+    else {
+        crate::outln!(
+            "profile of {}: none was taken (see {})",
+            c.after,
+            dir.display()
+        );
+        return Ok(serde_json::Value::Null);
+    };
+    let said: Vec<String> = [
+        named_changes(&p.cpu_diff, true, 3).map(|s| format!("CPU {s}")),
+        named_changes(&p.cpu_diff, false, 3).map(|s| format!("CPU {s}")),
+        named_changes(&p.wait_diff, true, 2).map(|s| format!("waits {s}")),
+        named_changes(&p.wait_diff, false, 2).map(|s| format!("waits {s}")),
+    ]
+    .into_iter()
+    .flatten()
+    .collect();
+    crate::outln!(
+        "profile of {} against {}: {} (relbench profile {} --target {t} --step {step} --against {b})",
+        c.after,
+        c.before,
+        if said.is_empty() {
+            "no function or wait site moved past sampling noise".to_string()
+        } else {
+            said.join("; ")
+        },
+        dir.display()
+    );
+    Ok(serde_json::json!({
+        "dir": dir,
+        "named": said,
+        "cpu_diff": p.cpu_diff,
+        "wait_diff": p.wait_diff,
+        "error": p.error,
+    }))
 }
 
 /// `bisect-check`: its exit code is `git bisect run`'s.

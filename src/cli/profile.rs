@@ -145,6 +145,11 @@ fn head(target: &str, title: &str, p: &CellProfile) -> String {
     if let Some(e) = &p.error {
         s.push_str(&format!("\nprofile: {e}"));
     }
+    if let Some(d) = &p.disturbed {
+        s.push_str(&format!(
+            "\nthe profiled window was disturbed, so no change is judged: {d}"
+        ));
+    }
     s
 }
 

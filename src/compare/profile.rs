@@ -31,6 +31,21 @@ const FLAME_MIN_SHARE: f64 = 0.01;
 /// larger side's: a share of nothing explains nothing.
 const MATERIAL: f64 = 0.005;
 
+/// A wait site's off-CPU time has no count to test: identical targets'
+/// idle threads slept ±30–95 µs/op apart at the same sites
+/// (`bench/profile_aa.py`, MariaDB). A site's change is past noise only
+/// when it is this factor or more, either way …
+const WAIT_FACTOR: f64 = 2.0;
+/// … and this share of the operation's CPU and off-CPU time.
+const WAIT_SHARE: f64 = 0.02;
+
+/// How far a function's share of the samples moves between two windows
+/// of the same work, beyond the sampling's own error, as a share of it:
+/// on A/A pairs the kernel's and a stripped server's largest functions
+/// moved 5–15% with thousands of samples (`bench/profile_aa.py`: 8 of
+/// 576 changes past noise by the counts alone).
+const DISPERSION: f64 = 0.05;
+
 /// How many standard errors a change in a function's share must be past
 /// to be more than sampling noise: a profile compares hundreds of
 /// functions at once, so 2 would name several by chance in every A/A
@@ -133,6 +148,10 @@ pub struct CellProfile {
     /// Instructions per cycle, where both were counted.
     pub ipc: Option<f64>,
     pub error: Option<String>,
+    /// Why the profiled window was not quiet: its differences are not
+    /// judged.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub disturbed: Option<String>,
     pub flame: Option<Flame>,
     pub off_flame: Option<Flame>,
     /// Against the base's profile (none for a base, or a base without).
@@ -255,6 +274,7 @@ fn cell_profile(dir: &Path, rec: &Record, cell: &Cell) -> CellProfile {
             .filter(|(_, c)| **c > 0.0)
             .map(|(i, c)| i / c),
         error,
+        disturbed: m.disturbed.clone(),
         flame: cpu_us_per_op.map(|s| flame(&cpu, s, None)),
         off_flame: off_us_per_op.map(|s| flame(&off, s, None)),
         cpu_diff: Vec::new(),
@@ -352,16 +372,20 @@ fn deltas(
             let (a, ai) = m.get(name).copied().unwrap_or_default();
             let (b, bi) = bm.get(name).copied().unwrap_or_default();
             let (pa, pb) = (a as f64 / n as f64, b as f64 / bn as f64);
-            // Poisson counts: the shares' standard errors, both sides.
+            // Poisson counts: the shares' standard errors, both sides,
+            // and the spread of a share between windows of the same work
+            // beyond the sampling's ([`DISPERSION`]).
             let se = ((a.max(1) as f64) / (n as f64).powi(2)
-                + (b.max(1) as f64) / (bn as f64).powi(2))
+                + (b.max(1) as f64) / (bn as f64).powi(2)
+                + (DISPERSION * pa.max(pb)).powi(2))
             .sqrt();
             // Off-CPU weights are µs, not counts: judged by their share
             // of a profile's switches, which they are not; a wait site's
             // change is taken as it is, past 5% of the larger side.
             let d = (pa * s - pb * bs).abs();
             let beyond_noise = if waits {
-                d > 0.05 * (pa * s).max(pb * bs)
+                let (x, y) = (pa * s, pb * bs);
+                x.max(y) >= WAIT_FACTOR * x.min(y) && d >= WAIT_SHARE * whole.0.max(whole.1)
             } else {
                 (pa - pb).abs() > Z * se
             };
@@ -394,11 +418,18 @@ fn diff(p: &mut CellProfile, base: &CellProfile) {
     let (Some(st), Some(bst)) = (p.stacks.clone(), base.stacks.as_ref()) else {
         return;
     };
+    let unjudged = p.disturbed.is_some() || base.disturbed.is_some();
     let cpu = |x: &CellProfile| x.cpu_us_per_op.unwrap_or(0.0);
     let whole = |x: &CellProfile| cpu(x) + x.off_us_per_op.unwrap_or(0.0);
     let (c, w) = ((cpu(p), cpu(base)), (whole(p), whole(base)));
     p.cpu_diff = deltas(&st.0, p.cpu_us_per_op, &bst.0, base.cpu_us_per_op, false, c);
     p.wait_diff = deltas(&st.1, p.off_us_per_op, &bst.1, base.off_us_per_op, true, w);
+    // Another program shared a profiled window: nothing is past noise.
+    if unjudged {
+        for d in p.cpu_diff.iter_mut().chain(p.wait_diff.iter_mut()) {
+            d.beyond_noise = false;
+        }
+    }
     if let (Some(s), Some(bs)) = (p.cpu_us_per_op, base.cpu_us_per_op) {
         p.flame = Some(flame(&st.0, s, Some((&bst.0, bs))));
     }

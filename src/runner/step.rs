@@ -135,7 +135,14 @@ pub(super) fn measure_step<'a>(
             true => r.metrics.client_cpu_us_per_op,
             false => r.metrics.server_cpu_us_per_op,
         };
-        r.profile = Some(Box::new(p.finish(done.ops, cpu)));
+        let mut p = p.finish(done.ops, cpu);
+        // The same judgement every window gets: a profile of a window
+        // another program shared is not compared.
+        let j = r.judgement();
+        p.meta.disturbed = j
+            .is_disturbed()
+            .then(|| j.why().unwrap_or_default().to_string());
+        r.profile = Some(Box::new(p));
     }
     match (before, cx.db.counters()) {
         (None, _) | (_, None) => {

@@ -112,7 +112,13 @@ fn header(line: &str) -> Option<Record<'_>> {
         .trim();
     let rest = rest.trim_start();
     let kind = if let Some(sw) = rest.strip_prefix("PERF_RECORD_SWITCH") {
-        if sw.trim_start().starts_with("IN") {
+        // `PERF_RECORD_SWITCH IN` of a thread followed itself,
+        // `PERF_RECORD_SWITCH_CPU_WIDE IN` of any in a machine's recording.
+        if sw
+            .trim_start_matches("_CPU_WIDE")
+            .trim_start()
+            .starts_with("IN")
+        {
             Kind::In
         } else {
             Kind::Out
@@ -332,8 +338,7 @@ mariadbd  7524/7530 10.000000:  sched:sched_switch: prev_comm=x prev_pid=7530 pr
 \t          fec20 pthread_cond_wait (/usr/lib/x86_64-linux-gnu/libc.so.6)
 \t          fe000 os_event_wait (/opt/m/bin/mariadbd)
 
-swapper     0/0     10.000500:  sched:sched_switch: prev_comm=swapper/0 prev_pid=0 prev_prio=120 prev_state=R ==> next_comm=mariadbd next_pid=7530
-\tffffffff821f7f58 __schedule ([kernel.kallsyms])
+        mariadbd  7524/7530  10.000500: PERF_RECORD_SWITCH_CPU_WIDE IN           prev pid/tid:     0/0
 
 bash      900/900   10.000600:      cpu-clock:
 \t          fec20 main (/usr/bin/bash)

@@ -199,6 +199,10 @@ pub struct Meta {
     pub counters: Counters,
     /// Why the profile is empty or partial, when it is.
     pub error: Option<String>,
+    /// Why the profiled window is not quiet (another program used the
+    /// machine): a difference against it is not judged.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub disturbed: Option<String>,
 }
 
 impl Meta {

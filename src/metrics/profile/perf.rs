@@ -76,9 +76,13 @@ pub fn start(
     match scope {
         Scope::Machine => {
             if settings.off_cpu {
-                // Only the followed threads' switches, out and back in.
+                // The followed threads' switches out, with their stacks;
+                // back in, from the machine's switch records (a thread
+                // woken on an idle CPU is switched in by the idle task,
+                // whose tracepoints a machine's recording leaves out).
                 cmd.args(["-e", "sched:sched_switch", "--filter"])
-                    .arg(switch_filter(&threads));
+                    .arg(switch_filter(&threads))
+                    .arg("--switch-events");
             }
             cmd.arg("-a");
         }

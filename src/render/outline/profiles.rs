@@ -81,6 +81,9 @@ fn taken_row(r: &Report, row: &Row, ti: usize, p: &CellProfile) -> Vec<Text> {
     if let Some(e) = &p.error {
         unnamed.insert(0, e.clone());
     }
+    if let Some(d) = &p.disturbed {
+        unnamed.insert(0, format!("window disturbed, not compared: {d}"));
+    }
     vec![
         Text::plain(row.title()),
         Text::plain(row.id.clients.to_string()),
