@@ -551,7 +551,6 @@ fn profile_culprit(
     c: &crate::history::bisect::Culprit,
     step: &str,
 ) -> anyhow::Result<serde_json::Value> {
-    use crate::compare::profile::named_changes;
     let before = names.iter().position(|n| *n == c.before).expect("a build");
     rounds.plan.profile = crate::plan::Profiling {
         mode: Some(crate::metrics::profile::Mode::Separate),
@@ -582,15 +581,7 @@ fn profile_culprit(
         );
         return Ok(serde_json::Value::Null);
     };
-    let said: Vec<String> = [
-        named_changes(&p.cpu_diff, true, 3).map(|s| format!("CPU {s}")),
-        named_changes(&p.cpu_diff, false, 3).map(|s| format!("CPU {s}")),
-        named_changes(&p.wait_diff, true, 2).map(|s| format!("waits {s}")),
-        named_changes(&p.wait_diff, false, 2).map(|s| format!("waits {s}")),
-    ]
-    .into_iter()
-    .flatten()
-    .collect();
+    let said = p.moved();
     crate::outln!(
         "profile of {} against {}: {} (relbench profile {} --target {t} --step {step} --against {b})",
         c.after,

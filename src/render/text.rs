@@ -133,21 +133,12 @@ pub fn render(cs: &[Comparison]) -> String {
 /// The functions and wait sites that moved most against the base, per
 /// profiled step (none within sampling noise).
 fn profiles(out: &mut String, r: &Report, ti: usize) {
-    use crate::compare::profile::named_changes;
     let mut lines = Vec::new();
     for row in &r.rows {
         let Some(p) = &row.cells[ti].profile else {
             continue;
         };
-        let parts: Vec<String> = [
-            named_changes(&p.cpu_diff, true, 3).map(|s| format!("CPU {s}")),
-            named_changes(&p.cpu_diff, false, 3).map(|s| format!("CPU {s}")),
-            named_changes(&p.wait_diff, true, 2).map(|s| format!("waits {s}")),
-            named_changes(&p.wait_diff, false, 2).map(|s| format!("waits {s}")),
-        ]
-        .into_iter()
-        .flatten()
-        .collect();
+        let parts = p.moved();
         if !parts.is_empty() {
             lines.push(format!(
                 "{} c{}: {}",

@@ -4,11 +4,12 @@
 
 use std::path::Path;
 
-use super::step::StepCtx;
+use crate::db::Target;
 use crate::engine::Edge;
 use crate::metrics::procfs;
 use crate::metrics::profile::fold::Followed;
 use crate::metrics::profile::{perf, Meta, Mode, Of, Profile, Scope, Settings};
+use crate::metrics::Probe;
 use crate::plan::schedule::Execution;
 
 enum State {
@@ -31,19 +32,26 @@ pub(super) struct Profiler<'a> {
 }
 
 impl<'a> Profiler<'a> {
-    /// The execution's profiler, when it is profiled.
-    pub fn new(cx: &StepCtx<'a>, e: &Execution) -> Option<Profiler<'a>> {
+    /// The execution's profiler, when it is profiled: of `db`'s server
+    /// (its process from `probe`), or of relbench's clients for an
+    /// embedded engine; its working files in `dir`.
+    pub fn new(
+        db: &dyn Target,
+        probe: &Probe,
+        dir: Option<&'a Path>,
+        e: &Execution,
+    ) -> Option<Profiler<'a>> {
         let (mode, settings) = e.profile?;
-        let dir = cx.profiles?;
-        let whose = if !cx.db.engine().is_server() {
+        let dir = dir?;
+        let whose = if !db.engine().is_server() {
             Ok((Of::Relbench, Some(std::process::id())))
-        } else if !cx.db.runs_here() {
+        } else if !db.runs_here() {
             Err(
                 "the server runs on another host: relbench profiles only processes on its own"
                     .into(),
             )
         } else {
-            match cx.probe.server_pid {
+            match probe.server_pid {
                 Some(pid) => Ok((Of::Server, Some(pid))),
                 None => Err(
                     "relbench does not know this server's process (it profiles the servers it starts)"

@@ -357,7 +357,7 @@ fn run_workload<'a>(
         plain: run.plain,
         window_counters: cx.db.engine().is_server(),
     };
-    let mut profiler = super::profile::Profiler::new(cx, e);
+    let mut profiler = super::profile::Profiler::new(cx.db, cx.probe, cx.profiles, e);
     let m = engine::run(&spec, &mut |live| ui.update(live), &mut |edge| {
         if let Some(p) = profiler.as_mut() {
             p.edge(edge);
