@@ -9,7 +9,7 @@
 use std::path::PathBuf;
 
 use crate::metrics::profile::Profile;
-use crate::plan::ExecId;
+use crate::plan::schedule::ExecId;
 use crate::results::{self, RunStatus, StepResult, TargetRecord};
 
 /// Something that happened in a run, in the order it happened.
