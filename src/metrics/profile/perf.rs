@@ -167,17 +167,6 @@ fn switch_filter(threads: &[u32]) -> String {
         .join(" || ")
 }
 
-/// CPU seconds a process has used (utime + stime), from /proc.
-fn cpu_secs(pid: u32) -> Option<f64> {
-    let stat = fs::read_to_string(format!("/proc/{pid}/stat")).ok()?;
-    let rest = &stat[stat.rfind(')')? + 2..];
-    let f: Vec<&str> = rest.split_whitespace().collect();
-    let ticks: u64 = f.get(11)?.parse::<u64>().ok()? + f.get(12)?.parse::<u64>().ok()?;
-    // SAFETY: sysconf only reads a system constant.
-    let hz = unsafe { libc::sysconf(libc::_SC_CLK_TCK) }.max(1) as f64;
-    Some(ticks as f64 / hz)
-}
-
 /// Asks a child to stop as with Ctrl-C and waits for it, up to `limit`;
 /// then kills it.
 fn interrupt_and_wait(child: &mut Child, limit: Duration) -> Option<std::process::ExitStatus> {
@@ -210,7 +199,8 @@ impl Recording {
     /// folded later, by [`Stopped::fold`], out of the window's way).
     pub fn stop(mut self) -> Stopped {
         let secs = self.started.elapsed().as_secs_f64();
-        let own_cpu = cpu_secs(self.record.id());
+        // perf has no children: its tree's CPU is its own.
+        let own_cpu = crate::metrics::procfs::read_tree(self.record.id()).map(|t| t.cpu_secs);
         let status = interrupt_and_wait(&mut self.record, Duration::from_secs(60));
         let counters = match self.stat.as_mut() {
             Some(c) => {
