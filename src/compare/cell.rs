@@ -140,6 +140,14 @@ pub struct Cell {
     /// Where the time went (`[profile]`), and against the base's.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub profile: Option<super::profile::CellProfile>,
+    /// Where the server waited, by its own accounting, and against the
+    /// base's.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub waits: Option<super::waits::CellWaits>,
+    /// The step's client count (an operation's time is clients ÷
+    /// throughput).
+    #[serde(skip)]
+    pub clients: u32,
 }
 
 impl Cell {
@@ -314,6 +322,8 @@ pub(super) fn cell<'a>(results: impl Iterator<Item = &'a StepResult>) -> Cell {
         statements: statement_latency(&ok),
         counters_per_op: counters_per_op(&ok),
         counters_moved: Vec::new(),
+        waits: super::waits::of(&ok),
+        clients: ok.first().map_or(0, |s| s.id.at.clients),
         second_rates: match ok.as_slice() {
             [one] => one.second_rates(),
             _ => Vec::new(),
@@ -424,6 +434,9 @@ pub(super) fn compare(c: &mut Cell, base: &Cell, is_base: bool) {
         .collect();
     if !is_base {
         c.counters_moved = counters_moved(c, base);
+        if let (Some(w), Some(bw)) = (c.waits.as_mut(), base.waits.as_ref()) {
+            super::waits::compare(w, bw, c.clients, (c.throughput, base.throughput));
+        }
     }
     c.costs_relative = Cost::ALL
         .iter()

@@ -260,6 +260,18 @@ fn cause(relative: f64, c: &Cell, base: &Cell) -> (String, Vec<Cost>) {
             (Moved::text(&moved.0), moved.kinds())
         };
     }
+    // The server's own account of its waits, when they account for most
+    // of the change in an operation's time, is the cause: it names what
+    // the switches and writes only point to.
+    if let Some(w) = c.waits.as_ref().and_then(|w| w.leading()) {
+        let costs = match moved.0.is_empty() {
+            true => String::new(),
+            false => format!("{}: ", Moved::text(&moved.0)),
+        };
+        let mut kinds = moved.kinds();
+        kinds.push(Cost::OwnVcs);
+        return (with(format!("{costs}{w}")), kinds);
+    }
     if moved.0.is_empty() {
         return (with(nothing_moved(worse, b, &measured)), Vec::new());
     }

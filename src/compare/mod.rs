@@ -22,6 +22,7 @@ pub mod linkbench;
 pub mod profile;
 mod series;
 mod summary;
+pub mod waits;
 
 pub use campaign::{TimelineCell, TimelineRow};
 pub use cost::{Cost, Rate};

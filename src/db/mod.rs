@@ -420,6 +420,13 @@ pub struct Counters {
     /// The views or statements they were read from.
     pub source: String,
     pub values: BTreeMap<String, f64>,
+    /// The server's waits since it started, where it sums them (MySQL and
+    /// MariaDB with performance_schema on), or why not.
+    pub waits: Option<Result<crate::measure::waits::Waits, String>>,
+    /// Statements relbench sent after reading `values` in this reading
+    /// (the query of the waits): counted by the server in the next
+    /// reading's values, not the benchmark's.
+    pub trailing_statements: f64,
 }
 
 /// What the server counted, between two readings of its counters, of the
@@ -525,6 +532,44 @@ pub trait Driver: Send + Sync {
     }
     fn counters(&self) -> Option<anyhow::Result<Counters>> {
         None
+    }
+    /// Samples where the benchmark's connections wait, from the window's
+    /// start until [`WaitSampling::finish`] (PostgreSQL's `wait_event`,
+    /// every `every`); `None` for an engine that sums its waits in its
+    /// counters instead, or keeps none.
+    fn sample_waits(&self, _every: std::time::Duration) -> Option<anyhow::Result<WaitSampling>> {
+        None
+    }
+}
+
+/// A thread sampling a server's waits over a window.
+pub struct WaitSampling {
+    stop: std::sync::Arc<std::sync::atomic::AtomicBool>,
+    thread: std::thread::JoinHandle<anyhow::Result<crate::measure::waits::Waits>>,
+}
+
+impl WaitSampling {
+    /// Starts `sample` on a thread of its own: it is called until told to
+    /// stop, and returns what it saw.
+    pub fn start(
+        sample: impl FnOnce(&std::sync::atomic::AtomicBool) -> anyhow::Result<crate::measure::waits::Waits>
+            + Send
+            + 'static,
+    ) -> Self {
+        let stop = std::sync::Arc::new(std::sync::atomic::AtomicBool::new(false));
+        let flag = stop.clone();
+        WaitSampling {
+            stop,
+            thread: std::thread::spawn(move || sample(&flag)),
+        }
+    }
+
+    /// Stops sampling and returns the window's waits.
+    pub fn finish(self) -> anyhow::Result<crate::measure::waits::Waits> {
+        self.stop.store(true, std::sync::atomic::Ordering::Relaxed);
+        self.thread
+            .join()
+            .unwrap_or_else(|_| Err(anyhow::anyhow!("the wait sampler panicked")))
     }
 }
 

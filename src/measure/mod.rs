@@ -18,6 +18,7 @@ pub mod recorder;
 pub mod size;
 pub mod stats;
 pub mod units;
+pub mod waits;
 pub mod within;
 
 pub use outcome::ErrorKind;

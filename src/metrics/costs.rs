@@ -83,6 +83,10 @@ pub struct StepMetrics {
     /// window, when its counters say.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub server_count: Option<ServerTally>,
+    /// Where the server's threads waited over the window, per unit of
+    /// the step's work, by the server's own accounting.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub waits: Option<crate::measure::waits::WaitsPerOp>,
 }
 
 /// Relbench's count of a window's work beside the server's.

@@ -94,6 +94,63 @@ pub struct Plan {
     /// Profiles of the server per step (`[profile]`): off unless asked.
     #[serde(default, skip_serializing_if = "Profiling::is_off")]
     pub profile: Profiling,
+    /// What relbench reads of the engine's own accounting (`[internals]`).
+    #[serde(default)]
+    pub internals: Internals,
+}
+
+/// The engine's own accounting a plan reads, and what it turns on for it
+/// (`[internals]`): never a silent change to the server.
+#[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]
+pub struct Internals {
+    /// MySQL and MariaDB servers relbench starts get
+    /// `--performance-schema=ON` (true) or `OFF` (false); `None` leaves
+    /// each server as its build and configuration have it.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub performance_schema: Option<bool>,
+    /// performance_schema instruments turned on as well
+    /// (`--performance-schema-instrument='NAME=ON'`).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub instruments: Vec<String>,
+    /// How often PostgreSQL's waits are sampled in a measured window, in
+    /// ms; `None`: not sampled.
+    #[serde(default)]
+    pub wait_sampling_ms: Option<u64>,
+}
+
+impl Default for Internals {
+    fn default() -> Self {
+        Internals {
+            performance_schema: None,
+            instruments: Vec::new(),
+            wait_sampling_ms: Some(DEFAULT_WAIT_SAMPLING_MS),
+        }
+    }
+}
+
+/// Every 10 ms: bench/internals_overhead.py measured what it costs.
+pub const DEFAULT_WAIT_SAMPLING_MS: u64 = 10;
+
+impl Internals {
+    pub fn wait_sampling(&self) -> Option<std::time::Duration> {
+        self.wait_sampling_ms.map(std::time::Duration::from_millis)
+    }
+
+    /// The server options a managed MySQL or MariaDB target gets, before
+    /// its own (a target's own `args` come later and win).
+    pub fn mysql_args(&self) -> Vec<String> {
+        let mut a: Vec<String> = self
+            .performance_schema
+            .map(|on| format!("--performance-schema={}", if on { "ON" } else { "OFF" }))
+            .into_iter()
+            .collect();
+        a.extend(
+            self.instruments
+                .iter()
+                .map(|i| format!("--performance-schema-instrument={i}=ON")),
+        );
+        a
+    }
 }
 
 /// How a plan profiles its steps (`[profile]`).

@@ -169,6 +169,9 @@ pub struct Execution {
     /// executions (`[profile] mode = "separate"`), which run only for
     /// their profiles: no profiler touches a measured window.
     pub measured: bool,
+    /// How often the server's waits are sampled over its window, where
+    /// the engine keeps no totals of them (`[internals] wait_sampling`).
+    pub wait_sampling: Option<std::time::Duration>,
 }
 
 /// What a process does of an execution whose clients several processes
@@ -513,6 +516,7 @@ impl Plan {
             part: Part::Whole,
             profile: None,
             measured: true,
+            wait_sampling: self.internals.wait_sampling(),
             changes_data: match &step.kind {
                 StepKind::Load | StepKind::Settle => true,
                 StepKind::Workload(_) => w.is_some_and(|w| w.meta().changes_data()),

@@ -116,9 +116,10 @@ pub(super) fn measure_step<'a>(
         embedded: !cx.db.engine().is_server(),
     };
     let (metrics, notes) = costs::measure(&done.sampled, done.ops, scope, &cx.probe.devices);
-    let server_count = r.metrics.server_count.take();
+    let (server_count, waits) = (r.metrics.server_count.take(), r.metrics.waits.take());
     r.metrics = metrics;
     r.metrics.server_count = server_count;
+    r.metrics.waits = waits;
     let stall = done
         .overrun_secs
         .zip(r.latency.get("event").map(|l| l.p99_us / 1e6));
@@ -358,9 +359,17 @@ fn run_workload<'a>(
         window_counters: cx.db.engine().is_server(),
     };
     let mut profiler = super::profile::Profiler::new(cx.db, cx.probe, cx.profiles, e);
+    let mut sampling: Option<anyhow::Result<crate::db::WaitSampling>> = None;
+    let mut sampled_waits = None;
     let m = engine::run(&spec, &mut |live| ui.update(live), &mut |edge| {
         if let Some(p) = profiler.as_mut() {
             p.edge(edge);
+        }
+        match edge {
+            engine::Edge::Opened => {
+                sampling = e.wait_sampling.and_then(|every| cx.db.sample_waits(every));
+            }
+            engine::Edge::Closed => sampled_waits = sampling.take().map(|s| s?.finish()),
         }
     });
     if interrupted() {
@@ -375,7 +384,16 @@ fn run_workload<'a>(
             ..crate::results::ShareStep::new(share, e.id.at.clients)
         });
     }
+    let waits = window_waits(&m.window_counters, sampled_waits);
     let work = figures(r, m.merged, m.secs, m.aborted, run, e);
+    match waits {
+        Some(Ok(w)) => r.metrics.waits = w.per_op(work),
+        Some(Err(why)) => {
+            r.notes
+                .insert("waits".into(), format!("not measured: {why}"));
+        }
+        None => {}
+    }
     Ok(Done {
         sampled: m.sampled,
         profiler,
@@ -386,6 +404,24 @@ fn run_workload<'a>(
             Stop::Events(_) => None,
         },
     })
+}
+
+/// Where the server waited over the window: the growth of its own totals
+/// between the window's edges (performance_schema), or what the sampler
+/// saw (PostgreSQL); why not, when not; `None` for an engine without.
+fn window_waits(
+    counters: &Option<(crate::db::Counters, crate::db::Counters)>,
+    sampled: Option<anyhow::Result<crate::measure::waits::Waits>>,
+) -> Option<Result<crate::measure::waits::Waits, String>> {
+    if let Some(s) = sampled {
+        return Some(s.map_err(|e| format!("{e:#}")));
+    }
+    let (before, after) = counters.as_ref()?;
+    match (&before.waits, &after.waits) {
+        (Some(Ok(b)), Some(Ok(a))) => Some(Ok(a.since(b))),
+        (Some(Err(why)), _) | (_, Some(Err(why))) => Some(Err(why.clone())),
+        _ => None,
+    }
 }
 
 /// The server's own count of the window's work, against relbench's.

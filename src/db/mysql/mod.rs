@@ -16,6 +16,7 @@ use super::tls::Tls;
 use super::{
     numeric, Conn, Counters, DbResult, Driver, EngineKind, LoadMode, Param, Site, TargetFacts,
 };
+use crate::measure::waits::{Wait, Waits};
 use wire::{Address, Opts, WireConn};
 
 /// Server variables recorded with the results: the ones that decide what a
@@ -133,6 +134,52 @@ impl MysqlDriver {
             .as_deref()
             .is_some_and(|e| e.eq_ignore_ascii_case("rocksdb"))
     }
+}
+
+/// The server's waits since it started, from performance_schema (its
+/// timers count picoseconds): what the benchmark user's connections
+/// waited on, and the file IO of every thread (a log's sync in a
+/// background thread is part of what a commit costs) — not the waits of
+/// background threads idling on their timers, nor `idle`, the time a
+/// connection waited for its client. Why not, when it is off or
+/// instruments nothing.
+fn performance_schema_waits(w: &mut WireConn, user: &str) -> Result<Waits, String> {
+    let user = user.replace('\\', "\\\\").replace('\'', "''");
+    let rows = w
+        .query_text(&format!(
+            "SELECT EVENT_NAME, COUNT_STAR, SUM_TIMER_WAIT \
+             FROM performance_schema.events_waits_summary_by_user_by_event_name \
+             WHERE USER = '{user}' AND COUNT_STAR > 0 AND EVENT_NAME <> 'idle' \
+             AND EVENT_NAME NOT LIKE 'wait/io/file/%' \
+             UNION ALL SELECT EVENT_NAME, COUNT_STAR, SUM_TIMER_WAIT \
+             FROM performance_schema.events_waits_summary_global_by_event_name \
+             WHERE COUNT_STAR > 0 AND EVENT_NAME LIKE 'wait/io/file/%'"
+        ))
+        .map_err(|e| format!("performance_schema not readable: {e}"))?;
+    let events: BTreeMap<String, Wait> = rows
+        .into_iter()
+        .filter_map(|r| {
+            let num = |i: usize| r.get(i)?.as_deref()?.parse::<f64>().ok();
+            Some((
+                r.first()?.clone()?,
+                Wait {
+                    count: num(1)?,
+                    us: num(2)? / 1e6,
+                },
+            ))
+        })
+        .collect();
+    if events.is_empty() {
+        return Err("performance_schema is off or instruments no waits \
+             ([internals] performance_schema = true turns it on for a server relbench starts)"
+            .into());
+    }
+    Ok(Waits {
+        source: format!(
+            "performance_schema: the waits of user {user}'s connections, and every thread's file IO"
+        ),
+        events,
+    })
 }
 
 fn status(w: &mut WireConn, name: &str) -> anyhow::Result<Option<u64>> {
@@ -369,7 +416,7 @@ impl Driver for MysqlDriver {
             "Com_replace_select",
         ];
         after.values.contains_key("Com_select").then(|| super::ServerCount {
-            count: super::counter_delta(before, after, &DML),
+            count: super::counter_delta(before, after, &DML) - before.trailing_statements,
             counters: "Com_select + Com_insert + Com_update + Com_delete + Com_replace (and their multi-table forms)",
             of: super::Counted::Statements,
             // SHOW GLOBAL STATUS adds every thread's counters up as asked.
@@ -379,10 +426,16 @@ impl Driver for MysqlDriver {
 
     fn counters(&self) -> Option<anyhow::Result<Counters>> {
         Some((|| {
-            let rows = self.admin()?.query_text("SHOW GLOBAL STATUS")?;
+            let mut w = self.admin()?;
+            let rows = w.query_text("SHOW GLOBAL STATUS")?;
+            // After the status: the query of the waits is the next
+            // reading's Com_select, which server_count takes out.
+            let waits = performance_schema_waits(&mut w, &self.opts.user);
             Ok(Counters {
                 source: "SHOW GLOBAL STATUS".into(),
                 values: numeric(rows),
+                trailing_statements: 1.0,
+                waits: Some(waits),
             })
         })())
     }

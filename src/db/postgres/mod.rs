@@ -1,5 +1,6 @@
 //! PostgreSQL targets, managed by relbench or reached by URL.
 
+mod waits;
 pub mod wire;
 
 use std::collections::BTreeMap;
@@ -273,8 +274,25 @@ impl Driver for PgDriver {
             Ok(Counters {
                 source: names.join(", "),
                 values,
+                // PostgreSQL keeps no totals of its waits: they are sampled.
+                waits: None,
+                trailing_statements: 0.0,
             })
         })())
+    }
+
+    fn sample_waits(&self, every: Duration) -> Option<anyhow::Result<super::WaitSampling>> {
+        // From the `postgres` database where it may: the sampler's own
+        // queries are then not the benchmark database's transactions.
+        let opts = Opts {
+            database: "postgres".into(),
+            ..self.admin.clone()
+        };
+        let conn = WireConn::connect(&opts).or_else(|_| WireConn::connect(&self.admin));
+        Some(
+            conn.map_err(anyhow::Error::from)
+                .map(|w| waits::sampling(w, &self.opts.database, every)),
+        )
     }
 }
 

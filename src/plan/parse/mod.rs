@@ -5,6 +5,7 @@
 //! sequence and the targets each have a file.
 
 mod around;
+mod observe;
 mod scripts;
 mod steps;
 mod targets;
@@ -12,6 +13,7 @@ mod targets;
 mod tests;
 
 use around::{comparisons, hooks, phase_settings, restarts};
+use observe::{internals, profile, with_internals};
 use scripts::scripts;
 use steps::{family_clients, find, intervals, steps};
 use targets::targets;
@@ -58,18 +60,8 @@ struct RawPlan {
     hook: Option<Vec<Spanned<RawHook>>>,
     workload: Option<Vec<RawWorkload>>,
     interference: Option<RawInterference>,
-    profile: Option<RawProfile>,
-}
-
-/// `[profile]`: profiles of the server per step.
-#[derive(Deserialize)]
-#[serde(deny_unknown_fields)]
-struct RawProfile {
-    mode: Option<Spanned<String>>,
-    rate: Option<Spanned<i64>>,
-    steps: Option<Spanned<Vec<String>>>,
-    off_cpu: Option<bool>,
-    call_graph: Option<Spanned<String>>,
+    profile: Option<observe::RawProfile>,
+    internals: Option<observe::RawInternals>,
 }
 
 /// `[interference]`: measuring a disturbed window again.
@@ -397,6 +389,8 @@ fn validate(cx: &mut Ctx<'_>, raw: RawPlan) -> Plan {
     let comparisons = comparisons(cx, &raw, &targets);
     let interference = interference(cx, &raw);
     let profile = profile(cx, &raw, &steps);
+    let internals = internals(cx, &raw);
+    let targets = with_internals(targets, &internals);
     Plan {
         workloads,
         phases,
@@ -422,107 +416,7 @@ fn validate(cx: &mut Ctx<'_>, raw: RawPlan) -> Plan {
         comparisons,
         interference,
         profile,
-    }
-}
-
-/// `[profile]`: which steps are profiled, how, and at what rate.
-fn profile(cx: &mut Ctx<'_>, raw: &RawPlan, steps: &[super::Step]) -> super::Profiling {
-    use crate::metrics::profile::{CallGraph, Mode, Settings};
-    let Some(r) = raw.profile.as_ref() else {
-        return super::Profiling::default();
-    };
-    let d = Settings::default();
-    let mode = match r.mode.as_ref().map(|m| m.get_ref().as_str()) {
-        None | Some("separate") => Some(Mode::Separate),
-        Some("inline") => Some(Mode::Inline),
-        Some("off") => None,
-        Some(other) => {
-            let span = r.mode.as_ref().map(|m| m.span()).unwrap_or_default();
-            cx.err(
-                span,
-                format!("mode must be \"separate\", \"inline\" or \"off\", not \"{other}\""),
-                Some("separate: a profiled repeat after the measured ones, which no profiler touches; inline: the measured windows themselves".into()),
-            );
-            None
-        }
-    };
-    let rate_hz = match &r.rate {
-        None => d.rate_hz,
-        Some(v) if (1..=10_000).contains(v.get_ref()) => *v.get_ref() as u32,
-        Some(v) => {
-            cx.err(
-                v.span(),
-                format!(
-                    "rate must be from 1 to 10000 samples a second, not {}",
-                    v.get_ref()
-                ),
-                Some("499 (the default) costs about 1% of a busy core".into()),
-            );
-            d.rate_hz
-        }
-    };
-    let call_graph = match r.call_graph.as_ref().map(|m| m.get_ref().as_str()) {
-        None | Some("fp") => CallGraph::Fp,
-        Some("dwarf") => CallGraph::Dwarf,
-        Some(other) => {
-            let span = r.call_graph.as_ref().map(|m| m.span()).unwrap_or_default();
-            cx.err(
-                span,
-                format!("call_graph must be \"fp\" or \"dwarf\", not \"{other}\""),
-                Some(
-                    "fp follows frame pointers (cheap); dwarf unwinds any build, at a larger cost"
-                        .into(),
-                ),
-            );
-            CallGraph::Fp
-        }
-    };
-    let names: Vec<String> = r
-        .steps
-        .as_ref()
-        .map(|s| s.get_ref().clone())
-        .unwrap_or_default();
-    for n in &names {
-        if !steps.iter().any(|s| s.label() == *n) {
-            let labels: Vec<String> = steps.iter().map(|s| s.label()).collect();
-            let span = r.steps.as_ref().map(|s| s.span()).unwrap_or_default();
-            cx.err(
-                span,
-                format!("[profile] steps names \"{n}\", which is no step of this plan"),
-                Some(format!(
-                    "{}the plan's steps: {}",
-                    did_you_mean(n, labels.iter().map(String::as_str))
-                        .map(|d| format!("did you mean \"{d}\"? "))
-                        .unwrap_or_default(),
-                    labels.join(", ")
-                )),
-            );
-        }
-    }
-    // Following the scheduler's switches in a measured window bends it:
-    // MariaDB's point queries ran at 0.69× (bench/profile_overhead.py).
-    let off_cpu = match (mode, r.off_cpu) {
-        (Some(Mode::Inline), Some(true)) => {
-            let span = r.mode.as_ref().map(|m| m.span()).unwrap_or_default();
-            cx.err(
-                span,
-                "off-CPU profiles are taken in a profiled repeat only, not in a measured window",
-                Some("following every context switch cost a MariaDB server 31% of its point queries here; \
-                      use mode = \"separate\" for off-CPU profiles, or off_cpu = false".into()),
-            );
-            false
-        }
-        (Some(Mode::Inline), None) => false,
-        (_, o) => o.unwrap_or(d.off_cpu),
-    };
-    super::Profiling {
-        mode,
-        settings: Settings {
-            rate_hz,
-            off_cpu,
-            call_graph,
-        },
-        steps: names,
+        internals,
     }
 }
 

@@ -11,6 +11,7 @@ mod linkbench;
 mod profiles;
 mod runs;
 mod throughput;
+mod waits;
 
 use super::overview;
 use super::svg::{self, Chart};
@@ -611,6 +612,7 @@ fn body(r: &Report) -> Vec<Block> {
     rates(&mut doc, r);
     statement_latency(&mut doc, r);
     counters(&mut doc, r);
+    waits::waits(&mut doc, r);
     profiles::profiles(&mut doc, r);
     settings(&mut doc, r);
     interference(&mut doc, r);

@@ -1,0 +1,118 @@
+//! Where the server waited: per step and target, the wait events the
+//! server's own accounting gave the most time per operation, and the ones
+//! that moved against the base — with how much of the change in an
+//! operation's time they account for.
+
+use super::*;
+use crate::compare::waits::{fmt_us, kind_of};
+
+const INTRO: &str = "The server's own account of where its threads waited over each measured window, per \
+    operation (medians over the repeats). MySQL and MariaDB: performance_schema's totals at the window's edges — \
+    the waits of the benchmark user's connections (not `idle`, the time a connection waited for its client) and \
+    the file IO of every thread (a log's sync in a background thread is part of a commit's cost); only the \
+    instruments the server has on are counted. PostgreSQL: the benchmark's active backends' `wait_event` in \
+    pg_stat_activity, sampled (time = backends seen in a wait × the time between readings). A wait moved when \
+    its µs/op changed by 5% of an operation's time (clients ÷ throughput) and by ×1.25 either way; \
+    share: the moved waits' change ÷ the change of an operation's time.";
+
+/// How many events a cell's own line lists.
+const TOP: usize = 4;
+
+/// Each cell's waits: the total and the largest events.
+fn measured(r: &Report) -> Option<Table> {
+    let mut rows = Vec::new();
+    for row in &r.rows {
+        for &ti in &r.columns() {
+            let Some(w) = &row.cells[ti].waits else {
+                continue;
+            };
+            let mut top: Vec<(&String, f64)> = w.per_op.iter().map(|(k, f)| (k, f.us)).collect();
+            top.sort_by(|a, b| b.1.total_cmp(&a.1).then(a.0.cmp(b.0)));
+            let top: Vec<String> = top
+                .iter()
+                .take(TOP)
+                .map(|(k, us)| format!("{k} {}", fmt_us(*us)))
+                .collect();
+            rows.push(vec![
+                Text::plain(row.title()),
+                Text::plain(row.id.clients.to_string()),
+                Text::plain(r.targets[ti].name.clone()),
+                Text::plain(top.join(", ")),
+                Text::plain(fmt_us(w.total_us)),
+            ]);
+        }
+    }
+    (!rows.is_empty()).then(|| {
+        Table::new(
+            ["step", "clients", "target", "largest (µs/op)", "wait µs/op"],
+            4,
+            rows,
+        )
+    })
+}
+
+/// The waits that moved against the base.
+fn moved(r: &Report) -> Option<Table> {
+    let mut rows = Vec::new();
+    for row in &r.rows {
+        for &ti in &r.columns() {
+            let Some(w) = &row.cells[ti].waits else {
+                continue;
+            };
+            for m in &w.moved {
+                rows.push(vec![
+                    Text::plain(row.title()),
+                    Text::plain(row.id.clients.to_string()),
+                    Text::plain(r.targets[ti].name.clone()),
+                    Text::plain(r.targets[r.base_of[ti]].name.clone()),
+                    Text::plain(m.name.clone()),
+                    Text::plain(kind_of(&m.name)),
+                    Text::plain(fmt_us(m.base_us)),
+                    Text::plain(fmt_us(m.us)),
+                    Text::plain(
+                        m.ratio
+                            .map_or("new".into(), |x| format!("×{}", fmt_ratio(x))),
+                    ),
+                    Text::plain(
+                        w.share_of_change
+                            .map_or("—".into(), |s| format!("{:.0}%", s * 100.0)),
+                    ),
+                ]);
+            }
+        }
+    }
+    (!rows.is_empty()).then(|| {
+        Table::new(
+            [
+                "step",
+                "clients",
+                "target",
+                "base",
+                "wait",
+                "kind",
+                "base µs/op",
+                "µs/op",
+                "ratio",
+                "share",
+            ],
+            6,
+            rows,
+        )
+    })
+}
+
+/// The section, when any cell has waits.
+pub(super) fn waits(doc: &mut Vec<Block>, r: &Report) {
+    let Some(t) = measured(r) else {
+        return;
+    };
+    doc.push(Block::Heading(2, "Where the server waited".into()));
+    doc.push(Block::Paragraph(INTRO.into()));
+    if let Some(m) = moved(r) {
+        doc.push(Block::Paragraph(
+            "Against the base: the waits that moved.".into(),
+        ));
+        doc.push(Block::Table(m));
+    }
+    doc.push(Block::Table(t));
+}
