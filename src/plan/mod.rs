@@ -128,8 +128,9 @@ impl Default for Internals {
     }
 }
 
-/// Every 10 ms: bench/internals_overhead.py measured what it costs.
-pub const DEFAULT_WAIT_SAMPLING_MS: u64 = 10;
+/// Every 100 ms: every 10 ms cost PostgreSQL 2–4% of its throughput on 2
+/// busy cores (bench/internals_overhead.py), every 100 ms a tenth of that.
+pub const DEFAULT_WAIT_SAMPLING_MS: u64 = 100;
 
 impl Internals {
     pub fn wait_sampling(&self) -> Option<std::time::Duration> {

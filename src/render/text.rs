@@ -124,10 +124,43 @@ pub fn render(cs: &[Comparison]) -> String {
                     out.push_str(&block);
                 }
             }
+            waits(&mut out, r, ti);
             profiles(&mut out, r, ti);
         }
     }
     out
+}
+
+/// The server's waits that moved against the base, per step, with the
+/// share of an operation's change they account for.
+fn waits(out: &mut String, r: &Report, ti: usize) {
+    let lines: Vec<String> = r
+        .rows
+        .iter()
+        .filter_map(|row| {
+            let w = row.cells[ti]
+                .waits
+                .as_ref()
+                .filter(|w| !w.moved.is_empty())?;
+            let moved: Vec<String> = w.moved.iter().map(|m| m.describe()).collect();
+            let share = w.share_of_change.map_or(String::new(), |s| {
+                format!(" ({:.0}% of the change)", s * 100.0)
+            });
+            Some(format!(
+                "{} c{}: {}{share}",
+                row.title(),
+                row.id.clients,
+                moved.join(", ")
+            ))
+        })
+        .collect();
+    if !lines.is_empty() {
+        let _ = writeln!(out, "Where the server waited:");
+        for l in lines {
+            let _ = writeln!(out, "{l}");
+        }
+        out.push('\n');
+    }
 }
 
 /// The functions and wait sites that moved most against the base, per

@@ -380,3 +380,54 @@ fn no_targets_is_an_error() {
     let e = errors("clients = [1]\n");
     assert_eq!(e[0].message, "the plan has no [[target]]");
 }
+
+#[test]
+fn internals_add_their_options_before_a_managed_servers_own_and_refuse_what_they_cannot_pass() {
+    let mariadb = "[[target]]\nname = \"m\"\nengine = \"mariadb\"\nbasedir = \"/usr\"\n\
+                   args = [\"--performance-schema=OFF\"]\n";
+    let p = parse(
+        &format!(
+            "steps = [\"load\"]\n[internals]\nperformance_schema = true\n\
+             instruments = [\"wait/synch/mutex/%\"]\nwait_sampling = \"off\"\n{TARGET}{mariadb}"
+        ),
+        "p.toml",
+        Path::new("."),
+    )
+    .unwrap();
+    let crate::db::spec::Access::Managed(m) = &p.targets[1].access else {
+        panic!("managed")
+    };
+    // The target's own option comes last, so it wins.
+    assert_eq!(
+        m.args,
+        [
+            "--performance-schema=ON",
+            "--performance-schema-instrument=wait/synch/mutex/%=ON",
+            "--performance-schema=OFF"
+        ]
+    );
+    assert_eq!(p.internals.wait_sampling(), None);
+    // Without [internals]: nothing added, PostgreSQL sampled every 100 ms.
+    let p = parse(
+        &format!("steps = [\"load\"]\n{TARGET}"),
+        "p.toml",
+        Path::new("."),
+    )
+    .unwrap();
+    assert_eq!(p.internals.wait_sampling_ms, Some(100));
+    let e = errors(&format!(
+        "steps = [\"load\"]\n[internals]\ninstruments = [\"wait/%\", \"x' --init-file=/tmp/a\"]\n{TARGET}"
+    ));
+    assert_eq!(e.len(), 2, "{e:?}");
+    assert!(
+        e[0].message.contains("does not turn on"),
+        "{}",
+        e[0].message
+    );
+    assert_eq!((e[1].line, e[1].column), (3, 26));
+    assert!(
+        e[1].message.contains("no performance_schema instrument"),
+        "{}",
+        e[1].message
+    );
+}

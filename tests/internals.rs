@@ -1,0 +1,145 @@
+//! The engine's own accounting, on real servers: where the server waited
+//! per operation (MariaDB's performance_schema, PostgreSQL's sampled
+//! `wait_event`), compared with the base, named by the explanation when it
+//! accounts for the change — tested on changes whose cause is known: a
+//! binary log synced per commit or not, a commit that waits for its WAL
+//! or not.
+
+mod common;
+
+use common::*;
+
+/// One test at a time: a window the other test's servers shared is
+/// disturbed, and a disturbed comparison is not explained.
+static SERIAL: std::sync::Mutex<()> = std::sync::Mutex::new(());
+
+fn serial() -> std::sync::MutexGuard<'static, ()> {
+    SERIAL.lock().unwrap_or_else(|p| p.into_inner())
+}
+
+/// A plan of one write step on two or more targets.
+fn plan(targets: &str, internals: &str) -> String {
+    format!(
+        "steps = [\"load\", \"update-index\"]\nclients = [1]\nseed = 1\n\
+         [scale]\ntables = 1\nrows = 10000\n\
+         [duration]\nwarmup = \"200ms\"\nwrite = \"2s\"\n{internals}{targets}"
+    )
+}
+
+fn target(name: &str, engine: &str, basedir: &str, args: &[&str]) -> String {
+    let args: Vec<String> = args.iter().map(|a| format!("\"{a}\"")).collect();
+    format!(
+        "\n[[target]]\nname = \"{name}\"\nengine = \"{engine}\"\nbasedir = \"{basedir}\"\nargs = [{}]\n",
+        args.join(", ")
+    )
+}
+
+/// The cell of `target` in the update-index row.
+fn cell(report: &serde_json::Value, target: &str) -> serde_json::Value {
+    let names = report_targets(report);
+    let i = names.iter().position(|n| n == target).unwrap();
+    report_row(report, "update-index")["cells"][i].clone()
+}
+
+/// The wait that moved most in a cell, and its ratio.
+fn moved_most(c: &serde_json::Value) -> (String, f64) {
+    let m = &c["waits"]["moved"][0];
+    (
+        m["name"].as_str().unwrap_or_default().to_string(),
+        m["ratio"].as_f64().unwrap_or(0.0),
+    )
+}
+
+/// MariaDB with the binary log synced at every commit against not: the
+/// binlog's file wait is what moved, the summary names it as the cause in
+/// every format, and the plan's `[internals]` is recorded as the server
+/// options it added. A target that turns performance_schema off again
+/// says its waits were not measured, and why.
+#[test]
+fn a_binary_log_synced_per_commit_is_named_by_its_file_wait() {
+    let _one = serial();
+    let dir = shared_tempdir();
+    let log = |sync: &str| ["--log-bin=binlog", sync].map(String::from);
+    let [a, b] = [log("--sync-binlog=1"), log("--sync-binlog=0")];
+    let targets = target("sync", "mariadb", "/usr", &[&a[0], &a[1]])
+        + &target("nosync", "mariadb", "/usr", &[&b[0], &b[1]])
+        + &target("off", "mariadb", "/usr", &["--performance-schema=OFF"]);
+    let p = write_plan(
+        dir.path(),
+        &plan(&targets, "[internals]\nperformance_schema = true\n"),
+    );
+    let out = dir.path().join("out");
+    run_quiet(&p, &out).assert().success();
+    let report = read_json(&out.join("report.json"));
+    let c = cell(&report, "nosync");
+    let (name, ratio) = moved_most(&c);
+    assert_eq!(name, "wait/io/file/sql/binlog", "{}", c["waits"]);
+    assert!(ratio < 0.5, "{}", c["waits"]);
+    assert!(
+        c["waits"]["share_of_change"].as_f64().unwrap() >= 0.5,
+        "{}",
+        c["waits"]
+    );
+    // The explanation names it, wherever the summary is shown.
+    let says = "time in the server's waits (the log's writes and syncs): wait/io/file/sql/binlog";
+    let summary = serde_json::to_string(&report["summary_lines"]).unwrap();
+    assert!(summary.contains(says), "{summary}");
+    for f in ["report.md", "report.txt", "report.html"] {
+        let text = std::fs::read_to_string(out.join(f)).unwrap();
+        assert!(text.contains("wait/io/file/sql/binlog"), "{f}");
+    }
+    let md = std::fs::read_to_string(out.join("report.md")).unwrap();
+    assert!(md.contains("## Where the server waited"), "{md}");
+    // What relbench turned on is recorded with the run.
+    let run = read_json(&out.join("run.json"));
+    assert!(
+        run.to_string().contains("--performance-schema=ON"),
+        "{}",
+        run["plan"]
+    );
+    // The target that turned it off again: no waits, and why.
+    let off = read_json(&out.join("steps/off/r1-02-update-index-c1.json"));
+    assert!(off["metrics"]["waits"].is_null(), "{}", off["metrics"]);
+    let why = off["notes"]["waits"].as_str().unwrap_or_default();
+    assert!(why.contains("performance_schema is off"), "{why}");
+}
+
+/// PostgreSQL with `synchronous_commit` on against off: the commits'
+/// WAL waits (the WAL's sync or the lock on writing it) are what moved,
+/// and they are the cause the summary gives.
+#[test]
+fn a_commit_that_waits_for_its_wal_is_named_by_the_wal_wait() {
+    let _one = serial();
+    let dir = shared_tempdir();
+    let pg = "/usr/lib/postgresql/15";
+    let targets = target("sync", "postgres", pg, &["-c", "synchronous_commit=on"])
+        + &target("async", "postgres", pg, &["-c", "synchronous_commit=off"]);
+    // Every 10 ms (the default is 100): two seconds a side give 200
+    // readings of each backend.
+    let sampling = "[internals]\nwait_sampling = \"10ms\"\n";
+    let p = write_plan(dir.path(), &plan(&targets, sampling));
+    let out = dir.path().join("out");
+    run_quiet(&p, &out).assert().success();
+    let report = read_json(&out.join("report.json"));
+    let c = cell(&report, "async");
+    let (name, _) = moved_most(&c);
+    assert!(
+        ["IO:WALSync", "IO:WALWrite", "LWLock:WALWrite"].contains(&name.as_str()),
+        "{}",
+        c["waits"]
+    );
+    let base = cell(&report, "sync");
+    assert!(
+        base["waits"]["source"]
+            .as_str()
+            .unwrap()
+            .contains("sampled every 10 ms"),
+        "{}",
+        base["waits"]
+    );
+    let summary = serde_json::to_string(&report["summary_lines"]).unwrap();
+    assert!(
+        summary.contains("less time in the server's waits (the log's writes and syncs)"),
+        "{summary}"
+    );
+}
