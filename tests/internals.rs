@@ -19,10 +19,14 @@ fn serial() -> std::sync::MutexGuard<'static, ()> {
 
 /// A plan of one write step on two or more targets.
 fn plan(targets: &str, internals: &str) -> String {
+    plan_of("update-index", targets, internals)
+}
+
+fn plan_of(step: &str, targets: &str, internals: &str) -> String {
     format!(
-        "steps = [\"load\", \"update-index\"]\nclients = [1]\nseed = 1\n\
+        "steps = [\"load\", \"{step}\"]\nclients = [1]\nseed = 1\n\
          [scale]\ntables = 1\nrows = 10000\n\
-         [duration]\nwarmup = \"200ms\"\nwrite = \"2s\"\n{internals}{targets}"
+         [duration]\nwarmup = \"200ms\"\nread = \"1s\"\nwrite = \"2s\"\n{internals}{targets}"
     )
 }
 
@@ -36,9 +40,13 @@ fn target(name: &str, engine: &str, basedir: &str, args: &[&str]) -> String {
 
 /// The cell of `target` in the update-index row.
 fn cell(report: &serde_json::Value, target: &str) -> serde_json::Value {
+    cell_of(report, "update-index", target)
+}
+
+fn cell_of(report: &serde_json::Value, step: &str, target: &str) -> serde_json::Value {
     let names = report_targets(report);
     let i = names.iter().position(|n| n == target).unwrap();
-    report_row(report, "update-index")["cells"][i].clone()
+    report_row(report, step)["cells"][i].clone()
 }
 
 /// The wait that moved most in a cell, and its ratio.
@@ -97,6 +105,14 @@ fn a_binary_log_synced_per_commit_is_named_by_its_file_wait() {
         "{}",
         run["plan"]
     );
+    // Each step's statements were planned, by the server's JSON plan.
+    let step = read_json(&out.join("steps/sync/r1-02-update-index-c1.json"));
+    let shape = step["plans"][0]["shape"].as_str().unwrap_or_default();
+    assert!(
+        shape.starts_with("sbtest1: ") && shape.contains("PRIMARY"),
+        "{}",
+        step["plans"]
+    );
     // The target that turned it off again: no waits, and why.
     let off = read_json(&out.join("steps/off/r1-02-update-index-c1.json"));
     assert!(off["metrics"]["waits"].is_null(), "{}", off["metrics"]);
@@ -141,5 +157,55 @@ fn a_commit_that_waits_for_its_wal_is_named_by_the_wal_wait() {
     assert!(
         summary.contains("less time in the server's waits (the log's writes and syncs)"),
         "{summary}"
+    );
+}
+
+/// PostgreSQL with index scans off against on: the point query's plan
+/// differs (an index scan on the primary key → a sequential scan), and
+/// the ratio is flagged with it in every format, both plans in the
+/// report, the summary giving it as the cause.
+#[test]
+fn a_plan_that_differs_from_the_base_is_flagged_beside_the_ratio_everywhere() {
+    let _one = serial();
+    let dir = shared_tempdir();
+    let pg = "/usr/lib/postgresql/15";
+    let off = ["-c", "enable_indexscan=off", "-c", "enable_bitmapscan=off"];
+    let targets = target("idx", "postgres", pg, &[]) + &target("noidx", "postgres", pg, &off);
+    let p = write_plan(dir.path(), &plan_of("point-query", &targets, ""));
+    let out = dir.path().join("out");
+    run_quiet(&p, &out).assert().success();
+    let report = read_json(&out.join("report.json"));
+    let c = cell_of(&report, "point-query", "noidx");
+    let d = &c["plans_differ"][0];
+    assert_eq!(d["sql"], "SELECT c FROM sbtest1 WHERE id=$1", "{c}");
+    assert_eq!(
+        d["base_shape"], "Index Scan using sbtest1_pkey on sbtest1",
+        "{d}"
+    );
+    assert_eq!(d["shape"], "Seq Scan on sbtest1", "{d}");
+    assert!(d["plan"].as_str().unwrap().contains("\"Seq Scan\""), "{d}");
+    let base = cell_of(&report, "point-query", "idx");
+    assert!(base["plans_differ"].is_null(), "{base}");
+    let summary = serde_json::to_string(&report["summary_lines"]).unwrap();
+    assert!(
+        summary.contains("plan differs: SELECT c FROM sbtest1 WHERE id=$1: Index Scan using sbtest1_pkey on sbtest1 → Seq Scan on sbtest1"),
+        "{summary}"
+    );
+    let md = std::fs::read_to_string(out.join("report.md")).unwrap();
+    assert!(
+        md.contains("· plan differs |"),
+        "the ratio is not flagged in report.md"
+    );
+    assert!(md.contains("## Query plans that differ from the base"));
+    let txt = std::fs::read_to_string(out.join("report.txt")).unwrap();
+    assert!(txt.contains("Plans that differ from the base:\npoint-query c1: SELECT c FROM sbtest1 WHERE id=$1: Index Scan using sbtest1_pkey on sbtest1 → Seq Scan on sbtest1"), "{txt}");
+    let html = std::fs::read_to_string(out.join("report.html")).unwrap();
+    assert!(
+        html.contains("plan differs"),
+        "the ratio is not flagged in report.html"
+    );
+    assert!(
+        html.contains("&quot;Seq Scan&quot;") || html.contains("\"Seq Scan\""),
+        "the plans are not in report.html"
     );
 }

@@ -148,6 +148,31 @@ pub struct Cell {
     /// throughput).
     #[serde(skip)]
     pub clients: u32,
+    /// The plans of the statements the step sent (its first repeat's).
+    #[serde(skip)]
+    pub plans: Vec<crate::measure::plans::StatementPlan>,
+    /// The statements whose plan differs from the base's.
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub plans_differ: Vec<PlanDiff>,
+}
+
+/// A statement the optimizer planned differently from the base.
+#[derive(Debug, Clone, Serialize, PartialEq)]
+pub struct PlanDiff {
+    pub sql: String,
+    pub base_shape: String,
+    pub shape: String,
+    /// Both plans as the engines printed them.
+    pub base_plan: String,
+    pub plan: String,
+}
+
+impl PlanDiff {
+    /// `SELECT c FROM sbtest1 WHERE id=$1: Index Scan using sbtest1_pkey
+    /// on sbtest1 → Seq Scan on sbtest1`.
+    pub fn describe(&self) -> String {
+        format!("{}: {} → {}", self.sql, self.base_shape, self.shape)
+    }
 }
 
 impl Cell {
@@ -199,11 +224,7 @@ pub(super) fn cell<'a>(results: impl Iterator<Item = &'a StepResult>) -> Cell {
         .filter(|(_, j)| j.is_quiet())
         .map(|(s, _)| *s)
         .collect();
-    let disturbed_left_out = if quiet.is_empty() {
-        0
-    } else {
-        finished.len() - quiet.len()
-    };
+    let disturbed_left_out = (finished.len() - quiet.len()) * usize::from(!quiet.is_empty());
     // Why each window used is not quiet (none, when quiet ones are used).
     let ok_why: Vec<Option<&str>> = if quiet.is_empty() {
         judged
@@ -323,6 +344,8 @@ pub(super) fn cell<'a>(results: impl Iterator<Item = &'a StepResult>) -> Cell {
         counters_per_op: counters_per_op(&ok),
         counters_moved: Vec::new(),
         waits: super::waits::of(&ok),
+        plans: first_plans(&ok),
+        plans_differ: Vec::new(),
         clients: ok.first().map_or(0, |s| s.id.at.clients),
         second_rates: match ok.as_slice() {
             [one] => one.second_rates(),
@@ -402,6 +425,38 @@ pub(super) fn counters_moved(c: &Cell, base: &Cell) -> Vec<(String, f64)> {
     moved
 }
 
+/// The plans of the first repeat that asked for them.
+fn first_plans(ok: &[&&StepResult]) -> Vec<crate::measure::plans::StatementPlan> {
+    ok.iter()
+        .find(|s| !s.plans.is_empty())
+        .map(|s| s.plans.clone())
+        .unwrap_or_default()
+}
+
+/// The statements this cell's step planned differently from its base's.
+fn plans_differ(
+    mine: &[crate::measure::plans::StatementPlan],
+    base: &[crate::measure::plans::StatementPlan],
+) -> Vec<PlanDiff> {
+    crate::measure::plans::differing(mine, base)
+        .into_iter()
+        .map(|(sql, b, m)| {
+            let raw = |ps: &[crate::measure::plans::StatementPlan]| {
+                ps.iter()
+                    .find(|p| p.sql == sql)
+                    .map_or(String::new(), |p| p.plan.clone())
+            };
+            PlanDiff {
+                sql: sql.to_string(),
+                base_shape: b.to_string(),
+                shape: m.to_string(),
+                base_plan: raw(base),
+                plan: raw(mine),
+            }
+        })
+        .collect()
+}
+
 /// Why a cell's figure is disturbed: when every window it rests on was
 /// (quiet ones, when there are any, are the only ones used).
 pub(super) fn disturbed_of(ok_why: &[Option<&str>], ok: usize) -> Option<String> {
@@ -434,6 +489,7 @@ pub(super) fn compare(c: &mut Cell, base: &Cell, is_base: bool) {
         .collect();
     if !is_base {
         c.counters_moved = counters_moved(c, base);
+        c.plans_differ = plans_differ(&c.plans, &base.plans);
         if let (Some(w), Some(bw)) = (c.waits.as_mut(), base.waits.as_ref()) {
             super::waits::compare(w, bw, c.clients, (c.throughput, base.throughput));
         }

@@ -110,6 +110,18 @@ pub fn explain_beside(
         Some(w) => format!("{why}: {w}"),
         None => why,
     };
+    // Another plan is a cause of its own, whatever the costs say of it.
+    let why = match c.plans_differ.as_slice() {
+        [] => why,
+        d => {
+            let named: Vec<String> = d.iter().take(2).map(|p| p.describe()).collect();
+            let more = match d.len() {
+                n if n > 2 => format!(" (and {} more)", n - 2),
+                _ => String::new(),
+            };
+            format!("plan differs: {}{more}; {why}", named.join("; "))
+        }
+    };
     let named: Vec<String> = settings_differ
         .iter()
         .filter(|(k, _, _)| moves(k).is_some_and(|m| moved.iter().any(|c| m.explains(*c))))

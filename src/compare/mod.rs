@@ -51,7 +51,7 @@ use crate::workload::Group;
 pub use build::{build, build_all, build_subset, Comparison, ComparisonSpec};
 use build::{row_title, step_rows};
 use cell::{cell, compare};
-pub use cell::{Cell, Method, Significance, StatementLatency};
+pub use cell::{Cell, Method, PlanDiff, Significance, StatementLatency};
 use targets::column_order;
 pub use targets::{RunMeta, TargetMeta, UnknownBase};
 

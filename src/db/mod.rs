@@ -542,6 +542,38 @@ pub trait Driver: Send + Sync {
     }
 }
 
+/// The plan the engine chooses for `sql` (its values written in), as the
+/// engine prints it: EXPLAIN in JSON where it has it, SQLite's query plan
+/// a detail a line. Asked as the administrator, with a timeout: EXPLAIN
+/// runs nothing, but plans it.
+pub fn explain<D: Driver + ?Sized>(
+    d: &D,
+    sql: &str,
+) -> anyhow::Result<(crate::measure::plans::PlanFormat, String)> {
+    use crate::measure::plans::PlanFormat;
+    let (q, format) = match d.dialect() {
+        Dialect::Mysql => (format!("EXPLAIN FORMAT=JSON {sql}"), PlanFormat::MysqlJson),
+        Dialect::Postgres => (
+            format!("EXPLAIN (FORMAT JSON) {sql}"),
+            PlanFormat::PostgresJson,
+        ),
+        Dialect::Sqlite => (format!("EXPLAIN QUERY PLAN {sql}"), PlanFormat::SqliteRows),
+    };
+    let rows = d.admin_sql(&q, Some(std::time::Duration::from_secs(10)))?;
+    let text = match format {
+        PlanFormat::SqliteRows => rows
+            .iter()
+            .filter_map(|r| r.last().cloned().flatten())
+            .collect::<Vec<_>>()
+            .join("\n"),
+        _ => rows
+            .first()
+            .and_then(|r| r.first().cloned().flatten())
+            .unwrap_or_default(),
+    };
+    Ok((format, text))
+}
+
 /// A thread sampling a server's waits over a window.
 pub struct WaitSampling {
     stop: std::sync::Arc<std::sync::atomic::AtomicBool>,

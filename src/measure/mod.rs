@@ -14,6 +14,7 @@
 
 pub mod hdr;
 pub mod outcome;
+pub mod plans;
 pub mod recorder;
 pub mod size;
 pub mod stats;

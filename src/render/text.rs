@@ -124,11 +124,33 @@ pub fn render(cs: &[Comparison]) -> String {
                     out.push_str(&block);
                 }
             }
+            plans(&mut out, r, ti);
             waits(&mut out, r, ti);
             profiles(&mut out, r, ti);
         }
     }
     out
+}
+
+/// The statements planned differently from the base, per step.
+fn plans(out: &mut String, r: &Report, ti: usize) {
+    let lines: Vec<String> = r
+        .rows
+        .iter()
+        .flat_map(|row| {
+            row.cells[ti]
+                .plans_differ
+                .iter()
+                .map(move |p| format!("{} c{}: {}", row.title(), row.id.clients, p.describe()))
+        })
+        .collect();
+    if !lines.is_empty() {
+        let _ = writeln!(out, "Plans that differ from the base:");
+        for l in lines {
+            let _ = writeln!(out, "{l}");
+        }
+        out.push('\n');
+    }
 }
 
 /// The server's waits that moved against the base, per step, with the

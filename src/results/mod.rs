@@ -240,6 +240,10 @@ pub struct StepResult {
     /// its own under `profiles/`, never in the step file).
     #[serde(skip)]
     pub profile: Option<Box<crate::metrics::profile::Profile>>,
+    /// The plan of each statement the step sends, asked for as it began
+    /// (a server's engines only).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub plans: Vec<crate::measure::plans::StatementPlan>,
 }
 
 /// What an open-loop step asked and got.
@@ -706,6 +710,7 @@ pub(crate) mod tests {
             retried: Vec::new(),
             client_share: None,
             profile: None,
+            plans: Vec::new(),
         }
     }
 

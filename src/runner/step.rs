@@ -82,6 +82,7 @@ pub(super) fn blank_result(e: &Execution) -> StepResult {
         retried: Vec::new(),
         client_share: None,
         profile: None,
+        plans: Vec::new(),
     }
 }
 
@@ -315,6 +316,14 @@ fn run_workload<'a>(
     };
     let w = run.workload.as_ref();
     r.group = Some(w.meta().group);
+    if cx.db.engine().is_server() {
+        match workload::shapes::plans(cx.db, w, &run.scale, run.seed) {
+            Ok(p) => r.plans = p,
+            Err(why) => {
+                r.notes.insert("plans".into(), format!("not asked: {why}"));
+            }
+        }
+    }
     let (scale, stop, warmup) = (run.scale, run.stop, run.warmup);
     let warmup_secs = warmup.as_secs_f64();
     r.warmup_secs = warmup_secs;

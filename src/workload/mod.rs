@@ -14,6 +14,7 @@ pub mod insert;
 pub mod linkbench;
 pub mod maint;
 pub mod script;
+pub mod shapes;
 pub mod sysbench;
 
 use std::any::Any;

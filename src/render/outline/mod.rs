@@ -612,6 +612,7 @@ fn body(r: &Report) -> Vec<Block> {
     rates(&mut doc, r);
     statement_latency(&mut doc, r);
     counters(&mut doc, r);
+    waits::plans(&mut doc, r);
     waits::waits(&mut doc, r);
     profiles::profiles(&mut doc, r);
     settings(&mut doc, r);

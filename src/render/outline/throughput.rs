@@ -102,6 +102,9 @@ pub fn relative(r: &Report) -> Section {
                     cells.extend(others.iter().map(|&i| {
                         let c = &row.cells[i];
                         let mut t = relative_cell(c);
+                        if !c.plans_differ.is_empty() {
+                            t.text.push_str(" · plan differs");
+                        }
                         let per_second = c
                             .significance
                             .as_ref()

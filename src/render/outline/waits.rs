@@ -1,7 +1,8 @@
-//! Where the server waited: per step and target, the wait events the
-//! server's own accounting gave the most time per operation, and the ones
-//! that moved against the base — with how much of the change in an
-//! operation's time they account for.
+//! Inside the engine: the statements planned differently from the base
+//! (both plans), and where the server waited — per step and target, the
+//! wait events the server's own accounting gave the most time per
+//! operation, and the ones that moved against the base, with how much of
+//! the change in an operation's time they account for.
 
 use super::*;
 use crate::compare::waits::{fmt_us, kind_of};
@@ -115,4 +116,45 @@ pub(super) fn waits(doc: &mut Vec<Block>, r: &Report) {
         doc.push(Block::Table(m));
     }
     doc.push(Block::Table(t));
+}
+
+const PLANS_INTRO: &str = "Each statement a step sends is planned (EXPLAIN, with the values of one of its events \
+    written in) as the step begins, on every server target; a plan's shape is each table's access path and the \
+    sorts and temporary tables around it, without costs or row estimates. These statements' shapes differ from \
+    the base's plan of the same statement; both plans follow as the engines printed them.";
+
+/// The statements planned differently from the base, with both plans.
+pub(super) fn plans(doc: &mut Vec<Block>, r: &Report) {
+    let mut blocks = Vec::new();
+    for row in &r.rows {
+        for &ti in &r.columns() {
+            let (name, base) = (&r.targets[ti].name, &r.targets[r.base_of[ti]].name);
+            for p in &row.cells[ti].plans_differ {
+                blocks.push(Block::Details {
+                    summary: format!(
+                        "{} c{}: {name} against {base}: {}",
+                        row.title(),
+                        row.id.clients,
+                        p.sql
+                    ),
+                    facts: vec![
+                        (format!("{base} (base)"), p.base_shape.clone()),
+                        (name.clone(), p.shape.clone()),
+                    ],
+                    text: Some(format!(
+                        "-- {base}\n{}\n\n-- {name}\n{}",
+                        p.base_plan, p.plan
+                    )),
+                });
+            }
+        }
+    }
+    if !blocks.is_empty() {
+        doc.push(Block::Heading(
+            2,
+            "Query plans that differ from the base".into(),
+        ));
+        doc.push(Block::Paragraph(PLANS_INTRO.into()));
+        doc.extend(blocks);
+    }
 }
