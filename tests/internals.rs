@@ -209,3 +209,103 @@ fn a_plan_that_differs_from_the_base_is_flagged_beside_the_ratio_everywhere() {
         "the plans are not in report.html"
     );
 }
+
+/// `relbench host` on this machine: every fact, "unknown" where the
+/// machine does not say (this VM has no cpufreq).
+#[test]
+fn relbench_host_lists_every_fact_and_unknown_where_the_machine_hides_it() {
+    let o = relbench().arg("host").output().unwrap();
+    assert!(o.status.success());
+    let out = String::from_utf8_lossy(&o.stdout);
+    let names = [
+        "governor",
+        "frequency",
+        "boost",
+        "smt",
+        "thp",
+        "thp_defrag",
+        "swappiness",
+        "mitigations",
+        "microcode",
+        "numa",
+        "clocksource",
+        "disks",
+    ];
+    for n in names {
+        let line = out
+            .lines()
+            .find(|l| {
+                l.get(4..)
+                    .is_some_and(|x| x.split_whitespace().next() == Some(n))
+            })
+            .unwrap_or_else(|| panic!("no {n} in:\n{out}"));
+        assert!(line.split_whitespace().count() >= 2, "{line}");
+    }
+    if !std::path::Path::new("/sys/devices/system/cpu/cpu0/cpufreq").exists() {
+        assert!(
+            out.lines()
+                .any(|l| l.contains("governor") && l.trim_end().ends_with("unknown")),
+            "{out}"
+        );
+    }
+}
+
+/// `tune` and `reset` on a tree of the test's own (`RELBENCH_SYSROOT`):
+/// the settings set, tuning twice refused, and what was there put back.
+#[test]
+fn host_tune_sets_the_usual_settings_and_reset_puts_back_what_was_there() {
+    let dir = tempfile::tempdir().unwrap();
+    let root = dir.path();
+    for (p, text) in [
+        (
+            "sys/devices/system/cpu/cpu0/cpufreq/scaling_governor",
+            "powersave\n",
+        ),
+        ("sys/devices/system/cpu/cpufreq/boost", "1\n"),
+        (
+            "sys/kernel/mm/transparent_hugepage/enabled",
+            "[always] madvise never\n",
+        ),
+        ("proc/sys/vm/swappiness", "60\n"),
+        ("run/.keep", ""),
+    ] {
+        let p = root.join(p);
+        std::fs::create_dir_all(p.parent().unwrap()).unwrap();
+        std::fs::write(p, text).unwrap();
+    }
+    let host = |args: &[&str]| {
+        relbench()
+            .arg("host")
+            .args(args)
+            .env("RELBENCH_SYSROOT", root)
+            .output()
+            .unwrap()
+    };
+    let read = |p: &str| std::fs::read_to_string(root.join(p)).unwrap();
+    let o = host(&["tune"]);
+    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    assert_eq!(
+        read("sys/devices/system/cpu/cpu0/cpufreq/scaling_governor"),
+        "performance"
+    );
+    assert_eq!(read("sys/devices/system/cpu/cpufreq/boost"), "0");
+    assert_eq!(read("proc/sys/vm/swappiness"), "1");
+    let shown = String::from_utf8_lossy(&host(&[]).stdout).to_string();
+    assert!(
+        shown.contains("ok  governor") && shown.contains("tuned by"),
+        "{shown}"
+    );
+    let again = host(&["tune"]);
+    assert_eq!(again.status.code(), Some(1));
+    assert!(String::from_utf8_lossy(&again.stderr).contains("relbench host reset"));
+    let o = host(&["reset"]);
+    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    assert_eq!(
+        read("sys/devices/system/cpu/cpu0/cpufreq/scaling_governor"),
+        "powersave"
+    );
+    assert_eq!(read("sys/devices/system/cpu/cpufreq/boost"), "1");
+    assert_eq!(read("sys/kernel/mm/transparent_hugepage/enabled"), "always");
+    assert_eq!(read("proc/sys/vm/swappiness"), "60");
+    assert!(!root.join("run/relbench-host-tune.json").exists());
+}

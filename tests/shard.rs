@@ -163,6 +163,41 @@ fn shards_merged_hold_the_cells_identities_and_sections_of_one_run() {
     // The bases of three shards give a floor beside the A/A one.
     let md = std::fs::read_to_string(merged.join("report.md")).unwrap();
     assert!(md.contains("| hosts |"), "{md}");
+    // One machine: the shards' hosts do not differ.
+    assert!(read_json(&merged.join("merge.json"))["host_differences"].is_null());
+
+    // A shard whose host was tuned otherwise: the merge says which shard,
+    // which setting, and both values (here the record is edited).
+    let run = shards[1].join("run.json");
+    let mut info = read_json(&run);
+    let facts = info["host"]["tuning"]
+        .as_object_mut()
+        .expect("host settings recorded");
+    assert!(
+        facts.contains_key("governor") && facts.contains_key("thp"),
+        "{facts:?}"
+    );
+    let thp = facts["thp"].as_str().unwrap().to_string();
+    facts.insert("thp".into(), "always-edited".into());
+    std::fs::write(&run, serde_json::to_vec_pretty(&info).unwrap()).unwrap();
+    let o = relbench()
+        .arg("merge")
+        .args(&shards)
+        .arg("--out")
+        .arg(dir.path().join("merged-2"))
+        .output()
+        .unwrap();
+    let err = String::from_utf8_lossy(&o.stderr);
+    assert!(o.status.success(), "{err}");
+    let says = "the shards' hosts differ: shard 2/3 (";
+    let line = err
+        .lines()
+        .find(|l| l.contains(says))
+        .unwrap_or_else(|| panic!("{err}"));
+    assert!(
+        line.contains(&format!("thp always-edited against {thp} on shard 1/3")),
+        "{line}"
+    );
 }
 
 /// `check --shards N` lists each target once (the base on every shard),

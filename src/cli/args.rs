@@ -408,6 +408,15 @@ pub(super) struct RunArgs {
     pub(super) one_off: OneOff,
 }
 
+#[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
+pub(super) enum HostAction {
+    /// Set the performance governor, boost off, transparent huge pages on
+    /// madvise, swappiness 1 — where this machine has them.
+    Tune,
+    /// Put back what `tune` changed.
+    Reset,
+}
+
 // Parsed once per process; the size of its largest variant costs nothing.
 #[allow(clippy::large_enum_variant)]
 #[derive(Subcommand)]
@@ -503,6 +512,14 @@ pub(super) enum Command {
         /// report is 11.6 MB instead of under 4).
         #[arg(long)]
         self_contained: bool,
+    },
+    /// The host settings that bend a benchmark (governor, boost, SMT, huge
+    /// pages, swappiness, mitigations, …) with what a benchmark host should
+    /// have; as root, `tune` sets the usual ones and `reset` puts back what
+    /// was there.
+    Host {
+        #[arg(value_enum)]
+        action: Option<HostAction>,
     },
     /// Start one managed target's server as a run would and keep it until
     /// stdin closes or Ctrl-C (for looking at it by hand, and for bench/).

@@ -15,6 +15,7 @@ mod args;
 mod catalogue;
 mod check;
 mod history;
+mod host;
 mod profile;
 mod run;
 mod sample;
@@ -159,6 +160,7 @@ fn dispatch(cmd: Command) -> anyhow::Result<()> {
             against,
             top,
         }),
+        Command::Host { action } => host::host(action),
         Command::Serve { plan, target, out } => {
             install_ctrlc();
             serve::serve(&resolve_run(Some(plan), out, false, None, None)?, &target)

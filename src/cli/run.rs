@@ -148,6 +148,11 @@ pub(super) fn merge(
             m.plan_source,
             out.display()
         );
+        // Each shard is compared with the base measured on its own host;
+        // hosts that differ are said, so no one reads them as one.
+        for d in &m.host_differences {
+            crate::errln!("relbench: the shards' hosts differ: {d}");
+        }
     }
     report_and_exit(
         out,

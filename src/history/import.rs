@@ -95,7 +95,8 @@ impl Added {
 }
 
 /// The host a target ran on, as far as it moves a figure: CPU, cores,
-/// memory, kernel, and the filesystem and device its data was on.
+/// memory, kernel, the filesystem and device its data was on, and the
+/// settings that bend a benchmark (`metrics::tuning::COMPARED`).
 fn host_fingerprint(run: &LoadedRun, target: &str) -> (String, String) {
     let h = &run.info.host;
     let fs = run
@@ -106,13 +107,25 @@ fn host_fingerprint(run: &LoadedRun, target: &str) -> (String, String) {
         .and_then(|t| t.filesystem.as_ref())
         .map(|f| format!("{} on {}", f.fstype, f.device))
         .unwrap_or_else(|| "storage not recorded".into());
-    let desc = format!(
+    let mut desc = format!(
         "{} ({} cores), {} GiB, kernel {}, {fs}",
         h.cpu_model,
         h.cores,
         (h.memory_bytes as f64 / (1u64 << 30) as f64).round(),
         h.kernel
     );
+    // The settings that bend a benchmark, where the run recorded them: a
+    // host tuned otherwise starts a series of its own.
+    for k in crate::metrics::tuning::COMPARED {
+        if let Some(v) = h.tuning.get(k) {
+            let v = if k == "mitigations" {
+                short_hash(v)
+            } else {
+                v.clone()
+            };
+            desc += &format!(", {k} {v}");
+        }
+    }
     (short_hash(&desc), desc)
 }
 

@@ -13,6 +13,10 @@ pub struct HostFacts {
     pub memory_bytes: u64,
     pub kernel: String,
     pub os: String,
+    /// The settings that bend a benchmark (`metrics::tuning`): governor,
+    /// boost, SMT, huge pages, mitigations, microcode, … by name.
+    #[serde(default, skip_serializing_if = "std::collections::BTreeMap::is_empty")]
+    pub tuning: std::collections::BTreeMap<String, String>,
 }
 
 /// The filesystem that holds a path.
@@ -57,6 +61,7 @@ pub fn facts() -> HostFacts {
         memory_bytes,
         kernel: read("/proc/sys/kernel/osrelease"),
         os,
+        tuning: super::tuning::recorded(Path::new("/")),
     }
 }
 

@@ -13,6 +13,7 @@ pub mod procfs;
 pub mod profile;
 pub mod sampler;
 pub mod server_log;
+pub mod tuning;
 pub mod vmstat;
 
 pub use sampler::{Probe, Sampled, Sampler};

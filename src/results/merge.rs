@@ -35,6 +35,11 @@ pub struct MergeInfo {
     pub plan_hash: String,
     pub plan_source: String,
     pub shards: Vec<MergedShard>,
+    /// How the shards' hosts differ from the first shard's, in the facts
+    /// that move a benchmark's figures (CPU, memory, kernel, governor,
+    /// boost, SMT, huge pages, mitigations, microcode).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub host_differences: Vec<String>,
 }
 
 #[derive(Debug, Clone, Serialize, Deserialize)]
@@ -342,6 +347,7 @@ fn write_merge(given: &[Given], out: &Path, hash: &str) -> anyhow::Result<MergeI
         complete: false,
         plan_hash: hash.to_string(),
         plan_source: given[0].info.plan_source.clone(),
+        host_differences: host_differences(given),
         shards: given
             .iter()
             .map(|g| MergedShard {
@@ -386,6 +392,42 @@ fn write_merge(given: &[Given], out: &Path, hash: &str) -> anyhow::Result<MergeI
     info.complete = true;
     super::write_atomic(&earlier, &info)?;
     Ok(info)
+}
+
+/// Each shard's host against the first shard's, in the facts that move
+/// figures: `shard 2/2 (host-b): governor powersave, shard 1/2 (host-a)
+/// performance`.
+fn host_differences(given: &[Given]) -> Vec<String> {
+    let Some(first) = given.first() else {
+        return Vec::new();
+    };
+    let facts = |h: &crate::metrics::host::HostFacts| {
+        let mut f = h.tuning.clone();
+        f.insert("CPU".into(), format!("{} ({} cores)", h.cpu_model, h.cores));
+        f.insert("memory".into(), format!("{} MiB", h.memory_bytes >> 20));
+        f.insert("kernel".into(), h.kernel.clone());
+        f
+    };
+    let (a, name) = (facts(&first.info.host), |g: &Given| {
+        format!("shard {} ({})", g.shard, g.info.host.hostname)
+    });
+    given[1..]
+        .iter()
+        .filter_map(|g| {
+            let b = facts(&g.info.host);
+            let mut d: Vec<String> = ["CPU", "memory", "kernel"]
+                .iter()
+                .filter(|k| a.get(**k) != b.get(**k))
+                .map(|k| format!("{k} {} against {}", b[*k], a[*k]))
+                .collect();
+            d.extend(
+                crate::metrics::tuning::differences(&b, &a)
+                    .into_iter()
+                    .map(|(k, x, y)| format!("{k} {x} against {y}")),
+            );
+            (!d.is_empty()).then(|| format!("{}: {} on {}", name(g), d.join("; "), name(first)))
+        })
+        .collect()
 }
 
 fn copy_file(from: &Path, to: &Path) -> anyhow::Result<()> {

@@ -39,6 +39,7 @@ pub fn problems(r: &Report) -> Option<Table> {
 
 pub(super) fn run_details(run: &RunMeta) -> Block {
     let h = &run.host;
+    let tuning = h.tuning.iter().map(|(k, v)| (k.clone(), v.clone()));
     Block::Details {
         summary: format!(
             "{}: host {}, started {}, {:?}",
@@ -55,10 +56,15 @@ pub(super) fn run_details(run: &RunMeta) -> Block {
                     format!("Linux {} ({})", h.kernel, h.os)
                 },
             ),
+        ]
+        .into_iter()
+        .chain(tuning)
+        .chain([
             ("relbench".into(), run.relbench_version.clone()),
             ("sampler".into(), run.sampler_cost.clone()),
             ("plan".into(), run.plan_source.clone()),
-        ],
+        ])
+        .collect(),
         text: Some(run.plan_text.clone()),
     }
 }
