@@ -171,7 +171,8 @@ fn a_plan_that_differs_from_the_base_is_flagged_beside_the_ratio_everywhere() {
     let pg = "/usr/lib/postgresql/15";
     let off = ["-c", "enable_indexscan=off", "-c", "enable_bitmapscan=off"];
     let targets = target("idx", "postgres", pg, &[]) + &target("noidx", "postgres", pg, &off);
-    let p = write_plan(dir.path(), &plan_of("point-query", &targets, ""));
+    let internals = "[internals]\npg_stat_statements = true\n";
+    let p = write_plan(dir.path(), &plan_of("point-query", &targets, internals));
     let out = dir.path().join("out");
     run_quiet(&p, &out).assert().success();
     let report = read_json(&out.join("report.json"));
@@ -208,6 +209,29 @@ fn a_plan_that_differs_from_the_base_is_flagged_beside_the_ratio_everywhere() {
         html.contains("&quot;Seq Scan&quot;") || html.contains("\"Seq Scan\""),
         "the plans are not in report.html"
     );
+    // What the statement did: pg_stat_statements, preloaded as asked,
+    // counts the blocks each call read — the whole table for a scan.
+    let m = &c["server_statements"]["moved"][0];
+    assert_eq!(
+        m["sql"], "SELECT c FROM sbtest1 WHERE id=$1",
+        "{}",
+        c["server_statements"]
+    );
+    assert_eq!(m["figure"], "shared_blks_hit", "{m}");
+    assert!(m["ratio"].as_f64().unwrap() > 10.0, "{m}");
+    let calls = c["server_statements"]["by"]["SELECT c FROM sbtest1 WHERE id=$1"]["calls_per_op"]
+        .as_f64()
+        .unwrap();
+    assert!((0.9..1.1).contains(&calls), "{calls}");
+    assert!(
+        summary.contains("statements: SELECT c FROM sbtest1 WHERE id=$1: shared_blks_hit/call"),
+        "{summary}"
+    );
+    assert!(
+        txt.contains("What the statements did differently:"),
+        "{txt}"
+    );
+    assert!(md.contains("## What each statement did"));
 }
 
 /// `relbench host` on this machine: every fact, "unknown" where the

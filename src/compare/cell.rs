@@ -144,6 +144,10 @@ pub struct Cell {
     /// base's.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub waits: Option<super::waits::CellWaits>,
+    /// What each statement did, by the server's own accounting, and the
+    /// figures that moved against the base's.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub server_statements: Option<super::statements::CellStatements>,
     /// The step's client count (an operation's time is clients ÷
     /// throughput).
     #[serde(skip)]
@@ -344,6 +348,7 @@ pub(super) fn cell<'a>(results: impl Iterator<Item = &'a StepResult>) -> Cell {
         counters_per_op: counters_per_op(&ok),
         counters_moved: Vec::new(),
         waits: super::waits::of(&ok),
+        server_statements: super::statements::of(&ok),
         plans: first_plans(&ok),
         plans_differ: Vec::new(),
         clients: ok.first().map_or(0, |s| s.id.at.clients),
@@ -490,6 +495,12 @@ pub(super) fn compare(c: &mut Cell, base: &Cell, is_base: bool) {
     if !is_base {
         c.counters_moved = counters_moved(c, base);
         c.plans_differ = plans_differ(&c.plans, &base.plans);
+        if let (Some(s), Some(bs)) = (
+            c.server_statements.as_mut(),
+            base.server_statements.as_ref(),
+        ) {
+            super::statements::compare(s, bs);
+        }
         if let (Some(w), Some(bw)) = (c.waits.as_mut(), base.waits.as_ref()) {
             super::waits::compare(w, bw, c.clients, (c.throughput, base.throughput));
         }

@@ -110,6 +110,14 @@ pub fn explain_beside(
         Some(w) => format!("{why}: {w}"),
         None => why,
     };
+    // What the statements did differently: where the costs came from.
+    let why = match c.server_statements.as_ref().map(|s| s.moved.as_slice()) {
+        Some([]) | None => why,
+        Some(m) => {
+            let named: Vec<String> = m.iter().take(2).map(|x| x.describe()).collect();
+            format!("{why}; statements: {}", named.join("; "))
+        }
+    };
     // Another plan is a cause of its own, whatever the costs say of it.
     let why = match c.plans_differ.as_slice() {
         [] => why,

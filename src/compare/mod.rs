@@ -21,6 +21,7 @@ mod explain;
 pub mod linkbench;
 pub mod profile;
 mod series;
+pub mod statements;
 mod summary;
 pub mod waits;
 

@@ -423,6 +423,9 @@ pub struct Counters {
     /// The server's waits since it started, where it sums them (MySQL and
     /// MariaDB with performance_schema on), or why not.
     pub waits: Option<Result<crate::measure::waits::Waits, String>>,
+    /// What each statement did since the server started (MySQL's and
+    /// MariaDB's digests, PostgreSQL's pg_stat_statements), or why not.
+    pub statements: Option<Result<crate::measure::statements::Statements, String>>,
     /// Statements relbench sent after reading `values` in this reading
     /// (the query of the waits): counted by the server in the next
     /// reading's values, not the benchmark's.

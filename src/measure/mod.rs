@@ -17,6 +17,7 @@ pub mod outcome;
 pub mod plans;
 pub mod recorder;
 pub mod size;
+pub mod statements;
 pub mod stats;
 pub mod units;
 pub mod waits;

@@ -87,6 +87,10 @@ pub struct StepMetrics {
     /// the step's work, by the server's own accounting.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub waits: Option<crate::measure::waits::WaitsPerOp>,
+    /// What each statement did over the window, per call, by the server's
+    /// own accounting.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub statements: Option<crate::measure::statements::StatementsPerCall>,
 }
 
 /// Relbench's count of a window's work beside the server's.

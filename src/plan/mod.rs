@@ -112,6 +112,10 @@ pub struct Internals {
     /// (`--performance-schema-instrument='NAME=ON'`).
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub instruments: Vec<String>,
+    /// PostgreSQL servers relbench starts preload pg_stat_statements (and
+    /// relbench creates the extension in the benchmark's database).
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub pg_stat_statements: bool,
     /// How often PostgreSQL's waits are sampled in a measured window, in
     /// ms; `None`: not sampled.
     #[serde(default)]
@@ -123,6 +127,7 @@ impl Default for Internals {
         Internals {
             performance_schema: None,
             instruments: Vec::new(),
+            pg_stat_statements: false,
             wait_sampling_ms: Some(DEFAULT_WAIT_SAMPLING_MS),
         }
     }
@@ -151,6 +156,16 @@ impl Internals {
                 .map(|i| format!("--performance-schema-instrument={i}=ON")),
         );
         a
+    }
+    /// The server options a managed PostgreSQL target gets, before its own.
+    pub fn postgres_args(&self) -> Vec<String> {
+        match self.pg_stat_statements {
+            true => vec![
+                "-c".into(),
+                "shared_preload_libraries=pg_stat_statements".into(),
+            ],
+            false => Vec::new(),
+        }
     }
 }
 

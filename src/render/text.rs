@@ -126,6 +126,7 @@ pub fn render(cs: &[Comparison]) -> String {
             }
             plans(&mut out, r, ti);
             waits(&mut out, r, ti);
+            statements(&mut out, r, ti);
             profiles(&mut out, r, ti);
         }
     }
@@ -146,6 +147,30 @@ fn plans(out: &mut String, r: &Report, ti: usize) {
         .collect();
     if !lines.is_empty() {
         let _ = writeln!(out, "Plans that differ from the base:");
+        for l in lines {
+            let _ = writeln!(out, "{l}");
+        }
+        out.push('\n');
+    }
+}
+
+/// The statements' figures that moved against the base, per step.
+fn statements(out: &mut String, r: &Report, ti: usize) {
+    let lines: Vec<String> = r
+        .rows
+        .iter()
+        .flat_map(|row| {
+            let moved = row.cells[ti]
+                .server_statements
+                .as_ref()
+                .map_or(&[][..], |s| &s.moved[..]);
+            moved
+                .iter()
+                .map(move |m| format!("{} c{}: {}", row.title(), row.id.clients, m.describe()))
+        })
+        .collect();
+    if !lines.is_empty() {
+        let _ = writeln!(out, "What the statements did differently:");
         for l in lines {
             let _ = writeln!(out, "{l}");
         }

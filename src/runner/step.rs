@@ -118,9 +118,11 @@ pub(super) fn measure_step<'a>(
     };
     let (metrics, notes) = costs::measure(&done.sampled, done.ops, scope, &cx.probe.devices);
     let (server_count, waits) = (r.metrics.server_count.take(), r.metrics.waits.take());
+    let statements = r.metrics.statements.take();
     r.metrics = metrics;
     r.metrics.server_count = server_count;
     r.metrics.waits = waits;
+    r.metrics.statements = statements;
     let stall = done
         .overrun_secs
         .zip(r.latency.get("event").map(|l| l.p99_us / 1e6));
@@ -394,12 +396,30 @@ fn run_workload<'a>(
         });
     }
     let waits = window_waits(&m.window_counters, sampled_waits);
+    let statements = window_statements(&m.window_counters);
     let work = figures(r, m.merged, m.secs, m.aborted, run, e);
     match waits {
         Some(Ok(w)) => r.metrics.waits = w.per_op(work),
         Some(Err(why)) => {
             r.notes
                 .insert("waits".into(), format!("not measured: {why}"));
+        }
+        None => {}
+    }
+    match statements {
+        Some(Ok(s)) if s.by.is_empty() => {
+            r.notes.insert(
+                "statements".into(),
+                format!(
+                    "not measured: {} counted none of the step's statements",
+                    s.source
+                ),
+            );
+        }
+        Some(Ok(s)) => r.metrics.statements = s.per_call(work),
+        Some(Err(why)) => {
+            r.notes
+                .insert("statements".into(), format!("not measured: {why}"));
         }
         None => {}
     }
@@ -427,6 +447,19 @@ fn window_waits(
     }
     let (before, after) = counters.as_ref()?;
     match (&before.waits, &after.waits) {
+        (Some(Ok(b)), Some(Ok(a))) => Some(Ok(a.since(b))),
+        (Some(Err(why)), _) | (_, Some(Err(why))) => Some(Err(why.clone())),
+        _ => None,
+    }
+}
+
+/// What each statement did over the window: the growth of the server's
+/// totals between the window's edges; why not, when not.
+fn window_statements(
+    counters: &Option<(crate::db::Counters, crate::db::Counters)>,
+) -> Option<Result<crate::measure::statements::Statements, String>> {
+    let (before, after) = counters.as_ref()?;
+    match (&before.statements, &after.statements) {
         (Some(Ok(b)), Some(Ok(a))) => Some(Ok(a.since(b))),
         (Some(Err(why)), _) | (_, Some(Err(why))) => Some(Err(why.clone())),
         _ => None,

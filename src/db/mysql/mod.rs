@@ -16,6 +16,7 @@ use super::tls::Tls;
 use super::{
     numeric, Conn, Counters, DbResult, Driver, EngineKind, LoadMode, Param, Site, TargetFacts,
 };
+use crate::measure::statements::{Statements, CALLS};
 use crate::measure::waits::{Wait, Waits};
 use wire::{Address, Opts, WireConn};
 
@@ -179,6 +180,74 @@ fn performance_schema_waits(w: &mut WireConn, user: &str) -> Result<Waits, Strin
             "performance_schema: the waits of user {user}'s connections, and every thread's file IO"
         ),
         events,
+    })
+}
+
+/// What each statement of the benchmark's database did, from
+/// performance_schema's digests (its own readings, SHOW and EXPLAIN left
+/// out) and its prepared statements; times in µs.
+fn digests(w: &mut WireConn) -> Result<Statements, String> {
+    const FIGURES: [(&str, &str, f64); 10] = [
+        ("COUNT_STAR", CALLS, 1.0),
+        ("SUM_ROWS_EXAMINED", "rows_examined", 1.0),
+        ("SUM_ROWS_SENT", "rows_sent", 1.0),
+        ("SUM_ROWS_AFFECTED", "rows_affected", 1.0),
+        ("SUM_CREATED_TMP_TABLES", "tmp_tables", 1.0),
+        ("SUM_CREATED_TMP_DISK_TABLES", "tmp_disk_tables", 1.0),
+        ("SUM_SORT_MERGE_PASSES", "sort_merge_passes", 1.0),
+        ("SUM_NO_INDEX_USED", "no_index_used", 1.0),
+        ("SUM_TIMER_WAIT", "time_us", 1e-6),
+        ("SUM_LOCK_TIME", "lock_time_us", 1e-6),
+    ];
+    let cols: Vec<&str> = FIGURES.iter().map(|f| f.0).collect();
+    // Prepared statements are counted apart, per connection while it is
+    // open (a step's connections are open at both of its window's edges),
+    // by the text the workload prepared (MySQL's digests count them too,
+    // as `EXECUTE …`, left out below; MariaDB 10.11 counts no executions
+    // of them at all). Both queries run, whatever the first gives: the
+    // server counts three SELECTs after its status (`trailing_statements`).
+    let prepared = w
+        .query_text(&format!(
+            "SELECT SQL_TEXT, {} FROM performance_schema.prepared_statements_instances \
+             WHERE SQL_TEXT NOT LIKE '%performance_schema%'",
+            cols.join(", ")
+                .replace("COUNT_STAR", "COUNT_EXECUTE")
+                .replace("SUM_TIMER_WAIT", "SUM_TIMER_EXECUTE")
+        ))
+        .unwrap_or_default();
+    let rows = w
+        .query_text(&format!(
+            "SELECT DIGEST_TEXT, {} FROM performance_schema.events_statements_summary_by_digest \
+             WHERE SCHEMA_NAME = DATABASE() AND DIGEST_TEXT IS NOT NULL \
+             AND DIGEST_TEXT NOT LIKE 'SHOW %' AND DIGEST_TEXT NOT LIKE 'EXPLAIN %' \
+             AND DIGEST_TEXT NOT LIKE 'EXECUTE %' \
+             AND DIGEST_TEXT NOT LIKE '%performance_schema%'",
+            cols.join(", ")
+        ))
+        .map_err(|e| format!("performance_schema's digests not readable: {e}"))?;
+    let mut by: BTreeMap<String, BTreeMap<String, f64>> = BTreeMap::new();
+    for (sql, figures) in rows.into_iter().chain(prepared).filter_map(|r| {
+        let sql = r.first()?.clone()?;
+        let figures: Vec<(String, f64)> = FIGURES
+            .iter()
+            .enumerate()
+            .filter_map(|(i, (_, name, scale))| {
+                let v: f64 = r.get(i + 1)?.as_deref()?.parse().ok()?;
+                Some((name.to_string(), v * scale))
+            })
+            .collect();
+        Some((sql, figures))
+    }) {
+        // One statement prepared on several connections is summed.
+        let e: &mut BTreeMap<String, f64> = by.entry(sql).or_default();
+        for (k, v) in figures {
+            *e.entry(k).or_default() += v;
+        }
+    }
+    Ok(Statements {
+        source: "performance_schema: events_statements_summary_by_digest and prepared_statements_instances"
+            .into(),
+        by,
     })
 }
 
@@ -431,11 +500,17 @@ impl Driver for MysqlDriver {
             // After the status: the query of the waits is the next
             // reading's Com_select, which server_count takes out.
             let waits = performance_schema_waits(&mut w, &self.opts.user);
+            let statements = match &waits {
+                Ok(_) => digests(&mut w),
+                Err(why) => Err(why.clone()),
+            };
             Ok(Counters {
                 source: "SHOW GLOBAL STATUS".into(),
                 values: numeric(rows),
-                trailing_statements: 1.0,
+                // The waits' query, then the statements' two.
+                trailing_statements: if waits.is_ok() { 3.0 } else { 1.0 },
                 waits: Some(waits),
+                statements: Some(statements),
             })
         })())
     }

@@ -271,11 +271,18 @@ impl Driver for PgDriver {
                 values.extend(numeric(rows));
             }
             let names: Vec<&str> = views.iter().map(|v| v.0).collect();
+            let statements = waits::statements(
+                &mut w,
+                &self.opts.user,
+                version,
+                self.server.lock().is_some(),
+            );
             Ok(Counters {
                 source: names.join(", "),
                 values,
                 // PostgreSQL keeps no totals of its waits: they are sampled.
                 waits: None,
+                statements: Some(statements),
                 trailing_statements: 0.0,
             })
         })())

@@ -1,8 +1,9 @@
-//! PostgreSQL's waits over a window, sampled: the benchmark's backends'
-//! `wait_event` in pg_stat_activity, read every so often by a connection
-//! of relbench's own. PostgreSQL keeps no totals of time waited, so a wait
-//! event's time is the number of backends seen in it times the time
-//! between readings.
+//! PostgreSQL's own accounting: its waits over a window, sampled — the
+//! benchmark's backends' `wait_event` in pg_stat_activity, read every so
+//! often by a connection of relbench's own (PostgreSQL keeps no totals of
+//! time waited, so a wait event's time is the number of backends seen in
+//! it times the time between readings) — and what each statement did,
+//! from pg_stat_statements where it is loaded.
 
 use std::collections::BTreeMap;
 use std::sync::atomic::{AtomicBool, Ordering};
@@ -10,6 +11,7 @@ use std::time::{Duration, Instant};
 
 use super::wire::WireConn;
 use crate::db::WaitSampling;
+use crate::measure::statements::{Statements, CALLS};
 use crate::measure::waits::{Wait, Waits};
 
 /// Samples the waits of `database`'s active client backends (the
@@ -48,5 +50,82 @@ pub(super) fn sampling(mut w: WireConn, database: &str, every: Duration) -> Wait
             ),
             events,
         })
+    })
+}
+
+/// What each of the benchmark user's statements did in this database, from
+/// pg_stat_statements (times in µs). A server relbench started with the
+/// library preloaded (`[internals] pg_stat_statements = true`) gets the
+/// extension created here; any other is read as it is.
+pub(super) fn statements(
+    w: &mut WireConn,
+    user: &str,
+    version: u32,
+    managed: bool,
+) -> Result<Statements, String> {
+    // Before 13, one time: execution's (planning not counted apart).
+    let times = if version >= 130000 {
+        "total_plan_time * 1000, total_exec_time * 1000"
+    } else {
+        "0, total_time * 1000"
+    };
+    let sql = format!(
+        "SELECT query, calls, rows, shared_blks_hit, shared_blks_read, shared_blks_dirtied, \
+         shared_blks_written, temp_blks_written, {times} FROM pg_stat_statements \
+         WHERE dbid = (SELECT oid FROM pg_database WHERE datname = current_database()) \
+         AND userid = (SELECT oid FROM pg_roles WHERE rolname = '{}')",
+        user.replace('\'', "''")
+    );
+    let rows = match w.query_text(&sql) {
+        Ok(r) => r,
+        Err(e) => {
+            let preloaded = w
+                .query_text("SHOW shared_preload_libraries")
+                .ok()
+                .and_then(|r| r.first()?.first().cloned().flatten())
+                .is_some_and(|l| l.split(',').any(|x| x.trim() == "pg_stat_statements"));
+            if !preloaded {
+                return Err(
+                    "pg_stat_statements is not loaded \
+                     ([internals] pg_stat_statements = true loads it in a server relbench starts)"
+                        .into(),
+                );
+            }
+            if !managed {
+                return Err(format!("pg_stat_statements not readable: {e}"));
+            }
+            w.execute_text("CREATE EXTENSION IF NOT EXISTS pg_stat_statements")
+                .and_then(|_| w.query_text(&sql))
+                .map_err(|e| format!("pg_stat_statements not readable: {e}"))?
+        }
+    };
+    const FIGURES: [&str; 9] = [
+        CALLS,
+        "rows",
+        "shared_blks_hit",
+        "shared_blks_read",
+        "shared_blks_dirtied",
+        "shared_blks_written",
+        "temp_blks_written",
+        "plan_us",
+        "exec_us",
+    ];
+    let mut by: std::collections::BTreeMap<String, std::collections::BTreeMap<String, f64>> =
+        Default::default();
+    for r in rows {
+        let Some(Some(q)) = r.first() else { continue };
+        let e = by.entry(q.clone()).or_default();
+        // A statement planned apart per user or top level is summed.
+        for (i, name) in FIGURES.iter().enumerate() {
+            let v: f64 = r
+                .get(i + 1)
+                .and_then(|v| v.as_deref()?.parse().ok())
+                .unwrap_or(0.0);
+            *e.entry(name.to_string()).or_default() += v;
+        }
+    }
+    Ok(Statements {
+        source: "pg_stat_statements".into(),
+        by,
     })
 }

@@ -131,6 +131,7 @@ pub(super) fn profile(
 pub(super) struct RawInternals {
     performance_schema: Option<bool>,
     instruments: Option<Spanned<Vec<Spanned<String>>>>,
+    pg_stat_statements: Option<bool>,
     wait_sampling: Option<Spanned<toml::Value>>,
 }
 
@@ -186,21 +187,25 @@ pub(super) fn internals(cx: &mut Ctx<'_>, raw: &RawPlan) -> super::super::Intern
     super::super::Internals {
         performance_schema: r.performance_schema,
         instruments,
+        pg_stat_statements: r.pg_stat_statements.unwrap_or(false),
         wait_sampling_ms,
     }
 }
 
-/// Each MySQL and MariaDB server relbench starts gets the options
+/// Each MySQL, MariaDB and PostgreSQL server relbench starts gets the options
 /// `[internals]` asks for, before its own.
 pub(super) fn with_internals(
     mut targets: Vec<crate::db::spec::TargetSpec>,
     internals: &super::super::Internals,
 ) -> Vec<crate::db::spec::TargetSpec> {
-    let extra = internals.mysql_args();
+    let (mysql, postgres) = (internals.mysql_args(), internals.postgres_args());
     for t in &mut targets {
-        if let (EngineKind::Mysql | EngineKind::Mariadb, crate::db::spec::Access::Managed(m)) =
-            (t.engine, &mut t.access)
-        {
+        let extra = match t.engine {
+            EngineKind::Mysql | EngineKind::Mariadb => &mysql,
+            EngineKind::Postgres => &postgres,
+            EngineKind::Sqlite => continue,
+        };
+        if let crate::db::spec::Access::Managed(m) = &mut t.access {
             m.args.splice(0..0, extra.iter().cloned());
         }
     }

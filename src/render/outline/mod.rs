@@ -614,6 +614,7 @@ fn body(r: &Report) -> Vec<Block> {
     counters(&mut doc, r);
     waits::plans(&mut doc, r);
     waits::waits(&mut doc, r);
+    waits::statements(&mut doc, r);
     profiles::profiles(&mut doc, r);
     settings(&mut doc, r);
     interference(&mut doc, r);

@@ -158,3 +158,91 @@ pub(super) fn plans(doc: &mut Vec<Block>, r: &Report) {
         doc.extend(blocks);
     }
 }
+
+const STATEMENTS_INTRO: &str = "What each statement did over the measured window, per call (medians over the \
+    repeats), by the server's own accounting: MySQL's and MariaDB's performance_schema digests (rows examined, \
+    sent and affected, temporary tables, sort merge passes, no index used), PostgreSQL's pg_stat_statements \
+    (rows, shared blocks hit, read and dirtied, temporary blocks written, planning and execution µs). Against \
+    the base: a figure of the same statement that changed ×1.5 either way, at 0.5 a call or more on one side.";
+
+/// What each statement did, and the figures that moved against the base.
+pub(super) fn statements(doc: &mut Vec<Block>, r: &Report) {
+    let (mut rows, mut moved) = (Vec::new(), Vec::new());
+    for row in &r.rows {
+        for &ti in &r.columns() {
+            let Some(s) = &row.cells[ti].server_statements else {
+                continue;
+            };
+            let lead = |extra: Vec<Text>| {
+                let mut v = vec![
+                    Text::plain(row.title()),
+                    Text::plain(row.id.clients.to_string()),
+                    Text::plain(r.targets[ti].name.clone()),
+                ];
+                v.extend(extra);
+                v
+            };
+            for (sql, f) in &s.by {
+                let figures: Vec<String> = f
+                    .per_call
+                    .iter()
+                    .filter(|(_, v)| **v != 0.0)
+                    .map(|(k, v)| format!("{k} {}", fmt_us(*v)))
+                    .collect();
+                rows.push(lead(vec![
+                    Text::plain(sql.clone()),
+                    Text::plain(figures.join(", ")),
+                    Text::plain(fmt_us(f.calls_per_op)),
+                ]));
+            }
+            for m in &s.moved {
+                moved.push(lead(vec![
+                    Text::plain(m.sql.clone()),
+                    Text::plain(m.figure.clone()),
+                    Text::plain(fmt_us(m.base)),
+                    Text::plain(fmt_us(m.value)),
+                    Text::plain(
+                        m.ratio
+                            .map_or("new".into(), |x| format!("×{}", fmt_ratio(x))),
+                    ),
+                ]));
+            }
+        }
+    }
+    if rows.is_empty() {
+        return;
+    }
+    doc.push(Block::Heading(2, "What each statement did".into()));
+    doc.push(Block::Paragraph(STATEMENTS_INTRO.into()));
+    if !moved.is_empty() {
+        doc.push(Block::Paragraph(
+            "Against the base: the figures that moved.".into(),
+        ));
+        doc.push(Block::Table(Table::new(
+            [
+                "step",
+                "clients",
+                "target",
+                "statement",
+                "figure",
+                "base /call",
+                "/call",
+                "ratio",
+            ],
+            5,
+            moved,
+        )));
+    }
+    doc.push(Block::Table(Table::new(
+        [
+            "step",
+            "clients",
+            "target",
+            "statement",
+            "per call",
+            "calls/op",
+        ],
+        5,
+        rows,
+    )));
+}
