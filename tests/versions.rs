@@ -86,12 +86,33 @@ fn every_version_initialises_loads_reads_writes_and_stops() {
         if *name == "my97" {
             assert_eq!(method, "multi-row INSERT", "{name}");
         }
+        // The build, as its running binary says.
+        let build = |k: &str| t["config"][k].as_str().unwrap_or_default().to_string();
+        assert!(
+            build("relbench.build.text_bytes")
+                .parse::<u64>()
+                .unwrap_or(0)
+                > 1 << 20,
+            "{name}: {}",
+            t["config"]
+        );
+        assert!(
+            build("relbench.malloc_in_use").contains("malloc"),
+            "{name}: {}",
+            t["config"]
+        );
         // Its datadir (relbench's own) removed.
         assert!(
             !out.join("data").join(name).exists(),
             "{name}'s datadir is left"
         );
     }
+    // Builds differ in their code: said among the settings that differ.
+    let md = std::fs::read_to_string(out.join("report.md")).unwrap();
+    assert!(
+        md.contains("| relbench.build.text_bytes |"),
+        "no build sizes among the settings that differ"
+    );
     // No server outlived the run: none runs with a path under `out`.
     let out_path = out.to_string_lossy().into_owned();
     for p in std::fs::read_dir("/proc").unwrap().flatten() {

@@ -4,6 +4,7 @@
 //! the server host's continuous log for steps split over client hosts
 //! (`server_log`), and profiles of a window's processes (`profile`).
 
+pub mod build;
 pub mod columns;
 pub mod costs;
 pub mod device;

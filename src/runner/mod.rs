@@ -390,6 +390,12 @@ fn target_record(
             );
         }
     }
+    // The build, as its running binary says: two builds of one version
+    // are not one target.
+    if let (crate::db::spec::Access::Managed(_), Some(pid)) = (&target.access, driver.server_pid())
+    {
+        facts.config.extend(crate::metrics::build::provenance(pid));
+    }
     let record = TargetRecord {
         name: target.name.clone(),
         engine: target.engine,

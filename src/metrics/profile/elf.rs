@@ -1,6 +1,7 @@
 //! Why an object file's samples have no names: whether it keeps a symbol
 //! table (`.symtab`) or only the dynamic one, read from its ELF section
-//! headers (64-bit little-endian, as every x86-64 and arm64 Linux build).
+//! headers (64-bit little-endian, as every x86-64 and arm64 Linux build),
+//! which also give a build's provenance (`metrics::build`).
 
 use std::fs::File;
 use std::io::{Read, Seek, SeekFrom};
@@ -18,10 +19,27 @@ pub enum Symbols {
 }
 
 pub fn symbols(path: &Path) -> Symbols {
-    read(path).unwrap_or(Symbols::Unknown)
+    match sections(path) {
+        // SHT_SYMTAB = 2, named ".symtab".
+        Some(s) if s.iter().any(|x| x.kind == 2 && x.name == ".symtab") => Symbols::Full,
+        Some(_) => Symbols::DynamicOnly,
+        None => Symbols::Unknown,
+    }
 }
 
-fn read(path: &Path) -> Option<Symbols> {
+/// One section of an ELF file: its name, type (`sh_type`), and where its
+/// bytes are in the file.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Section {
+    pub name: String,
+    pub kind: u32,
+    pub offset: u64,
+    pub size: u64,
+}
+
+/// The section headers of a 64-bit little-endian ELF file; None for any
+/// other file.
+pub fn sections(path: &Path) -> Option<Vec<Section>> {
     let mut f = File::open(path).ok()?;
     let mut h = [0u8; 64];
     f.read_exact(&mut h).ok()?;
@@ -53,19 +71,34 @@ fn read(path: &Path) -> Option<Symbols> {
     let mut names = vec![0u8; str_size as usize];
     f.seek(SeekFrom::Start(str_off)).ok()?;
     f.read_exact(&mut names).ok()?;
-    let full = (0..shnum).any(|i| {
-        let s = sh(i);
-        // SHT_SYMTAB = 2, named ".symtab".
-        u32_at(s, 4) == 2 && {
-            let at = u32_at(s, 0) as usize;
-            names.get(at..).is_some_and(|n| n.starts_with(b".symtab\0"))
-        }
-    });
-    Some(if full {
-        Symbols::Full
-    } else {
-        Symbols::DynamicOnly
-    })
+    Some(
+        (0..shnum)
+            .map(|i| {
+                let s = sh(i);
+                let at = u32_at(s, 0) as usize;
+                let name = names
+                    .get(at..)
+                    .and_then(|n| n.split(|b| *b == 0).next())
+                    .map(|n| String::from_utf8_lossy(n).into_owned())
+                    .unwrap_or_default();
+                Section {
+                    name,
+                    kind: u32_at(s, 4) as u32,
+                    offset: u64_at(s, 0x18),
+                    size: u64_at(s, 0x20),
+                }
+            })
+            .collect(),
+    )
+}
+
+/// A section's bytes (at most `max`).
+pub fn section_bytes(path: &Path, s: &Section, max: u64) -> Option<Vec<u8>> {
+    let mut f = File::open(path).ok()?;
+    let mut b = vec![0u8; s.size.min(max) as usize];
+    f.seek(SeekFrom::Start(s.offset)).ok()?;
+    f.read_exact(&mut b).ok()?;
+    Some(b)
 }
 
 /// Why samples in `object` have no function name, and what fixes it.

@@ -417,7 +417,10 @@ fn internals_add_their_options_before_a_managed_servers_own_and_refuse_what_they
     let crate::db::spec::Access::Managed(m) = &p.targets[0].access else {
         panic!("managed")
     };
-    assert_eq!(m.args, ["-c", "shared_preload_libraries=pg_stat_statements"]);
+    assert_eq!(
+        m.args,
+        ["-c", "shared_preload_libraries=pg_stat_statements"]
+    );
     // Without [internals]: nothing added, PostgreSQL sampled every 100 ms.
     let p = parse(
         &format!("steps = [\"load\"]\n{TARGET}"),
