@@ -8,6 +8,8 @@ use std::collections::BTreeMap;
 
 use serde::{Deserialize, Serialize};
 
+use super::units::four_digits;
+
 /// The figure every statement has: how many times it ran.
 pub const CALLS: &str = "calls";
 
@@ -59,12 +61,12 @@ impl Statements {
                 let per_call = t
                     .iter()
                     .filter(|(k, _)| k.as_str() != CALLS)
-                    .map(|(k, v)| (k.clone(), round4(v / calls)))
+                    .map(|(k, v)| (k.clone(), four_digits(v / calls)))
                     .collect();
                 (
                     sql.clone(),
                     StatementFigures {
-                        calls_per_op: round4(calls / work),
+                        calls_per_op: four_digits(calls / work),
                         per_call,
                     },
                 )
@@ -90,14 +92,6 @@ pub struct StatementFigures {
     pub calls_per_op: f64,
     /// Each figure per call (`rows_examined`, `shared_blks_hit`, …).
     pub per_call: BTreeMap<String, f64>,
-}
-
-fn round4(x: f64) -> f64 {
-    if x == 0.0 || !x.is_finite() {
-        return x;
-    }
-    let scale = 10f64.powi(3 - x.abs().log10().floor() as i32);
-    (x * scale).round() / scale
 }
 
 #[cfg(test)]

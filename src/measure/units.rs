@@ -21,6 +21,16 @@ pub fn fmt_throughput(v: f64) -> String {
 
 /// A ratio of costs: two decimals, or two significant digits below 0.1
 /// (a cost that fell 250-fold is ×0.0040, not ×0.00).
+/// Four significant digits: per-row figures of a scan are tiny, and more
+/// digits than a window's counts resolve would only look precise.
+pub fn four_digits(x: f64) -> f64 {
+    if x == 0.0 || !x.is_finite() {
+        return x;
+    }
+    let scale = 10f64.powi(3 - x.abs().log10().floor() as i32);
+    (x * scale).round() / scale
+}
+
 pub fn fmt_ratio(r: f64) -> String {
     if r >= 0.1 || r == 0.0 {
         format!("{r:.2}")

@@ -7,6 +7,8 @@ use std::collections::BTreeMap;
 
 use serde::{Deserialize, Serialize};
 
+use super::units::four_digits;
+
 /// One wait event's total: how many waits and how long they took, in µs.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Serialize, Deserialize)]
 pub struct Wait {
@@ -59,8 +61,8 @@ impl Waits {
                 (
                     k.clone(),
                     Wait {
-                        count: round4(w.count / work),
-                        us: round4(w.us / work),
+                        count: four_digits(w.count / work),
+                        us: four_digits(w.us / work),
                     },
                 )
             })
@@ -68,7 +70,7 @@ impl Waits {
             .collect();
         Some(WaitsPerOp {
             source: self.source.clone(),
-            total_us: round4(self.events.values().map(|w| w.us).sum::<f64>() / work),
+            total_us: four_digits(self.events.values().map(|w| w.us).sum::<f64>() / work),
             per_op,
         })
     }
@@ -86,16 +88,6 @@ pub struct WaitsPerOp {
     pub total_us: f64,
     /// Per event: waits per operation and µs per operation.
     pub per_op: BTreeMap<String, Wait>,
-}
-
-/// Four significant digits: more than a window's counts resolve would
-/// only look precise.
-fn round4(x: f64) -> f64 {
-    if x == 0.0 || !x.is_finite() {
-        return x;
-    }
-    let scale = 10f64.powi(3 - x.abs().log10().floor() as i32);
-    (x * scale).round() / scale
 }
 
 #[cfg(test)]

@@ -3,6 +3,7 @@
 //! could not be measured and why. This is the one place a per-op cost is
 //! computed; the report only compares them.
 
+use crate::measure::units::four_digits;
 use std::collections::BTreeMap;
 
 use serde::{Deserialize, Serialize};
@@ -188,16 +189,6 @@ pub struct Scope {
     pub here: bool,
     /// The engine runs inside relbench (no server process).
     pub embedded: bool,
-}
-
-/// Four significant digits: per-row figures of a scan are tiny, and more
-/// digits than the sampler resolves would only look precise.
-fn four_digits(x: f64) -> f64 {
-    if x == 0.0 || !x.is_finite() {
-        return x;
-    }
-    let scale = 10f64.powi(3 - x.abs().log10().floor() as i32);
-    (x * scale).round() / scale
 }
 
 /// The benchmark's own CPU per op from its parts: the server's plus the

@@ -124,112 +124,72 @@ pub fn render(cs: &[Comparison]) -> String {
                     out.push_str(&block);
                 }
             }
-            plans(&mut out, r, ti);
-            waits(&mut out, r, ti);
-            statements(&mut out, r, ti);
-            profiles(&mut out, r, ti);
+            inside(&mut out, r, ti);
         }
     }
     out
 }
 
-/// The statements planned differently from the base, per step.
-fn plans(out: &mut String, r: &Report, ti: usize) {
-    let lines: Vec<String> = r
-        .rows
-        .iter()
-        .flat_map(|row| {
-            row.cells[ti]
-                .plans_differ
+/// What moved inside the engine against the base, per step: the plans
+/// that differ, the server's waits, what the statements did, and the
+/// profiles' functions and wait sites (none within sampling noise); a
+/// block each, a line per step.
+fn inside(out: &mut String, r: &Report, ti: usize) {
+    let line = |row: &crate::compare::Row, what: String| {
+        format!("{} c{}: {what}", row.title(), row.id.clients)
+    };
+    let blocks: [(&str, Vec<String>); 4] = [
+        (
+            "Plans that differ from the base",
+            r.rows
                 .iter()
-                .map(move |p| format!("{} c{}: {}", row.title(), row.id.clients, p.describe()))
-        })
-        .collect();
-    if !lines.is_empty() {
-        let _ = writeln!(out, "Plans that differ from the base:");
-        for l in lines {
-            let _ = writeln!(out, "{l}");
-        }
-        out.push('\n');
-    }
-}
-
-/// The statements' figures that moved against the base, per step.
-fn statements(out: &mut String, r: &Report, ti: usize) {
-    let lines: Vec<String> = r
-        .rows
-        .iter()
-        .flat_map(|row| {
-            let moved = row.cells[ti]
-                .server_statements
-                .as_ref()
-                .map_or(&[][..], |s| &s.moved[..]);
-            moved
+                .flat_map(|row| row.cells[ti].plans_differ.iter().map(move |p| (row, p)))
+                .map(|(row, p)| line(row, p.describe()))
+                .collect(),
+        ),
+        (
+            "Where the server waited",
+            r.rows
                 .iter()
-                .map(move |m| format!("{} c{}: {}", row.title(), row.id.clients, m.describe()))
-        })
-        .collect();
-    if !lines.is_empty() {
-        let _ = writeln!(out, "What the statements did differently:");
-        for l in lines {
-            let _ = writeln!(out, "{l}");
-        }
-        out.push('\n');
-    }
-}
-
-/// The server's waits that moved against the base, per step, with the
-/// share of an operation's change they account for.
-fn waits(out: &mut String, r: &Report, ti: usize) {
-    let lines: Vec<String> = r
-        .rows
-        .iter()
-        .filter_map(|row| {
-            let w = row.cells[ti]
-                .waits
-                .as_ref()
-                .filter(|w| !w.moved.is_empty())?;
-            let moved: Vec<String> = w.moved.iter().map(|m| m.describe()).collect();
-            let share = w.share_of_change.map_or(String::new(), |s| {
-                format!(" ({:.0}% of the change)", s * 100.0)
-            });
-            Some(format!(
-                "{} c{}: {}{share}",
-                row.title(),
-                row.id.clients,
-                moved.join(", ")
-            ))
-        })
-        .collect();
-    if !lines.is_empty() {
-        let _ = writeln!(out, "Where the server waited:");
-        for l in lines {
-            let _ = writeln!(out, "{l}");
-        }
-        out.push('\n');
-    }
-}
-
-/// The functions and wait sites that moved most against the base, per
-/// profiled step (none within sampling noise).
-fn profiles(out: &mut String, r: &Report, ti: usize) {
-    let mut lines = Vec::new();
-    for row in &r.rows {
-        let Some(p) = &row.cells[ti].profile else {
-            continue;
-        };
-        let parts = p.moved();
-        if !parts.is_empty() {
-            lines.push(format!(
-                "{} c{}: {}",
-                row.title(),
-                row.id.clients,
-                parts.join("; ")
-            ));
-        }
-    }
-    if !lines.is_empty() {
-        let _ = writeln!(out, "Where (profiles):");
+                .filter_map(|row| {
+                    let w = row.cells[ti]
+                        .waits
+                        .as_ref()
+                        .filter(|w| !w.moved.is_empty())?;
+                    let moved: Vec<String> = w.moved.iter().map(|m| m.describe()).collect();
+                    let share = w.share_of_change.map_or(String::new(), |s| {
+                        format!(" ({:.0}% of the change)", s * 100.0)
+                    });
+                    Some(line(row, format!("{}{share}", moved.join(", "))))
+                })
+                .collect(),
+        ),
+        (
+            "What the statements did differently",
+            r.rows
+                .iter()
+                .flat_map(|row| {
+                    let s = row.cells[ti].server_statements.as_ref();
+                    s.map_or(&[][..], |s| &s.moved[..])
+                        .iter()
+                        .map(move |m| (row, m))
+                })
+                .map(|(row, m)| line(row, m.describe()))
+                .collect(),
+        ),
+        (
+            "Where (profiles)",
+            r.rows
+                .iter()
+                .filter_map(|row| {
+                    let parts = row.cells[ti].profile.as_ref()?.moved();
+                    (!parts.is_empty()).then(|| line(row, parts.join("; ")))
+                })
+                .collect(),
+        ),
+    ];
+    for (title, lines) in blocks.into_iter().filter(|(_, l)| !l.is_empty()) {
+        let _ = writeln!(out, "{title}:");
         for l in lines {
             let _ = writeln!(out, "{l}");
         }

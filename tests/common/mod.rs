@@ -228,3 +228,13 @@ pub fn as_nobody(script: &str) -> bool {
         .unwrap()
         .success()
 }
+
+/// One plan-running test at a time in a test binary that takes it: two
+/// runs on two cores disturb each other's windows, which are then
+/// measured again (`[interference] retries`) — hardening.rs took 121 s
+/// two at a time and 52 s one at a time.
+static SERIAL: std::sync::Mutex<()> = std::sync::Mutex::new(());
+
+pub fn serial() -> std::sync::MutexGuard<'static, ()> {
+    SERIAL.lock().unwrap_or_else(|p| p.into_inner())
+}
