@@ -326,3 +326,56 @@ fn profiles_name_the_performance_schemas_functions_and_the_fetched_builds_symbol
         assert!(named.any(instrumentation), "{s}");
     }
 }
+
+/// MySQL 9.7 with the range optimizer given no memory: a list of a hundred
+/// ids is read by a scan of the whole table. Its plan differs from the
+/// default's (MySQL's JSON plans, version 2), and performance_schema says
+/// what each call of the prepared statement did: a hundred times the rows
+/// examined.
+#[test]
+fn a_mysql_statement_that_examines_the_whole_table_is_named_by_its_plan_and_rows() {
+    let Some(versions) = versions() else { return };
+    let dir = shared_tempdir();
+    let my = versions.join("mysql-9.7");
+    let text = format!(
+        "steps = [\"load\", \"random-points-100\"]\nclients = [1]\nseed = 1\n\
+         [scale]\ntables = 1\nrows = 10000\n[duration]\nwarmup = \"200ms\"\nread = \"1s\"\n\
+         [[target]]\nname = \"range\"\nengine = \"mysql\"\nbasedir = \"{my}\"\n\
+         [[target]]\nname = \"scan\"\nengine = \"mysql\"\nbasedir = \"{my}\"\n\
+         args = [\"--range-optimizer-max-mem-size=1\"]\n",
+        my = my.display()
+    );
+    let plan = write_plan(dir.path(), &text);
+    let out = dir.path().join("out");
+    run_quiet(&plan, &out).assert().success();
+    let report = read_json(&out.join("report.json"));
+    let row = report_row(&report, "random-points-100");
+    let c = &row["cells"][1];
+    let d = &c["plans_differ"][0];
+    assert_eq!(
+        d["base_shape"], "sbtest1: index_range_scan on PRIMARY",
+        "{d}"
+    );
+    assert_eq!(d["shape"], "sbtest1: table", "{d}");
+    let m = &c["server_statements"]["moved"];
+    let rows = m
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|x| x["figure"] == "rows_examined")
+        .unwrap_or_else(|| panic!("{}", c["server_statements"]));
+    assert!(
+        rows["sql"]
+            .as_str()
+            .unwrap()
+            .starts_with("SELECT c FROM sbtest1 WHERE id IN (?,"),
+        "{rows}"
+    );
+    assert_eq!(rows["base"], 100.0, "{rows}");
+    assert!(rows["value"].as_f64().unwrap() >= 9000.0, "{rows}");
+    let txt = std::fs::read_to_string(out.join("report.txt")).unwrap();
+    assert!(
+        txt.contains("WHERE id IN (?, ?, … 100 values): rows_examined/call 100 → 10000"),
+        "{txt}"
+    );
+}

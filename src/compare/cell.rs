@@ -175,7 +175,8 @@ impl PlanDiff {
     /// `SELECT c FROM sbtest1 WHERE id=$1: Index Scan using sbtest1_pkey
     /// on sbtest1 → Seq Scan on sbtest1`.
     pub fn describe(&self) -> String {
-        format!("{}: {} → {}", self.sql, self.base_shape, self.shape)
+        let sql = crate::measure::plans::short_sql(&self.sql);
+        format!("{sql}: {} → {}", self.base_shape, self.shape)
     }
 }
 

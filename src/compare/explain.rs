@@ -281,19 +281,19 @@ fn cause(relative: f64, c: &Cell, base: &Cell) -> (String, Vec<Cost>) {
         };
     }
     // The server's own account of its waits, when they account for most
-    // of the change in an operation's time, is the cause: it names what
-    // the switches and writes only point to.
-    if let Some(w) = c.waits.as_ref().and_then(|w| w.leading()) {
-        let costs = match moved.0.is_empty() {
-            true => String::new(),
-            false => format!("{}: ", Moved::text(&moved.0)),
-        };
-        let mut kinds = moved.kinds();
+    // of the change in an operation's time, is the cause (unless the CPU,
+    // saturated, predicts the rate): it names what the switches and
+    // writes only point to.
+    let waits_lead = c.waits.as_ref().and_then(|w| w.leading());
+    let with_waits = |mut kinds: Vec<Cost>| {
         kinds.push(Cost::OwnVcs);
-        return (with(format!("{costs}{w}")), kinds);
-    }
+        kinds
+    };
     if moved.0.is_empty() {
-        return (with(nothing_moved(worse, b, &measured)), Vec::new());
+        return match waits_lead {
+            Some(w) => (with(w), with_waits(Vec::new())),
+            None => (with(nothing_moved(worse, b, &measured)), Vec::new()),
+        };
     }
     // Waiting is the voluntary switches where they are measured apart
     // (results from before hold the sum only).
@@ -302,15 +302,23 @@ fn cause(relative: f64, c: &Cell, base: &Cell) -> (String, Vec<Cost>) {
     } else {
         Cost::OwnCs
     };
-    let why = match cpu_predicts(&moved, b, relative, worse, waits) {
-        Some(why) => why,
-        None => format!(
-            "{}: {}",
-            Moved::text(&moved.0),
-            the_cause(&moved, worse, b, waits)
+    if let Some(why) = cpu_predicts(&moved, b, relative, worse, waits) {
+        return (with(why), moved.kinds());
+    }
+    match waits_lead {
+        Some(w) => (
+            with(format!("{}: {w}", Moved::text(&moved.0))),
+            with_waits(moved.kinds()),
         ),
-    };
-    (with(why), moved.kinds())
+        None => (
+            with(format!(
+                "{}: {}",
+                Moved::text(&moved.0),
+                the_cause(&moved, worse, b, waits)
+            )),
+            moved.kinds(),
+        ),
+    }
 }
 
 /// The costs per operation that moved the way the throughput did (or

@@ -133,7 +133,7 @@ impl StatementMove {
         };
         format!(
             "{}: {}/call {} → {}{ratio}",
-            self.sql,
+            crate::measure::plans::short_sql(&self.sql),
             self.figure,
             super::waits::fmt_us(self.base),
             super::waits::fmt_us(self.value)

@@ -130,8 +130,14 @@ pub fn compare(
             .then(a.name.cmp(&b.name))
     });
     let change = t - b;
-    c.share_of_change = (change.abs() >= floor && !moved.is_empty()).then(|| {
-        let waits: f64 = moved.iter().map(|m| m.us - m.base_us).sum();
+    // A table's "waits" are the storage engine's row calls, time on CPU:
+    // listed, but no share of waiting.
+    let waited: Vec<&WaitMove> = moved
+        .iter()
+        .filter(|m| !kind_of(&m.name).is_cpu())
+        .collect();
+    c.share_of_change = (change.abs() >= floor && !waited.is_empty()).then(|| {
+        let waits: f64 = waited.iter().map(|m| m.us - m.base_us).sum();
         waits / change
     });
     c.moved = moved;
@@ -145,18 +151,23 @@ impl CellWaits {
         if self.share_of_change? < LEADS {
             return None;
         }
-        let grew = self.moved.first().is_some_and(|m| m.us > m.base_us);
-        let named: Vec<String> = self
+        let waited: Vec<&WaitMove> = self
             .moved
+            .iter()
+            .filter(|m| !kind_of(&m.name).is_cpu())
+            .collect();
+        let grew = waited.first()?.us > waited[0].base_us;
+        let named: Vec<String> = waited
             .iter()
             .filter(|m| (m.us > m.base_us) == grew)
             .take(NAMED)
-            .map(WaitMove::describe)
+            .map(|m| m.describe())
             .collect();
-        let kind = kind_of(&self.moved[0].name);
+        let kind = kind_of(&waited[0].name);
         Some(format!(
-            "{} time in the server's waits ({kind}): {}",
+            "{} time in the server's waits ({}): {}",
             if grew { "more" } else { "less" },
+            kind.words(),
             named.join(", ")
         ))
     }
@@ -193,22 +204,57 @@ pub fn fmt_us(x: f64) -> String {
     }
 }
 
+/// What kind of wait an event is.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum WaitKind {
+    Log,
+    FileIo,
+    Latch,
+    Lock,
+    Network,
+    /// The storage engine's row calls (MySQL's `wait/io/table`): time on
+    /// CPU, timed as a wait.
+    Rows,
+    Other,
+}
+
+impl WaitKind {
+    pub fn words(self) -> &'static str {
+        match self {
+            WaitKind::Log => "the log's writes and syncs",
+            WaitKind::FileIo => "file IO",
+            WaitKind::Latch => "mutex and latch contention",
+            WaitKind::Lock => "lock waits",
+            WaitKind::Network => "the network",
+            WaitKind::Rows => "the storage engine's row calls",
+            WaitKind::Other => "other waits",
+        }
+    }
+
+    /// Whether its time is spent on CPU, not waiting.
+    pub fn is_cpu(self) -> bool {
+        self == WaitKind::Rows
+    }
+}
+
 /// What kind of wait an event is, by the names MySQL, MariaDB and
 /// PostgreSQL give them.
-pub fn kind_of(name: &str) -> &'static str {
+pub fn kind_of(name: &str) -> WaitKind {
     let n = name.to_ascii_lowercase();
     if n.contains("wal") || n.contains("binlog") || n.contains("log_file") || n.contains("redo") {
-        "the log's writes and syncs"
+        WaitKind::Log
+    } else if n.starts_with("wait/io/table") {
+        WaitKind::Rows
     } else if n.starts_with("wait/io/file") || n.starts_with("io:") {
-        "file IO"
+        WaitKind::FileIo
     } else if n.starts_with("wait/synch") || n.starts_with("lwlock:") {
-        "mutex and latch contention"
+        WaitKind::Latch
     } else if n.starts_with("wait/lock") || n.starts_with("lock:") {
-        "lock waits"
+        WaitKind::Lock
     } else if n.contains("socket") || n.starts_with("client:") {
-        "the network"
+        WaitKind::Network
     } else {
-        "other waits"
+        WaitKind::Other
     }
 }
 

@@ -86,12 +86,28 @@ fn pg_node(n: &Value) -> String {
 fn mysql_walk(v: &Value, parts: &mut Vec<String>) {
     match v {
         Value::Object(m) => {
-            if let Some(t) = m.get("table_name").and_then(Value::as_str) {
-                let access = m.get("access_type").and_then(Value::as_str).unwrap_or("?");
-                parts.push(match m.get("key").and_then(Value::as_str) {
+            let s = |k: &str| m.get(k).and_then(Value::as_str);
+            // Version 1 (MySQL 5.6 to 8, MariaDB): `access_type` and `key`;
+            // version 2 (MySQL 8.3 on): `index_access_type` and
+            // `index_name` under `access_type` "index", and the other
+            // operations as nodes of their own.
+            if let Some(t) = s("table_name") {
+                let access = s("index_access_type").or(s("access_type")).unwrap_or("?");
+                parts.push(match s("key").or(s("index_name")) {
                     Some(k) => format!("{t}: {access} on {k}"),
                     None => format!("{t}: {access}"),
                 });
+            } else if let Some(op) = s("access_type").filter(|a| {
+                [
+                    "sort",
+                    "temp_table_aggregate",
+                    "materialize",
+                    "aggregate",
+                    "window",
+                ]
+                .contains(a)
+            }) {
+                parts.push(op.replace('_', " "));
             }
             for (flag, what) in [
                 ("using_filesort", "filesort"),
@@ -118,6 +134,36 @@ fn mysql_walk(v: &Value, parts: &mut Vec<String>) {
     }
 }
 
+/// A statement as a sentence shows it: a list of placeholders in
+/// parentheses (`IN (?,?,…)`, `VALUES ($1,$2,…)`) said by its length.
+pub fn short_sql(sql: &str) -> String {
+    let mut out = String::with_capacity(sql.len().min(200));
+    let mut rest = sql;
+    while let Some(open) = rest.find('(') {
+        out.push_str(&rest[..=open]);
+        rest = &rest[open + 1..];
+        let Some(close) = rest.find(')') else { break };
+        let inner = &rest[..close];
+        let items: Vec<&str> = inner.split(',').map(str::trim).collect();
+        let placeholder = |x: &str| {
+            x == "?"
+                || x.strip_prefix('$')
+                    .is_some_and(|n| !n.is_empty() && n.bytes().all(|b| b.is_ascii_digit()))
+        };
+        if items.len() > 4 && items.iter().all(|x| placeholder(x)) {
+            out.push_str(&format!(
+                "{}, {}, … {} values",
+                items[0],
+                items[1],
+                items.len()
+            ));
+            rest = &rest[close..];
+        }
+    }
+    out.push_str(rest);
+    out
+}
+
 /// The plans of `mine` whose shape differs from `base`'s plan of the
 /// same statement: (statement, base's shape, this shape).
 pub fn differing<'a>(
@@ -138,6 +184,24 @@ pub fn differing<'a>(
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn long_lists_of_placeholders_are_said_by_their_length() {
+        let q = format!(
+            "SELECT c FROM t WHERE id IN ({}) AND k=?",
+            vec!["?"; 100].join(",")
+        );
+        assert_eq!(
+            short_sql(&q),
+            "SELECT c FROM t WHERE id IN (?, ?, … 100 values) AND k=?"
+        );
+        let pg = "INSERT INTO t VALUES ($1,$2,$3,$4,$5,$6), (x)";
+        assert_eq!(
+            short_sql(pg),
+            "INSERT INTO t VALUES ($1, $2, … 6 values), (x)"
+        );
+        assert_eq!(short_sql("SELECT f(a, b) FROM t"), "SELECT f(a, b) FROM t");
+    }
 
     #[test]
     fn postgres_plans_keep_their_nodes_and_indexes_not_their_costs() {
@@ -164,6 +228,11 @@ mod tests {
         let f = PlanFormat::MysqlJson;
         assert_eq!(shape(f, range), "filesort, sbtest1: range on k_1");
         assert_eq!(shape(f, all), "sbtest1: ALL");
+        // MySQL 9's version 2.
+        let v2 = r#"{"query_plan": {"access_type": "sort", "inputs": [{"access_type": "filter",
+            "inputs": [{"table_name": "sbtest1", "access_type": "index", "index_name": "PRIMARY",
+            "index_access_type": "index_range_scan", "estimated_rows": 100.0}]}]}}"#;
+        assert_eq!(shape(f, v2), "sort, sbtest1: index_range_scan on PRIMARY");
         let p = |sql: &str, shape: &str| StatementPlan {
             sql: sql.into(),
             shape: shape.into(),

@@ -6,6 +6,7 @@
 
 use super::*;
 use crate::compare::waits::{fmt_us, kind_of};
+use crate::measure::plans::short_sql;
 
 const INTRO: &str = "The server's own account of where its threads waited over each measured window, per \
     operation (medians over the repeats). MySQL and MariaDB: performance_schema's totals at the window's edges — \
@@ -67,7 +68,7 @@ fn moved(r: &Report) -> Option<Table> {
                     Text::plain(r.targets[ti].name.clone()),
                     Text::plain(r.targets[r.base_of[ti]].name.clone()),
                     Text::plain(m.name.clone()),
-                    Text::plain(kind_of(&m.name)),
+                    Text::plain(kind_of(&m.name).words()),
                     Text::plain(fmt_us(m.base_us)),
                     Text::plain(fmt_us(m.us)),
                     Text::plain(
@@ -135,7 +136,7 @@ pub(super) fn plans(doc: &mut Vec<Block>, r: &Report) {
                         "{} c{}: {name} against {base}: {}",
                         row.title(),
                         row.id.clients,
-                        p.sql
+                        short_sql(&p.sql)
                     ),
                     facts: vec![
                         (format!("{base} (base)"), p.base_shape.clone()),
@@ -190,14 +191,14 @@ pub(super) fn statements(doc: &mut Vec<Block>, r: &Report) {
                     .map(|(k, v)| format!("{k} {}", fmt_us(*v)))
                     .collect();
                 rows.push(lead(vec![
-                    Text::plain(sql.clone()),
+                    Text::plain(short_sql(sql)),
                     Text::plain(figures.join(", ")),
                     Text::plain(fmt_us(f.calls_per_op)),
                 ]));
             }
             for m in &s.moved {
                 moved.push(lead(vec![
-                    Text::plain(m.sql.clone()),
+                    Text::plain(short_sql(&m.sql)),
                     Text::plain(m.figure.clone()),
                     Text::plain(fmt_us(m.base)),
                     Text::plain(fmt_us(m.value)),
