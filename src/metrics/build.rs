@@ -16,6 +16,11 @@ pub fn provenance(pid: u32) -> BTreeMap<String, String> {
     let Ok(exe) = std::fs::read_link(format!("/proc/{pid}/exe")) else {
         return f;
     };
+    // A build run through its own dynamic loader (a newer glibc's, as
+    // examples/get-versions.sh runs Debian unstable's MySQL): the program
+    // is the loader's first argument that is not one of its options.
+    let cmdline = std::fs::read(format!("/proc/{pid}/cmdline")).unwrap_or_default();
+    let exe = program_of(&exe, &cmdline).unwrap_or(exe);
     f.insert("relbench.build.binary".into(), exe.display().to_string());
     if let Ok(m) = std::fs::metadata(&exe) {
         f.insert("relbench.build.bytes".into(), m.len().to_string());
@@ -25,6 +30,36 @@ pub fn provenance(pid: u32) -> BTreeMap<String, String> {
         f.insert("relbench.malloc_in_use".into(), malloc_in(&maps));
     }
     f
+}
+
+/// The program a dynamic loader (`ld-linux-x86-64.so.2 [OPTIONS] PROGRAM
+/// …`) runs, from the process's NUL-separated command line; None when
+/// `exe` is no loader.
+fn program_of(exe: &Path, cmdline: &[u8]) -> Option<std::path::PathBuf> {
+    let name = exe.file_name()?.to_str()?;
+    if !(name.starts_with("ld-linux") || name.starts_with("ld.so") || name.starts_with("ld64.so")) {
+        return None;
+    }
+    let args: Vec<&[u8]> = cmdline
+        .split(|b| *b == 0)
+        .filter(|a| !a.is_empty())
+        .collect();
+    let mut i = 1;
+    while let Some(a) = args.get(i) {
+        match *a {
+            // The loader's options that take a value.
+            b"--library-path" | b"--preload" | b"--argv0" | b"--audit" | b"--inhibit-rpath" => {
+                i += 2
+            }
+            a if a.starts_with(b"--") => i += 1,
+            a => {
+                return Some(std::path::PathBuf::from(
+                    String::from_utf8_lossy(a).into_owned(),
+                ))
+            }
+        }
+    }
+    None
 }
 
 /// What an ELF file says of its build: code size, build id, compiler.
@@ -109,6 +144,14 @@ mod tests {
         let me = provenance(std::process::id());
         assert_eq!(me["relbench.malloc_in_use"], "glibc malloc", "{me:?}");
         assert!(me.contains_key("relbench.build.bytes"), "{me:?}");
+    }
+
+    #[test]
+    fn a_program_run_through_its_own_loader_is_the_program() {
+        let ld = Path::new("/x/usr/lib/x86_64-linux-gnu/ld-linux-x86-64.so.2");
+        let cmd = b"/x/ld-linux-x86-64.so.2\0--library-path\0/x/lib\0--argv0\0/x/mysqld\0/x/usr/sbin/mysqld\0--port=1\0";
+        assert_eq!(program_of(ld, cmd), Some("/x/usr/sbin/mysqld".into()));
+        assert_eq!(program_of(Path::new("/usr/sbin/mariadbd"), cmd), None);
     }
 
     #[test]

@@ -496,19 +496,28 @@ impl Driver for MysqlDriver {
     fn counters(&self) -> Option<anyhow::Result<Counters>> {
         Some((|| {
             let mut w = self.admin()?;
-            let rows = w.query_text("SHOW GLOBAL STATUS")?;
-            // After the status: the query of the waits is the next
+            let mut values = numeric(w.query_text("SHOW GLOBAL STATUS")?);
+            // After the status, each query here is one of the next
             // reading's Com_select, which server_count takes out.
+            // InnoDB's own counters, those enabled (innodb_monitor_enable).
+            let mut source = "SHOW GLOBAL STATUS".to_string();
+            if let Ok(rows) = w.query_text(
+                "SELECT CONCAT('innodb_metrics.', NAME), COUNT \
+                 FROM information_schema.INNODB_METRICS WHERE STATUS = 'enabled'",
+            ) {
+                values.extend(numeric(rows));
+                source += ", information_schema.INNODB_METRICS";
+            }
             let waits = performance_schema_waits(&mut w, &self.opts.user);
             let statements = match &waits {
                 Ok(_) => digests(&mut w),
                 Err(why) => Err(why.clone()),
             };
             Ok(Counters {
-                source: "SHOW GLOBAL STATUS".into(),
-                values: numeric(rows),
-                // The waits' query, then the statements' two.
-                trailing_statements: if waits.is_ok() { 3.0 } else { 1.0 },
+                source,
+                values,
+                // InnoDB's metrics, the waits', then the statements' two.
+                trailing_statements: if waits.is_ok() { 4.0 } else { 2.0 },
                 waits: Some(waits),
                 statements: Some(statements),
             })
