@@ -10,6 +10,7 @@ use serde::Serialize;
 
 use crate::measure::statements::{StatementFigures, StatementsPerCall};
 use crate::measure::stats::median;
+use crate::measure::units::fmt_us;
 use crate::results::StepResult;
 
 /// A cell's statements, by the server's own accounting.
@@ -135,8 +136,8 @@ impl StatementMove {
             "{}: {}/call {} → {}{ratio}",
             crate::measure::plans::short_sql(&self.sql),
             self.figure,
-            super::waits::fmt_us(self.base),
-            super::waits::fmt_us(self.value)
+            fmt_us(self.base),
+            fmt_us(self.value)
         )
     }
 }

@@ -9,6 +9,7 @@ use std::collections::BTreeMap;
 use serde::Serialize;
 
 use crate::measure::stats::median;
+use crate::measure::units::fmt_us;
 use crate::results::StepResult;
 
 /// A cell's waits per operation, by the server's own accounting.
@@ -40,6 +41,8 @@ pub struct WaitFigure {
 #[derive(Debug, Clone, Serialize, PartialEq)]
 pub struct WaitMove {
     pub name: String,
+    /// What kind of wait it is (its name says).
+    pub kind: WaitKind,
     pub base_us: f64,
     pub us: f64,
     /// Target ÷ base; `None` when the base never waited on it.
@@ -116,6 +119,7 @@ pub fn compare(
             let base_us = base.per_op.get(n).map_or(0.0, |w| w.us);
             let factor = us.max(base_us) / us.min(base_us).max(1e-9);
             ((us - base_us).abs() >= floor && factor >= FACTOR).then(|| WaitMove {
+                kind: kind_of(n),
                 name: n.clone(),
                 base_us,
                 us,
@@ -132,10 +136,7 @@ pub fn compare(
     let change = t - b;
     // A table's "waits" are the storage engine's row calls, time on CPU:
     // listed, but no share of waiting.
-    let waited: Vec<&WaitMove> = moved
-        .iter()
-        .filter(|m| !kind_of(&m.name).is_cpu())
-        .collect();
+    let waited: Vec<&WaitMove> = moved.iter().filter(|m| !m.kind.is_cpu()).collect();
     c.share_of_change = (change.abs() >= floor && !waited.is_empty()).then(|| {
         let waits: f64 = waited.iter().map(|m| m.us - m.base_us).sum();
         waits / change
@@ -151,11 +152,7 @@ impl CellWaits {
         if self.share_of_change? < LEADS {
             return None;
         }
-        let waited: Vec<&WaitMove> = self
-            .moved
-            .iter()
-            .filter(|m| !kind_of(&m.name).is_cpu())
-            .collect();
+        let waited: Vec<&WaitMove> = self.moved.iter().filter(|m| !m.kind.is_cpu()).collect();
         let grew = waited.first()?.us > waited[0].base_us;
         let named: Vec<String> = waited
             .iter()
@@ -163,11 +160,10 @@ impl CellWaits {
             .take(NAMED)
             .map(|m| m.describe())
             .collect();
-        let kind = kind_of(&waited[0].name);
         Some(format!(
             "{} time in the server's waits ({}): {}",
             if grew { "more" } else { "less" },
-            kind.words(),
+            waited[0].kind.words(),
             named.join(", ")
         ))
     }
@@ -189,23 +185,9 @@ impl WaitMove {
     }
 }
 
-/// Three significant digits, as the costs are printed.
-pub fn fmt_us(x: f64) -> String {
-    if x == 0.0 {
-        "0".into()
-    } else if x >= 100.0 {
-        format!("{x:.0}")
-    } else if x >= 10.0 {
-        format!("{x:.1}")
-    } else if x >= 1.0 {
-        format!("{x:.2}")
-    } else {
-        format!("{x:.3}")
-    }
-}
-
 /// What kind of wait an event is.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "snake_case")]
 pub enum WaitKind {
     Log,
     FileIo,

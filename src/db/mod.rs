@@ -427,8 +427,8 @@ pub struct Counters {
     /// MariaDB's digests, PostgreSQL's pg_stat_statements), or why not.
     pub statements: Option<Result<crate::measure::statements::Statements, String>>,
     /// Statements relbench sent after reading `values` in this reading
-    /// (the query of the waits): counted by the server in the next
-    /// reading's values, not the benchmark's.
+    /// (its queries of the engine's accounting): counted by the server in
+    /// the next reading's values, not the benchmark's.
     pub trailing_statements: f64,
 }
 
@@ -519,9 +519,6 @@ pub trait Driver: Send + Sync {
     fn table_options(&self) -> String {
         String::new()
     }
-    /// The engine's own counters now (`SHOW GLOBAL STATUS`, `pg_stat_*`),
-    /// numeric values only, with where they come from; `None` for an engine
-    /// that keeps none.
     /// What the server counted of relbench's own work between two
     /// readings of [`Driver::counters`] (`transactional`: the workload's
     /// events are explicit transactions); `None` where no counter says.
@@ -533,7 +530,12 @@ pub trait Driver: Send + Sync {
     ) -> Option<ServerCount> {
         None
     }
-    fn counters(&self) -> Option<anyhow::Result<Counters>> {
+    /// The engine's own counters now (`SHOW GLOBAL STATUS`, `pg_stat_*`),
+    /// numeric values only, with where they come from; `None` for an engine
+    /// that keeps none. With `internals` (a measured window's edges), its
+    /// accounting of waits and statements too: the step's edges, which
+    /// only need the counters, never pay for those queries.
+    fn counters(&self, _internals: bool) -> Option<anyhow::Result<Counters>> {
         None
     }
     /// Samples where the benchmark's connections wait, from the window's

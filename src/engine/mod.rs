@@ -280,7 +280,7 @@ fn coordinate(
     // its last one at its end: every window has both.
     let mut sampler: Option<metrics::Sampler> = None;
     let mut sampled = None;
-    let read_counters = || spec.driver.counters().and_then(Result::ok);
+    let read_counters = || spec.driver.counters(true).and_then(Result::ok);
     let mut first_counters = None;
     let mut counters = None;
     // Set once the window's last reading is taken (or the measured

@@ -19,6 +19,9 @@ pub const CALLS: &str = "calls";
 pub struct Statements {
     pub source: String,
     pub by: BTreeMap<String, BTreeMap<String, f64>>,
+    /// What to do when a window's statements were counted by none of it:
+    /// the engine's own reasons.
+    pub if_none: &'static str,
 }
 
 impl Statements {
@@ -44,6 +47,7 @@ impl Statements {
         Statements {
             source: self.source.clone(),
             by,
+            if_none: self.if_none,
         }
     }
 
@@ -110,6 +114,7 @@ mod tests {
                     )
                 })
                 .collect(),
+            if_none: "",
         }
     }
 

@@ -31,6 +31,21 @@ pub fn four_digits(x: f64) -> f64 {
     (x * scale).round() / scale
 }
 
+/// A figure per operation or per call, to three significant digits.
+pub fn fmt_us(x: f64) -> String {
+    if x == 0.0 {
+        "0".into()
+    } else if x >= 100.0 {
+        format!("{x:.0}")
+    } else if x >= 10.0 {
+        format!("{x:.1}")
+    } else if x >= 1.0 {
+        format!("{x:.2}")
+    } else {
+        format!("{x:.3}")
+    }
+}
+
 pub fn fmt_ratio(r: f64) -> String {
     if r >= 0.1 || r == 0.0 {
         format!("{r:.2}")

@@ -274,9 +274,8 @@ pub fn recorded(root: &Path) -> BTreeMap<String, String> {
         .collect()
 }
 
-/// The compared facts that differ between two hosts' records, in words
-/// (`governor: performance here, powersave there`), a fact one of them
-/// did not record left out.
+/// The compared facts that differ between two hosts' records: (fact,
+/// `a`'s value, `b`'s value), a fact one of them did not record left out.
 pub fn differences(
     a: &BTreeMap<String, String>,
     b: &BTreeMap<String, String>,

@@ -96,7 +96,7 @@ pub(super) fn measure_step<'a>(
     let label = e.label();
     let mut r = blank_result(e);
     let db_size_before = cx.db.data_size();
-    let before = cx.db.counters();
+    let before = cx.db.counters(false);
     let done = match &e.work {
         Work::Load {
             tables,
@@ -148,7 +148,7 @@ pub(super) fn measure_step<'a>(
             .then(|| j.why().unwrap_or_default().to_string());
         r.profile = Some(Box::new(p));
     }
-    match (before, cx.db.counters()) {
+    match (before, cx.db.counters(false)) {
         (None, _) | (_, None) => {
             r.notes.insert(
                 "counters".into(),
@@ -395,34 +395,25 @@ fn run_workload<'a>(
             ..crate::results::ShareStep::new(share, e.id.at.clients)
         });
     }
-    let waits = window_waits(&m.window_counters, sampled_waits);
-    let statements = window_statements(&m.window_counters);
+    // Where the server waited: sampled over the window (PostgreSQL), or
+    // the growth of its own totals between the window's edges.
+    let waits = match sampled_waits {
+        Some(s) => Some(s.map_err(|e| format!("{e:#}"))),
+        None => growth(&m.window_counters, |c| &c.waits, |a, b| a.since(b)),
+    };
+    let statements = growth(&m.window_counters, |c| &c.statements, |a, b| a.since(b)).map(|s| {
+        s.and_then(|s| match s.by.is_empty() {
+            true => Err(format!(
+                "{} counted none of the step's statements ({})",
+                s.source, s.if_none
+            )),
+            false => Ok(s),
+        })
+    });
     let work = figures(r, m.merged, m.secs, m.aborted, run, e);
-    match waits {
-        Some(Ok(w)) => r.metrics.waits = w.per_op(work),
-        Some(Err(why)) => {
-            r.notes
-                .insert("waits".into(), format!("not measured: {why}"));
-        }
-        None => {}
-    }
-    match statements {
-        Some(Ok(s)) if s.by.is_empty() => {
-            r.notes.insert(
-                "statements".into(),
-                format!(
-                    "not measured: {} counted none of the step's statements",
-                    s.source
-                ),
-            );
-        }
-        Some(Ok(s)) => r.metrics.statements = s.per_call(work),
-        Some(Err(why)) => {
-            r.notes
-                .insert("statements".into(), format!("not measured: {why}"));
-        }
-        None => {}
-    }
+    r.metrics.waits = kept(&mut r.notes, "waits", waits).and_then(|w| w.per_op(work));
+    r.metrics.statements =
+        kept(&mut r.notes, "statements", statements).and_then(|s| s.per_call(work));
     Ok(Done {
         sampled: m.sampled,
         profiler,
@@ -435,34 +426,34 @@ fn run_workload<'a>(
     })
 }
 
-/// Where the server waited over the window: the growth of its own totals
-/// between the window's edges (performance_schema), or what the sampler
-/// saw (PostgreSQL); why not, when not; `None` for an engine without.
-fn window_waits(
+/// What grew between a window's two readings of one of the engine's
+/// accounts (`pick`), or why it could not be read; `None` for an engine
+/// that keeps none.
+fn growth<T>(
     counters: &Option<(crate::db::Counters, crate::db::Counters)>,
-    sampled: Option<anyhow::Result<crate::measure::waits::Waits>>,
-) -> Option<Result<crate::measure::waits::Waits, String>> {
-    if let Some(s) = sampled {
-        return Some(s.map_err(|e| format!("{e:#}")));
-    }
+    pick: impl Fn(&crate::db::Counters) -> &Option<Result<T, String>>,
+    since: impl Fn(&T, &T) -> T,
+) -> Option<Result<T, String>> {
     let (before, after) = counters.as_ref()?;
-    match (&before.waits, &after.waits) {
-        (Some(Ok(b)), Some(Ok(a))) => Some(Ok(a.since(b))),
+    match (pick(before), pick(after)) {
+        (Some(Ok(b)), Some(Ok(a))) => Some(Ok(since(a, b))),
         (Some(Err(why)), _) | (_, Some(Err(why))) => Some(Err(why.clone())),
         _ => None,
     }
 }
 
-/// What each statement did over the window: the growth of the server's
-/// totals between the window's edges; why not, when not.
-fn window_statements(
-    counters: &Option<(crate::db::Counters, crate::db::Counters)>,
-) -> Option<Result<crate::measure::statements::Statements, String>> {
-    let (before, after) = counters.as_ref()?;
-    match (&before.statements, &after.statements) {
-        (Some(Ok(b)), Some(Ok(a))) => Some(Ok(a.since(b))),
-        (Some(Err(why)), _) | (_, Some(Err(why))) => Some(Err(why.clone())),
-        _ => None,
+/// What was measured, or a note saying why `what` was not.
+fn kept<T>(
+    notes: &mut BTreeMap<String, String>,
+    what: &str,
+    got: Option<Result<T, String>>,
+) -> Option<T> {
+    match got? {
+        Ok(x) => Some(x),
+        Err(why) => {
+            notes.insert(what.into(), format!("not measured: {why}"));
+            None
+        }
     }
 }
 

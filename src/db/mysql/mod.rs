@@ -156,7 +156,9 @@ fn performance_schema_waits(w: &mut WireConn, user: &str) -> Result<Waits, Strin
              FROM performance_schema.events_waits_summary_global_by_event_name \
              WHERE COUNT_STAR > 0 AND EVENT_NAME LIKE 'wait/io/file/%'"
         ))
-        .map_err(|e| format!("performance_schema not readable: {e}"))?;
+        .map_err(|e| {
+            format!("performance_schema not readable ({e}): grant SELECT on performance_schema.* to the plan's user")
+        })?;
     let events: BTreeMap<String, Wait> = rows
         .into_iter()
         .filter_map(|r| {
@@ -224,7 +226,9 @@ fn digests(w: &mut WireConn) -> Result<Statements, String> {
              AND DIGEST_TEXT NOT LIKE '%performance_schema%'",
             cols.join(", ")
         ))
-        .map_err(|e| format!("performance_schema's digests not readable: {e}"))?;
+        .map_err(|e| {
+            format!("performance_schema's digests not readable ({e}): grant SELECT on performance_schema.* to the plan's user")
+        })?;
     let mut by: BTreeMap<String, BTreeMap<String, f64>> = BTreeMap::new();
     for (sql, figures) in rows.into_iter().chain(prepared).filter_map(|r| {
         let sql = r.first()?.clone()?;
@@ -248,6 +252,9 @@ fn digests(w: &mut WireConn) -> Result<Statements, String> {
         source: "performance_schema: events_statements_summary_by_digest and prepared_statements_instances"
             .into(),
         by,
+        if_none: "MariaDB counts no executions of prepared statements: `plain = true` on the step \
+                  sends them as text; MySQL counts them with performance_schema's statement \
+                  instruments and its statements_digest consumer on",
     })
 }
 
@@ -493,7 +500,7 @@ impl Driver for MysqlDriver {
         })
     }
 
-    fn counters(&self) -> Option<anyhow::Result<Counters>> {
+    fn counters(&self, internals: bool) -> Option<anyhow::Result<Counters>> {
         Some((|| {
             let mut w = self.admin()?;
             let mut values = numeric(w.query_text("SHOW GLOBAL STATUS")?);
@@ -508,18 +515,23 @@ impl Driver for MysqlDriver {
                 values.extend(numeric(rows));
                 source += ", information_schema.INNODB_METRICS";
             }
-            let waits = performance_schema_waits(&mut w, &self.opts.user);
-            let statements = match &waits {
-                Ok(_) => digests(&mut w),
-                Err(why) => Err(why.clone()),
+            let (waits, statements, trailing) = if internals {
+                let waits = performance_schema_waits(&mut w, &self.opts.user);
+                let (statements, n) = match &waits {
+                    // The waits', then the statements' two.
+                    Ok(_) => (digests(&mut w), 4.0),
+                    Err(why) => (Err(why.clone()), 2.0),
+                };
+                (Some(waits), Some(statements), n)
+            } else {
+                (None, None, 1.0)
             };
             Ok(Counters {
                 source,
                 values,
-                // InnoDB's metrics, the waits', then the statements' two.
-                trailing_statements: if waits.is_ok() { 4.0 } else { 2.0 },
-                waits: Some(waits),
-                statements: Some(statements),
+                trailing_statements: trailing,
+                waits,
+                statements,
             })
         })())
     }

@@ -232,7 +232,7 @@ impl Driver for PgDriver {
             })
     }
 
-    fn counters(&self) -> Option<anyhow::Result<Counters>> {
+    fn counters(&self, internals: bool) -> Option<anyhow::Result<Counters>> {
         Some((|| {
             let mut w = self.admin()?;
             let version: u32 = w
@@ -271,18 +271,16 @@ impl Driver for PgDriver {
                 values.extend(numeric(rows));
             }
             let names: Vec<&str> = views.iter().map(|v| v.0).collect();
-            let statements = waits::statements(
-                &mut w,
-                &self.opts.user,
-                version,
-                self.server.lock().is_some(),
-            );
+            let statements = internals.then(|| {
+                let managed = self.server.lock().is_some();
+                waits::statements(&mut w, &self.opts.user, version, managed)
+            });
             Ok(Counters {
                 source: names.join(", "),
                 values,
                 // PostgreSQL keeps no totals of its waits: they are sampled.
                 waits: None,
-                statements: Some(statements),
+                statements,
                 trailing_statements: 0.0,
             })
         })())

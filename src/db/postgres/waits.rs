@@ -127,5 +127,6 @@ pub(super) fn statements(
     Ok(Statements {
         source: "pg_stat_statements".into(),
         by,
+        if_none: "pg_stat_statements.track = none counts nothing: set it to top",
     })
 }

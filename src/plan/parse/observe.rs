@@ -179,7 +179,8 @@ pub(super) fn internals(cx: &mut Ctx<'_>, raw: &RawPlan) -> super::super::Intern
     let wait_sampling_ms = match &r.wait_sampling {
         Some(v) if v.get_ref().as_str() == Some("off") => None,
         Some(_) => {
-            let secs = cx.duration(&r.wait_sampling, "wait_sampling", 0.01, 0.001);
+            let default = d.wait_sampling_ms.unwrap_or_default() as f64 / 1000.0;
+            let secs = cx.duration(&r.wait_sampling, "wait_sampling", default, 0.001);
             Some(((secs * 1000.0).round() as u64).max(1))
         }
         None => d.wait_sampling_ms,

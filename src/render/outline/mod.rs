@@ -6,12 +6,12 @@
 
 mod campaign;
 mod costs;
+mod internals;
 mod latency;
 mod linkbench;
 mod profiles;
 mod runs;
 mod throughput;
-mod waits;
 
 use super::overview;
 use super::svg::{self, Chart};
@@ -612,9 +612,9 @@ fn body(r: &Report) -> Vec<Block> {
     rates(&mut doc, r);
     statement_latency(&mut doc, r);
     counters(&mut doc, r);
-    waits::plans(&mut doc, r);
-    waits::waits(&mut doc, r);
-    waits::statements(&mut doc, r);
+    internals::plans(&mut doc, r);
+    internals::waits(&mut doc, r);
+    internals::statements(&mut doc, r);
     profiles::profiles(&mut doc, r);
     settings(&mut doc, r);
     interference(&mut doc, r);

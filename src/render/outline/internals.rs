@@ -1,12 +1,12 @@
 //! Inside the engine: the statements planned differently from the base
-//! (both plans), and where the server waited — per step and target, the
-//! wait events the server's own accounting gave the most time per
-//! operation, and the ones that moved against the base, with how much of
-//! the change in an operation's time they account for.
+//! (both plans); where the server waited — per step and target, the wait
+//! events the server's own accounting gave the most time per operation,
+//! and the ones that moved against the base, with how much of the change
+//! in an operation's time they account for; and what each statement did.
 
 use super::*;
-use crate::compare::waits::{fmt_us, kind_of};
 use crate::measure::plans::short_sql;
+use crate::measure::units::fmt_us;
 
 const INTRO: &str = "The server's own account of where its threads waited over each measured window, per \
     operation (medians over the repeats). MySQL and MariaDB: performance_schema's totals at the window's edges — \
@@ -68,13 +68,10 @@ fn moved(r: &Report) -> Option<Table> {
                     Text::plain(r.targets[ti].name.clone()),
                     Text::plain(r.targets[r.base_of[ti]].name.clone()),
                     Text::plain(m.name.clone()),
-                    Text::plain(kind_of(&m.name).words()),
+                    Text::plain(m.kind.words()),
                     Text::plain(fmt_us(m.base_us)),
                     Text::plain(fmt_us(m.us)),
-                    Text::plain(
-                        m.ratio
-                            .map_or("new".into(), |x| format!("×{}", fmt_ratio(x))),
-                    ),
+                    ratio_or_new(m.ratio),
                     Text::plain(
                         w.share_of_change
                             .map_or("—".into(), |s| format!("{:.0}%", s * 100.0)),
@@ -202,10 +199,7 @@ pub(super) fn statements(doc: &mut Vec<Block>, r: &Report) {
                     Text::plain(m.figure.clone()),
                     Text::plain(fmt_us(m.base)),
                     Text::plain(fmt_us(m.value)),
-                    Text::plain(
-                        m.ratio
-                            .map_or("new".into(), |x| format!("×{}", fmt_ratio(x))),
-                    ),
+                    ratio_or_new(m.ratio),
                 ]));
             }
         }
@@ -246,4 +240,9 @@ pub(super) fn statements(doc: &mut Vec<Block>, r: &Report) {
         5,
         rows,
     )));
+}
+
+/// A ratio against the base, or "new" where the base had none.
+fn ratio_or_new(r: Option<f64>) -> Text {
+    Text::plain(r.map_or("new".into(), |x| format!("×{}", fmt_ratio(x))))
 }
