@@ -538,10 +538,10 @@ pub trait Driver: Send + Sync {
     fn counters(&self, _internals: bool) -> Option<anyhow::Result<Counters>> {
         None
     }
-    /// Samples where the benchmark's connections wait, from the window's
-    /// start until [`WaitSampling::finish`] (PostgreSQL's `wait_event`,
-    /// every `every`); `None` for an engine that sums its waits in its
-    /// counters instead, or keeps none.
+    /// A sampler of where the benchmark's connections wait, every
+    /// `every`, from [`WaitSampling::start`] to [`WaitSampling::finish`]
+    /// (PostgreSQL's `wait_event`); `None` for an engine that sums its
+    /// waits in its counters instead, or keeps none.
     fn sample_waits(&self, _every: std::time::Duration) -> Option<anyhow::Result<WaitSampling>> {
         None
     }
@@ -579,34 +579,66 @@ pub fn explain<D: Driver + ?Sized>(
     Ok((format, text))
 }
 
-/// A thread sampling a server's waits over a window.
+/// A thread sampling a server's waits over a window: made (and its
+/// connection opened) before the step, started as the window opens, so
+/// no connection is set up at the window's edge.
 pub struct WaitSampling {
+    go: Option<std::sync::mpsc::Sender<()>>,
     stop: std::sync::Arc<std::sync::atomic::AtomicBool>,
-    thread: std::thread::JoinHandle<anyhow::Result<crate::measure::waits::Waits>>,
+    thread: Option<std::thread::JoinHandle<anyhow::Result<crate::measure::waits::Waits>>>,
 }
 
 impl WaitSampling {
-    /// Starts `sample` on a thread of its own: it is called until told to
-    /// stop, and returns what it saw.
-    pub fn start(
+    /// Readies `sample` on a thread of its own: once [`WaitSampling::start`]
+    /// is called it runs until told to stop, and returns what it saw.
+    pub fn ready(
         sample: impl FnOnce(&std::sync::atomic::AtomicBool) -> anyhow::Result<crate::measure::waits::Waits>
             + Send
             + 'static,
     ) -> Self {
         let stop = std::sync::Arc::new(std::sync::atomic::AtomicBool::new(false));
+        let (go, started) = std::sync::mpsc::channel();
         let flag = stop.clone();
         WaitSampling {
+            go: Some(go),
             stop,
-            thread: std::thread::spawn(move || sample(&flag)),
+            thread: Some(std::thread::spawn(move || {
+                started
+                    .recv()
+                    .map_err(|_| anyhow::anyhow!("the window never opened"))?;
+                sample(&flag)
+            })),
+        }
+    }
+
+    /// Starts sampling: the window has opened.
+    pub fn start(&mut self) {
+        if let Some(go) = self.go.take() {
+            let _ = go.send(());
         }
     }
 
     /// Stops sampling and returns the window's waits.
-    pub fn finish(self) -> anyhow::Result<crate::measure::waits::Waits> {
+    pub fn finish(mut self) -> anyhow::Result<crate::measure::waits::Waits> {
+        self.halt();
+        match self.thread.take().map(|t| t.join()) {
+            Some(Ok(got)) => got,
+            _ => Err(anyhow::anyhow!("the wait sampler panicked")),
+        }
+    }
+
+    /// Tells the thread to stop (one never started ends its wait).
+    fn halt(&mut self) {
         self.stop.store(true, std::sync::atomic::Ordering::Relaxed);
-        self.thread
-            .join()
-            .unwrap_or_else(|_| Err(anyhow::anyhow!("the wait sampler panicked")))
+        drop(self.go.take());
+    }
+}
+
+impl Drop for WaitSampling {
+    /// A window left half way (Ctrl-C, a failed step): the thread stops
+    /// querying the server and ends by itself.
+    fn drop(&mut self) {
+        self.halt();
     }
 }
 
@@ -705,5 +737,47 @@ mod tests {
         assert_eq!(got["Questions"], 1234.0);
         assert_eq!(got["blk_read_time"], 1.5);
         assert!(is_loopback("127.0.0.1") && is_loopback("localhost") && !is_loopback("db1"));
+    }
+
+    #[test]
+    fn a_wait_sampler_samples_only_between_start_and_finish() {
+        use std::sync::atomic::{AtomicU32, Ordering};
+        let rounds = std::sync::Arc::new(AtomicU32::new(0));
+        let sampler = |n: std::sync::Arc<AtomicU32>| {
+            WaitSampling::ready(move |stop| {
+                while !stop.load(Ordering::Relaxed) {
+                    n.fetch_add(1, Ordering::Relaxed);
+                    std::thread::sleep(std::time::Duration::from_millis(1));
+                }
+                Ok(crate::measure::waits::Waits::default())
+            })
+        };
+        let s = sampler(rounds.clone());
+        std::thread::sleep(std::time::Duration::from_millis(20));
+        assert_eq!(
+            rounds.load(Ordering::Relaxed),
+            0,
+            "sampled before the window"
+        );
+        let err = s.finish().unwrap_err().to_string();
+        assert!(err.contains("never opened"), "{err}");
+        let mut s = sampler(rounds.clone());
+        s.start();
+        std::thread::sleep(std::time::Duration::from_millis(20));
+        assert!(s.finish().is_ok());
+        let seen = rounds.load(Ordering::Relaxed);
+        assert!(seen > 0);
+        // Dropped mid-window (Ctrl-C): the thread stops by itself.
+        let mut s = sampler(rounds.clone());
+        s.start();
+        drop(s);
+        std::thread::sleep(std::time::Duration::from_millis(50));
+        let after = rounds.load(Ordering::Relaxed);
+        std::thread::sleep(std::time::Duration::from_millis(50));
+        assert_eq!(
+            rounds.load(Ordering::Relaxed),
+            after,
+            "a dropped sampler went on"
+        );
     }
 }

@@ -370,7 +370,9 @@ fn run_workload<'a>(
         window_counters: cx.db.engine().is_server(),
     };
     let mut profiler = super::profile::Profiler::new(cx.db, cx.probe, cx.profiles, e);
-    let mut sampling: Option<anyhow::Result<crate::db::WaitSampling>> = None;
+    // Its connection opened now, before the warm-up: not at the window's
+    // edge.
+    let mut sampling = e.wait_sampling.and_then(|every| cx.db.sample_waits(every));
     let mut sampled_waits = None;
     let m = engine::run(&spec, &mut |live| ui.update(live), &mut |edge| {
         if let Some(p) = profiler.as_mut() {
@@ -378,7 +380,9 @@ fn run_workload<'a>(
         }
         match edge {
             engine::Edge::Opened => {
-                sampling = e.wait_sampling.and_then(|every| cx.db.sample_waits(every));
+                if let Some(Ok(s)) = sampling.as_mut() {
+                    s.start();
+                }
             }
             engine::Edge::Closed => sampled_waits = sampling.take().map(|s| s?.finish()),
         }

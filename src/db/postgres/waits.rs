@@ -15,7 +15,7 @@ use crate::measure::statements::{Statements, CALLS};
 use crate::measure::waits::{Wait, Waits};
 
 /// Samples the waits of `database`'s active client backends (the
-/// sampler's own left out) every `every` until stopped.
+/// sampler's own left out) every `every`, once started, until stopped.
 pub(super) fn sampling(mut w: WireConn, database: &str, every: Duration) -> WaitSampling {
     let sql = format!(
         "SELECT wait_event_type || ':' || wait_event, count(*) FROM pg_stat_activity \
@@ -23,7 +23,7 @@ pub(super) fn sampling(mut w: WireConn, database: &str, every: Duration) -> Wait
          AND backend_type = 'client backend' AND wait_event IS NOT NULL GROUP BY 1",
         database.replace('\'', "''")
     );
-    WaitSampling::start(move |stop: &AtomicBool| {
+    WaitSampling::ready(move |stop: &AtomicBool| {
         let mut events: BTreeMap<String, Wait> = BTreeMap::new();
         let (mut last, mut readings) = (Instant::now(), 0u64);
         while !stop.load(Ordering::Relaxed) {
