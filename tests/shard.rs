@@ -253,9 +253,11 @@ fn a_shard_run_again_resumes_and_env_reads_the_scheduler() {
         .arg(&plan)
         .args(["--shard", "env", "--out"])
         .arg(&out)
-        .env("SLURM_ARRAY_TASK_ID", "2")
-        .env("SLURM_ARRAY_TASK_COUNT", "3")
-        .env("SLURM_ARRAY_TASK_MIN", "0")
+        .env("SLURM_ARRAY_TASK_ID", "3")
+        .env("SLURM_ARRAY_TASK_COUNT", "1")
+        .env("SLURM_ARRAY_TASK_MIN", "3")
+        .env("SLURM_ARRAY_TASK_MAX", "3")
+        .env("RELBENCH_SHARD_COUNT", "3")
         .assert()
         .success();
     let run = read_json(&out.join("run.json"));

@@ -4,7 +4,10 @@
 //! after), `examples/slurm/study.sbatch` submitted as it is with the
 //! shards plan of five SQLite targets over three array tasks, and the
 //! merge job it submits checked: every target once, the base on every
-//! shard, each shard's record naming its shard.
+//! shard, each shard's record naming its shard. Shard 2 is cancelled as
+//! it runs and submitted again alone (`sbatch --array=2`), as users mend
+//! a failed task: it resumes shard 2 of 3, and the study merges to the
+//! report an uninterrupted run of it makes.
 
 mod common;
 
@@ -90,18 +93,19 @@ fn logs(dir: &Path) -> String {
 }
 
 #[test]
-fn a_study_sharded_by_a_slurm_array_merges_into_one_report() {
+fn a_study_sharded_by_a_slurm_array_with_a_task_resubmitted_merges_into_one_report() {
     // SAFETY: geteuid has no preconditions.
     if unsafe { libc::geteuid() } != 0 {
         panic!("the Slurm test starts slurmd, which runs jobs as their user: run it as root (./test in CI is)");
     }
-    let (munged, slurmctld, slurmd, sbatch, squeue, sinfo) = (
+    let (munged, slurmctld, slurmd, sbatch, squeue, sinfo, scancel) = (
         need("munged"),
         need("slurmctld"),
         need("slurmd"),
         need("sbatch"),
         need("squeue"),
         need("sinfo"),
+        need("scancel"),
     );
     // Short: the munge socket's path must fit in a sockaddr_un.
     let tmp = tempfile::Builder::new()
@@ -198,52 +202,87 @@ fn a_study_sharded_by_a_slurm_array_merges_into_one_report() {
     let plan = write_plan(dir, include_str!("fixtures/shards.toml"));
     let results = dir.join("results");
     let example = Path::new(env!("CARGO_MANIFEST_DIR")).join("examples/slurm/study.sbatch");
-    let mut c = Command::new(&sbatch);
-    c.arg("--parsable")
-        .arg(&example)
-        .current_dir(dir)
-        .env("RELBENCH", bin())
-        .env("PLAN", &plan)
-        .env("RESULTS", &results);
-    slurm(&mut c);
-    let o = c.output().unwrap();
-    assert!(
-        o.status.success(),
-        "sbatch: {}",
-        String::from_utf8_lossy(&o.stderr)
-    );
-    let job = String::from_utf8(o.stdout).unwrap().trim().to_string();
-    eprintln!("submitted array job {job}");
-
-    // Until the array and the merge job it submitted have left the queue.
+    let submit = |array: Option<&str>| -> String {
+        let mut c = Command::new(&sbatch);
+        c.arg("--parsable");
+        if let Some(a) = array {
+            c.arg(format!("--array={a}"));
+        }
+        c.arg(&example)
+            .current_dir(dir)
+            .env("RELBENCH", bin())
+            .env("PLAN", &plan)
+            .env("RESULTS", &results);
+        slurm(&mut c);
+        let o = c.output().unwrap();
+        assert!(
+            o.status.success(),
+            "sbatch: {}",
+            String::from_utf8_lossy(&o.stderr)
+        );
+        String::from_utf8(o.stdout).unwrap().trim().to_string()
+    };
     let queued = || {
         let mut c = Command::new(&squeue);
         c.args(["-h", "-o", "%i %j %T"]);
         slurm(&mut c);
         String::from_utf8(c.output().unwrap().stdout).unwrap()
     };
-    let t0 = Instant::now();
-    let mut saw_merge = false;
-    loop {
-        let q = queued();
-        saw_merge |= q.contains("relbench-merge");
-        if q.trim().is_empty() && results.join("merged/merge.json").exists() {
-            break;
+    // Until this submission and the merge job it submitted have left the
+    // queue.
+    let drained = |what: &str| {
+        let t0 = Instant::now();
+        let mut saw_merge = false;
+        loop {
+            let q = queued();
+            saw_merge |= q.contains("relbench-merge");
+            if q.trim().is_empty() && saw_merge {
+                break;
+            }
+            assert!(
+                t0.elapsed() < Duration::from_secs(300),
+                "{what} did not finish in 5 minutes; queue:\n{q}{}",
+                logs(dir)
+            );
+            std::thread::sleep(Duration::from_millis(200));
         }
-        assert!(
-            t0.elapsed() < Duration::from_secs(300),
-            "the study did not finish in 5 minutes; queue:\n{q}{}",
-            logs(dir)
-        );
-        std::thread::sleep(Duration::from_millis(500));
-    }
-    eprintln!(
-        "array and merge done in {:.1} s (merge job seen queued: {saw_merge})",
-        t0.elapsed().as_secs_f64()
+        eprintln!("{what} done in {:.1} s", t0.elapsed().as_secs_f64());
+    };
+
+    // Shard 2 cancelled while it runs: the first merge refuses the study.
+    let job = submit(None);
+    eprintln!("submitted array job {job}");
+    let shard2 = results.join("shard-2");
+    wait_for("shard 2 to start", 240, || shard2.join("run.json").exists());
+    let mut c = Command::new(&scancel);
+    c.arg(format!("{job}_2"));
+    slurm(&mut c);
+    assert!(c.status().unwrap().success());
+    drained("the array with shard 2 cancelled");
+    assert_ne!(
+        read_json(&shard2.join("run.json"))["status"],
+        "complete",
+        "shard 2 finished before it was cancelled: the test cancelled nothing"
+    );
+    assert!(
+        !results.join("merged/merge.json").exists(),
+        "a study with a cancelled shard was merged:{}",
+        logs(dir)
     );
 
+    // The everyday fix: the failed task submitted again by its number.
+    // It is shard 2 of 3 (not 1/1, the whole study), resumes, and merges.
+    let again = submit(Some("2"));
+    eprintln!("submitted task 2 again as job {again}");
+    drained("task 2 submitted again");
     let merged = results.join("merged");
     assert!(merged.join("report.html").exists(), "{}", logs(dir));
+    let out2 =
+        std::fs::read_to_string(dir.join(format!("relbench-{again}_2.out"))).unwrap_or_default();
+    assert!(
+        out2.contains("holds shard 2/3"),
+        "task 2 did not resume its shard: {out2}"
+    );
     for i in 1..=3 {
         let run = read_json(&results.join(format!("shard-{i}/run.json")));
         assert_eq!(run["status"], "complete");
@@ -266,6 +305,48 @@ fn a_study_sharded_by_a_slurm_array_merges_into_one_report() {
     assert_eq!(m["complete"], true);
     assert_eq!(m["shards"].as_array().unwrap().len(), 3);
     drop(daemons);
+
+    // The same study run uninterrupted, here: the same report (targets,
+    // rows, and every shard's step results).
+    let whole = dir.join("whole");
+    let mut shards = Vec::new();
+    for i in 1..=3 {
+        let out = whole.join(format!("shard-{i}"));
+        relbench()
+            .args(["run", "-q"])
+            .arg(&plan)
+            .args(["--shard", &format!("{i}/3"), "--out"])
+            .arg(&out)
+            .assert()
+            .success();
+        shards.push(out);
+    }
+    relbench()
+        .arg("merge")
+        .args(&shards)
+        .arg("--out")
+        .arg(whole.join("merged"))
+        .assert()
+        .success();
+    let uninterrupted = read_json(&whole.join("merged/report.json"));
+    assert_eq!(report_targets(&uninterrupted), names);
+    let rows = |r: &serde_json::Value| -> Vec<String> {
+        r["rows"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|row| format!("{} ×{}", row["step"], row["clients"]))
+            .collect()
+    };
+    assert_eq!(rows(&uninterrupted), rows(&report));
+    for i in 1..=3 {
+        let d = format!("shards/{i}-of-3");
+        assert_eq!(
+            step_files(&merged.join(&d)),
+            step_files(&whole.join("merged").join(&d)),
+            "shard {i}"
+        );
+    }
 }
 
 /// A byte from the kernel's random source (the munge key).

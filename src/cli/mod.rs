@@ -648,6 +648,19 @@ fn same_shard_there(dir: &Path, shard: plan::Shard, plan_text: &str) -> anyhow::
             );
             Ok(true)
         }
+        Some(r) if info.plan_hash.as_deref() == Some(hash.as_str()) && r.shard.count != shard.count => {
+            bail!(
+                "{} holds shard {} of this plan: the study was cut into {} shards when it started, and this \
+                 run would be shard {shard}; give the study's count (--shard {}/{}, or under --shard env \
+                 RELBENCH_SHARD_COUNT={}) to resume it",
+                dir.display(),
+                r.shard,
+                r.shard.count,
+                r.shard.index,
+                r.shard.count,
+                r.shard.count
+            )
+        }
         Some(r) if info.plan_hash.as_deref() == Some(hash.as_str()) => bail!(
             "{} holds shard {} of this plan, not {shard}: give each shard its own --out (e.g. ending in \
              the shard's index)",

@@ -43,12 +43,18 @@ impl Shard {
         Ok(Shard { index, count })
     }
 
-    /// The shard a scheduler's environment names: a Slurm array task
-    /// (`SLURM_ARRAY_TASK_ID` among `SLURM_ARRAY_TASK_COUNT` tasks, from
-    /// `SLURM_ARRAY_TASK_MIN` in steps of `SLURM_ARRAY_TASK_STEP`: arrays
-    /// may start at 0 or 1), or a Kubernetes Indexed Job's pod
-    /// (`JOB_COMPLETION_INDEX` from 0, with the completions count in
-    /// `RELBENCH_SHARD_COUNT`: Kubernetes does not pass it on).
+    /// The shard a scheduler's environment names, out of the study's
+    /// count in `RELBENCH_SHARD_COUNT`: a Slurm array task's number
+    /// (`SLURM_ARRAY_TASK_ID`, the study's array numbered 1..N), or a
+    /// Kubernetes Indexed Job's pod (`JOB_COMPLETION_INDEX` from 0).
+    ///
+    /// The count is the study's, never the submitted array's: `sbatch
+    /// --array=2` to run a failed task again is an array of one task
+    /// numbered 2, and read from its shape it would be shard 1/1 — the
+    /// whole study, run silently (regression). So the task's number is its
+    /// shard's, and an array numbered from 0 is refused rather than
+    /// guessed at (a re-submitted task 2 of `--array=0-2` and of
+    /// `--array=1-3` look alike).
     pub fn from_env(var: impl Fn(&str) -> Option<String>) -> Result<Shard, String> {
         let num = |name: &str| -> Result<Option<u32>, String> {
             match var(name) {
@@ -60,24 +66,25 @@ impl Shard {
                     .map_err(|_| format!("--shard env: {name}={v} is not a number")),
             }
         };
+        let count = num("RELBENCH_SHARD_COUNT")?.filter(|&c| c > 0);
         if let Some(id) = num("SLURM_ARRAY_TASK_ID")? {
-            let count = num("SLURM_ARRAY_TASK_COUNT")?.ok_or(
-                "--shard env: SLURM_ARRAY_TASK_ID is set but SLURM_ARRAY_TASK_COUNT is not; \
-                 give the shard as --shard I/N",
+            let count = count.ok_or(
+                "--shard env: in a Slurm array task relbench needs the study's shard count in                  RELBENCH_SHARD_COUNT (the array's own size changes when a task is submitted again:                  `sbatch --array=2` is an array of one task); export RELBENCH_SHARD_COUNT=N in the                  batch script, as examples/slurm/study.sbatch does, or give the shard as --shard I/N",
             )?;
-            let min = num("SLURM_ARRAY_TASK_MIN")?.unwrap_or(0);
-            let step = num("SLURM_ARRAY_TASK_STEP")?.unwrap_or(1).max(1);
-            let index = id.checked_sub(min).map(|d| d / step + 1);
-            return match index {
-                Some(index) if index <= count && count > 0 => Ok(Shard { index, count }),
-                _ => Err(format!(
-                    "--shard env: Slurm's array task {id} (from {min} in steps of {step}) is not one of its {count} tasks; \
-                     submit the array as --array=1-N, or give the shard as --shard I/N"
-                )),
-            };
+            if id == 0 || id > count {
+                return Err(format!(
+                    "--shard env: Slurm's array task {id} is not a shard of {count} (RELBENCH_SHARD_COUNT):                      number the study's array from 1, --array=1-{count}, so that a task's number is its                      shard's, or give the shard as --shard I/N"
+                ));
+            }
+            if let Some(max) = num("SLURM_ARRAY_TASK_MAX")?.filter(|&m| m > count) {
+                return Err(format!(
+                    "--shard env: the array was submitted up to task {max}, but RELBENCH_SHARD_COUNT says                      the study has {count} shards; submit --array=1-{count}, or set RELBENCH_SHARD_COUNT to                      the study's count"
+                ));
+            }
+            return Ok(Shard { index: id, count });
         }
         if let Some(i) = num("JOB_COMPLETION_INDEX")? {
-            let count = num("RELBENCH_SHARD_COUNT")?.ok_or(
+            let count = count.ok_or(
                 "--shard env: JOB_COMPLETION_INDEX is set but RELBENCH_SHARD_COUNT is not; \
                  set it in the Job's env to its `completions`",
             )?;
@@ -211,27 +218,35 @@ mod tests {
     }
 
     #[test]
-    fn slurm_arrays_from_zero_or_one_and_in_steps_name_the_same_shards() {
+    fn a_slurm_task_is_its_numbers_shard_of_the_studys_count_even_submitted_again() {
         let s = |pairs: &[(&str, &str)]| Shard::from_env(env(pairs)).map(|s| s.to_string());
-        let from_one = [
+        let first = [
             ("SLURM_ARRAY_TASK_ID", "3"),
             ("SLURM_ARRAY_TASK_COUNT", "3"),
             ("SLURM_ARRAY_TASK_MIN", "1"),
+            ("SLURM_ARRAY_TASK_MAX", "3"),
+            ("RELBENCH_SHARD_COUNT", "3"),
         ];
-        assert_eq!(s(&from_one).unwrap(), "3/3");
-        let from_zero = [
-            ("SLURM_ARRAY_TASK_ID", "0"),
-            ("SLURM_ARRAY_TASK_COUNT", "3"),
-            ("SLURM_ARRAY_TASK_MIN", "0"),
+        assert_eq!(s(&first).unwrap(), "3/3");
+        // `sbatch --array=2`: an array of one task, numbered 2.
+        let again = [
+            ("SLURM_ARRAY_TASK_ID", "2"),
+            ("SLURM_ARRAY_TASK_COUNT", "1"),
+            ("SLURM_ARRAY_TASK_MIN", "2"),
+            ("SLURM_ARRAY_TASK_MAX", "2"),
+            ("RELBENCH_SHARD_COUNT", "3"),
         ];
-        assert_eq!(s(&from_zero).unwrap(), "1/3");
-        let stepped = [
-            ("SLURM_ARRAY_TASK_ID", "4"),
-            ("SLURM_ARRAY_TASK_COUNT", "3"),
-            ("SLURM_ARRAY_TASK_MIN", "0"),
-            ("SLURM_ARRAY_TASK_STEP", "2"),
+        assert_eq!(s(&again).unwrap(), "2/3");
+        // Without the study's count: refused, not read from the array.
+        assert!(s(&again[..4]).unwrap_err().contains("RELBENCH_SHARD_COUNT"));
+        let from_zero = [("SLURM_ARRAY_TASK_ID", "0"), ("RELBENCH_SHARD_COUNT", "3")];
+        assert!(s(&from_zero).unwrap_err().contains("--array=1-3"));
+        let too_big = [
+            ("SLURM_ARRAY_TASK_ID", "1"),
+            ("SLURM_ARRAY_TASK_MAX", "4"),
+            ("RELBENCH_SHARD_COUNT", "3"),
         ];
-        assert_eq!(s(&stepped).unwrap(), "3/3");
+        assert!(s(&too_big).unwrap_err().contains("up to task 4"));
         let k8s = [("JOB_COMPLETION_INDEX", "0"), ("RELBENCH_SHARD_COUNT", "4")];
         assert_eq!(s(&k8s).unwrap(), "1/4");
         assert!(s(&[("JOB_COMPLETION_INDEX", "0")])
