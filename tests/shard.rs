@@ -323,6 +323,96 @@ fn a_shard_run_again_resumes_and_env_reads_the_scheduler() {
         .stderr(predicates::str::contains("write I/N"));
 }
 
+/// A shard that resumes on another machine (a requeue onto another node)
+/// is refused, since its windows would be read as the first machine's;
+/// with `--new-host` it goes on, recorded as a second host, and its report
+/// compares each host's results only with the base measured on that host.
+#[test]
+fn a_shard_resumed_on_another_host_is_refused_or_recorded_as_a_second_host() {
+    let dir = tempfile::tempdir().unwrap();
+    let plan = write_plan(dir.path(), SHARDS);
+    let out = dir.path().join("shard-2");
+    let shard = |extra: &[&str]| {
+        let mut c = relbench();
+        c.args(["run", "-q"])
+            .arg(&plan)
+            .args(["--shard", "2/3", "--out"])
+            .arg(&out)
+            .args(extra);
+        c
+    };
+    shard(&[]).assert().success();
+    // As if it had run on node-a and stopped there: its record names
+    // that node, and its last step of each target is not measured yet.
+    let run_json = out.join("run.json");
+    let mut run = read_json(&run_json);
+    run["host"]["hostname"] = "node-a".into();
+    run["host"]["cores"] = 96.into();
+    run["status"] = "interrupted".into();
+    std::fs::write(&run_json, serde_json::to_string(&run).unwrap()).unwrap();
+    let targets: Vec<String> = run["shard"]["targets"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|t| t.as_str().unwrap().to_string())
+        .collect();
+    let mut removed = Vec::new();
+    for f in step_files(&out) {
+        if f.contains("update-index") {
+            std::fs::remove_file(out.join("steps").join(&f)).unwrap();
+            removed.push(f);
+        }
+    }
+    assert_eq!(removed.len(), targets.len(), "{removed:?}");
+
+    shard(&[])
+        .assert()
+        .failure()
+        .stderr(predicates::str::contains(
+            "measured on node-a and this is another machine",
+        ))
+        .stderr(predicates::str::contains("cores"))
+        .stderr(predicates::str::contains("--new-host"));
+    for f in &removed {
+        assert!(
+            !out.join("steps").join(f).exists(),
+            "{f} was measured on a refused host"
+        );
+    }
+
+    shard(&["--new-host"]).assert().success();
+    let run = read_json(&run_json);
+    assert_eq!(run["status"], "complete");
+    assert_eq!(run["host"]["hostname"], "node-a");
+    assert_eq!(run["later_hosts"].as_array().unwrap().len(), 1);
+    // What ran here says so (the steps measured again, and a load run
+    // again to remake their data); what node-a measured does not.
+    for f in step_files(&out) {
+        let step = read_json(&out.join("steps").join(&f));
+        if removed.contains(&f) {
+            assert_eq!(step["host"], 1, "{f}");
+        } else if f.contains("point-query") {
+            assert!(step.get("host").is_none(), "{f}");
+        }
+    }
+    // The report reads it as two hosts, each with its own base.
+    let report = read_json(&out.join("report.json"));
+    let hosts: Vec<String> = report["runs"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|r| r["host"]["hostname"].as_str().unwrap().to_string())
+        .collect();
+    assert_eq!(hosts.len(), 2, "{hosts:?}");
+    assert_eq!(hosts[0], "node-a");
+    assert_ne!(hosts[1], "node-a");
+    let names = report_targets(&report);
+    assert!(names.contains(&"s2/base".to_string()), "{names:?}");
+    assert!(names.contains(&"s2.2/base".to_string()), "{names:?}");
+    // Run again on this host, it is the run's second host already.
+    shard(&[]).assert().success();
+}
+
 /// Runs `relbench merge DIRS --out OUT`, expecting a refusal that says
 /// each of `says`; nothing is merged.
 fn refused(dirs: &[&Path], out: &Path, says: &[&str]) {

@@ -368,6 +368,12 @@ pub(super) struct RunArgs {
     /// interleaved, until each has enough for a rank test (4).
     #[arg(long, value_name = "DIR", conflicts_with_all = ["plan", "out", "resume"])]
     pub(super) confirm: Option<PathBuf>,
+    /// Go on with a run (--resume, a shard run again, --confirm) on a
+    /// machine it was not measured on: recorded as a second host, whose
+    /// results are compared only with the base measured on it. Without
+    /// it such a run is refused.
+    #[arg(long)]
+    pub(super) new_host: bool,
     /// A line of each step's measured rate this often, e.g. 1s
     /// (sysbench's --report-interval), on stderr.
     #[arg(long, value_name = "DURATION")]

@@ -207,6 +207,7 @@ impl Rounds {
             plan_dir: self.dir.clone(),
             out: out.clone(),
             resume: false,
+            new_host: false,
         };
         let mut ui = Progress::new(true);
         if runner::run(&opts, &mut ui, &mut [])? == RunEnd::Interrupted {

@@ -245,7 +245,7 @@ fn dispatch(cmd: Command) -> anyhow::Result<()> {
 /// plan, or a plan (the quick one without).
 fn run_command(a: RunArgs) -> anyhow::Result<()> {
     if let Some(dir) = &a.confirm {
-        return run::confirm(dir, a.quiet);
+        return run::confirm(dir, a.quiet, a.new_host);
     }
     if !a.resume && (a.one_off.given() || a.one_off.workload.is_some()) {
         return run_one_off(a);
@@ -271,6 +271,7 @@ fn run_one_off(a: RunArgs) -> anyhow::Result<()> {
         plan_dir: dir,
         out,
         resume: false,
+        new_host: false,
     };
     let show = run::Show {
         quiet: a.quiet,
@@ -320,7 +321,8 @@ fn run_plan(a: RunArgs) -> anyhow::Result<()> {
         )
         .into());
     }
-    let opts = resolve_run(a.plan, a.out, a.resume, shard, rendezvous)?;
+    let mut opts = resolve_run(a.plan, a.out, a.resume, shard, rendezvous)?;
+    opts.new_host = a.new_host;
     let show = run::Show {
         quiet: a.quiet,
         every,
@@ -478,6 +480,7 @@ fn resolve_run(
         plan_dir,
         out,
         resume,
+        new_host: false,
     })
 }
 

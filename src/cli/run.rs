@@ -20,9 +20,11 @@ fn repeats_for_significance() -> usize {
         .unwrap_or(4)
 }
 
-pub(super) fn confirm(dir: &Path, quiet: bool) -> anyhow::Result<()> {
+pub(super) fn confirm(dir: &Path, quiet: bool, new_host: bool) -> anyhow::Result<()> {
     install_ctrlc();
-    let run = crate::results::load_run(dir)?;
+    // One run a host it was measured on (`--new-host`).
+    let runs = crate::results::load_runs(dir)?;
+    let run = &runs[0];
     if run.info.status != crate::results::RunStatus::Complete {
         bail!(
             "the run in {} is not complete; finish it first with `relbench run --resume --out {}`",
@@ -30,7 +32,7 @@ pub(super) fn confirm(dir: &Path, quiet: bool) -> anyhow::Result<()> {
             dir.display()
         );
     }
-    let report = crate::compare::build(std::slice::from_ref(&run), None)?;
+    let report = crate::compare::build(&runs, None)?;
     let unsettled = report.unsettled();
     if unsettled.is_empty() {
         crate::outln!(
@@ -64,7 +66,14 @@ pub(super) fn confirm(dir: &Path, quiet: bool) -> anyhow::Result<()> {
         schedule: super::compile(&run.info.plan)?,
         secrets: crate::db::Secrets::take(&run.info.plan.targets)?,
         needs,
-        first_repeat: run.steps.iter().map(|s| s.id.repeat).max().unwrap_or(0) + 1,
+        first_repeat: runs
+            .iter()
+            .flat_map(|r| &r.steps)
+            .map(|s| s.id.repeat)
+            .max()
+            .unwrap_or(0)
+            + 1,
+        new_host,
     };
     let mut ui = Progress::new(quiet);
     let (end, added) = runner::confirm(&opts, &mut ui)?;

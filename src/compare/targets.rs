@@ -96,11 +96,14 @@ pub(super) fn column_order(targets: &[TargetMeta], hosts: &[String]) -> Vec<usiz
 pub(super) fn name_targets(runs: &[LoadedRun]) -> Vec<TargetMeta> {
     // A shard is a host of its own: its targets are compared with the base
     // measured beside them, even when two shards ran on one machine.
+    // A run resumed on another machine is one run a host, each its own.
     let host_of = |ri: usize| {
         let h = &runs[ri].info.host.hostname;
-        match &runs[ri].info.shard {
-            Some(s) => format!("{h} (shard {})", s.shard),
-            None => h.clone(),
+        match (&runs[ri].info.shard, runs[ri].host_part) {
+            (Some(s), None) => format!("{h} (shard {})", s.shard),
+            (Some(s), Some(k)) => format!("{h} (shard {}, host {k})", s.shard),
+            (None, Some(k)) => format!("{h} (host {k})"),
+            (None, None) => h.clone(),
         }
     };
     // The targets a run ran: a shard's part of its plan.
@@ -134,7 +137,10 @@ pub(super) fn name_targets(runs: &[LoadedRun]) -> Vec<TargetMeta> {
             let mut name = if sharing.len() < 2 {
                 t.name.clone()
             } else if let Some(s) = &run.info.shard {
-                format!("s{}/{}", s.shard.index, t.name)
+                match run.host_part {
+                    Some(k) if k > 1 => format!("s{}.{k}/{}", s.shard.index, t.name),
+                    _ => format!("s{}/{}", s.shard.index, t.name),
+                }
             } else {
                 let hosts: Vec<String> = sharing.iter().map(|&r| host_of(r)).collect();
                 let distinct = hosts

@@ -19,6 +19,41 @@ pub struct HostFacts {
     pub tuning: std::collections::BTreeMap<String, String>,
 }
 
+impl HostFacts {
+    /// How this host differs from `base` in the facts that move a
+    /// benchmark's figures (CPU, memory, kernel, then the compared tuning:
+    /// governor, boost, SMT, huge pages, mitigations, microcode), each as
+    /// "governor powersave against performance"; the hostname is not one
+    /// (two names of one machine measure alike).
+    pub fn differences(&self, base: &HostFacts) -> Vec<String> {
+        let facts = |h: &HostFacts| {
+            [
+                ("CPU", format!("{} ({} cores)", h.cpu_model, h.cores)),
+                ("memory", format!("{} MiB", h.memory_bytes >> 20)),
+                ("kernel", h.kernel.clone()),
+            ]
+        };
+        let mut d: Vec<String> = facts(self)
+            .into_iter()
+            .zip(facts(base))
+            .filter(|((_, a), (_, b))| a != b)
+            .map(|((k, a), (_, b))| format!("{k} {a} against {b}"))
+            .collect();
+        d.extend(
+            super::tuning::differences(&self.tuning, &base.tuning)
+                .into_iter()
+                .map(|(k, x, y)| format!("{k} {x} against {y}")),
+        );
+        d
+    }
+
+    /// Whether windows measured here and on `other` are one machine's:
+    /// the same name and no difference in the facts compared.
+    pub fn same_machine(&self, other: &HostFacts) -> bool {
+        self.hostname == other.hostname && self.differences(other).is_empty()
+    }
+}
+
 /// The filesystem that holds a path.
 #[derive(Debug, Clone, Default, Serialize, Deserialize, PartialEq)]
 pub struct Filesystem {

@@ -401,30 +401,11 @@ fn host_differences(given: &[Given]) -> Vec<String> {
     let Some(first) = given.first() else {
         return Vec::new();
     };
-    let facts = |h: &crate::metrics::host::HostFacts| {
-        let mut f = h.tuning.clone();
-        f.insert("CPU".into(), format!("{} ({} cores)", h.cpu_model, h.cores));
-        f.insert("memory".into(), format!("{} MiB", h.memory_bytes >> 20));
-        f.insert("kernel".into(), h.kernel.clone());
-        f
-    };
-    let (a, name) = (facts(&first.info.host), |g: &Given| {
-        format!("shard {} ({})", g.shard, g.info.host.hostname)
-    });
+    let name = |g: &Given| format!("shard {} ({})", g.shard, g.info.host.hostname);
     given[1..]
         .iter()
         .filter_map(|g| {
-            let b = facts(&g.info.host);
-            let mut d: Vec<String> = ["CPU", "memory", "kernel"]
-                .iter()
-                .filter(|k| a.get(**k) != b.get(**k))
-                .map(|k| format!("{k} {} against {}", b[*k], a[*k]))
-                .collect();
-            d.extend(
-                crate::metrics::tuning::differences(&b, &a)
-                    .into_iter()
-                    .map(|(k, x, y)| format!("{k} {x} against {y}")),
-            );
+            let d = g.info.host.differences(&first.info.host);
             (!d.is_empty()).then(|| format!("{}: {} on {}", name(g), d.join("; "), name(first)))
         })
         .collect()
@@ -488,15 +469,17 @@ fn shard_dir_inside(out: &Path, dir: &str) -> anyhow::Result<PathBuf> {
 }
 
 /// The runs a results directory holds: itself, or a merge's shards in
-/// shard order.
+/// shard order; a run resumed on another machine as one run a host.
 pub fn load_runs(dir: &Path) -> anyhow::Result<Vec<LoadedRun>> {
     match read_merge(dir)? {
-        None => Ok(vec![super::load_run(dir)?]),
-        Some(m) => m
-            .shards
-            .iter()
-            .map(|s| super::load_run(&dir.join(&s.dir)))
-            .collect(),
+        None => Ok(super::load_run(dir)?.by_host()),
+        Some(m) => {
+            let mut runs = Vec::new();
+            for s in &m.shards {
+                runs.extend(super::load_run(&dir.join(&s.dir))?.by_host());
+            }
+            Ok(runs)
+        }
     }
 }
 

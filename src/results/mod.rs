@@ -74,6 +74,11 @@ pub struct RunInfo {
     /// (`relbench run --client-share I/M`).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub client_share: Option<ShareRun>,
+    /// Hosts the run went on on after `host`, when it was resumed on
+    /// another machine with `--new-host`: a report compares the windows
+    /// of each only with the base measured on that one.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub later_hosts: Vec<HostFacts>,
 }
 
 /// What a shard ran of its plan (`relbench run --shard I/N`).
@@ -111,6 +116,7 @@ impl RunInfo {
             plan_hash: Some(crate::plan::shard::plan_hash(&plan_text)),
             shard: None,
             client_share: None,
+            later_hosts: Vec::new(),
         }
     }
 }
@@ -244,6 +250,10 @@ pub struct StepResult {
     /// (a server's engines only).
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub plans: Vec<crate::measure::plans::StatementPlan>,
+    /// The host it was measured on, when not the run's first: its place
+    /// in [`RunInfo::later_hosts`], from 1 (`run --new-host`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub host: Option<u32>,
 }
 
 /// What an open-loop step asked and got.
@@ -436,6 +446,43 @@ pub struct LoadedRun {
     /// Files under `steps/` that were left out, and why: damaged, not a
     /// regular file, or a second copy of a step's result.
     pub skipped: Vec<String>,
+    /// Which of its run's hosts this is, from 1, when the run was resumed
+    /// on another machine (`run --new-host`) and read as one run a host.
+    pub host_part: Option<u32>,
+}
+
+impl LoadedRun {
+    /// The run as one run a host it was measured on: itself when it ran
+    /// on one; otherwise each host's steps with that host's facts, so a
+    /// report compares each host's windows only with the base measured on
+    /// that host.
+    pub fn by_host(self) -> Vec<LoadedRun> {
+        if self.info.later_hosts.is_empty() {
+            return vec![self];
+        }
+        let hosts: Vec<HostFacts> = std::iter::once(self.info.host.clone())
+            .chain(self.info.later_hosts.iter().cloned())
+            .collect();
+        (0..hosts.len())
+            .map(|k| {
+                let mut info = self.info.clone();
+                info.host = hosts[k].clone();
+                info.later_hosts.clear();
+                let on = |s: &&StepResult| s.host.unwrap_or(0) as usize == k;
+                LoadedRun {
+                    dir: self.dir.clone(),
+                    info,
+                    steps: self.steps.iter().filter(on).cloned().collect(),
+                    skipped: if k == 0 {
+                        self.skipped.clone()
+                    } else {
+                        Vec::new()
+                    },
+                    host_part: Some(k as u32 + 1),
+                }
+            })
+            .collect()
+    }
 }
 
 /// Reads step files on every core (scoped threads, each a run of files),
@@ -526,6 +573,7 @@ pub fn load_run(dir: &Path) -> anyhow::Result<LoadedRun> {
         }
     }
     Ok(LoadedRun {
+        host_part: None,
         dir: dir.to_path_buf(),
         info,
         steps,
@@ -711,6 +759,7 @@ pub(crate) mod tests {
             client_share: None,
             profile: None,
             plans: Vec::new(),
+            host: None,
         }
     }
 

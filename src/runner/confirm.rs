@@ -40,6 +40,9 @@ pub struct ConfirmOptions {
     /// The first repeat number the new results take (one past the run's
     /// highest).
     pub first_repeat: u32,
+    /// Go on on a machine the run was not measured on, recorded as a
+    /// host of its own (`--new-host`).
+    pub new_host: bool,
 }
 
 /// The jobs of the confirmation rounds: per round and target, the wanted
@@ -122,7 +125,13 @@ fn banner(target: &str, jobs: &[Job]) -> String {
 pub fn confirm(opts: &ConfirmOptions, ui: &mut Progress) -> anyhow::Result<(RunEnd, usize)> {
     let out = &opts.out;
     let _lock = results::lock_run(out)?;
-    let info = results::read_run_info(out)?;
+    let mut info = results::read_run_info(out)?;
+    let host = super::host_place(
+        &mut info,
+        &crate::metrics::host::facts(),
+        opts.new_host,
+        out,
+    )?;
     let plan_dir = std::path::PathBuf::from(&info.plan_dir);
     // The run itself was complete, and stays so if the confirmation
     // stops: only the confirmation stopped (what it added is kept).
@@ -135,7 +144,10 @@ pub fn confirm(opts: &ConfirmOptions, ui: &mut Progress) -> anyhow::Result<(RunE
         out: out.clone(),
         secrets: opts.secrets.clone(),
     };
-    let mut files = StepFiles { out: out.clone() };
+    let mut files = StepFiles {
+        out: out.clone(),
+        host,
+    };
     let mut sinks = Sinks::new(vec![&mut files, &mut record]);
     let ran = sequence::run(&opts.schedule, &dirs, &jobs, KEEPING, &mut sinks, ui);
     let ran = match ran {

@@ -57,12 +57,21 @@ impl<'s> Sinks<'s> {
 /// ends.
 pub struct StepFiles {
     pub out: PathBuf,
+    /// The run's host the steps are measured on, when not its first.
+    pub host: Option<u32>,
 }
 
 impl Sink for StepFiles {
     fn on(&mut self, event: &Event) -> anyhow::Result<()> {
         if let Event::Finished(r) = event {
-            results::write_step(&self.out, r)?;
+            match self.host {
+                None => results::write_step(&self.out, r)?,
+                Some(k) => {
+                    let mut r = results::StepResult::clone(r);
+                    r.host = Some(k);
+                    results::write_step(&self.out, &r)?
+                }
+            }
         }
         Ok(())
     }

@@ -53,6 +53,9 @@ pub struct RunOptions {
     pub plan_dir: PathBuf,
     pub out: PathBuf,
     pub resume: bool,
+    /// A run resumed on another machine than it ran on goes on there,
+    /// recorded as a second host (`--new-host`), rather than refused.
+    pub new_host: bool,
     /// URL targets' passwords, taken from the environment.
     pub secrets: Secrets,
 }
@@ -86,7 +89,12 @@ pub fn run<'a>(
     let out = &opts.out;
     // Held until the run returns: no other relbench writes here meanwhile.
     let _lock = results::lock_run(out)?;
-    let info = prepare_out_dir(opts)?;
+    let mut info = prepare_out_dir(opts)?;
+    let host = if opts.resume {
+        host_place(&mut info, &opts.record.host, opts.new_host, out)?
+    } else {
+        None
+    };
     let fresh = !opts.resume;
     let mut record = match RunRecord::begin(out.clone(), info, RunStatus::Failed) {
         Err(e) if fresh && crate::util::disk_full(&e) => {
@@ -153,7 +161,10 @@ pub fn run<'a>(
         out: out.clone(),
         secrets: opts.secrets.clone(),
     };
-    let mut files = StepFiles { out: out.clone() };
+    let mut files = StepFiles {
+        out: out.clone(),
+        host,
+    };
     let mut profiles = ProfileFiles { out: out.clone() };
     let mut sinks: Vec<&mut dyn Sink> = vec![&mut files, &mut profiles, &mut record];
     sinks.extend(more.iter_mut().map(|s| &mut **s as &mut dyn Sink));
@@ -279,6 +290,47 @@ fn wait_serving(db: &dyn Target, ui: &Progress, name: &str) {
         }
         std::thread::sleep(Duration::from_millis(250));
     }
+}
+
+/// Which of a run's hosts this machine is, as a resumed run or a
+/// confirmation goes on: `None` the one it started on, `Some(k)` its k-th
+/// later one (`RunInfo::later_hosts`). A machine it has not run on is
+/// refused — its windows would be read as the first machine's, against a
+/// base measured there (regression: a shard requeued on another node
+/// mixed two machines' windows under one host, silently) — unless
+/// `new_host`, which records it.
+pub(crate) fn host_place(
+    info: &mut RunInfo,
+    now: &host::HostFacts,
+    new_host: bool,
+    out: &std::path::Path,
+) -> anyhow::Result<Option<u32>> {
+    if info.host.same_machine(now) {
+        return Ok(None);
+    }
+    if let Some(k) = info.later_hosts.iter().position(|h| h.same_machine(now)) {
+        return Ok(Some(k as u32 + 1));
+    }
+    if new_host {
+        info.later_hosts.push(now.clone());
+        return Ok(Some(info.later_hosts.len() as u32));
+    }
+    let mut how = now.differences(&info.host);
+    if now.hostname != info.host.hostname {
+        how.insert(
+            0,
+            format!("host {} against {}", now.hostname, info.host.hostname),
+        );
+    }
+    bail!(
+        "the run in {} was measured on {} and this is another machine ({}): its windows would be read as \
+         one machine's. Run it on {} again, start it in a new directory, or add --new-host to go on here, \
+         recorded as a second host whose results are compared only with the base measured on it",
+        out.display(),
+        info.host.hostname,
+        how.join("; "),
+        info.host.hostname
+    )
 }
 
 /// Checks that the results directory is new, or that `--resume`

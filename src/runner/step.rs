@@ -83,6 +83,7 @@ pub(super) fn blank_result(e: &Execution) -> StepResult {
         client_share: None,
         profile: None,
         plans: Vec::new(),
+        host: None,
     }
 }
 
