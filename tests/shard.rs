@@ -553,47 +553,167 @@ fn wrong_merges_are_refused_naming_the_shard_and_what_to_do() {
     );
 }
 
-/// The Kubernetes example checked offline: its Indexed Job's shape, the
-/// count it passes, and the volume the shards and the merge share.
-/// (`kubectl create --dry-run=client` asks a cluster for its API groups
-/// first, so the check is a YAML parse.)
+/// The Kubernetes example checked offline, as `study.sh` submits it (a
+/// `kubectl` stand-in records what it is given): against the Kubernetes
+/// API's schema (kubernetes-validate, strict, Kubernetes 1.33), then its
+/// shape — an Indexed Job whose count reaches relbench, no BestEffort pod,
+/// no datadir on the shared claim, a failure policy that lets the other
+/// indexes finish when one fails or exits 3 — and the shard's command run
+/// with a relbench stand-in: exit 3 ends the index as done, SIGTERM
+/// reaches relbench.
 #[test]
-fn the_kubernetes_example_is_an_indexed_job_with_a_shared_volume() {
-    let manifest = Path::new(env!("CARGO_MANIFEST_DIR")).join("examples/kubernetes/study-job.yaml");
+fn the_kubernetes_example_is_valid_safe_and_per_study() {
+    let validate = std::env::var("RELBENCH_K8S_VALIDATE").unwrap_or_else(|_| {
+        panic!("RELBENCH_K8S_VALIDATE is not set: run the tests with ./test, which installs kubernetes-validate from PyPI")
+    });
+    let here = Path::new(env!("CARGO_MANIFEST_DIR")).join("examples/kubernetes");
+    let dir = tempfile::tempdir().unwrap();
+    let bin = dir.path().join("bin");
+    std::fs::create_dir(&bin).unwrap();
+    let log = dir.path().join("kubectl");
+    std::fs::create_dir(&log).unwrap();
+    use std::os::unix::fs::PermissionsExt;
+    let stand_in = |name: &str, text: &str| {
+        let p = bin.join(name);
+        std::fs::write(&p, text).unwrap();
+        std::fs::set_permissions(&p, std::fs::Permissions::from_mode(0o755)).unwrap();
+    };
+    // kubectl: each call's arguments and standard input kept, numbered;
+    // a configmap's archive copied; every wait answered at once.
+    stand_in(
+        "kubectl",
+        &format!(
+            "#!/bin/bash\nd={}\nn=$(ls $d | wc -l)\nprintf '%s\\n' \"$@\" > $d/$n.args\n\
+             case \"$1\" in apply) cat > $d/$n.yaml ;; create) for a in \"$@\"; do case $a in --from-file=plan.tgz=*) cp \"${{a#--from-file=plan.tgz=}}\" $d/plan.tgz ;; esac; done ;; esac\nexit 0\n",
+            log.display()
+        ),
+    );
+    let study = dir.path().join("study");
+    std::fs::create_dir_all(study.join("configs")).unwrap();
+    std::fs::write(study.join("configs/my.cnf"), "[mysqld]\n").unwrap();
+    let plan = study.join("mine.toml");
+    std::fs::write(&plan, SHARDS).unwrap();
+    let o = std::process::Command::new(here.join("study.sh"))
+        .arg(&plan)
+        .args(["nightly-7", "5"])
+        .env(
+            "PATH",
+            format!("{}:{}", bin.display(), std::env::var("PATH").unwrap()),
+        )
+        .output()
+        .unwrap();
+    assert!(
+        o.status.success(),
+        "study.sh: {}",
+        String::from_utf8_lossy(&o.stderr)
+    );
+    let tar = std::process::Command::new("tar")
+        .arg("-tzf")
+        .arg(log.join("plan.tgz"))
+        .output()
+        .unwrap();
+    let listed = String::from_utf8_lossy(&tar.stdout);
+    assert!(
+        listed.contains("configs/my.cnf") && listed.contains("mine.toml"),
+        "{listed}"
+    );
+    let mut applied: Vec<PathBuf> = std::fs::read_dir(&log)
+        .unwrap()
+        .map(|e| e.unwrap().path())
+        .filter(|p| p.extension().is_some_and(|e| e == "yaml"))
+        .collect();
+    applied.sort_by_key(|p| {
+        p.file_stem()
+            .unwrap()
+            .to_string_lossy()
+            .parse::<u32>()
+            .unwrap()
+    });
+    assert_eq!(
+        applied.len(),
+        2,
+        "study.sh applies the shards, then the merge"
+    );
+
+    for f in std::iter::once(here.join("study-job.yaml")).chain(applied.iter().cloned()) {
+        let o = std::process::Command::new(&validate)
+            .args(["--strict", "-k", "1.33.0", "--quiet"])
+            .arg(&f)
+            .output()
+            .expect("kubernetes-validate (./test installs it)");
+        assert!(
+            o.status.success(),
+            "{} is not valid Kubernetes: {}{}",
+            f.display(),
+            String::from_utf8_lossy(&o.stdout),
+            String::from_utf8_lossy(&o.stderr)
+        );
+    }
+    stand_in(
+        "relbench",
+        "#!/bin/sh\necho \"$@\" > \"$ARGS\"\ntrap 'exit 130' TERM\nsleep \"${NAP:-0}\" & wait $!\nexit \"$RC\"\n",
+    );
     let check = r#"
-import shlex, sys, yaml
-docs = [d for d in yaml.safe_load_all(open(sys.argv[1])) if d]
+import os, shlex, signal, subprocess, sys, time, yaml
+path, study, shards, bindir, tmp = sys.argv[1], sys.argv[2], int(sys.argv[3]), sys.argv[4], sys.argv[5]
+docs = [d for d in yaml.safe_load_all(open(path)) if d]
 kinds = [(d["kind"], d["metadata"]["name"]) for d in docs]
-assert kinds == [("PersistentVolumeClaim", "relbench-results"), ("Job", "relbench-study"), ("Job", "relbench-merge")], kinds
-pvc, study, merge = docs
+assert kinds == [("PersistentVolumeClaim", f"relbench-{study}-results"), ("Job", f"relbench-{study}-study"), ("Job", f"relbench-{study}-merge")], kinds
+pvc, job, merge = docs
 assert "ReadWriteMany" in pvc["spec"]["accessModes"]
-spec = study["spec"]
-assert spec["completionMode"] == "Indexed", spec
-assert spec["completions"] == spec["parallelism"], spec
+spec = job["spec"]
+assert spec["completionMode"] == "Indexed" and spec["completions"] == spec["parallelism"] == shards, spec
+# Each index its own retries; no exit but 2 (a wrong plan) fails the Job.
+assert spec.get("backoffLimitPerIndex", 0) >= 1 and "backoffLimit" not in spec, spec
+rules = spec["podFailurePolicy"]["rules"]
+fail_job = [r for r in rules if r["action"] == "FailJob"]
+assert all(r["onExitCodes"]["operator"] == "In" and r["onExitCodes"]["values"] == [2] for r in fail_job), rules
+assert any(r["action"] == "Ignore" and r.get("onPodConditions", [{}])[0].get("type") == "DisruptionTarget" for r in rules), rules
 pod = spec["template"]["spec"]
+assert pod["restartPolicy"] == "Never"
+assert any(t["effect"] == "NoSchedule" for t in pod["tolerations"]) and pod["nodeSelector"], pod
+# Guaranteed QoS: every container, init ones too, requests = limits.
+for p in (pod, merge["spec"]["template"]["spec"]):
+    for c in p.get("initContainers", []) + p["containers"]:
+        r = c.get("resources", {})
+        assert r.get("requests") and r.get("requests") == r.get("limits") and set(r["limits"]) >= {"cpu", "memory"}, (c["name"], r)
 c = pod["containers"][0]
 env = {e["name"]: e["value"] for e in c["env"]}
-assert int(env["RELBENCH_SHARD_COUNT"]) == spec["completions"], env
-cmd = c["command"]
-assert cmd[:2] == ["sh", "-c"], cmd
-words = shlex.split(cmd[2])
-assert words[:3] == ["exec", "relbench", "run"] and words[words.index("--shard") + 1] == "env", words
+assert int(env["RELBENCH_SHARD_COUNT"]) == shards, env
+mounts = {m["mountPath"]: m["name"] for m in c["volumeMounts"]}
+vols = {v["name"]: v for v in pod["volumes"]}
+words = shlex.split(c["command"][2].splitlines()[0])
+assert words[:2] == ["relbench", "run"] and words[words.index("--shard") + 1] == "env", words
 out = words[words.index("--out") + 1]
 assert out.startswith("/results/") and "$JOB_COMPLETION_INDEX" in out, out
-claims = {v["name"]: v["persistentVolumeClaim"]["claimName"] for v in pod["volumes"] if "persistentVolumeClaim" in v}
-mounts = {m["name"]: m["mountPath"] for m in c["volumeMounts"]}
-assert claims["results"] == "relbench-results" and mounts["results"] == "/results"
-assert study["metadata"]["labels"]["relbench.dev/part"] == pvc["metadata"]["labels"]["relbench.dev/part"] == "shards"
-mpod = merge["spec"]["template"]["spec"]
-mcmd = " ".join(mpod["containers"][0]["command"])
-assert "relbench merge /results/shard-* --out /results/merged" in mcmd, mcmd
-assert mpod["volumes"][0]["persistentVolumeClaim"]["claimName"] == "relbench-results"
-assert merge["metadata"]["labels"]["relbench.dev/part"] == "merge"
+assert vols[mounts["/results"]]["persistentVolumeClaim"]["claimName"] == f"relbench-{study}-results"
+data = words[words.index("--data-dir") + 1]
+assert "emptyDir" in vols[mounts[data]], (data, vols[mounts[data]])
+assert vols["plan-archive"]["configMap"]["name"] == f"relbench-{study}-plan"
+mcmd = merge["spec"]["template"]["spec"]["containers"][0]["command"]
+assert "relbench merge /results/shard-* --out /results/merged" in " ".join(mcmd), mcmd
+assert merge["spec"]["template"]["spec"]["volumes"][0]["persistentVolumeClaim"]["claimName"] == f"relbench-{study}-results"
+# The shard's command as the pod runs it.
+env = dict(os.environ, PATH=bindir + ":" + os.environ["PATH"], JOB_COMPLETION_INDEX="1", RELBENCH_PLAN=env["RELBENCH_PLAN"], ARGS=tmp + "/args")
+def shard(rc, nap="0", term=False):
+    p = subprocess.Popen(c["command"], env=dict(env, RC=str(rc), NAP=nap))
+    if term:
+        time.sleep(1)
+        p.send_signal(signal.SIGTERM)
+    return p.wait(timeout=30)
+assert shard(0) == 0
+assert open(tmp + "/args").read().split()[:3] == ["run", "/plan/" + env["RELBENCH_PLAN"], "--shard"]
+assert shard(3) == 0, "exit 3 (some steps failed) must end the index as done"
+assert shard(1) == 1 and shard(2) == 2
+assert shard(0, nap="20", term=True) == 130, "SIGTERM must reach relbench"
 print("ok")
 "#;
     let o = std::process::Command::new("python3")
         .args(["-c", check])
-        .arg(&manifest)
+        .arg(applied[0].as_os_str())
+        .args(["nightly-7", "5"])
+        .arg(&bin)
+        .arg(dir.path())
         .output()
         .expect("python3 with python3-yaml (./test installs it)");
     assert!(
@@ -602,6 +722,9 @@ print("ok")
         String::from_utf8_lossy(&o.stdout),
         String::from_utf8_lossy(&o.stderr)
     );
+    // The merge applied is the same study's.
+    let merge = std::fs::read_to_string(&applied[1]).unwrap();
+    assert!(merge.contains("relbench-nightly-7-merge"), "{merge}");
 }
 
 /// Regression: a plan's `[[comparison]]` naming its base and some targets

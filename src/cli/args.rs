@@ -374,6 +374,12 @@ pub(super) struct RunArgs {
     /// it such a run is refused.
     #[arg(long)]
     pub(super) new_host: bool,
+    /// Where the data relbench makes for targets whose plan names no
+    /// place goes (managed servers' datadirs, SQLite files) [default:
+    /// OUT/data]: a node's local disk when --out is a shared volume, so
+    /// that the benchmark does not measure the network filesystem.
+    #[arg(long, value_name = "DIR")]
+    pub(super) data_dir: Option<PathBuf>,
     /// A line of each step's measured rate this often, e.g. 1s
     /// (sysbench's --report-interval), on stderr.
     #[arg(long, value_name = "DURATION")]

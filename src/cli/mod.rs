@@ -323,6 +323,9 @@ fn run_plan(a: RunArgs) -> anyhow::Result<()> {
     }
     let mut opts = resolve_run(a.plan, a.out, a.resume, shard, rendezvous)?;
     opts.new_host = a.new_host;
+    if let Some(d) = a.data_dir {
+        opts.record.data_dir = Some(std::path::absolute(&d)?.display().to_string());
+    }
     let show = run::Show {
         quiet: a.quiet,
         every,

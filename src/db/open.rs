@@ -21,6 +21,11 @@ use super::{EngineKind, Target};
 pub struct Dirs {
     pub plan_dir: PathBuf,
     pub out: PathBuf,
+    /// Where the data relbench makes for a target goes when the plan names
+    /// no place (managed datadirs, SQLite files): `--data-dir`, a node's
+    /// local disk when results go to a shared volume; `<out>/data` when
+    /// `None`.
+    pub data: Option<PathBuf>,
     /// URL targets' passwords, taken from the environment before the run.
     pub secrets: super::secrets::Secrets,
 }
@@ -39,11 +44,21 @@ pub fn open(
             let path = match path {
                 Some(p) if p.is_absolute() => p.clone(),
                 Some(p) => dirs.plan_dir.join(p),
-                None => dirs.out.join("data").join(format!("{name}.db")),
+                None => dirs.data_root().join(format!("{name}.db")),
             };
-            if let Some(dir) = path.parent() {
-                std::fs::create_dir_all(dir)
-                    .with_context(|| format!("creating {} for target \"{name}\"", dir.display()))?;
+            match path.parent() {
+                // A place relbench chose is relbench's to make.
+                Some(dir) if !kept => std::fs::create_dir_all(dir)
+                    .with_context(|| format!("creating {} for target \"{name}\"", dir.display()))?,
+                // The user's path is theirs: no directory is made for it
+                // (regression: a path in a missing directory made it, as
+                // root).
+                Some(dir) if !dir.as_os_str().is_empty() && !dir.is_dir() => bail!(
+                    "target \"{name}\": the directory of its path {} does not exist; create it, or leave \
+                     `path` out to keep the file with the results",
+                    path.display()
+                ),
+                _ => {}
             }
             let d = SqliteDriver::new(path, pragmas.clone())
                 .with_table_options(target.table_options.clone());
@@ -192,7 +207,12 @@ pub fn server_spec(target: &TargetSpec, m: &Managed, dirs: &Dirs) -> ServerSpec 
         .or_else(|| super::server::default_user(target.engine).map(str::to_string));
     let (datadir, datadir_note) = match &m.datadir {
         Some(d) => (d.clone(), None),
-        None => super::server::chosen_datadir(&absolute(&dirs.out), &target.name, user.as_deref()),
+        None => super::server::chosen_datadir(
+            &absolute(&dirs.out),
+            &dirs.data_root(),
+            &target.name,
+            user.as_deref(),
+        ),
     };
     ServerSpec {
         target: target.name.clone(),
@@ -207,6 +227,17 @@ pub fn server_spec(target: &TargetSpec, m: &Managed, dirs: &Dirs) -> ServerSpec 
         malloc: m.malloc.clone(),
         plugins,
         start_timeout: Duration::from_secs_f64(m.start_timeout_secs),
+    }
+}
+
+impl Dirs {
+    /// The directory a target's data goes under when its plan names no
+    /// place.
+    pub fn data_root(&self) -> PathBuf {
+        match &self.data {
+            Some(d) => absolute(d),
+            None => absolute(&self.out).join("data"),
+        }
     }
 }
 

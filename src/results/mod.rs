@@ -79,6 +79,10 @@ pub struct RunInfo {
     /// of each only with the base measured on that one.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub later_hosts: Vec<HostFacts>,
+    /// Where the data relbench made for targets whose plan names no place
+    /// went (`run --data-dir`); `<results>/data` when absent.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub data_dir: Option<String>,
 }
 
 /// What a shard ran of its plan (`relbench run --shard I/N`).
@@ -117,6 +121,7 @@ impl RunInfo {
             shard: None,
             client_share: None,
             later_hosts: Vec::new(),
+            data_dir: None,
         }
     }
 }

@@ -90,6 +90,9 @@ pub fn run<'a>(
     // Held until the run returns: no other relbench writes here meanwhile.
     let _lock = results::lock_run(out)?;
     let mut info = prepare_out_dir(opts)?;
+    if opts.record.data_dir.is_some() {
+        info.data_dir = opts.record.data_dir.clone();
+    }
     let host = if opts.resume {
         host_place(&mut info, &opts.record.host, opts.new_host, out)?
     } else {
@@ -159,6 +162,7 @@ pub fn run<'a>(
     let dirs = Dirs {
         plan_dir: opts.plan_dir.clone(),
         out: out.clone(),
+        data: record.info.data_dir.as_ref().map(PathBuf::from),
         secrets: opts.secrets.clone(),
     };
     let mut files = StepFiles {

@@ -368,14 +368,19 @@ pub(super) fn reachable_by(
     Ok(())
 }
 
-/// Where relbench puts a datadir the plan does not name: `<results>/data/
-/// <target>`, unless the server's OS user cannot reach it (a clone in
+/// Where relbench puts a datadir the plan does not name: `<root>/<target>`
+/// (`root` is `<results>/data`, or `--data-dir`), unless the server's OS user cannot reach it (a clone in
 /// root's 0700 home is the usual case), then a directory of the run's own
 /// under `/var/tmp`, named after the results directory's device and inode
 /// so that `--resume` finds it again. The second value says why it moved.
-pub fn chosen_datadir(out: &Path, target: &str, user: Option<&str>) -> (PathBuf, Option<String>) {
+pub fn chosen_datadir(
+    out: &Path,
+    root: &Path,
+    target: &str,
+    user: Option<&str>,
+) -> (PathBuf, Option<String>) {
     use std::os::unix::fs::MetadataExt;
-    let default = out.join("data").join(target);
+    let default = root.join(target);
     let moved = || {
         let (uid, gid) = super::lookup_user(user?).ok()?;
         let blocked = unpassable(&default, uid, gid)?;
