@@ -440,3 +440,48 @@ fn a_merge_record_pointing_outside_its_directory_or_through_a_link_is_refused() 
         "the re-merge deleted through the link"
     );
 }
+
+/// Regression: a SQLite target whose `path` was in a missing directory
+/// made that directory (as root); relbench makes only the places it
+/// chooses. `--data-dir` moves those (managed datadirs, SQLite files) off
+/// the results directory — a node's disk when results go to NFS — and is
+/// recorded.
+#[test]
+fn a_targets_own_path_gets_no_directory_made_and_data_dir_moves_relbenchs_own() {
+    let _one = serial();
+    let dir = tempfile::tempdir().unwrap();
+    let missing = dir.path().join("not-there/deeper");
+    let plan = write_plan(
+        dir.path(),
+        &format!(
+            "steps = [\"load\", \"point-query\"]\n{SHORT}\n[[target]]\nname = \"mine\"\nengine = \"sqlite\"\npath = \"{}\"\n",
+            missing.join("x.db").display()
+        ),
+    );
+    let out = dir.path().join("out");
+    run_quiet(&plan, &out)
+        .assert()
+        .failure()
+        .stderr(contains("does not exist; create it"));
+    assert!(!dir.path().join("not-there").exists(), "a directory the user named was made");
+
+    let plan = write_plan(
+        dir.path(),
+        &format!("steps = [\"load\", \"point-query\"]\n{SHORT}{SQLITE}"),
+    );
+    let local = dir.path().join("local");
+    let out = dir.path().join("out2");
+    relbench()
+        .args(["run", "-q"])
+        .arg(&plan)
+        .arg("--out")
+        .arg(&out)
+        .arg("--data-dir")
+        .arg(&local)
+        .assert()
+        .success();
+    let run = read_json(&out.join("run.json"));
+    assert_eq!(run["data_dir"], local.display().to_string());
+    assert!(local.is_dir(), "the SQLite file went elsewhere");
+    assert!(!out.join("data").join("a.db").exists());
+}
