@@ -463,7 +463,10 @@ fn a_targets_own_path_gets_no_directory_made_and_data_dir_moves_relbenchs_own() 
         .assert()
         .failure()
         .stderr(contains("does not exist; create it"));
-    assert!(!dir.path().join("not-there").exists(), "a directory the user named was made");
+    assert!(
+        !dir.path().join("not-there").exists(),
+        "a directory the user named was made"
+    );
 
     let plan = write_plan(
         dir.path(),

@@ -196,6 +196,11 @@ fn two_shares_add_up(
         .as_str()
         .unwrap()
         .contains("relbench sample"));
+    // Regression: the leading share's "not measured" notes stayed beside
+    // the server costs the merge measured.
+    for gone in ["server_cpu", "machine"] {
+        assert!(m["notes"][gone].is_null(), "{gone}: {}", m["notes"]);
+    }
     eprintln!(
         "server CPU {server_us:.1} µs/op, client CPU {} µs/op, machine {} µs/op",
         m["metrics"]["client_cpu_us_per_op"], m["metrics"]["cpu_us_per_op"]
@@ -245,6 +250,19 @@ fn two_client_shares_against_mariadb_add_up_exactly() {
     let url = format!("mariadb://bench@127.0.0.1:{}/sbtest", server.rt.port);
     let pw = ("RELBENCH_TEST_PW", secret);
     two_shares_add_up(dir.path(), "mariadb", &url, pw, &server);
+    // The shares left nothing in the user's database but the empty table.
+    {
+        use relbench::db::mysql::wire::WireConn;
+        let mut root = WireConn::connect(&MariaDb::admin(&server.rt)).unwrap();
+        let rows = root
+            .query_text("SELECT COUNT(*) FROM sbtest.relbench_barrier")
+            .unwrap();
+        assert_eq!(
+            rows[0][0].as_deref(),
+            Some("0"),
+            "the barrier's rows stayed"
+        );
+    }
 
     // A share merged without the other is refused, named.
     relbench()

@@ -134,8 +134,9 @@ pub fn merge(
     for ((d, _, s), f) in given.iter().zip(&files).skip(1) {
         for name in files[0].iter().filter(|n| !f.contains(n)) {
             problems.push(format!(
-                "client share {s} in {} has no {}, which share 1 has; its step did not run there: resume it \
-                 and merge again",
+                "client share {s} in {} has no {}, which share 1 has; its step did not run there. Shares do \
+                 not resume alone: run every share again, together, into new directories with a new \
+                 --barrier, and merge those",
                 d.display(),
                 name.display()
             ));
@@ -169,12 +170,12 @@ fn finished_share(dir: &Path) -> Result<(RunInfo, ClientShare), String> {
     }
     if info.status != RunStatus::Complete {
         return Err(format!(
-            "client share {} in {} stopped before it finished ({:?}); finish it with `relbench run \
-             --resume --out {}` (with the other shares resumed too) and merge again",
+            "client share {} in {} stopped before it finished ({:?}); shares do not resume alone (the \
+             barrier would let one pass steps the others have not reached): run every share again, \
+             together, into new directories with a new --barrier, and merge those",
             rec.share,
             dir.display(),
-            info.status,
-            dir.display()
+            info.status
         ));
     }
     if !crate::plan::share::is_part(rec.share.index, rec.share.count) {
@@ -643,6 +644,17 @@ fn server_costs(m: &mut StepResult, header: &server_log::Header, log: &[server_l
         x.read_kb_per_op = Some(rk / ops);
         x.writes_per_op = Some(wr / ops);
         x.write_kb_per_op = Some(wk / ops);
+    }
+    // What the server host's log measured is measured: the leading
+    // share's notes that this host could not measure it no longer hold
+    // (regression: they stayed beside the figures the merge filled in).
+    if w.server_cpu_secs.is_some() {
+        m.notes.remove("server_cpu");
+    }
+    m.notes.remove("machine");
+    m.notes.remove("machine_cpu");
+    if w.disk.is_some() {
+        m.notes.remove("disk");
     }
     m.notes.insert(
         "costs".into(),

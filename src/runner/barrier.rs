@@ -67,6 +67,8 @@ struct Open {
     arrived: Stmt,
     gave_up: Stmt,
     clock: Stmt,
+    /// This barrier's rows, all of them.
+    forget: Stmt,
 }
 
 impl Barrier {
@@ -100,7 +102,9 @@ impl Barrier {
             format!("SELECT COUNT(*) FROM {TABLE} WHERE barrier = {p0} AND point = {p1} AND share {cmp} 0")
         };
         let clock = d.clock_us();
+        let forget = format!("DELETE FROM {TABLE} WHERE barrier = {p0}");
         let open = Open {
+            forget: conn.prepare(&forget)?,
             insert: conn.prepare(&insert)?,
             arrived: conn.prepare(&count(">"))?,
             gave_up: conn.prepare(&count("<"))?,
@@ -193,6 +197,51 @@ impl Barrier {
             clock_offset_ms: server
                 .map(|us| ((us as f64 / 1e6 - (before + after) / 2.0) * 1e6).round() / 1e3),
         })
+    }
+}
+
+impl Barrier {
+    /// The study's barrier name (`--barrier`).
+    pub fn id(&self) -> String {
+        self.rv.id.clone()
+    }
+
+    /// Leaves the barrier after every share met at `point`, its last: the
+    /// share that leaves last deletes the barrier's rows from the user's
+    /// database (every share is past every point then, so none still
+    /// polls a row). Whether this share deleted them.
+    pub fn leave(&self, point: &str) -> Result<bool, BarrierError> {
+        let mut o = self.conn.lock().unwrap_or_else(|p| p.into_inner());
+        let share = self.rv.share;
+        let key = key_of(&format!("{point}:left"));
+        let err = |e: crate::db::DbError| BarrierError::Db {
+            share,
+            point: format!("{point}:left"),
+            error: e,
+        };
+        let id = self.rv.id.as_str();
+        let (insert, arrived, forget) = (o.insert, o.arrived, o.forget);
+        o.conn
+            .exec(
+                insert,
+                &[
+                    Param::Str(id),
+                    Param::Str(&key),
+                    Param::Int(share.index.into()),
+                ],
+            )
+            .map_err(err)?;
+        let left = o
+            .conn
+            .query_last(arrived, &[Param::Str(id), Param::Str(&key)], 0)
+            .map_err(err)?
+            .1
+            .unwrap_or(0);
+        if left < i64::from(share.count) {
+            return Ok(false);
+        }
+        o.conn.exec(forget, &[Param::Str(id)]).map_err(err)?;
+        Ok(true)
     }
 }
 

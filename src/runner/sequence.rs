@@ -194,8 +194,20 @@ impl Loop<'_, '_> {
         // step.
         if let (Some(b), Some(last)) = (&g.barrier, jobs.last()) {
             let end = format!("{}/r{}:end", target.name, last.exec.id.repeat);
-            if let Err(why) = b.meet(&end, false) {
-                self.ui.warn(&format!("[{}] {why}", target.name));
+            match b.meet(&end, false).and_then(|_| b.leave(&end)) {
+                Ok(true) => self.ui.line(&format!(
+                    "[{}] every client share is done: the barrier's rows are deleted from relbench_barrier \
+                     in the target database (the empty table stays; drop it when no study runs)",
+                    target.name
+                )),
+                Ok(false) => {}
+                Err(why) => self.ui.warn(&format!(
+                    "[{}] {why}; the barrier's rows stay in relbench_barrier in the target database (a share \
+                     that comes late fails on them): once every share has stopped, delete them with \
+                     DELETE FROM relbench_barrier WHERE barrier = '{}'",
+                    target.name,
+                    crate::util::printable(&b.id(), 64)
+                )),
             }
         }
         // The next load starts from nothing, so the data is not needed;
