@@ -413,6 +413,59 @@ fn a_shard_resumed_on_another_host_is_refused_or_recorded_as_a_second_host() {
     shard(&[]).assert().success();
 }
 
+/// `check --schedule` says where its seed comes from; `--shards N
+/// --schedule` lists each shard's executions with the seed the shards will
+/// draw (a plan without `seed` draws one from its text), which is what a
+/// shard then runs: `check SHARD_DIR --schedule` prints the same lines.
+#[test]
+fn check_shows_each_shards_schedule_with_the_seed_the_shards_draw() {
+    let dir = tempfile::tempdir().unwrap();
+    let no_seed = SHARDS.replace("seed = 7\n", "");
+    assert_ne!(no_seed, SHARDS);
+    let plan = write_plan(dir.path(), &no_seed);
+    let listing = |args: &[&str], path: &Path| {
+        let o = relbench()
+            .arg("check")
+            .arg(path)
+            .args(args)
+            .output()
+            .unwrap();
+        assert!(o.status.success(), "{o:?}");
+        (
+            String::from_utf8(o.stdout).unwrap(),
+            String::from_utf8(o.stderr).unwrap(),
+        )
+    };
+    let (_, why) = listing(&["--schedule"], &plan);
+    assert!(why.contains("drawn for this listing only"), "{why}");
+    let (cut, why) = listing(&["--schedule", "--shards", "3"], &plan);
+    assert!(why.contains("drawn from the plan's text"), "{why}");
+    let (again, _) = listing(&["--schedule", "--shards", "3"], &plan);
+    assert_eq!(cut, again, "the shards' seed is the same at every read");
+    let parts: Vec<&str> = cut.split("# shard ").skip(1).collect();
+    assert_eq!(parts.len(), 3, "{cut}");
+    let second: String = parts[1].lines().skip(1).map(|l| format!("{l}\n")).collect();
+    assert!(
+        second.starts_with("base/"),
+        "the base runs on every shard: {second}"
+    );
+
+    let out = dir.path().join("shard-2");
+    relbench()
+        .args(["run", "-q"])
+        .arg(&plan)
+        .args(["--shard", "2/3", "--out"])
+        .arg(&out)
+        .assert()
+        .success();
+    let (ran, why) = listing(&["--schedule"], &out);
+    assert!(why.contains("the one the run in"), "{why}");
+    assert_eq!(
+        ran, second,
+        "shard 2 ran other executions than the listing said"
+    );
+}
+
 /// Runs `relbench merge DIRS --out OUT`, expecting a refusal that says
 /// each of `says`; nothing is merged.
 fn refused(dirs: &[&Path], out: &Path, says: &[&str]) {

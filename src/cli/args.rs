@@ -582,7 +582,8 @@ pub(super) enum Command {
         #[arg(long, value_name = "DIR")]
         last: Option<PathBuf>,
         /// Print which targets each of N shards runs (`run --shard I/N`)
-        /// and its expected time.
+        /// and its expected time; with --schedule, each shard's executions
+        /// with the seed its shards will draw.
         #[arg(long, value_name = "N")]
         shards: Option<u32>,
     },

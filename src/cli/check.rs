@@ -21,15 +21,92 @@ fn plan_of(path: &Path) -> anyhow::Result<Plan> {
     }
 }
 
-/// `relbench check PLAN|DIR [--schedule]`.
-pub(super) fn check(path: &Path, last: Option<&Path>, schedule: bool) -> anyhow::Result<()> {
+/// `relbench check PLAN|DIR --schedule [--shards N]`: every execution with
+/// its identity and seed — of each shard, with the seed the shards draw,
+/// when cut into N; of its own part, for a shard's results directory. The
+/// seed's source is said on stderr: a plan without one draws a fresh seed
+/// at every read, so a listing of it is an example, not the run's.
+pub(super) fn schedule(path: &Path, shards: Option<u32>) -> anyhow::Result<()> {
+    if let Some(n) = shards {
+        if !crate::plan::share::is_part(1, n) {
+            return Err(super::Exit::BadInput(format!(
+                "--shards {n}: give the number of shards, 1 to {}",
+                crate::plan::share::MAX_PARTS
+            ))
+            .into());
+        }
+    }
+    let (plan, own_part, why) = if path.is_dir() {
+        let info = crate::results::merge::first_run_info(path)?;
+        if shards.is_some() {
+            return Err(super::Exit::BadInput(format!(
+                "{} holds a run, cut as it ran; leave out --shards (its schedule is what it ran)",
+                path.display()
+            ))
+            .into());
+        }
+        let merged = crate::results::merge::read_merge(path)?.is_some();
+        let why = format!(
+            "seed {}: the one the run in {} used (recorded){}",
+            info.plan.seed,
+            path.display(),
+            if merged {
+                "; every shard's executions"
+            } else {
+                ""
+            }
+        );
+        let own = info.shard.filter(|_| !merged).map(|r| r.shard);
+        (info.plan, own, why)
+    } else {
+        let (mut plan, text, _) = read_plan(path)?;
+        let why = if plan.seed_fixed {
+            format!("seed {}: the plan's own", plan.seed)
+        } else if shards.is_some() {
+            plan.seed = crate::plan::shard::seed_of(&text);
+            format!(
+                "seed {}: drawn from the plan's text, as each of its shards draws it (the plan names no `seed`)",
+                plan.seed
+            )
+        } else {
+            format!(
+                "seed {}: drawn for this listing only — the plan names no `seed`, so each run draws its own and \
+                 records it (`seed = N` fixes it; a sharded run draws one from the plan's text, which \
+                 `--shards N --schedule` shows)",
+                plan.seed
+            )
+        };
+        (plan, None, why)
+    };
+    let cat = plan.catalogue().map_err(anyhow::Error::msg)?;
+    let sched = plan.schedule(&cat);
+    crate::errln!("{why}");
+    match (shards, own_part) {
+        (Some(count), _) => {
+            for index in 1..=count {
+                let part = sched.shard(crate::plan::Shard { index, count });
+                crate::outln!(
+                    "# shard {index}/{count}: {} step runs, about {} plus loads",
+                    part.executions.len(),
+                    crate::measure::units::human_secs(part.estimated_secs)
+                );
+                crate::out!("{}", part.describe());
+            }
+        }
+        (None, Some(s)) => {
+            crate::errln!("shard {s}: its own executions");
+            crate::out!("{}", sched.shard(s).describe());
+        }
+        (None, None) => crate::out!("{}", sched.describe()),
+    }
+    Ok(())
+}
+
+/// `relbench check PLAN|DIR`.
+pub(super) fn check(path: &Path, last: Option<&Path>) -> anyhow::Result<()> {
     let plan = plan_of(path)?;
     let cat = plan.catalogue().map_err(anyhow::Error::msg)?;
     let sched = plan.schedule(&cat);
-    if schedule {
-        crate::out!("{}", sched.describe());
-        return Ok(());
-    }
     crate::outln!("{}: valid", path.display());
     crate::outln!(
         "targets: {}",

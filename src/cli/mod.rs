@@ -189,18 +189,25 @@ fn dispatch(cmd: Command) -> anyhow::Result<()> {
         }
         Command::Check {
             plan,
-            last,
-            schedule,
+            last: None,
+            schedule: true,
+            shards,
+        } => check::schedule(&plan, shards),
+        Command::Check {
+            plan,
+            last: None,
+            schedule: false,
             shards: Some(n),
-        } if !schedule && last.is_none() => check::shards(&plan, n),
+        } => check::shards(&plan, n),
         Command::Check {
             plan,
             last,
-            schedule,
+            schedule: false,
             shards: None,
-        } => check::check(&plan, last.as_deref(), schedule),
+        } => check::check(&plan, last.as_deref()),
         Command::Check { .. } => Err(Exit::BadInput(
-            "--shards prints the shards alone: leave out --schedule and --last".into(),
+            "--last advises step lengths for the whole plan: leave out --schedule and --shards"
+                .into(),
         )
         .into()),
         Command::List { plan } => {
