@@ -694,3 +694,80 @@ engine = "sqlite"
     let own = sig("read-only-10", copy);
     assert_eq!(own["aa_pairs"], 3, "{own}");
 }
+
+/// A control group of this test's own with a CPU quota (cgroup v1's `cpu`
+/// controller, or v2's where it is delegated), removed when dropped.
+struct Quota(std::path::PathBuf);
+
+impl Quota {
+    /// `pct` of one CPU; `None` where this machine lets no group be made.
+    fn new(pct: u32) -> Option<Quota> {
+        let name = format!("relbench-test-{}", std::process::id());
+        let v1 = std::path::Path::new("/sys/fs/cgroup/cpu");
+        if v1.join("cpu.cfs_quota_us").exists() {
+            let d = v1.join(&name);
+            std::fs::create_dir(&d).ok()?;
+            std::fs::write(d.join("cpu.cfs_period_us"), "100000").ok()?;
+            std::fs::write(d.join("cpu.cfs_quota_us"), format!("{}", pct * 1000)).ok()?;
+            return Some(Quota(d));
+        }
+        let v2 = std::path::Path::new("/sys/fs/cgroup");
+        let ok = std::fs::read_to_string(v2.join("cgroup.subtree_control"))
+            .is_ok_and(|t| t.split_whitespace().any(|c| c == "cpu"));
+        if !ok {
+            return None;
+        }
+        let d = v2.join(&name);
+        std::fs::create_dir(&d).ok()?;
+        std::fs::write(d.join("cpu.max"), format!("{} 100000", pct * 1000)).ok()?;
+        Some(Quota(d))
+    }
+}
+
+impl Drop for Quota {
+    fn drop(&mut self) {
+        let _ = std::fs::remove_dir(&self.0);
+    }
+}
+
+/// A run under a CPU limit that throttles it (a container's `limits.cpu`
+/// set too low) measured the limit: its windows are disturbed, saying so,
+/// though the machine's CPUs were free and no other program ran.
+#[test]
+fn a_cpu_limit_that_throttles_the_run_disturbs_its_windows() {
+    let _one = serial();
+    let Some(quota) = Quota::new(20) else {
+        panic!("this machine lets root make no CPU-limited control group (cgroup v1 cpu, or v2 with cpu delegated)");
+    };
+    let dir = tempfile::tempdir().unwrap();
+    let out = dir.path().join("limited");
+    let plan = one_step_plan(dir.path(), "limited");
+    let o = std::process::Command::new("sh")
+        .arg("-c")
+        .arg(r#"echo $$ > "$1/cgroup.procs" && exec "$2" run -q "$3" --out "$4""#)
+        .arg("sh")
+        .arg(&quota.0)
+        .arg(bin())
+        .arg(&plan)
+        .arg(&out)
+        .output()
+        .unwrap();
+    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    let r = read_json(&out.join("steps/limited/r1-02-point-query-c1.json"));
+    let i = &r["metrics"]["interference"];
+    let held = i["throttled_secs"].as_f64().unwrap_or(0.0);
+    assert!(held > 0.0, "no throttling read under a 20% quota: {i}");
+    assert!(
+        i["disturbed"]
+            .as_str()
+            .is_some_and(|d| d.contains("CPU limit")),
+        "{i}"
+    );
+    // Without a limit nothing is read, and nothing said.
+    let free = dir.path().join("free");
+    run_quiet(&one_step_plan(dir.path(), "free"), &free)
+        .assert()
+        .success();
+    let r = read_json(&free.join("steps/free/r1-02-point-query-c1.json"));
+    assert!(r["metrics"]["interference"]["throttled_secs"].is_null());
+}

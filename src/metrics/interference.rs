@@ -51,6 +51,11 @@ pub const DISTURBED_IO_SHARE_PCT: f64 = 10.0;
 /// benchmark's own IO explains there.
 pub const DISTURBED_STEAL_PCT: f64 = 10.0;
 
+/// The share of a window, in %, a CPU limit may hold relbench's threads
+/// back before the window is disturbed: every thread stops for the rest of
+/// the period, so even a little shows in latency.
+pub const DISTURBED_THROTTLED_PCT: f64 = 1.0;
+
 /// How far the attribution can be off, in % of the machine, for a window
 /// of `secs`: CPU time is counted in 10 ms ticks, and each of the busy
 /// total and the processes' sums can be a tick per CPU off at each edge.
@@ -143,6 +148,15 @@ pub struct Interference {
     pub overrun_secs: Option<f64>,
     #[serde(skip_serializing_if = "Option::is_none")]
     pub event_p99_secs: Option<f64>,
+    /// How long the CPU limit relbench runs under (a container's
+    /// `limits.cpu`, a cgroup quota) held its threads back over the
+    /// window, in seconds; `None` with no limit.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub throttled_secs: Option<f64>,
+    /// relbench ran in a container: CPU the machine's counters show but
+    /// no visible process used is other containers'.
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub in_container: bool,
     /// Why the step is disturbed, when it is (by the thresholds of the
     /// relbench that measured it; a report judges again by its own,
     /// [`Interference::judge`]).
@@ -270,8 +284,14 @@ pub fn assess(
         relbench_late_max_secs: Some(r3(sampled.late.max_secs)),
         overrun_secs: stall.map(|s| r3(s.0)),
         event_p99_secs: stall.map(|s| s.1),
+        in_container: super::cgroup::in_container(),
         ..Interference::default()
     };
+    if let (Some(a), Some(b)) = (&sampled.first, &sampled.last) {
+        if let (Some(x), Some(y)) = (a.throttled_secs, b.throttled_secs) {
+            out.throttled_secs = Some(r3((y - x).max(0.0)));
+        }
+    }
     if let Some((cv, worst, stalls)) = dispersion(per_second, secs) {
         out.throughput_cv = Some((cv * 1e4).round() / 1e4);
         out.worst_second_vs_median = Some((worst * 1e4).round() / 1e4);
@@ -379,6 +399,9 @@ impl Interference {
         if let Some(reason) = self.overran() {
             why.push(reason);
         }
+        if let Some(reason) = self.throttled(secs) {
+            why.push(reason);
+        }
         if secs < MIN_WINDOW_SECS {
             return if why.is_empty() {
                 (
@@ -404,10 +427,14 @@ impl Interference {
             why.push(format!(
                 "other programs used {share:.0}% of the machine ({:.2} of its {cores:.0} cores){}",
                 share / 100.0 * cores,
-                if named.is_empty() {
-                    String::new()
-                } else {
+                if !named.is_empty() {
                     format!(": {}", named.join(", "))
+                } else if self.in_container {
+                    ": other containers' (relbench runs in a container, which cannot see their processes \
+                     to name them)"
+                        .to_string()
+                } else {
+                    String::new()
                 }
             ));
         }
@@ -481,6 +508,24 @@ impl Interference {
                 late * 1e3,
                 secs * 1e3,
                 self.relbench_late_max_secs.unwrap_or(late) * 1e3
+            )
+        })
+    }
+
+    /// Why the CPU limit's throttling disturbed the window, when it held
+    /// relbench's threads back for [`DISTURBED_THROTTLED_PCT`] of it or
+    /// more: the window measured the limit (the machine's CPUs were free,
+    /// so nothing else shows it).
+    fn throttled(&self, secs: f64) -> Option<String> {
+        let held = self.throttled_secs?;
+        let share = 100.0 * held / secs.max(1e-9);
+        (share >= DISTURBED_THROTTLED_PCT).then(|| {
+            format!(
+                "the CPU limit relbench runs under (its cgroup's quota: a container's limits.cpu) throttled it \
+                 for {:.0} ms of the {:.0} ms window ({share:.1}%): raise the limit, or give the shard whole \
+                 CPUs with requests equal to limits",
+                held * 1e3,
+                secs * 1e3
             )
         })
     }

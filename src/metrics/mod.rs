@@ -5,6 +5,7 @@
 //! (`server_log`), and profiles of a window's processes (`profile`).
 
 pub mod build;
+pub mod cgroup;
 pub mod columns;
 pub mod costs;
 pub mod device;

@@ -63,6 +63,9 @@ pub struct Snapshot {
     /// The sampler's own CPU seconds since the window opened: its thread's
     /// and the edge readings' (taken in the caller's thread).
     pub sampler_cpu: f64,
+    /// How long relbench's CPU limit has throttled it, in seconds
+    /// ([`super::cgroup`]); `None` with no limit.
+    pub throttled_secs: Option<f64>,
 }
 
 fn snapshot(probe: &Probe, devices: Option<&[String]>, t0: Instant) -> Snapshot {
@@ -75,6 +78,7 @@ fn snapshot(probe: &Probe, devices: Option<&[String]>, t0: Instant) -> Snapshot 
         process_cs: super::process_context_switches(),
         process_rss: procfs::self_rss_bytes(),
         sampler_cpu: 0.0,
+        throttled_secs: super::cgroup::throttled_secs(),
     }
 }
 
