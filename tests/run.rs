@@ -272,7 +272,8 @@ fn a_target_whose_database_cannot_be_opened_gets_a_clear_error() {
         .code(2)
         .stderr(predicates::str::contains("plan.toml:25:8"))
         .stderr(predicates::str::contains("relbench did not create it"));
-    // A path in a place no directory can be made.
+    // A path in a directory that does not exist: said, and not made
+    // (it is the user's place, not relbench's).
     let text = TINY.replace(
         "name = \"base\"\nengine = \"sqlite\"",
         "name = \"base\"\nengine = \"sqlite\"\npath = \"/proc/relbench-test/x.db\"",
@@ -282,7 +283,7 @@ fn a_target_whose_database_cannot_be_opened_gets_a_clear_error() {
         .assert()
         .code(1)
         .stderr(predicates::str::contains(
-            "creating /proc/relbench-test for target \"base\"",
+            "target \"base\": the directory of its path /proc/relbench-test/x.db does not exist",
         ));
 }
 
