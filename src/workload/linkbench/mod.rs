@@ -99,7 +99,7 @@ pub const LOAD_CLASSES: [&str; 3] = ["load_node", "load_link", "load_count"];
 pub const CHECK_CLASSES: [&str; 1] = ["check"];
 
 /// The `[linkbench]` keys, for `relbench list`.
-pub const KEYS: [(&str, &str); 22] = [
+pub const KEYS: [(&str, &str); 23] = [
     ("startid1, maxid1", "ids loaded: startid1 .. maxid1 - 1 (1, 10000001)"),
     ("loaders", "load connections (10); lb.load's clients"),
     ("requesters", "request connections (100); lb.request's clients"),
@@ -122,6 +122,7 @@ pub const KEYS: [(&str, &str); 22] = [
     ("check_ids", "ids lb.check compares (10000)"),
     ("load", "\"insert\": the original's multi-row upserts of bulk_insert_batch rows; \"bulk\": LOAD DATA LOCAL INFILE / COPY, about twice as fast, the same rows (insert)"),
     ("count_type", "counttable's count column: \"int\" (the original's DDL) or \"bigint\" (Small Datum's) (int)"),
+    ("tail_history", "lists paged again: \"original\", a list whose last page was read stays in the history's index and is not paged again (removeTailCacheEntry); \"corrected\", it is forgotten and paged again when seen full (original)"),
 ];
 
 /// The benchmark's parameters, from the plan's `[linkbench]` table. Names
@@ -185,6 +186,12 @@ pub struct Params {
     /// COPY) rather than the original's multi-row upserts.
     #[serde(default)]
     pub load_bulk: bool,
+    /// A list whose last page was read is forgotten (and paged again when
+    /// a first page is seen full), rather than kept in the history's index
+    /// as the original's `removeTailCacheEntry` keeps it (`tail_history =
+    /// "corrected"`).
+    #[serde(default)]
+    pub tail_corrected: bool,
 }
 
 /// FBWorkload's percentages, in [`Op::ALL`] order.
@@ -231,6 +238,7 @@ impl Default for Params {
             check_ids: 10_000,
             count_bigint: false,
             load_bulk: false,
+            tail_corrected: false,
         }
     }
 }

@@ -49,6 +49,7 @@ pub struct Raw {
     pub check_ids: Option<Spanned<i64>>,
     pub count_type: Option<Spanned<String>>,
     pub load: Option<Spanned<String>>,
+    pub tail_history: Option<Spanned<String>>,
 }
 
 /// `[linkbench]`, checked, over the original's defaults.
@@ -158,6 +159,24 @@ fn choices(cx: &mut Ctx<'_>, r: &Raw, p: &mut Params) {
         ],
     ) {
         p.count_bigint = bigint;
+    }
+    if let Some(corrected) = cx.choice(
+        &r.tail_history,
+        "tail_history",
+        &[
+            (
+                "original",
+                false,
+                "a list whose last page was read stays in the history's index (removeTailCacheEntry)",
+            ),
+            (
+                "corrected",
+                true,
+                "a list whose last page was read is forgotten, and paged again when seen full",
+            ),
+        ],
+    ) {
+        p.tail_corrected = corrected;
     }
 }
 

@@ -4,6 +4,7 @@
 //! over the next range of ids.
 
 mod checker;
+mod history;
 mod loader;
 mod requester;
 
@@ -21,6 +22,7 @@ use crate::measure::{Recorder, Tally};
 use crate::workload::dist::Rng;
 use crate::workload::{record_error as record, Client, ClientCtx};
 pub use checker::Checker;
+use history::TailHistory;
 #[cfg(test)]
 use loader::Batches;
 pub use loader::Loader;

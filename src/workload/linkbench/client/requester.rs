@@ -26,9 +26,8 @@ pub struct Requester {
     /// Multiget statements and the id2s each takes (`multiget_sizes`), by
     /// length: a multiget uses the first that holds it.
     multigets: Vec<(usize, Stmt)>,
-    /// Lists seen full: (id1, link_type, time of the last link read), at
-    /// most 2048 (the original's `listTailHistoryLimit`), one per list.
-    history: Vec<(i64, i64, i64)>,
+    /// The lists paged on (`getLinkListTail`).
+    history: TailHistory,
     data: String,
     id2s: Vec<i64>,
 }
@@ -51,8 +50,6 @@ pub(super) struct Stmts {
     count_link: Stmt,
     link_list: Stmt,
 }
-
-pub(super) const HISTORY: usize = 2048;
 
 /// Multigets of up to this many id2s have a statement of their own, as the
 /// original's literal IN lists do (2 to 16 are 99.9% of them); a longer
@@ -160,7 +157,7 @@ impl Requester {
             rng,
             s,
             multigets,
-            history: Vec::new(),
+            history: TailHistory::new(p.tail_corrected),
             data: String::new(),
             id2s: Vec::new(),
         })
@@ -172,31 +169,6 @@ impl Requester {
         let r = self.rng.random::<f64>() * total;
         let i = self.mix.partition_point(|&c| c <= r);
         Op::ALL[i.min(Op::ALL.len() - 1)]
-    }
-
-    /// The history of lists seen full after a page of one: a new list's
-    /// last time kept (`addTailCacheEntry`: once per list, a random entry
-    /// replaced when 2048 are kept); a tail page that was full moves its
-    /// entry on, one that was not drops it (`removeTailCacheEntry`).
-    fn remember(&mut self, slot: Option<usize>, id1: i64, link_type: i64, full: Option<i64>) {
-        match (slot, full) {
-            (Some(i), Some(last)) => self.history[i].2 = last,
-            (Some(i), None) => {
-                self.history.swap_remove(i);
-            }
-            (None, Some(last)) => {
-                if self.history.iter().any(|h| (h.0, h.1) == (id1, link_type)) {
-                    return;
-                }
-                if self.history.len() < HISTORY {
-                    self.history.push((id1, link_type, last));
-                } else {
-                    let i = self.rng.random_range(0..HISTORY);
-                    self.history[i] = (id1, link_type, last);
-                }
-            }
-            (None, None) => {}
-        }
     }
 
     /// A link write in one transaction (`addLinkImpl`). On MySQL the
@@ -393,8 +365,7 @@ impl Requester {
                 // The next page of a list seen full (`getLinkListTail`):
                 // the links no newer than the last one read, from offset 1.
                 let (slot, id1, link_type, max_time, offset) = if tail {
-                    let i = self.rng.random_range(0..self.history.len());
-                    let (id1, t, last) = self.history[i];
+                    let (i, (id1, t, last)) = self.history.pick(&mut self.rng);
                     (Some(i), id1, t, last, 1)
                 } else {
                     let id1 = self.link_reads.id(&mut self.rng);
@@ -416,7 +387,14 @@ impl Requester {
                 );
                 if let Ok((rows, last)) = &r {
                     let full = (*rows as i64 == limit).then_some(*last).flatten();
-                    self.remember(slot, id1, link_type, full);
+                    match slot {
+                        Some(i) => self.history.paged(i, full),
+                        None => {
+                            if let Some(last) = full {
+                                self.history.seen_full(id1, link_type, last, &mut self.rng);
+                            }
+                        }
+                    }
                 }
                 finish(rec, class, (r.map(|(rows, _)| rows), t))
             }
