@@ -249,12 +249,19 @@ impl Extra {
             return;
         };
         let meta = w.meta();
-        if w.sequence_per_client_count() {
+        // Its clients and rates are the benchmark's; how it sends its
+        // statements (prepared, reconnecting) is the step's, as anywhere
+        // (regression: `prepared = false` was refused, blaming clients and
+        // rates).
+        if w.sequence_per_client_count()
+            && (self.clients.is_some() || self.rate.is_some() || self.once)
+        {
             cx.err(
                 span.clone(),
                 "the Insert Benchmark's steps run at the plan's client count and their own rates",
                 Some(
-                    "set clients for the whole plan, and the benchmark's rates under [insert]"
+                    "set clients for the whole plan, and the benchmark's rates under [insert]; \
+                     prepared and reconnect may be given on the step"
                         .into(),
                 ),
             );

@@ -445,3 +445,38 @@ fn internals_add_their_options_before_a_managed_servers_own_and_refuse_what_they
         e[1].message
     );
 }
+
+/// Regression: `prepared = false` on an Insert Benchmark step was refused
+/// with an error about client counts and rates; those stay the
+/// benchmark's, how it sends its statements is the step's.
+#[test]
+fn an_insert_benchmark_step_may_send_text_but_keeps_its_clients_and_rates() {
+    let p = parse(
+        &format!(
+            "steps = [{{ step = \"l.i0\", prepared = false }}, \"l.x\", {{ step = \"qr100\", prepared = false }}]\n{TARGET}"
+        ),
+        "p.toml",
+        Path::new("."),
+    )
+    .unwrap();
+    let cat = p.catalogue().unwrap();
+    let plain: Vec<(String, bool)> = p
+        .schedule(&cat)
+        .executions
+        .iter()
+        .filter_map(|e| match &e.work {
+            crate::plan::schedule::Work::Workload(w) => Some((e.id.at.step.label(), w.plain)),
+            _ => None,
+        })
+        .collect();
+    assert!(plain.contains(&("l.i0".to_string(), true)), "{plain:?}");
+    assert!(plain.contains(&("l.x".to_string(), false)), "{plain:?}");
+    let e = errors(&format!(
+        "steps = [{{ step = \"l.i0\", clients = [2] }}]\n{TARGET}"
+    ));
+    assert!(
+        e[0].message.contains("plan's client count"),
+        "{}",
+        e[0].message
+    );
+}
