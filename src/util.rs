@@ -444,6 +444,19 @@ pub fn par_map<T: Sync, R: Send>(items: &[T], f: impl Fn(&T) -> R + Sync) -> Vec
     })
 }
 
+/// A directory tree of `(path, text)` files, for tests of readers of
+/// `/proc`, `/sys` and the cgroup filesystem.
+#[cfg(test)]
+pub(crate) fn test_tree(files: &[(&str, &str)]) -> tempfile::TempDir {
+    let d = tempfile::tempdir().unwrap();
+    for (p, text) in files {
+        let p = d.path().join(p);
+        std::fs::create_dir_all(p.parent().unwrap()).unwrap();
+        std::fs::write(p, text).unwrap();
+    }
+    d
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

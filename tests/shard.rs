@@ -117,12 +117,7 @@ fn shards_merged_hold_the_cells_identities_and_sections_of_one_run() {
             run["plan_hash"],
             read_json(&single.join("run.json"))["plan_hash"]
         );
-        let targets: Vec<String> = run["shard"]["targets"]
-            .as_array()
-            .unwrap()
-            .iter()
-            .map(|t| t.as_str().unwrap().to_string())
-            .collect();
+        let targets = strings(&run["shard"]["targets"]);
         assert!(targets.contains(&"base".to_string()), "{targets:?}");
         seen.extend(targets.into_iter().filter(|t| t != "base"));
     }
@@ -350,12 +345,7 @@ fn a_shard_resumed_on_another_host_is_refused_or_recorded_as_a_second_host() {
     run["host"]["cores"] = 96.into();
     run["status"] = "interrupted".into();
     std::fs::write(&run_json, serde_json::to_string(&run).unwrap()).unwrap();
-    let targets: Vec<String> = run["shard"]["targets"]
-        .as_array()
-        .unwrap()
-        .iter()
-        .map(|t| t.as_str().unwrap().to_string())
-        .collect();
+    let targets = strings(&run["shard"]["targets"]);
     let mut removed = Vec::new();
     for f in step_files(&out) {
         if f.contains("update-index") {

@@ -128,15 +128,7 @@ pub fn in_container() -> bool {
 mod tests {
     use super::*;
 
-    fn tree(files: &[(&str, &str)]) -> tempfile::TempDir {
-        let d = tempfile::tempdir().unwrap();
-        for (p, text) in files {
-            let p = d.path().join(p);
-            std::fs::create_dir_all(p.parent().unwrap()).unwrap();
-            std::fs::write(p, text).unwrap();
-        }
-        d
-    }
+    use crate::util::test_tree as tree;
 
     #[test]
     fn a_v1_quota_on_the_process_group_or_a_parent_is_found_and_v2s_too() {

@@ -383,15 +383,7 @@ pub fn tunable(root: &Path) -> Vec<&'static str> {
 mod tests {
     use super::*;
 
-    fn tree(files: &[(&str, &str)]) -> tempfile::TempDir {
-        let d = tempfile::tempdir().unwrap();
-        for (p, text) in files {
-            let p = d.path().join(p);
-            std::fs::create_dir_all(p.parent().unwrap()).unwrap();
-            std::fs::write(p, text).unwrap();
-        }
-        d
-    }
+    use crate::util::test_tree as tree;
 
     #[test]
     fn a_vm_without_cpufreq_says_unknown_and_what_it_has() {

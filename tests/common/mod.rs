@@ -112,6 +112,15 @@ pub fn report_row(report: &serde_json::Value, workload: &str) -> serde_json::Val
         .clone()
 }
 
+/// A JSON array of strings, as strings.
+pub fn strings(v: &serde_json::Value) -> Vec<String> {
+    v.as_array()
+        .expect("an array")
+        .iter()
+        .map(|t| t.as_str().expect("a string").to_string())
+        .collect()
+}
+
 pub fn read_json(p: &Path) -> serde_json::Value {
     serde_json::from_str(&std::fs::read_to_string(p).unwrap()).unwrap()
 }
