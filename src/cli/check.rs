@@ -28,13 +28,7 @@ fn plan_of(path: &Path) -> anyhow::Result<Plan> {
 /// at every read, so a listing of it is an example, not the run's.
 pub(super) fn schedule(path: &Path, shards: Option<u32>) -> anyhow::Result<()> {
     if let Some(n) = shards {
-        if !crate::plan::share::is_part(1, n) {
-            return Err(super::Exit::BadInput(format!(
-                "--shards {n}: give the number of shards, 1 to {}",
-                crate::plan::share::MAX_PARTS
-            ))
-            .into());
-        }
+        shard_count(n)?;
     }
     let (plan, own_part, why) = if path.is_dir() {
         let info = crate::results::merge::first_run_info(path)?;
@@ -277,13 +271,7 @@ fn noise_advice(plan: &Plan, last: Option<&Path>) -> anyhow::Result<()> {
 /// `relbench check PLAN|DIR --shards N`: which targets each shard runs and
 /// its timed part, the bases on every shard.
 pub(super) fn shards(path: &Path, count: u32) -> anyhow::Result<()> {
-    if !crate::plan::share::is_part(1, count) {
-        return Err(super::Exit::BadInput(format!(
-            "--shards {count}: give the number of shards, 1 to {}",
-            crate::plan::share::MAX_PARTS
-        ))
-        .into());
-    }
+    shard_count(count)?;
     let plan = plan_of(path)?;
     let cat = plan.catalogue().map_err(anyhow::Error::msg)?;
     let sched = plan.schedule(&cat);
@@ -323,4 +311,16 @@ pub(super) fn shards(path: &Path, count: u32) -> anyhow::Result<()> {
         crate::measure::units::human_secs(sched.estimated_secs)
     );
     Ok(())
+}
+
+/// Refuses a `--shards` count relbench does not cut a plan into.
+fn shard_count(n: u32) -> anyhow::Result<()> {
+    if crate::plan::share::is_part(1, n) {
+        return Ok(());
+    }
+    Err(super::Exit::BadInput(format!(
+        "--shards {n}: give the number of shards, 1 to {}",
+        crate::plan::share::MAX_PARTS
+    ))
+    .into())
 }

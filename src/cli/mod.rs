@@ -331,7 +331,7 @@ fn run_plan(a: RunArgs) -> anyhow::Result<()> {
     let mut opts = resolve_run(a.plan, a.out, a.resume, shard, rendezvous)?;
     opts.new_host = a.new_host;
     if let Some(d) = a.data_dir {
-        opts.record.data_dir = Some(std::path::absolute(&d)?.display().to_string());
+        opts.record.data_dir = Some(std::path::absolute(&d)?);
     }
     let show = run::Show {
         quiet: a.quiet,

@@ -19,7 +19,7 @@ pub fn serve(opts: &RunOptions, name: &str) -> anyhow::Result<()> {
     let dirs = Dirs {
         plan_dir: opts.plan_dir.clone(),
         out: opts.out.clone(),
-        data: opts.record.data_dir.as_ref().map(std::path::PathBuf::from),
+        data: opts.record.data_dir.clone(),
         secrets: opts.secrets.clone(),
     };
     let Some(target) = opts.schedule.targets.iter().find(|t| t.name == name) else {

@@ -31,28 +31,47 @@ impl LoadedRun {
         if self.info.later_hosts.is_empty() {
             return vec![self];
         }
-        let hosts: Vec<HostFacts> = std::iter::once(self.info.host.clone())
-            .chain(self.info.later_hosts.iter().cloned())
+        let LoadedRun {
+            dir,
+            mut info,
+            steps,
+            mut skipped,
+            ..
+        } = self;
+        let hosts: Vec<HostFacts> = std::iter::once(info.host.clone())
+            .chain(std::mem::take(&mut info.later_hosts))
             .collect();
-        (0..hosts.len())
-            .map(|k| {
-                let mut info = self.info.clone();
-                info.host = hosts[k].clone();
-                info.later_hosts.clear();
-                let on = |s: &&StepResult| s.host.unwrap_or(0) as usize == k;
-                LoadedRun {
-                    dir: self.dir.clone(),
-                    info,
-                    steps: self.steps.iter().filter(on).cloned().collect(),
-                    skipped: if k == 0 {
-                        self.skipped.clone()
-                    } else {
-                        Vec::new()
-                    },
-                    host_part: Some(k as u32 + 1),
-                }
+        let mut runs: Vec<LoadedRun> = hosts
+            .into_iter()
+            .enumerate()
+            .map(|(k, host)| LoadedRun {
+                dir: dir.clone(),
+                info: RunInfo {
+                    host,
+                    ..info.clone()
+                },
+                steps: Vec::new(),
+                // The directory's own problems are said once, with the first.
+                skipped: if k == 0 {
+                    std::mem::take(&mut skipped)
+                } else {
+                    Vec::new()
+                },
+                host_part: Some(k as u32 + 1),
             })
-            .collect()
+            .collect();
+        // Each step to its host's run, moved (in their order, kept).
+        for s in steps {
+            match runs.get_mut(s.host.unwrap_or(0) as usize) {
+                Some(r) => r.steps.push(s),
+                None => runs[0].skipped.push(format!(
+                    "{} names host {} of its run, which run.json does not record; left out",
+                    dir.join(s.file_name()).display(),
+                    s.host.unwrap_or(0)
+                )),
+            }
+        }
+        runs
     }
 }
 

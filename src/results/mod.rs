@@ -84,7 +84,7 @@ pub struct RunInfo {
     /// Where the data relbench made for targets whose plan names no place
     /// went (`run --data-dir`); `<results>/data` when absent.
     #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub data_dir: Option<String>,
+    pub data_dir: Option<PathBuf>,
 }
 
 /// What a shard ran of its plan (`relbench run --shard I/N`).

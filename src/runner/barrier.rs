@@ -198,12 +198,10 @@ impl Barrier {
                 .map(|us| ((us as f64 / 1e6 - (before + after) / 2.0) * 1e6).round() / 1e3),
         })
     }
-}
 
-impl Barrier {
     /// The study's barrier name (`--barrier`).
-    pub fn id(&self) -> String {
-        self.rv.id.clone()
+    pub fn id(&self) -> &str {
+        &self.rv.id
     }
 
     /// Leaves the barrier after every share met at `point`, its last: the

@@ -142,7 +142,7 @@ pub fn confirm(opts: &ConfirmOptions, ui: &mut Progress) -> anyhow::Result<(RunE
     let dirs = crate::db::Dirs {
         plan_dir,
         out: out.clone(),
-        data: record.info.data_dir.as_ref().map(std::path::PathBuf::from),
+        data: record.info.data_dir.clone(),
         secrets: opts.secrets.clone(),
     };
     let mut files = StepFiles {

@@ -162,7 +162,7 @@ pub fn run<'a>(
     let dirs = Dirs {
         plan_dir: opts.plan_dir.clone(),
         out: out.clone(),
-        data: record.info.data_dir.as_ref().map(PathBuf::from),
+        data: record.info.data_dir.clone(),
         secrets: opts.secrets.clone(),
     };
     let mut files = StepFiles {

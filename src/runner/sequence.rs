@@ -206,7 +206,7 @@ impl Loop<'_, '_> {
                      that comes late fails on them): once every share has stopped, delete them with \
                      DELETE FROM relbench_barrier WHERE barrier = '{}'",
                     target.name,
-                    crate::util::printable(&b.id(), 64)
+                    crate::util::printable(b.id(), 64)
                 )),
             }
         }
