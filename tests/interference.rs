@@ -522,31 +522,44 @@ fn a_disk_writer_beside_a_write_step_disturbs_it_and_is_named() {
     );
     let junk = dir.path().join("junk");
     // Direct IO: its bytes go to the device, not the page cache, and its
-    // CPU stays small (a CPU test alone would not see it).
-    let mut dd = std::process::Command::new("dd")
-        .arg("if=/dev/zero")
-        .arg(format!("of={}", junk.display()))
-        .args(["bs=1M", "count=100000", "oflag=direct"])
-        .stderr(std::process::Stdio::null())
+    // CPU stays small (a CPU test alone would not see it). One process
+    // for the whole test (one that ends inside a window is never seen),
+    // over and over the same 256 MB: an unbounded dd filled the disk on a
+    // fast device (3 GB/s) and died before the step began.
+    let writer = "import mmap, os, sys, time\n\
+                  fd = os.open(sys.argv[1], os.O_WRONLY | os.O_CREAT | os.O_DIRECT, 0o600)\n\
+                  buf = mmap.mmap(-1, 1 << 20)\n\
+                  end = time.monotonic() + 120\n\
+                  while time.monotonic() < end:\n\
+                  \x20   for i in range(256):\n\
+                  \x20       os.pwrite(fd, buf, i << 20)\n";
+    let mut writer_proc = std::process::Command::new("python3")
+        .args(["-c", writer])
+        .arg(&junk)
         .spawn()
         .unwrap();
     let out = dir.path().join("out");
     let ran = run_quiet(&plan, &out).output().unwrap();
-    let _ = dd.kill();
-    let _ = dd.wait();
+    let alive = writer_proc.try_wait().unwrap();
+    let _ = writer_proc.kill();
+    let _ = writer_proc.wait();
     let _ = std::fs::remove_file(&junk);
     assert!(
         ran.status.success(),
         "{}",
         String::from_utf8_lossy(&ran.stderr)
     );
+    assert!(alive.is_none(), "the writer ended early: {alive:?}");
     let r = read_json(&out.join("steps/a/r1-02-update-index-c1.json"));
     let i = &r["metrics"]["interference"];
     let why = i["disturbed"]
         .as_str()
         .unwrap_or_else(|| panic!("not disturbed: {i}"));
     assert!(why.contains("on the disk"), "{why}");
-    assert!(why.contains("dd (pid"), "the writer is not named: {why}");
+    assert!(
+        why.contains("python3 (pid"),
+        "the writer is not named: {why}"
+    );
 }
 
 /// Quiet windows found in the run: a window a burner disturbed is measured
