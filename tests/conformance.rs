@@ -102,18 +102,29 @@ fn linkbench_differences() -> BTreeMap<String, (&'static str, &'static str)> {
     )])
 }
 
-/// The statements of each transaction `addLinkImpl` and `deleteLinkImpl`
-/// may send, in order: the upsert, then the count and the payload as its
-/// changed rows say; the locked read, then, for a visible link, the hide
-/// and the count.
-const LINK_TRANSACTIONS: [&[&str]; 6] = [
-    &["link_upsert"],
+/// The statements of each transaction the original's write connection
+/// (autocommit off) may send, in order: `addLinkImpl`'s upsert, then the
+/// count and the payload as its changed rows say; `deleteLinkImpl`'s
+/// locked read, then, for a visible link, the hide and the count; a node
+/// write alone; the load's batches, each committed.
+const WRITE_TRANSACTIONS: [&[&str]; 12] = [
     &["link_upsert", "count_up"],
     &["link_upsert", "link_data"],
     &["link_upsert", "count_up", "link_data"],
     &["link_lock"],
     &["link_lock", "link_hide", "count_down"],
+    &["add_node"],
+    &["update_node"],
+    &["delete_node"],
+    &["load_node"],
+    &["load_link"],
+    &["load_count"],
+    &["load_link", "load_link"],
 ];
+
+/// The statements only the original's read connection (autocommit on)
+/// sends.
+const READS: [&str; 4] = ["get_node", "count_link", "multiget_link", "get_link_list"];
 
 /// One line of MariaDB's general log: connection id, command, text. A
 /// line is `[time]\t[\t]    17 Execute\tSQL`: the field of id and command
@@ -137,8 +148,9 @@ fn log_lines(text: &str) -> Vec<(u32, String, String)> {
 }
 
 /// Runs `plan` (its steps and parameters) on a managed MariaDB InnoDB
-/// with the general log on, and returns the log's lines.
-fn logged_run(plan: &str) -> Vec<(u32, String, String)> {
+/// with the general log on, and returns the log's lines and the directory
+/// whose `out` holds the results.
+fn logged_run(plan: &str) -> (Vec<(u32, String, String)>, tempfile::TempDir) {
     let dir = shared_tempdir();
     let logs = dir.path().join("log");
     std::fs::create_dir(&logs).unwrap();
@@ -154,7 +166,7 @@ fn logged_run(plan: &str) -> Vec<(u32, String, String)> {
         ),
     );
     run_quiet(&plan, dir.path().join("out")).assert().success();
-    log_lines(&std::fs::read_to_string(&log).unwrap())
+    (log_lines(&std::fs::read_to_string(&log).unwrap()), dir)
 }
 
 /// The connections of the benchmark user (not the administrator's).
@@ -200,12 +212,28 @@ fn assert_all_sent(
     assert!(missing.is_empty(), "never sent: {missing:?}");
 }
 
+/// A statement of the benchmark's own, as the log shows it: not the
+/// schema (the original README's DDL, which its users run by hand), not
+/// the session's setup, not what relbench reads about the tables.
+fn benchmark_statement(cmd: &str, sql: &str) -> bool {
+    let lower = sql.trim().to_ascii_lowercase();
+    (cmd == "Execute" || cmd == "Query")
+        && ![
+            "create table",
+            "drop table",
+            "set autocommit",
+            "select count(*) from information_schema",
+        ]
+        .iter()
+        .any(|p| lower.starts_with(p))
+}
+
 #[test]
 fn linkbench_sends_the_originals_statements_in_the_originals_transactions() {
     // One requester, so its statements follow one another in the log; a
     // page of 5 links and half the list reads asking for the next page, so
     // that the paging by time is exercised in 600 requests.
-    let lines = logged_run(
+    let (lines, _dir) = logged_run(
         r#"seed = 11
 steps = ["lb.load", "lb.request"]
 [linkbench]
@@ -217,67 +245,71 @@ range_limit = 5
 getlinklist_history = 50
 "#,
     );
-    // The loader and the requester: the connections that prepared the
-    // counts' REPLACE and add_node's INSERT.
-    let prepared = |start: &str| {
-        lines
-            .iter()
-            .find(|(_, cmd, sql)| cmd == "Prepare" && sql.starts_with(start))
-            .map(|(id, _, _)| *id)
-            .unwrap_or_else(|| panic!("no connection prepared {start}"))
-    };
-    let ours = [
-        prepared("REPLACE INTO counttable"),
-        prepared("INSERT INTO nodetable (type"),
-    ];
+    let ours = benchmark_connections(&lines);
+    // As the original's JDBC client without server-side prepare: text.
+    let prepared: Vec<_> = lines
+        .iter()
+        .filter(|(id, cmd, _)| ours.contains(id) && (cmd == "Prepare" || cmd == "Execute"))
+        .collect();
+    assert!(prepared.is_empty(), "prepared statements: {prepared:?}");
     let originals = linkbench_originals();
     let differences = linkbench_differences();
     // The load's link upsert is add_link's with more rows: one shape,
-    // named by the connection that sends it.
+    // named by the connection that sends it (the one that loads counts).
     assert_eq!(originals["load_link"], originals["link_upsert"]);
+    let loader = lines
+        .iter()
+        .find(|(_, _, sql)| sql.starts_with("REPLACE INTO counttable"))
+        .map(|(id, _, _)| *id)
+        .expect("no connection loaded the counts");
     let by_shape = known_shapes(&originals, &differences, "docs/guide/linkbench.md");
     let mut seen = BTreeSet::new();
     let mut unknown = BTreeSet::new();
     let mut transactions: BTreeMap<Vec<&str>, u32> = BTreeMap::new();
-    let mut open: Option<Vec<&str>> = None;
+    // Each connection's open transaction (autocommit off: the first write
+    // opens it), and what each connection sent.
+    let mut open: BTreeMap<u32, Vec<&str>> = BTreeMap::new();
+    let mut sent_on: BTreeMap<u32, BTreeSet<&str>> = BTreeMap::new();
     let (mut history_pages, mut first_pages, mut multigets) = (0, 0, Vec::new());
     for (id, cmd, sql) in lines.iter().filter(|(id, _, _)| ours.contains(id)) {
-        if cmd != "Execute" && cmd != "Query" {
+        if !benchmark_statement(cmd, sql) {
             continue;
         }
-        match sql.trim() {
-            "BEGIN" => {
-                assert!(open.is_none(), "a transaction began inside another");
-                open = Some(Vec::new());
-                continue;
-            }
-            "COMMIT" | "ROLLBACK" => {
-                let t = open.take().expect("a COMMIT outside a transaction");
-                *transactions.entry(t).or_default() += 1;
-                continue;
-            }
-            _ => {}
-        }
-        // The schema is the original README's DDL, which its users run by
-        // hand: not among the statements its code sends.
-        if sql.starts_with("CREATE TABLE") || sql.starts_with("DROP TABLE") {
+        let sql = sql.trim();
+        assert!(
+            !sql.eq_ignore_ascii_case("BEGIN"),
+            "the original sends no BEGIN: its write connection has autocommit off"
+        );
+        if sql.eq_ignore_ascii_case("COMMIT") {
+            let t = open.remove(id).expect("a COMMIT with nothing to commit");
+            *transactions.entry(t).or_default() += 1;
             continue;
         }
+        // The original ends a transaction's last write with "; commit".
+        let (sql, commits) = match sql.strip_suffix("; commit") {
+            Some(s) => (s, true),
+            None => (sql, false),
+        };
         let (s, n) = shape(sql);
         let Some(&name) = by_shape.get(s.as_str()) else {
-            unknown.insert(sql.clone());
+            unknown.insert(sql.to_string());
             continue;
         };
         let name = match name {
-            "link_upsert" if *id == ours[0] => "load_link",
+            "link_upsert" if *id == loader => "load_link",
             other => other,
         };
         seen.insert(name);
-        if let Some(t) = open.as_mut() {
-            t.push(name);
+        sent_on.entry(*id).or_default().insert(name);
+        if !READS.contains(&name) {
+            open.entry(*id).or_default().push(name);
+            if commits {
+                let t = open.remove(id).expect("just opened");
+                *transactions.entry(t).or_default() += 1;
+            }
         }
         match name {
-            "multiget_link" => multigets.push((n.unwrap(), sql.clone())),
+            "multiget_link" => multigets.push((n.unwrap(), sql.to_string())),
             "get_link_list" if sql.ends_with("LIMIT 0, 5") => first_pages += 1,
             "get_link_list" => {
                 // The next page: no newer than the last link read, from
@@ -294,12 +326,27 @@ getlinklist_history = 50
         "statements the original does not send:\n{unknown:#?}"
     );
     assert_all_sent(&originals, &differences, &seen);
+    assert!(open.is_empty(), "transactions left open: {open:?}");
     for t in transactions.keys() {
         assert!(
-            LINK_TRANSACTIONS.contains(&t.as_slice()),
+            WRITE_TRANSACTIONS.contains(&t.as_slice()),
             "a transaction the original does not run: {t:?} ({transactions:?})"
         );
     }
+    // The requester's reads on one connection, its writes on another.
+    let requester: Vec<&BTreeSet<&str>> = sent_on
+        .iter()
+        .filter(|(id, _)| **id != loader)
+        .map(|(_, names)| names)
+        .collect();
+    assert_eq!(requester.len(), 2, "{sent_on:?}");
+    assert!(
+        requester
+            .iter()
+            .all(|names| names.iter().all(|n| READS.contains(n))
+                || names.iter().all(|n| !READS.contains(n))),
+        "reads and writes on one connection: {sent_on:?}"
+    );
     assert!(
         first_pages > 0 && history_pages > 0,
         "{first_pages} first pages, {history_pages} next pages"
@@ -319,6 +366,84 @@ getlinklist_history = 50
         "transactions: {transactions:?}; {first_pages} first pages, {history_pages} next; {} multigets",
         multigets.len()
     );
+}
+
+/// The original's server work per request, measured (bench/linkbench_original.md:
+/// facebookarchive/linkbench against Debian's MariaDB 10.11, 40,000 requests):
+/// Com_begin, Com_commit, Questions, round trips (COM_QUERY lines of its
+/// connections in the general log).
+const ORIGINAL_PER_REQUEST: [(&str, f64); 4] = [
+    ("Com_begin", 0.0),
+    ("Com_commit", 0.3088),
+    ("Questions", 1.5018),
+    ("round trips", 1.2218),
+];
+
+#[test]
+fn linkbench_requests_cost_the_server_the_originals_statements_and_round_trips() {
+    // Enough requests that the mix's own draw is within a fraction of the
+    // 2% allowed (one seed: the same draw every run).
+    let requests = 20_000;
+    let (lines, dir) = logged_run(&format!(
+        r#"seed = 1
+steps = ["lb.load", "lb.request"]
+[linkbench]
+maxid1 = 10001
+loaders = 2
+requesters = 1
+requests = {requests}
+[duration]
+warmup = "0s"
+"#
+    ));
+    let r = read_json(&dir.path().join("out/steps/innodb/r1-02-lb.request-c1.json"));
+    assert_eq!(r["events"].as_u64(), Some(requests));
+    let delta = &r["metrics"]["counters"]["delta"];
+    assert!(
+        delta["Questions"].as_f64().is_some(),
+        "no counters: {delta}"
+    );
+    // The requester's two connections: the one that adds nodes (its
+    // writes) and the one that reads them.
+    let ours = benchmark_connections(&lines);
+    let requester: BTreeSet<u32> = lines
+        .iter()
+        .filter(|(id, _, sql)| {
+            ours.contains(id)
+                && (sql.starts_with("INSERT INTO nodetable (type")
+                    || sql.starts_with("SELECT id, type, version, time, data FROM nodetable"))
+        })
+        .map(|(id, _, _)| *id)
+        .collect();
+    assert_eq!(requester.len(), 2, "{requester:?}");
+    let trips = lines
+        .iter()
+        .filter(|(id, cmd, sql)| {
+            requester.contains(id)
+                && (cmd == "Query" || cmd == "Execute")
+                && !sql.to_ascii_lowercase().starts_with("set autocommit")
+        })
+        .count();
+    let n = requests as f64;
+    let mut figures = Vec::new();
+    for (name, original) in ORIGINAL_PER_REQUEST {
+        let ours = match name {
+            "round trips" => trips as f64 / n,
+            // The delta leaves out counters that did not move.
+            counter => delta[counter].as_f64().unwrap_or(0.0) / n,
+        };
+        figures.push(format!("{name} {ours:.4} (original {original:.4})"));
+        let within = if original == 0.0 {
+            ours == 0.0
+        } else {
+            (ours / original - 1.0).abs() <= 0.02
+        };
+        assert!(
+            within,
+            "{name}: {ours:.4} per request, the original {original:.4}"
+        );
+    }
+    eprintln!("per request: {}", figures.join(", "));
 }
 
 #[test]
@@ -377,7 +502,7 @@ fn iibench_differences() -> BTreeMap<String, (&'static str, &'static str)> {
 
 #[test]
 fn the_insert_benchmark_sends_iibenchs_statements() {
-    let lines = logged_run(
+    let (lines, _dir) = logged_run(
         r#"seed = 5
 steps = ["l.i0", "l.x", "l.i1", "qr100", "qp100"]
 clients = [1]
@@ -391,6 +516,12 @@ read = "1s"
 "#,
     );
     let ours = benchmark_connections(&lines);
+    // As iibench.py's mysqlclient sends them: text.
+    let prepared: Vec<_> = lines
+        .iter()
+        .filter(|(id, cmd, _)| ours.contains(id) && (cmd == "Prepare" || cmd == "Execute"))
+        .collect();
+    assert!(prepared.is_empty(), "prepared statements: {prepared:?}");
     let originals = iibench_originals();
     let differences = iibench_differences();
     let by_shape = known_shapes(&originals, &differences, "docs/guide/insert-benchmark.md");

@@ -278,3 +278,56 @@ fn an_unknown_q_pacing_is_refused_with_the_choices() {
         "unknown q_pacing \"fast\"",
     );
 }
+
+/// The Insert Benchmark sends text, as iibench.py does; `prepared = true`
+/// is a choice the results keep: in the step's title and, for two runs
+/// set side by side, among the settings that differ.
+#[test]
+fn prepared_statements_are_a_setting_that_differs_from_the_originals_text() {
+    let _one = serial();
+    let dir = tempfile::tempdir().unwrap();
+    let run = |name: &str, step: &str| {
+        let text = plan_with(step, "", "", &dir.path().join(format!("{name}.db")))
+            .replace("name = \"t\"", &format!("name = \"{name}\""));
+        let plan = write_plan(&dir.path().join(name), &text);
+        let out = dir.path().join(name).join("out");
+        run_quiet(&plan, &out).assert().success();
+        out
+    };
+    std::fs::create_dir(dir.path().join("text")).unwrap();
+    std::fs::create_dir(dir.path().join("prepared")).unwrap();
+    let text = run("text", r#""l.i0""#);
+    let prepared = run("prepared", r#"{ step = "l.i0", prepared = true }"#);
+    let info = read_json(&prepared.join("run.json"));
+    assert_eq!(
+        info["targets"][0]["config"]["relbench.statements"], "prepared: l.i0",
+        "{}",
+        info["targets"][0]["config"]
+    );
+    let info = read_json(&text.join("run.json"));
+    assert!(info["targets"][0]["config"]["relbench.statements"].is_null());
+    let report = dir.path().join("report");
+    relbench()
+        .arg("report")
+        .args([&text, &prepared])
+        .args(["--base", "text", "--format", "md", "--out"])
+        .arg(&report)
+        .assert()
+        .success();
+    let md = std::fs::read_to_string(report.join("report.md")).unwrap();
+    // One row for both: the same step, sent two ways.
+    assert!(md.contains("relbench.statements"), "{md}");
+    assert!(md.contains("prepared: l.i0"), "{md}");
+    let rows: Vec<&str> = md
+        .lines()
+        .filter(|l| l.starts_with("| l.i0 | 2 | rows/s |"))
+        .collect();
+    assert_eq!(rows.len(), 1, "{md}");
+    let cells: Vec<&str> = rows[0].split('|').map(str::trim).collect();
+    assert!(
+        cells[4].parse::<f64>().is_ok() || cells[4].contains(','),
+        "{}",
+        rows[0]
+    );
+    assert!(cells[5].chars().any(|c| c.is_ascii_digit()), "{}", rows[0]);
+}

@@ -294,6 +294,16 @@ pub trait Conn: Send {
     fn begin(&mut self, write: bool) -> DbResult<()>;
     fn commit(&mut self) -> DbResult<()>;
     fn rollback(&mut self) -> DbResult<()>;
+    /// Runs a write and commits the transaction it ends: in one round trip
+    /// when the statement goes as text and the protocol takes several
+    /// statements at once (`"…; commit"`, as LinkBench's original ends
+    /// its writes), else the write and then COMMIT. Returns the write's
+    /// changed rows.
+    fn exec_commit(&mut self, stmt: Stmt, params: &[Param<'_>]) -> DbResult<u64> {
+        let n = self.exec(stmt, params)?;
+        self.commit()?;
+        Ok(n)
+    }
     /// Runs a query as [`Conn::query`] does and also returns column `col`
     /// of its last row as an integer (`None` without rows, or NULL): what
     /// LinkBench pages by (the time of the last link read). Only rows'

@@ -9,7 +9,8 @@ use super::{Conn, DbResult, Param, Stmt};
 pub struct Outcome {
     /// Rows of all result sets.
     pub rows: u64,
-    /// Rows the last statement changed (matched, for MySQL's FOUND_ROWS).
+    /// Rows the statement changed (matched, for MySQL's FOUND_ROWS); of a
+    /// multi-statement, the first one's.
     pub affected: u64,
 }
 
@@ -31,6 +32,12 @@ pub trait Wire: Send {
     }
     /// Runs SQL text, discarding rows.
     fn execute_text(&mut self, sql: &str) -> DbResult<Outcome>;
+    /// Whether one text command may carry several statements, the first
+    /// one's changed rows answered ([`Conn::exec_commit`] in one round
+    /// trip).
+    fn multi_statements(&self) -> bool {
+        false
+    }
     /// The engine's bulk path; see [`Conn::bulk_load`].
     fn bulk_load(
         &mut self,
@@ -203,6 +210,17 @@ impl<W: Wire> Conn for ProtocolConn<W> {
 
     fn batch(&mut self, sql: &str) -> DbResult<()> {
         self.wire.execute_text(sql).map(drop)
+    }
+
+    fn exec_commit(&mut self, stmt: Stmt, params: &[Param<'_>]) -> DbResult<u64> {
+        if stmt.0 & PLAIN == 0 || !self.wire.multi_statements() {
+            let n = self.run(stmt, params)?.affected;
+            self.commit()?;
+            return Ok(n);
+        }
+        self.texts[stmt.0 & !PLAIN].write(params, &mut self.buf)?;
+        self.buf.push_str("; commit");
+        self.wire.execute_text(&self.buf).map(|o| o.affected)
     }
 
     fn begin(&mut self, _write: bool) -> DbResult<()> {

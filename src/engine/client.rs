@@ -78,11 +78,19 @@ fn open(
 ) -> crate::db::DbResult<(Box<dyn Conn>, Box<dyn Client>)> {
     let spec = sh.spec;
     let rng = dist::rng(spec.seed ^ (n << 40), sh.global[i] as u64);
-    let mut conn = spec.driver.connect()?;
-    conn.set_plain(spec.plain);
-    let client =
-        spec.workload
-            .client(conn.as_mut(), spec.driver.dialect(), &spec.scale, rng, ctx)?;
+    let connect = || {
+        let mut conn = spec.driver.connect()?;
+        conn.set_plain(spec.plain);
+        Ok(conn)
+    };
+    let mut conn = connect()?;
+    let dialect = spec.driver.dialect();
+    let more = (0..spec.workload.more_connections(dialect))
+        .map(|_| connect())
+        .collect::<crate::db::DbResult<Vec<_>>>()?;
+    let client = spec
+        .workload
+        .client(conn.as_mut(), more, dialect, &spec.scale, rng, ctx)?;
     Ok((conn, client))
 }
 

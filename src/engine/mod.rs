@@ -403,6 +403,7 @@ mod tests {
         fn client(
             &self,
             _: &mut dyn Conn,
+            _more: Vec<Box<dyn Conn>>,
             _: Dialect,
             _: &Scale,
             _: dist::Rng,

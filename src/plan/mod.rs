@@ -334,8 +334,11 @@ pub enum StepKind {
     Maintenance(Maint),
 }
 
-/// One entry of the sequence.
-#[derive(Debug, Clone, Serialize, Deserialize, PartialEq, Eq, Hash)]
+/// One entry of the sequence. Its identity (equality, hash) leaves out
+/// how its statements are sent (`plain`): a run with prepared statements
+/// and one without measure the same step, compared in one row, the
+/// difference said among the targets' settings ([`crate::results::STATEMENTS`]).
+#[derive(Debug, Clone, Serialize, Deserialize)]
 pub struct Step {
     pub kind: StepKind,
     /// A tag that tells two runs of one workload apart ("warm", "pre").
@@ -368,6 +371,38 @@ pub struct Step {
     /// (`prepared = false`, sysbench's `--db-ps-mode=disable`).
     #[serde(default, skip_serializing_if = "std::ops::Not::not")]
     pub plain: bool,
+}
+
+impl Step {
+    /// Every field but `plain`, destructured so a new field is not
+    /// forgotten.
+    fn identity(&self) -> impl PartialEq + std::hash::Hash + '_ {
+        let Step {
+            kind,
+            tag,
+            interval,
+            client_counts,
+            rate,
+            once,
+            reconnect,
+            plain: _,
+        } = self;
+        (kind, tag, interval, client_counts, rate, once, reconnect)
+    }
+}
+
+impl PartialEq for Step {
+    fn eq(&self, other: &Self) -> bool {
+        self.identity() == other.identity()
+    }
+}
+
+impl Eq for Step {}
+
+impl std::hash::Hash for Step {
+    fn hash<H: std::hash::Hasher>(&self, state: &mut H) {
+        self.identity().hash(state)
+    }
 }
 
 /// One of the consecutive windows a long step is measured in.
@@ -416,6 +451,22 @@ impl Step {
         }
     }
 
+    /// Whether the benchmark this step's workload reimplements sends text
+    /// ([`Catalogue::sends_text`]).
+    pub fn sends_text_by_default(&self) -> bool {
+        matches!(&self.kind, StepKind::Workload(w) if Catalogue::sends_text(w))
+    }
+
+    /// How its statements go, where that departs from the benchmark's own
+    /// way: `Some("prepared")` or `Some("text")`.
+    pub fn statements_departure(&self) -> Option<&'static str> {
+        match (self.plain, self.sends_text_by_default()) {
+            (true, false) => Some("text"),
+            (false, true) => Some("prepared"),
+            _ => None,
+        }
+    }
+
     pub fn maintenance(&self) -> Option<Maint> {
         match self.kind {
             StepKind::Maintenance(m) => Some(m),
@@ -440,8 +491,12 @@ impl Step {
         if self.reconnect {
             s += " reconnecting";
         }
-        if self.plain {
-            s += " unprepared";
+        // Said where it departs from the benchmark's own way (LinkBench
+        // and the Insert Benchmark send text, sysbench prepares).
+        match self.statements_departure() {
+            Some("text") => s += " unprepared",
+            Some(_) => s += " prepared",
+            None => {}
         }
         if let Some(r) = self.rate {
             s += &format!(" at {r}/s");
@@ -649,9 +704,11 @@ mod tests {
     fn labels_of_old_results_split_into_workload_and_tag() {
         let title = |l: &str| Step::from_label(l, true).title();
         assert_eq!(title("scan.warm"), "scan (warm)");
-        assert_eq!(title("l.i0"), "l.i0");
-        assert_eq!(title("l.i1.again"), "l.i1 (again)");
-        assert_eq!(title("qr100"), "qr100");
+        // Results that old prepared the Insert Benchmark's statements, and
+        // its steps now send text: the title says so.
+        assert_eq!(title("l.i0"), "l.i0 prepared");
+        assert_eq!(title("l.i1.again"), "l.i1 (again) prepared");
+        assert_eq!(title("qr100"), "qr100 prepared");
         assert_eq!(Step::from_label("load", false).kind, StepKind::Load);
         assert_eq!(
             Step::from_label("settle.pre", false),

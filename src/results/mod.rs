@@ -37,6 +37,11 @@ pub use shares::{ShareRun, ShareStep};
 /// its settings, so "settings that differ" shows it).
 pub const LOAD_METHOD: &str = "relbench.load_method";
 
+/// The target fact that names the steps whose statements went otherwise
+/// than their benchmark sends them (`prepared: lb.request`), recorded
+/// with its settings for the same reason.
+pub const STATEMENTS: &str = "relbench.statements";
+
 /// Bumped when a field changes meaning or goes away; readers refuse newer
 /// versions instead of misreading them.
 pub const SCHEMA_VERSION: u32 = 8;

@@ -21,7 +21,7 @@ use super::{
 use crate::db::spec::TargetSpec;
 use crate::db::{self, Dirs, Target};
 use crate::plan::schedule::{ClientShare, Execution, Schedule};
-use crate::results;
+use crate::results::{self, TargetRecord, STATEMENTS};
 use crate::workload::maint::Maint;
 use crate::Interrupted;
 
@@ -179,7 +179,8 @@ impl Loop<'_, '_> {
             gone: None,
         };
         g.reload = self.prepare_data(&g, jobs)?;
-        let record = target_record(target, g.driver.as_ref(), &probe_of(g.driver.as_ref()))?;
+        let mut record = target_record(target, g.driver.as_ref(), &probe_of(g.driver.as_ref()))?;
+        record_statements(&mut record, jobs);
         self.sinks.emit(&Event::TargetOpened(&record))?;
         for job in jobs {
             if self.job(&mut g, job)? == Flow::Interrupted {
@@ -592,4 +593,35 @@ fn again_if_disturbed(
         r.retried = kept;
     }
     Ok(r)
+}
+
+/// Steps whose statements go otherwise than their benchmark sends them
+/// (LinkBench or the Insert Benchmark prepared, sysbench's as text), with
+/// the target's settings: "settings that differ" then says that a run with
+/// prepared statements is compared with one without.
+fn record_statements(record: &mut TargetRecord, jobs: &[Job]) {
+    let mut by: std::collections::BTreeMap<&str, Vec<String>> = Default::default();
+    for j in jobs {
+        let step = &j.exec.id.at.step;
+        if let Some(how) = step.statements_departure() {
+            let label = step.name().to_string();
+            let list = by.entry(how).or_default();
+            if !list.contains(&label) {
+                list.push(label);
+            }
+        }
+    }
+    if by.is_empty() {
+        return;
+    }
+    let value = by
+        .iter()
+        .map(|(how, steps)| format!("{how}: {}", steps.join(", ")))
+        .collect::<Vec<_>>()
+        .join("; ");
+    let f = &mut record.facts;
+    if !f.settings.is_empty() {
+        f.settings.insert(STATEMENTS.into(), value.clone());
+    }
+    f.config.insert(STATEMENTS.into(), value);
 }

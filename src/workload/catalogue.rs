@@ -116,6 +116,14 @@ impl Catalogue {
         self.entries.iter().map(|e| e.meta().name)
     }
 
+    /// Whether the benchmark a built-in workload reimplements sends its
+    /// statements as text (LinkBench's JDBC without server-side prepare,
+    /// iibench.py's mysqlclient): its steps do too unless the plan says
+    /// `prepared = true`. sysbench prepares, and so do its workloads.
+    pub fn sends_text(name: &str) -> bool {
+        insert::is_step(name) || linkbench::kind(name).is_some()
+    }
+
     /// Whether `name` is a built-in workload (or a q-step at some rate):
     /// what a results file of schema version 2, which wrote steps as
     /// labels, needs to split a label into workload and tag.

@@ -285,10 +285,19 @@ pub trait Workload: Send + Sync {
     fn counts_rows(&self) -> bool {
         false
     }
-    /// Prepares the statements on `conn` and returns the client state.
+    /// Connections each client holds besides the one it is given, on an
+    /// engine of `dialect` (the original LinkBench's requester writes on
+    /// one, autocommit off, and reads on another).
+    fn more_connections(&self, _dialect: Dialect) -> usize {
+        0
+    }
+    /// Prepares the statements on `conn` (and `more`, the
+    /// [`Workload::more_connections`], which the client then owns) and
+    /// returns the client state.
     fn client(
         &self,
         conn: &mut dyn Conn,
+        more: Vec<Box<dyn Conn>>,
         dialect: Dialect,
         scale: &Scale,
         rng: dist::Rng,

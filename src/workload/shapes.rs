@@ -45,7 +45,14 @@ pub fn sent(w: &dyn Workload, dialect: Dialect, scale: &Scale, seed: u64) -> DbR
             shared: shared.first().cloned().flatten(),
             table_options: String::new(),
         };
-        let mut client = w.client(&mut conn, dialect, scale, dist::rng(seed, 0), &ctx)?;
+        let mut client = w.client(
+            &mut conn,
+            Vec::new(),
+            dialect,
+            scale,
+            dist::rng(seed, 0),
+            &ctx,
+        )?;
         let mut rec = Recorder::new(classes, 1);
         let (mut quiet, mut events) = (0, 0);
         while quiet < QUIET_EVENTS && events < MAX_EVENTS {

@@ -592,6 +592,11 @@ impl Wire for WireConn {
         WireConn::execute_text(self, sql)
     }
 
+    fn multi_statements(&self) -> bool {
+        // Every connection asks for CLIENT_MULTI_STATEMENTS.
+        true
+    }
+
     fn watch_column(&mut self, col: Option<usize>) {
         WireConn::watch_column(self, col)
     }

@@ -525,13 +525,19 @@ impl WireConn {
         mut keep: Option<&mut Vec<Vec<Option<String>>>>,
     ) -> DbResult<Outcome> {
         let mut outcome = Outcome::default();
+        // A multi-statement's changed rows are its first statement's: the
+        // write of LinkBench's `"…; commit"`, not the commit's 0.
+        let mut first = true;
         loop {
             self.read_packet()?;
             let status;
             match self.buf.first() {
                 Some(0x00) => {
                     let mut pos = 1;
-                    outcome.affected = lenenc(&self.buf, &mut pos).unwrap_or(0);
+                    let affected = lenenc(&self.buf, &mut pos).unwrap_or(0);
+                    if first {
+                        outcome.affected = affected;
+                    }
                     let _last_id = lenenc(&self.buf, &mut pos);
                     status = self
                         .buf
@@ -596,6 +602,7 @@ impl WireConn {
             if status & SERVER_MORE_RESULTS_EXISTS == 0 {
                 return Ok(outcome);
             }
+            first = false;
         }
     }
 

@@ -223,7 +223,8 @@ pub(super) struct Extra {
     rate: Option<u64>,
     once: bool,
     reconnect: bool,
-    plain: bool,
+    /// `prepared = …` as the step gives it; `None`: the benchmark's own way.
+    prepared: Option<bool>,
 }
 
 impl Extra {
@@ -233,7 +234,7 @@ impl Extra {
             && self.rate.is_none()
             && !self.once
             && !self.reconnect
-            && !self.plain
+            && self.prepared.is_none()
         {
             return;
         }
@@ -288,7 +289,9 @@ impl Extra {
         step.rate = self.rate;
         step.once = self.once;
         step.reconnect = self.reconnect;
-        step.plain = self.plain;
+        if let Some(p) = self.prepared {
+            step.plain = !p;
+        }
     }
 }
 
@@ -353,7 +356,7 @@ pub(super) fn entry(
             ),
             ("once", toml::Value::Boolean(b)) => extra.once = *b,
             ("reconnect", toml::Value::Boolean(b)) => extra.reconnect = *b,
-            ("prepared", toml::Value::Boolean(b)) => extra.plain = !*b,
+            ("prepared", toml::Value::Boolean(b)) => extra.prepared = Some(*b),
             (key, val) if sysbench::knobs::KEYS.iter().any(|(n, _)| *n == key) => {
                 let text = match val {
                     toml::Value::String(s) => s.clone(),
@@ -525,8 +528,10 @@ pub(super) fn parse_step(s: &str, cat: &mut Catalogue) -> Result<Step, String> {
             });
         }
     };
+    let plain = matches!(&kind, StepKind::Workload(w) if Catalogue::sends_text(w));
     Ok(Step {
         tag: tag.map(str::to_string),
+        plain,
         ..Step::of(kind)
     })
 }

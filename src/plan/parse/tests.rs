@@ -448,29 +448,48 @@ fn internals_add_their_options_before_a_managed_servers_own_and_refuse_what_they
 
 /// Regression: `prepared = false` on an Insert Benchmark step was refused
 /// with an error about client counts and rates; those stay the
-/// benchmark's, how it sends its statements is the step's.
+/// benchmark's, how it sends its statements is the step's. The Insert
+/// Benchmark and LinkBench send text as their originals do; sysbench's
+/// workloads prepare, as sysbench does.
 #[test]
-fn an_insert_benchmark_step_may_send_text_but_keeps_its_clients_and_rates() {
+fn an_insert_benchmark_step_sends_text_or_prepares_but_keeps_its_clients_and_rates() {
     let p = parse(
         &format!(
-            "steps = [{{ step = \"l.i0\", prepared = false }}, \"l.x\", {{ step = \"qr100\", prepared = false }}]\n{TARGET}"
+            "steps = [{{ step = \"l.i0\", prepared = true }}, \"l.x\", {{ step = \"qr100\", prepared = false }}]\n{TARGET}"
         ),
         "p.toml",
         Path::new("."),
     )
     .unwrap();
-    let cat = p.catalogue().unwrap();
-    let plain: Vec<(String, bool)> = p
-        .schedule(&cat)
-        .executions
-        .iter()
-        .filter_map(|e| match &e.work {
-            crate::plan::schedule::Work::Workload(w) => Some((e.id.at.step.label(), w.plain)),
-            _ => None,
-        })
-        .collect();
-    assert!(plain.contains(&("l.i0".to_string(), true)), "{plain:?}");
-    assert!(plain.contains(&("l.x".to_string(), false)), "{plain:?}");
+    let plain = |p: Plan| -> Vec<(String, bool)> {
+        let cat = p.catalogue().unwrap();
+        p.schedule(&cat)
+            .executions
+            .iter()
+            .filter_map(|e| match &e.work {
+                crate::plan::schedule::Work::Workload(w) => Some((e.id.at.step.title(), w.plain)),
+                _ => None,
+            })
+            .collect()
+    };
+    let got = plain(p);
+    assert!(
+        got.contains(&("l.i0 prepared".to_string(), false)),
+        "{got:?}"
+    );
+    assert!(got.contains(&("l.x".to_string(), true)), "{got:?}");
+    assert!(got.contains(&("qr100".to_string(), true)), "{got:?}");
+    let suite = |s: &str| parse(&format!("{s}\n{TARGET}"), "p.toml", Path::new(".")).unwrap();
+    let got = plain(suite("suite = \"linkbench\""));
+    assert!(got.contains(&("lb.request".to_string(), true)), "{got:?}");
+    let got = plain(suite(
+        "steps = [\"load\", \"point-query\", { step = \"point-query:text\", prepared = false }]",
+    ));
+    assert!(got.contains(&("point-query".to_string(), false)), "{got:?}");
+    assert!(
+        got.contains(&("point-query (text) unprepared".to_string(), true)),
+        "{got:?}"
+    );
     let e = errors(&format!(
         "steps = [{{ step = \"l.i0\", clients = [2] }}]\n{TARGET}"
     ));

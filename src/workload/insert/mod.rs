@@ -489,6 +489,7 @@ impl Workload for Step {
     fn client(
         &self,
         conn: &mut dyn Conn,
+        _more: Vec<Box<dyn Conn>>,
         d: Dialect,
         scale: &Scale,
         rng: Rng,

@@ -462,9 +462,15 @@ impl Workload for Step {
         }
     }
 
+    fn more_connections(&self, dialect: Dialect) -> usize {
+        // The original's requester reads on a connection of its own.
+        usize::from(self.kind == Kind::Request && dialect == Dialect::Mysql)
+    }
+
     fn client(
         &self,
         conn: &mut dyn Conn,
+        more: Vec<Box<dyn Conn>>,
         d: Dialect,
         _scale: &Scale,
         rng: Rng,
@@ -478,7 +484,7 @@ impl Workload for Step {
         let p = &self.params;
         Ok(match self.kind {
             Kind::Load => Box::new(client::Loader::new(conn, d, p, rng, ctx, shared)?),
-            Kind::Request => Box::new(client::Requester::new(conn, d, p, rng)?),
+            Kind::Request => Box::new(client::Requester::new(conn, more, d, p, rng)?),
             Kind::Check => Box::new(client::Checker::new(conn, d, p, shared)?),
         })
     }

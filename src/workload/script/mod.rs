@@ -109,6 +109,7 @@ impl Workload for Script {
     fn client(
         &self,
         conn: &mut dyn Conn,
+        _more: Vec<Box<dyn Conn>>,
         d: Dialect,
         scale: &Scale,
         rng: Rng,

@@ -380,6 +380,7 @@ impl Workload for Micro {
     fn client(
         &self,
         conn: &mut dyn Conn,
+        _more: Vec<Box<dyn Conn>>,
         d: Dialect,
         scale: &Scale,
         rng: Rng,

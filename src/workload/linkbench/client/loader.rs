@@ -63,6 +63,9 @@ pub struct Loader {
     counts: Batches,
     /// Whether the engine's bulk path works; `None` until tried.
     bulk: Option<bool>,
+    /// Batches committed as the original commits them, on a connection
+    /// with autocommit off (MySQL); else each in autocommit.
+    original: bool,
     node_rows: Vec<(i64, i64, String)>,
     link_rows: Vec<LinkRow>,
     count_rows: Vec<(i64, i64, i64, i64)>,
@@ -96,7 +99,16 @@ impl Loader {
             }
         }
         let batch = p.bulk_insert_batch.max(1) as usize;
+        // The original loads on `conn_rw`: `setAutoCommit(false)`, each
+        // link and count batch followed by `commit()`, each node batch
+        // sent as `"…; commit;"`. The bulk path (an option) commits its
+        // own transactions.
+        let original = d == Dialect::Mysql && !p.load_bulk;
+        if original {
+            conn.batch("SET autocommit=0")?;
+        }
         Ok(Loader {
+            original,
             d,
             p: *p,
             graph: p.graph(),
@@ -244,7 +256,7 @@ impl Loader {
     }
 
     /// The same rows as multi-row INSERTs of up to `bulk_insert_batch`
-    /// rows, each committed (the original commits each batch).
+    /// rows, each committed as the original commits it.
     fn insert(
         &mut self,
         conn: &mut dyn Conn,
@@ -252,12 +264,17 @@ impl Loader {
         nodes: bool,
     ) -> Result<(), ErrorKind> {
         let d = self.d;
+        let (node_end, link_end) = if self.original {
+            (Ends::Appended, Ends::Commit)
+        } else {
+            (Ends::Autocommit, Ends::Autocommit)
+        };
         if nodes {
             let rows = &self.node_rows;
             return insert_table(
                 conn,
                 rec,
-                d,
+                (d, node_end),
                 0,
                 &mut self.nodes,
                 rows.len(),
@@ -277,7 +294,7 @@ impl Loader {
         insert_table(
             conn,
             rec,
-            d,
+            (d, link_end),
             1,
             &mut self.links,
             links.len(),
@@ -298,7 +315,7 @@ impl Loader {
         insert_table(
             conn,
             rec,
-            d,
+            (d, link_end),
             2,
             &mut self.counts,
             counts.len(),
@@ -316,13 +333,24 @@ impl Loader {
     }
 }
 
-/// `rows` rows through `batches`' statements, each one committed, timed as
-/// one statement of `class` and its rows tallied; `row(i, out)` appends row
-/// `i`'s parameters.
+/// How a load batch's transaction ends.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(super) enum Ends {
+    /// The statement is its own transaction.
+    Autocommit,
+    /// COMMIT follows it (the original's `conn_rw.commit()`).
+    Commit,
+    /// Its commit goes with it (the original's `"…; commit;"`).
+    Appended,
+}
+
+/// `rows` rows through `batches`' statements, each one committed as `ends`
+/// says, timed as one statement of `class` with its commit and its rows
+/// tallied; `row(i, out)` appends row `i`'s parameters.
 pub(super) fn insert_table<'a>(
     conn: &mut dyn Conn,
     rec: &mut Recorder,
-    d: Dialect,
+    (d, ends): (Dialect, Ends),
     class: usize,
     batches: &mut Batches,
     rows: usize,
@@ -339,8 +367,19 @@ pub(super) fn insert_table<'a>(
             row(i, &mut params);
         }
         let t = Instant::now();
-        conn.exec(stmt, &params)
-            .map_err(|e| record(rec, class, e))?;
+        let r = match ends {
+            Ends::Autocommit => conn.exec(stmt, &params),
+            Ends::Commit => conn
+                .exec(stmt, &params)
+                .and_then(|n| conn.commit().map(|_| n)),
+            Ends::Appended => conn.exec_commit(stmt, &params),
+        };
+        if let Err(e) = r {
+            if ends != Ends::Autocommit {
+                let _ = conn.rollback();
+            }
+            return Err(record(rec, class, e));
+        }
         rec.statement(class, t.elapsed());
         rec.tally(class, Tally::Rows, n as u64);
         at += n;

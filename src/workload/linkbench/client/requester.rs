@@ -1,5 +1,13 @@
 //! The requester: the ten operations of the mix, each as the original's
 //! `LinkStoreMysql` runs it, link writes retried after a deadlock.
+//!
+//! On MySQL, with the original's two connections and transactions: reads
+//! on one connection in autocommit, writes on another with autocommit off,
+//! each write transaction ended as the original ends it (its last write
+//! sent as `"…; commit"`, a link delete's COMMIT on its own), so no BEGIN
+//! and the same round trips. Elsewhere (no original to follow) one
+//! connection, link writes between BEGIN and COMMIT, node writes in
+//! autocommit.
 
 use super::*;
 
@@ -23,6 +31,11 @@ pub struct Requester {
     node_up: Motif,
     multiget: Multiget,
     s: Stmts,
+    /// The connection reads go to (the original's `conn_ro`), when not the
+    /// one writes go to.
+    reads: Option<Box<dyn Conn>>,
+    /// Writes as the original's `conn_rw` sends them (autocommit off).
+    original: bool,
     /// Multiget statements and the id2s each takes (`multiget_sizes`), by
     /// length: a multiget uses the first that holds it.
     multigets: Vec<(usize, Stmt)>,
@@ -78,17 +91,42 @@ const TIME_COLUMN: usize = 5;
 pub(super) const ATTEMPTS: u32 = 5;
 
 impl Requester {
-    pub fn new(conn: &mut dyn Conn, d: Dialect, p: &Params, mut rng: Rng) -> DbResult<Requester> {
+    /// A requester writing on `conn`, reading on the first of `more` when
+    /// given (on MySQL, as the original).
+    pub fn new(
+        conn: &mut dyn Conn,
+        mut more: Vec<Box<dyn Conn>>,
+        d: Dialect,
+        p: &Params,
+        mut rng: Rng,
+    ) -> DbResult<Requester> {
         if d == Dialect::Postgres {
             conn.batch(sql::PG_NODE_SEQUENCE)?;
         }
         // addLinkImpl reads its upsert's changed rows, as the original's
         // connection (`useAffectedRows=true`) reports them.
         conn.count_changed_rows()?;
+        let mut reads = more.pop();
+        let original = reads.is_some();
+        if original {
+            // The original's `conn_rw.setAutoCommit(false)`.
+            conn.batch("SET autocommit=0")?;
+        }
         let r = sql::Requests::new(d);
+        let ro: &mut dyn Conn = match reads.as_mut() {
+            Some(c) => c.as_mut(),
+            None => &mut *conn,
+        };
+        let get_node = ro.prepare(&r.get_node)?;
+        let count_link = ro.prepare(&r.count_link)?;
+        let link_list = ro.prepare(&r.link_list)?;
+        let multigets = multiget_sizes(p.multiget_max as usize)
+            .into_iter()
+            .map(|n| Ok((n, ro.prepare(&sql::multiget(d, n))?)))
+            .collect::<DbResult<_>>()?;
         let s = Stmts {
             add_node: conn.prepare(&r.add_node)?,
-            get_node: conn.prepare(&r.get_node)?,
+            get_node,
             update_node: conn.prepare(&r.update_node)?,
             delete_node: conn.prepare(&r.delete_node)?,
             upsert_link: r
@@ -107,13 +145,9 @@ impl Requester {
             lock_link: conn.prepare(&r.lock_link)?,
             hide_link: conn.prepare(&r.hide_link)?,
             count_down: conn.prepare(&r.count_down)?,
-            count_link: conn.prepare(&r.count_link)?,
-            link_list: conn.prepare(&r.link_list)?,
+            count_link,
+            link_list,
         };
-        let multigets = multiget_sizes(p.multiget_max as usize)
-            .into_iter()
-            .map(|n| Ok((n, conn.prepare(&sql::multiget(d, n))?)))
-            .collect::<DbResult<_>>()?;
         let mut mix = p.mix;
         for i in 1..mix.len() {
             mix[i] += mix[i - 1];
@@ -156,6 +190,8 @@ impl Requester {
             p: *p,
             rng,
             s,
+            reads,
+            original,
             multigets,
             history: TailHistory::new(p.tail_corrected),
             data: String::new(),
@@ -181,7 +217,9 @@ impl Requester {
     fn write_link(&mut self, conn: &mut dyn Conn, link: &[i64; 5], data: &str) -> DbResult<bool> {
         let [id1, id2, link_type, time, version] = *link;
         let s = &self.s;
-        conn.begin(true)?;
+        if !self.original {
+            conn.begin(true)?;
+        }
         let key = [Param::Int(id1), Param::Int(id2), Param::Int(link_type)];
         let row = [
             Param::Int(id1),
@@ -221,32 +259,39 @@ impl Requester {
             }
             _ => unreachable!("the upsert, or the two statements in its place, are prepared"),
         };
+        // The original appends its commit to the transaction's last write.
+        let original = self.original;
+        let ends = |conn: &mut dyn Conn, stmt: Stmt, params: &[Param<'_>], last: bool| {
+            if last && original {
+                conn.exec_commit(stmt, params)
+            } else {
+                conn.exec(stmt, params)
+            }
+        };
         if count {
-            conn.exec(
-                s.count_up,
-                &[
-                    Param::Int(id1),
-                    Param::Int(link_type),
-                    Param::Int(time),
-                    Param::Int(time),
-                ],
-            )?;
+            let params = [
+                Param::Int(id1),
+                Param::Int(link_type),
+                Param::Int(time),
+                Param::Int(time),
+            ];
+            ends(conn, s.count_up, &params, !update)?;
         }
         if update {
-            conn.exec(
-                s.update_link,
-                &[
-                    Param::Int(1),
-                    Param::Str(data),
-                    Param::Int(time),
-                    Param::Int(version),
-                    key[0],
-                    key[1],
-                    key[2],
-                ],
-            )?;
+            let params = [
+                Param::Int(1),
+                Param::Str(data),
+                Param::Int(time),
+                Param::Int(version),
+                key[0],
+                key[1],
+                key[2],
+            ];
+            ends(conn, s.update_link, &params, true)?;
         }
-        conn.commit()?;
+        if !original {
+            conn.commit()?;
+        }
         Ok(existed)
     }
 
@@ -262,7 +307,9 @@ impl Requester {
     ) -> DbResult<bool> {
         let s = &self.s;
         let key = [Param::Int(id1), Param::Int(id2), Param::Int(link_type)];
-        conn.begin(true)?;
+        if !self.original {
+            conn.begin(true)?;
+        }
         let (found, visibility) = conn.query_last(s.lock_link, &key, 0)?;
         if found > 0 && visibility != Some(0) {
             conn.exec(s.hide_link, &key)?;
@@ -300,7 +347,9 @@ impl Requester {
                 let update = (op == Op::UpdateNode).then(|| self.node_updates.id(&mut self.rng));
                 let t = Instant::now();
                 let r = match update {
-                    None => conn.exec(
+                    None => node_write(
+                        self.original,
+                        conn,
                         s.add_node,
                         &[
                             Param::Int(NODE_TYPE),
@@ -309,7 +358,9 @@ impl Requester {
                             data,
                         ],
                     ),
-                    Some(id) => conn.exec(
+                    Some(id) => node_write(
+                        self.original,
+                        conn,
                         s.update_node,
                         &[
                             Param::Int(2),
@@ -325,20 +376,26 @@ impl Requester {
             Op::DeleteNode => {
                 let id = self.node_deletes.id(&mut self.rng);
                 let t = Instant::now();
-                let r = conn.exec(s.delete_node, &[Param::Int(id), Param::Int(NODE_TYPE)]);
+                let r = node_write(
+                    self.original,
+                    conn,
+                    s.delete_node,
+                    &[Param::Int(id), Param::Int(NODE_TYPE)],
+                );
                 finish(rec, class, (r, t))
             }
             Op::GetNode => {
                 let id = self.node_reads.id(&mut self.rng);
                 let t = Instant::now();
-                let r = conn.query(s.get_node, &[Param::Int(id)]);
+                let r = reads(&mut self.reads, conn).query(s.get_node, &[Param::Int(id)]);
                 finish(rec, class, (r, t))
             }
             Op::CountLink => {
                 let id1 = self.link_reads.id(&mut self.rng);
                 let link_type = self.graph.link_type(&mut self.rng);
                 let t = Instant::now();
-                let r = conn.query(s.count_link, &[Param::Int(id1), Param::Int(link_type)]);
+                let r = reads(&mut self.reads, conn)
+                    .query(s.count_link, &[Param::Int(id1), Param::Int(link_type)]);
                 finish(rec, class, (r, t))
             }
             Op::MultigetLink => {
@@ -355,7 +412,7 @@ impl Requester {
                 params.extend([Param::Int(id1), Param::Int(link_type)]);
                 params.extend(self.id2s.iter().map(|&x| Param::Int(x)));
                 let t = Instant::now();
-                let r = conn.query(stmt, &params);
+                let r = reads(&mut self.reads, conn).query(stmt, &params);
                 finish(rec, class, (r, t))
             }
             Op::GetLinkList => {
@@ -373,7 +430,7 @@ impl Requester {
                     (None, id1, t, i64::MAX, 0)
                 };
                 let t = Instant::now();
-                let r = conn.query_last(
+                let r = reads(&mut self.reads, conn).query_last(
                     s.link_list,
                     &[
                         Param::Int(id1),
@@ -460,6 +517,33 @@ impl Requester {
             }
         }
     }
+}
+
+/// The connection reads go to: the reads' own, else the one given.
+fn reads<'a>(own: &'a mut Option<Box<dyn Conn>>, conn: &'a mut dyn Conn) -> &'a mut dyn Conn {
+    match own {
+        Some(c) => c.as_mut(),
+        None => conn,
+    }
+}
+
+/// A node write: as the original sends it (`"…; commit"` on a connection
+/// with autocommit off; a failed one rolled back, so it holds no lock
+/// into the next operation), or in autocommit.
+fn node_write(
+    original: bool,
+    conn: &mut dyn Conn,
+    stmt: Stmt,
+    params: &[Param<'_>],
+) -> DbResult<u64> {
+    if !original {
+        return conn.exec(stmt, params);
+    }
+    let r = conn.exec_commit(stmt, params);
+    if r.is_err() {
+        let _ = conn.rollback();
+    }
+    r
 }
 
 /// Records a one-statement operation: its time, or its error. `Ok(false)`
