@@ -280,6 +280,10 @@ pub trait Conn: Send {
     /// execution sends its text with the values in it (sysbench's
     /// `--db-ps-mode=disable`); SQLite compiles it each time.
     fn set_plain(&mut self, _plain: bool) {}
+    /// Whether statements go as text ([`Conn::set_plain`]).
+    fn plain(&self) -> bool {
+        false
+    }
     /// Prepares a statement once for this connection.
     fn prepare(&mut self, sql: &str) -> DbResult<Stmt>;
     /// Runs a query and returns how many rows it produced (the rows are read

@@ -175,6 +175,10 @@ impl<W: Wire> Conn for ProtocolConn<W> {
         self.plain = plain;
     }
 
+    fn plain(&self) -> bool {
+        self.plain
+    }
+
     fn prepare(&mut self, sql: &str) -> DbResult<Stmt> {
         if self.plain {
             self.texts.push(PlainText::new(sql));

@@ -394,6 +394,10 @@ impl Conn for SqliteConn {
         self.plain = plain;
     }
 
+    fn plain(&self) -> bool {
+        self.plain
+    }
+
     fn prepare(&mut self, sql: &str) -> DbResult<Stmt> {
         if let Some(i) = self.sql.iter().position(|s| s == sql) {
             return Ok(Stmt(i));

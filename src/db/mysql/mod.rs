@@ -252,7 +252,7 @@ fn digests(w: &mut WireConn) -> Result<Statements, String> {
         source: "performance_schema: events_statements_summary_by_digest and prepared_statements_instances"
             .into(),
         by,
-        if_none: "MariaDB counts no executions of prepared statements: `plain = true` on the step \
+        if_none: "MariaDB counts no executions of prepared statements: `prepared = false` on the step \
                   sends them as text; MySQL counts them with performance_schema's statement \
                   instruments and its statements_digest consumer on",
     })

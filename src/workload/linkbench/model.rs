@@ -394,9 +394,11 @@ pub struct Motif {
 const CHUNK: usize = 128;
 
 impl Motif {
-    /// Bytes in `lo..hi`, a motif of `len` bytes.
+    /// Bytes from `lo` to `hi`, both included (the original's
+    /// `MotifDataGenerator`: `range = end - start + 1`), a motif of `len`
+    /// bytes.
     pub fn new(rng: &mut Rng, lo: u8, hi: u8, uniqueness: f64, len: usize) -> Motif {
-        let motif = (0..len.max(1)).map(|_| rng.random_range(lo..hi)).collect();
+        let motif = (0..len.max(1)).map(|_| rng.random_range(lo..=hi)).collect();
         Motif {
             lo,
             hi,
@@ -414,7 +416,7 @@ impl Motif {
             let len = chunk.min(n - i);
             if rng.random::<f64>() < self.uniqueness {
                 for _ in 0..len {
-                    out.push(latin1(rng.random_range(self.lo..self.hi)));
+                    out.push(latin1(rng.random_range(self.lo..=self.hi)));
                 }
             } else {
                 let k = rng.random_range(0..=self.motif.len() - len);
@@ -573,9 +575,12 @@ mod tests {
         assert!((110..150).contains(&v[10_000]), "median {}", v[10_000]);
         let m = Motif::new(&mut rng, 32, 100, 0.225, 128);
         let mut out = String::new();
-        m.fill(&mut rng, 300, &mut out);
-        assert_eq!(out.len(), 300);
-        assert!(out.bytes().all(|b| (32..100).contains(&b)));
+        m.fill(&mut rng, 3000, &mut out);
+        assert_eq!(out.len(), 3000);
+        // Regression: the last byte was never drawn (the original
+        // includes it).
+        assert!(out.bytes().all(|b| (32..=100).contains(&b)));
+        assert!(out.bytes().any(|b| b == 100));
         // Regression (issue 32): the original's multigets are at least 2
         // links, mean 3.62, 38% of them 2; relbench's were at least 1,
         // mean 2.62.

@@ -42,16 +42,15 @@ fn now_ms() -> i64 {
         .map_or(0, |d| d.as_millis() as i64)
 }
 
-/// Motif generators as FBWorkload configures them: links bytes 32..100,
-/// uniqueness 0.225; nodes 50..220, uniqueness 0.63; motifs of 128 bytes.
-/// Node bytes stop at 127 here: relbench sends text as UTF-8, where the
-/// original's bytes above 127 would be two bytes each.
+/// Motif generators as FBWorkload configures them: links bytes 32 to 100,
+/// uniqueness 0.225; nodes 50 to 220, uniqueness 0.63 (both ends
+/// included); motifs of 128 bytes.
 fn link_motif(rng: &mut Rng) -> Motif {
     Motif::new(rng, 32, 100, 0.225, 128)
 }
 fn node_motif(rng: &mut Rng) -> Motif {
-    // The original's bytes 50 … 219. Above 127 they are characters
-    // U+0080 … U+00DB, which the connection sends as UTF-8 and MySQL and
+    // The original's bytes 50 … 220. Above 127 they are characters
+    // U+0080 … U+00DC, which the connection sends as UTF-8 and MySQL and
     // MariaDB store in the latin1 column as the one byte the original
     // writes (PostgreSQL and SQLite keep them as UTF-8, two bytes).
     Motif::new(rng, 50, 220, 0.63, 128)

@@ -64,16 +64,21 @@ pub(super) struct Stmts {
     link_list: Stmt,
 }
 
-/// Multigets of up to this many id2s have a statement of their own, as the
-/// original's literal IN lists do (2 to 16 are 99.9% of them); a longer
-/// one is padded with its last id2 to the next power of two, which IN
-/// reads once: at most a few dozen statements prepared per connection.
+/// Prepared, multigets of up to this many id2s have a statement of their
+/// own, as the original's literal IN lists do (2 to 16 are 99.9% of
+/// them); a longer one is padded with its last id2 to the next power of
+/// two, which IN reads once: at most a few dozen statements prepared per
+/// connection. Sent as text (the default) every length is its own.
 pub(super) const EXACT_MULTIGET: usize = 16;
 
-/// The IN-list lengths prepared for multigets of up to `max` id2s: each
-/// length to [`EXACT_MULTIGET`], then the powers of two past it.
-fn multiget_sizes(max: usize) -> Vec<usize> {
+/// The IN-list lengths for multigets of up to `max` id2s: every length
+/// when the statements go as text (`every`), else each length to
+/// [`EXACT_MULTIGET`], then the powers of two past it.
+fn multiget_sizes(max: usize, every: bool) -> Vec<usize> {
     let max = max.max(1);
+    if every {
+        return (1..=max).collect();
+    }
     let mut sizes: Vec<usize> = (1..=EXACT_MULTIGET.min(max)).collect();
     let mut n = EXACT_MULTIGET * 2;
     while n < max * 2 && max > EXACT_MULTIGET {
@@ -120,7 +125,7 @@ impl Requester {
         let get_node = ro.prepare(&r.get_node)?;
         let count_link = ro.prepare(&r.count_link)?;
         let link_list = ro.prepare(&r.link_list)?;
-        let multigets = multiget_sizes(p.multiget_max as usize)
+        let multigets = multiget_sizes(p.multiget_max as usize, ro.plain())
             .into_iter()
             .map(|n| Ok((n, ro.prepare(&sql::multiget(d, n))?)))
             .collect::<DbResult<_>>()?;
@@ -579,10 +584,14 @@ mod tests {
 
     #[test]
     fn multigets_prepare_each_length_to_16_then_powers_of_two() {
-        let sizes = multiget_sizes(128);
+        let sizes = multiget_sizes(128, false);
         assert_eq!(sizes[..16], (1..=16).collect::<Vec<_>>()[..]);
         assert_eq!(sizes[16..], [32, 64, 128]);
-        assert_eq!(multiget_sizes(5), [1, 2, 3, 4, 5]);
-        assert_eq!(multiget_sizes(17), (1..=16).chain([32]).collect::<Vec<_>>());
+        assert_eq!(multiget_sizes(5, false), [1, 2, 3, 4, 5]);
+        assert_eq!(
+            multiget_sizes(17, false),
+            (1..=16).chain([32]).collect::<Vec<_>>()
+        );
+        assert_eq!(multiget_sizes(128, true), (1..=128).collect::<Vec<_>>());
     }
 }
