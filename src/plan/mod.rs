@@ -337,7 +337,7 @@ pub enum StepKind {
 /// One entry of the sequence. Its identity (equality, hash) leaves out
 /// how its statements are sent (`plain`): a run with prepared statements
 /// and one without measure the same step, compared in one row, the
-/// difference said among the targets' settings ([`crate::results::STATEMENTS`]).
+/// difference said among the targets' settings (`relbench.statements`).
 #[derive(Debug, Clone, Serialize, Deserialize)]
 pub struct Step {
     pub kind: StepKind,
