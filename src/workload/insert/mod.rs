@@ -256,6 +256,23 @@ pub struct Shared {
 }
 
 impl Shared {
+    /// Waits for the first client to make the table all of them share.
+    fn wait_created(&self, table: &str) -> DbResult<()> {
+        let t0 = Instant::now();
+        while !self.created.load(Ordering::Acquire) {
+            if t0.elapsed() > Duration::from_secs(120) {
+                return Err(DbError::new(
+                    ErrorKind::Other,
+                    format!(
+                        "the shared table {table} was not made within 120 s: the first client, which makes it, failed or hangs (its error, if any, is in this step's result)"
+                    ),
+                ));
+            }
+            std::thread::sleep(Duration::from_millis(5));
+        }
+        Ok(())
+    }
+
     /// Reads the table's id range once per step, on whichever connection
     /// sets up first (all set up before any event runs).
     fn init(&self, conn: &mut dyn Conn, table: &str) -> DbResult<(i64, i64)> {
@@ -518,19 +535,7 @@ impl Workload for Step {
                     conn.batch(&sql::create(d, &table, &ctx.table_options))?;
                     shared.created.store(true, Ordering::Release);
                 } else if self.kind == Kind::Load {
-                    // The first client makes the table all of them share.
-                    let t0 = Instant::now();
-                    while !shared.created.load(Ordering::Acquire) {
-                        if t0.elapsed() > Duration::from_secs(120) {
-                            return Err(DbError::new(
-                                ErrorKind::Other,
-                                format!(
-                                    "the shared table {table} was not made within 120 s: the first client, which makes it, failed or hangs (its error, if any, is in this step's result)"
-                                ),
-                            ));
-                        }
-                        std::thread::sleep(Duration::from_millis(5));
-                    }
+                    shared.wait_created(&table)?;
                 }
                 shared.init(conn, &table)?;
                 Box::new(Inserter::new(

@@ -64,6 +64,44 @@ pub(super) struct Stmts {
     link_list: Stmt,
 }
 
+impl Stmts {
+    /// The writes on `conn`, the reads on `ro` when given, else on `conn`.
+    fn prepare(conn: &mut dyn Conn, ro: Option<&mut Box<dyn Conn>>, d: Dialect) -> DbResult<Stmts> {
+        let r = sql::Requests::new(d);
+        let ro: &mut dyn Conn = match ro {
+            Some(c) => c.as_mut(),
+            None => &mut *conn,
+        };
+        let get_node = ro.prepare(&r.get_node)?;
+        let count_link = ro.prepare(&r.count_link)?;
+        let link_list = ro.prepare(&r.link_list)?;
+        Ok(Stmts {
+            add_node: conn.prepare(&r.add_node)?,
+            get_node,
+            update_node: conn.prepare(&r.update_node)?,
+            delete_node: conn.prepare(&r.delete_node)?,
+            upsert_link: r
+                .upsert_link
+                .as_deref()
+                .map(|q| conn.prepare(q))
+                .transpose()?,
+            unhide_link: (r.upsert_link.is_none())
+                .then(|| conn.prepare(&r.unhide_link))
+                .transpose()?,
+            insert_link: (r.upsert_link.is_none())
+                .then(|| conn.prepare(&r.insert_link))
+                .transpose()?,
+            update_link: conn.prepare(&r.update_link)?,
+            count_up: conn.prepare(&r.count_up)?,
+            lock_link: conn.prepare(&r.lock_link)?,
+            hide_link: conn.prepare(&r.hide_link)?,
+            count_down: conn.prepare(&r.count_down)?,
+            count_link,
+            link_list,
+        })
+    }
+}
+
 /// Prepared, multigets of up to this many id2s have a statement of their
 /// own, as the original's literal IN lists do (2 to 16 are 99.9% of
 /// them); a longer one is padded with its last id2 to the next power of
@@ -117,42 +155,15 @@ impl Requester {
             // The original's `conn_rw.setAutoCommit(false)`.
             conn.batch("SET autocommit=0")?;
         }
-        let r = sql::Requests::new(d);
         let ro: &mut dyn Conn = match reads.as_mut() {
             Some(c) => c.as_mut(),
             None => &mut *conn,
         };
-        let get_node = ro.prepare(&r.get_node)?;
-        let count_link = ro.prepare(&r.count_link)?;
-        let link_list = ro.prepare(&r.link_list)?;
         let multigets = multiget_sizes(p.multiget_max as usize, ro.plain())
             .into_iter()
             .map(|n| Ok((n, ro.prepare(&sql::multiget(d, n))?)))
             .collect::<DbResult<_>>()?;
-        let s = Stmts {
-            add_node: conn.prepare(&r.add_node)?,
-            get_node,
-            update_node: conn.prepare(&r.update_node)?,
-            delete_node: conn.prepare(&r.delete_node)?,
-            upsert_link: r
-                .upsert_link
-                .as_deref()
-                .map(|q| conn.prepare(q))
-                .transpose()?,
-            unhide_link: (r.upsert_link.is_none())
-                .then(|| conn.prepare(&r.unhide_link))
-                .transpose()?,
-            insert_link: (r.upsert_link.is_none())
-                .then(|| conn.prepare(&r.insert_link))
-                .transpose()?,
-            update_link: conn.prepare(&r.update_link)?,
-            count_up: conn.prepare(&r.count_up)?,
-            lock_link: conn.prepare(&r.lock_link)?,
-            hide_link: conn.prepare(&r.hide_link)?,
-            count_down: conn.prepare(&r.count_down)?,
-            count_link,
-            link_list,
-        };
+        let s = Stmts::prepare(conn, reads.as_mut(), d)?;
         let mut mix = p.mix;
         for i in 1..mix.len() {
             mix[i] += mix[i - 1];
@@ -420,46 +431,7 @@ impl Requester {
                 let r = reads(&mut self.reads, conn).query(stmt, &params);
                 finish(rec, class, (r, t))
             }
-            Op::GetLinkList => {
-                let limit = i64::from(self.p.range_limit.max(1));
-                let tail = !self.history.is_empty()
-                    && self.rng.random::<f64>() * 100.0 < self.p.getlinklist_history;
-                // The next page of a list seen full (`getLinkListTail`):
-                // the links no newer than the last one read, from offset 1.
-                let (slot, id1, link_type, max_time, offset) = if tail {
-                    let (i, (id1, t, last)) = self.history.pick(&mut self.rng);
-                    (Some(i), id1, t, last, 1)
-                } else {
-                    let id1 = self.link_reads.id(&mut self.rng);
-                    let t = self.graph.link_type(&mut self.rng);
-                    (None, id1, t, i64::MAX, 0)
-                };
-                let t = Instant::now();
-                let r = reads(&mut self.reads, conn).query_last(
-                    s.link_list,
-                    &[
-                        Param::Int(id1),
-                        Param::Int(link_type),
-                        Param::Int(0),
-                        Param::Int(max_time),
-                        Param::Int(offset),
-                        Param::Int(limit),
-                    ],
-                    TIME_COLUMN,
-                );
-                if let Ok((rows, last)) = &r {
-                    let full = (*rows as i64 == limit).then_some(*last).flatten();
-                    match slot {
-                        Some(i) => self.history.paged(i, full),
-                        None => {
-                            if let Some(last) = full {
-                                self.history.seen_full(id1, link_type, last, &mut self.rng);
-                            }
-                        }
-                    }
-                }
-                finish(rec, class, (r.map(|(rows, _)| rows), t))
-            }
+            Op::GetLinkList => self.link_list(conn, rec, class),
             Op::AddLink | Op::UpdateLink => {
                 let id1 = self.link_writes.id(&mut self.rng);
                 let link_type = self.graph.link_type(&mut self.rng);
@@ -491,6 +463,55 @@ impl Requester {
                 })
             }
         }
+    }
+
+    /// `getLinkList`, or the next page of a list seen full
+    /// (`getLinkListTail`) as often as `getlinklist_history` says.
+    fn link_list(
+        &mut self,
+        conn: &mut dyn Conn,
+        rec: &mut Recorder,
+        class: usize,
+    ) -> Result<bool, ErrorKind> {
+        let s = &self.s;
+        let limit = i64::from(self.p.range_limit.max(1));
+        let tail = !self.history.is_empty()
+            && self.rng.random::<f64>() * 100.0 < self.p.getlinklist_history;
+        // The next page of a list seen full (`getLinkListTail`):
+        // the links no newer than the last one read, from offset 1.
+        let (slot, id1, link_type, max_time, offset) = if tail {
+            let (i, (id1, t, last)) = self.history.pick(&mut self.rng);
+            (Some(i), id1, t, last, 1)
+        } else {
+            let id1 = self.link_reads.id(&mut self.rng);
+            let t = self.graph.link_type(&mut self.rng);
+            (None, id1, t, i64::MAX, 0)
+        };
+        let t = Instant::now();
+        let r = reads(&mut self.reads, conn).query_last(
+            s.link_list,
+            &[
+                Param::Int(id1),
+                Param::Int(link_type),
+                Param::Int(0),
+                Param::Int(max_time),
+                Param::Int(offset),
+                Param::Int(limit),
+            ],
+            TIME_COLUMN,
+        );
+        if let Ok((rows, last)) = &r {
+            let full = (*rows as i64 == limit).then_some(*last).flatten();
+            match slot {
+                Some(i) => self.history.paged(i, full),
+                None => {
+                    if let Some(last) = full {
+                        self.history.seen_full(id1, link_type, last, &mut self.rng);
+                    }
+                }
+            }
+        }
+        finish(rec, class, (r.map(|(rows, _)| rows), t))
     }
 
     /// A transaction, retried after a deadlock or a lock wait; its time
