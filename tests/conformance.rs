@@ -178,6 +178,16 @@ fn benchmark_connections(lines: &[(u32, String, String)]) -> BTreeSet<u32> {
         .collect()
 }
 
+/// No statement of `ours` was prepared: each went as text, as the
+/// originals send them.
+fn assert_text_only(lines: &[(u32, String, String)], ours: &BTreeSet<u32>) {
+    let prepared: Vec<_> = lines
+        .iter()
+        .filter(|(id, cmd, _)| ours.contains(id) && (cmd == "Prepare" || cmd == "Execute"))
+        .collect();
+    assert!(prepared.is_empty(), "prepared statements: {prepared:?}");
+}
+
 /// Every shape a run may send, with its name: the original's (the first
 /// name of a shape two share), then relbench's differences, each of which
 /// the guide page `guide` must name in its words.
@@ -247,11 +257,7 @@ getlinklist_history = 50
     );
     let ours = benchmark_connections(&lines);
     // As the original's JDBC client without server-side prepare: text.
-    let prepared: Vec<_> = lines
-        .iter()
-        .filter(|(id, cmd, _)| ours.contains(id) && (cmd == "Prepare" || cmd == "Execute"))
-        .collect();
-    assert!(prepared.is_empty(), "prepared statements: {prepared:?}");
+    assert_text_only(&lines, &ours);
     let originals = linkbench_originals();
     let differences = linkbench_differences();
     // The load's link upsert is add_link's with more rows: one shape,
@@ -515,11 +521,7 @@ read = "1s"
     );
     let ours = benchmark_connections(&lines);
     // As iibench.py's mysqlclient sends them: text.
-    let prepared: Vec<_> = lines
-        .iter()
-        .filter(|(id, cmd, _)| ours.contains(id) && (cmd == "Prepare" || cmd == "Execute"))
-        .collect();
-    assert!(prepared.is_empty(), "prepared statements: {prepared:?}");
+    assert_text_only(&lines, &ours);
     let originals = iibench_originals();
     let differences = iibench_differences();
     let by_shape = known_shapes(&originals, &differences, "docs/guide/insert-benchmark.md");
