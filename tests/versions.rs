@@ -13,6 +13,19 @@ use common::*;
 use predicates::prelude::*;
 use predicates::str::contains;
 
+/// The profile test measures a difference in CPU per operation: it runs
+/// alone (`write`), the others beside each other (`read`). Regression:
+/// beside the MySQL sequence its servers' profiles were disturbed.
+static MEASURES: std::sync::RwLock<()> = std::sync::RwLock::new(());
+
+fn beside_others() -> std::sync::RwLockReadGuard<'static, ()> {
+    MEASURES.read().unwrap_or_else(|p| p.into_inner())
+}
+
+fn alone() -> std::sync::RwLockWriteGuard<'static, ()> {
+    MEASURES.write().unwrap_or_else(|p| p.into_inner())
+}
+
 /// Where `./test` unpacked the builds, or None (and a line saying so).
 fn versions() -> Option<PathBuf> {
     match std::env::var_os("RELBENCH_VERSIONS") {
@@ -46,12 +59,13 @@ const BUILDS: [(&str, &str, &str, &str); 7] = [
 
 #[test]
 fn every_version_initialises_loads_reads_writes_and_stops() {
+    let _measure = beside_others();
     let Some(versions) = versions() else { return };
     let dir = shared_tempdir();
     let mut text = String::from(
         "steps = [\"load\", \"point-query\", \"update-index\"]\nclients = [2]\n\
          [scale]\ntables = 1\nrows = 10000\n\
-         [duration]\nwarmup = \"0s\"\nread = \"1s\"\nwrite = \"1s\"\n",
+         [duration]\nwarmup = \"0s\"\nevents = 200\n",
     );
     for (name, engine, build, _) in BUILDS {
         text += &format!(
@@ -134,6 +148,7 @@ fn a_mysql_9_7_target_by_url_authenticates_fully_with_caching_sha2_over_tcp() {
     use relbench::db::server::mariadb::MariaDb;
     use relbench::db::tls::Tls;
 
+    let _measure = beside_others();
     let Some(versions) = versions() else { return };
     let dir = shared_tempdir();
     // mysqld refuses root, as relbench's own managed servers do.
@@ -233,6 +248,7 @@ fn a_mysql_9_7_target_by_url_authenticates_fully_with_caching_sha2_over_tcp() {
 /// on-CPU samples of each have a function's name.
 #[test]
 fn profiles_name_the_performance_schemas_functions_and_the_fetched_builds_symbols() {
+    let _measure = alone();
     let Some(versions) = versions() else { return };
     let dir = shared_tempdir();
     let ma = versions.join("mariadb-11.4.5");
@@ -334,6 +350,7 @@ fn profiles_name_the_performance_schemas_functions_and_the_fetched_builds_symbol
 /// examined.
 #[test]
 fn a_mysql_statement_that_examines_the_whole_table_is_named_by_its_plan_and_rows() {
+    let _measure = beside_others();
     let Some(versions) = versions() else { return };
     let dir = shared_tempdir();
     let my = versions.join("mysql-9.7");
@@ -378,4 +395,213 @@ fn a_mysql_statement_that_examines_the_whole_table_is_named_by_its_plan_and_rows
         txt.contains("WHERE id IN (?, ?, … 100 values): rows_examined/call 100 → 10000"),
         "{txt}"
     );
+}
+
+/// The seeds' subjects: Oracle MySQL 5.6, 5.7 and 8.0 (Maven Central's
+/// generic builds) beside 9.7, each with its family's config.
+const MYSQL: [(&str, &str, &str); 4] = [
+    ("my56", "mysql-5.6.14", "mysql-5.6.cnf"),
+    ("my57", "mysql-5.7.22", "mysql-5.7.cnf"),
+    ("my80", "mysql-8.0.33", "mysql-8.0.cnf"),
+    ("my97", "mysql-9.7", "mysql-8.0.cnf"),
+];
+
+/// A plan of `head` on the four MySQL builds, each with its family's config.
+fn on_every_mysql(versions: &std::path::Path, head: &str) -> String {
+    let configs = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("examples/configs");
+    let mut text = head.to_string();
+    for (name, build, config) in MYSQL {
+        text += &format!(
+            "\n[[target]]\nname = \"{name}\"\nengine = \"mysql\"\nbasedir = \"{}\"\nconfig = \"{}\"\n",
+            versions.join(build).display(),
+            configs.join(config).display()
+        );
+    }
+    text
+}
+
+/// Every step result of a run, failed ones named.
+fn assert_no_step_failed(out: &std::path::Path) -> usize {
+    let files = step_files(out);
+    let failed: Vec<String> = files
+        .iter()
+        .filter_map(|f| {
+            let r = read_json(&out.join("steps").join(f));
+            r["failed"].as_str().map(|why| format!("{f}: {why}"))
+        })
+        .collect();
+    assert!(failed.is_empty(), "failed steps:\n{}", failed.join("\n"));
+    files.len()
+}
+
+/// Regression (issue 46): relbench had run none of the seeds' studies on
+/// MySQL older than 9.7. Every step of the sysbench sequence, a few events
+/// each, on 5.6, 5.7, 8.0 and 9.7; the settings read back say what each
+/// version does by default (8.0 writes a binary log, 5.6 does not).
+#[test]
+fn mysql_5_6_5_7_8_0_and_9_7_run_the_whole_sysbench_sequence() {
+    let _measure = beside_others();
+    let Some(versions) = versions() else { return };
+    let dir = shared_tempdir();
+    let plan = write_plan(
+        dir.path(),
+        &on_every_mysql(
+            &versions,
+            "suite = \"sysbench\"\nclients = [2]\n[scale]\ntables = 1\nrows = 10000\n\
+             [duration]\nwarmup = \"0s\"\nevents = 40\n\
+             [settle]\nbase = \"0s\"\nper_million_rows = \"0s\"\nmax = \"2s\"\n",
+        ),
+    );
+    let out = dir.path().join("out");
+    let t0 = std::time::Instant::now();
+    run_quiet(&plan, &out).assert().success();
+    eprintln!(
+        "the sysbench sequence on 4 MySQL builds in {:.0} s",
+        t0.elapsed().as_secs_f64()
+    );
+    let n = assert_no_step_failed(&out);
+    // 40 steps of the sequence on each.
+    assert!(n >= 4 * 40, "{n} step files");
+    let run = read_json(&out.join("run.json"));
+    let setting = |i: usize, k: &str| run["targets"][i]["settings"][k].as_str().map(String::from);
+    for (i, (name, build, _)) in MYSQL.iter().enumerate() {
+        let v = run["targets"][i]["version"].as_str().unwrap_or_default();
+        let want = build.trim_start_matches("mysql-");
+        assert!(v.starts_with(&format!("mysql {want}")), "{name}: {v}");
+    }
+    assert_eq!(setting(0, "log_bin").as_deref(), Some("OFF"), "5.6");
+    assert_eq!(setting(1, "log_bin").as_deref(), Some("OFF"), "5.7");
+    assert_eq!(setting(2, "log_bin").as_deref(), Some("ON"), "8.0");
+    // Each family's redo settings, as its config gave them.
+    assert_eq!(
+        setting(0, "innodb_log_files_in_group").as_deref(),
+        Some("2")
+    );
+    assert_eq!(
+        setting(2, "innodb_redo_log_capacity").as_deref(),
+        Some("268435456")
+    );
+    let md = std::fs::read_to_string(out.join("report.md")).unwrap();
+    assert!(md.contains("| log_bin | ON | OFF |"), "{md}");
+}
+
+/// The Insert Benchmark and LinkBench on MySQL 5.6 → 9.7 (seed 003 sets
+/// MySQL beside MariaDB on the Insert Benchmark).
+#[test]
+fn mysql_5_6_to_9_7_run_the_insert_benchmark_and_linkbench() {
+    let _measure = beside_others();
+    let Some(versions) = versions() else { return };
+    let dir = shared_tempdir();
+    let insert = write_plan(
+        dir.path(),
+        &on_every_mysql(
+            &versions,
+            // Each kind of its steps (qr500 … qp1000 are qr100 and qp100
+            // at other rates).
+            "steps = [\"l.i0\", \"l.x\", \"l.i1\", \"l.i2\", \"qr100\", \"qp100\"]\n\
+             clients = [1]\n[scale]\nrows = 3000\n\
+             [insert]\nl_i1_rows = 1000\nl_i2_rows = 200\n\
+             [duration]\nwarmup = \"0s\"\nread = \"300ms\"\n\
+             [settle]\nbase = \"0s\"\nper_million_rows = \"0s\"\nmax = \"2s\"\n",
+        ),
+    );
+    let out = dir.path().join("insert");
+    let t0 = std::time::Instant::now();
+    run_quiet(&insert, &out).assert().success();
+    eprintln!(
+        "the Insert Benchmark on 4 MySQL builds in {:.0} s",
+        t0.elapsed().as_secs_f64()
+    );
+    let t0 = std::time::Instant::now();
+    assert_eq!(assert_no_step_failed(&out), 4 * 6);
+    let lb_dir = dir.path().join("lb");
+    std::fs::create_dir(&lb_dir).unwrap();
+    let linkbench = write_plan(
+        &lb_dir,
+        &on_every_mysql(
+            &versions,
+            // The load is about a million links at any scale (the most
+            // linked node has 961,963, as in the original).
+            "steps = [\"lb.load\", \"lb.request\", \"lb.check\"]\n\
+             [linkbench]\nmaxid1 = 2001\nloaders = 2\nrequesters = 2\nrequests = 300\n\
+             [duration]\nwarmup = \"0s\"\n",
+        ),
+    );
+    let out = dir.path().join("linkbench");
+    run_quiet(&linkbench, &out).assert().success();
+    eprintln!(
+        "LinkBench on 4 MySQL builds in {:.0} s",
+        t0.elapsed().as_secs_f64()
+    );
+    assert_eq!(assert_no_step_failed(&out), 4 * 3);
+    for (name, _, _) in MYSQL {
+        let check = read_json(&out.join(format!("steps/{name}/r1-03-lb.check-c1.json")));
+        assert_eq!(
+            check["statements"]["inconsistent"].as_u64().unwrap_or(0),
+            0,
+            "{name}: {check}"
+        );
+    }
+}
+
+/// A server by URL with a password on each MySQL family, authenticated
+/// as each version does by default: 5.6 and 5.7 with
+/// mysql_native_password, 8.0 with caching_sha2_password (over plain TCP:
+/// the full authentication of its first login). A whole run by URL is
+/// `a_mysql_9_7_target_by_url_authenticates_fully_with_caching_sha2_over_tcp`.
+#[test]
+fn url_targets_on_mysql_5_6_5_7_and_8_0_authenticate_with_their_default_plugin() {
+    use relbench::db::mysql::wire::{Address, Opts, WireConn};
+    use relbench::db::server::mariadb::MariaDb;
+    use relbench::db::tls::Tls;
+
+    let _measure = beside_others();
+    let Some(versions) = versions() else { return };
+    let dir = shared_tempdir();
+    let secret = "s3cret-Pa55word";
+    for (name, build, plugin) in [
+        ("my56", "mysql-5.6.14", "mysql_native_password"),
+        ("my57", "mysql-5.7.22", "mysql_native_password"),
+        ("my80", "mysql-8.0.33", "caching_sha2_password"),
+    ] {
+        let server = server_elsewhere(
+            dir.path(),
+            name,
+            versions.join(build),
+            "mysql",
+            Box::new(MariaDb),
+        );
+        let mut root = WireConn::connect(&MariaDb::admin(&server.rt)).unwrap();
+        root.execute_text(&format!(
+            "CREATE USER 'bench'@'127.0.0.1' IDENTIFIED BY '{secret}'"
+        ))
+        .unwrap();
+        root.execute_text(
+            "CREATE DATABASE IF NOT EXISTS sbtest; GRANT ALL ON sbtest.* TO 'bench'@'127.0.0.1'",
+        )
+        .unwrap();
+        let got = root
+            .query_text("SELECT plugin FROM mysql.user WHERE user = 'bench'")
+            .unwrap();
+        assert_eq!(got[0][0].as_deref(), Some(plugin), "{name}");
+        // relbench's client, as a URL target connects: over TCP with
+        // the password, no TLS (8.0's first login then needs the full
+        // authentication), and refused with a wrong one.
+        let tcp = |password: &str| Opts {
+            address: Address::Tcp {
+                host: "127.0.0.1".into(),
+                port: server.rt.port,
+            },
+            user: "bench".into(),
+            password: Some(password.into()),
+            database: Some("sbtest".into()),
+            tls: Tls::Off,
+            found_rows: true,
+        };
+        let mut c = WireConn::connect(&tcp(secret)).unwrap_or_else(|e| panic!("{name}: {e}"));
+        let me = c.query_text("SELECT CURRENT_USER()").unwrap();
+        assert_eq!(me[0][0].as_deref(), Some("bench@127.0.0.1"), "{name}");
+        let wrong = WireConn::connect(&tcp("wrong")).err().expect("refused");
+        assert!(wrong.message.contains("1045"), "{name}: {}", wrong.message);
+    }
 }

@@ -27,6 +27,9 @@ const RECORDED: &[&str] = &[
     "default_storage_engine",
     "innodb_buffer_pool_size",
     "innodb_log_file_size",
+    "innodb_log_files_in_group",
+    "innodb_redo_log_capacity",
+    "innodb_dedicated_server",
     "innodb_flush_log_at_trx_commit",
     "innodb_flush_method",
     "innodb_doublewrite",
@@ -421,7 +424,18 @@ impl Driver for MysqlDriver {
                 .unwrap_or(("90".into(), "10".into()));
             let total = status(&mut w, "innodb_buffer_pool_pages_total")?.unwrap_or(0);
             let before = status(&mut w, "innodb_buffer_pool_pages_dirty")?.unwrap_or(0);
-            match w.execute_text("SET GLOBAL innodb_max_dirty_pages_pct_lwm = 0.001; SET GLOBAL innodb_max_dirty_pages_pct = 0.001") {
+            let forced = match w.execute_text(
+                "SET GLOBAL innodb_max_dirty_pages_pct_lwm = 0.001; SET GLOBAL innodb_max_dirty_pages_pct = 0.001",
+            ) {
+                // MySQL 5.6 takes whole percents only (ER_WRONG_TYPE_FOR_VAR,
+                // 1232; regression: its settle failed): 0, where its page
+                // cleaner flushes everything dirty too.
+                Err(e) if e.code == Some(crate::db::ServerCode::Mysql(1232)) => w.execute_text(
+                    "SET GLOBAL innodb_max_dirty_pages_pct_lwm = 0; SET GLOBAL innodb_max_dirty_pages_pct = 0",
+                ),
+                other => other,
+            };
+            match forced {
                 Ok(_) => {}
                 Err(e) if denied(&e) => {
                     notes.insert("dirty_pages_before".into(), before.to_string());
