@@ -93,9 +93,16 @@ for b in "${builds[@]}"; do
           # configures it (5.6's mysql_install_db runs my_print_defaults and
           # resolveip), share/, and the libraries and plugins it loads;
           # not the debug server, the test suite or the client programs.
+          # unzip exits 11 when a pattern matches nothing (5.6 has no
+          # lib/private); anything else is a broken download or disk.
+          rc=0
           (cd "$tmp" && unzip -q "$jar" 'bin/mysqld' 'bin/my_print_defaults' 'bin/resolveip' \
             'scripts/*' 'share/*' 'support-files/*' 'lib/private/*' 'lib/plugin/*' \
-            -x 'lib/plugin/debug/*' 2>/dev/null || [ -f bin/mysqld ])
+            -x 'lib/plugin/debug/*') || rc=$?
+          if [ "$rc" -ne 0 ] && [ "$rc" -ne 11 ]; then
+            echo "$name: unzip of $jar failed (exit $rc); delete it and run again" >&2
+            exit 1
+          fi
           rm -rf "$dest" && mv "$tmp" "$dest" && mkdir -p "$tmp"
           # 554 and 325 MB: kept only until unpacked.
           rm -f "$jar"

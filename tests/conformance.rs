@@ -107,7 +107,7 @@ fn linkbench_differences() -> BTreeMap<String, (&'static str, &'static str)> {
 /// count and the payload as its changed rows say; `deleteLinkImpl`'s
 /// locked read, then, for a visible link, the hide and the count; a node
 /// write alone; the load's batches, each committed.
-const WRITE_TRANSACTIONS: [&[&str]; 12] = [
+const WRITE_TRANSACTIONS: [&[&str]; 11] = [
     &["link_upsert", "count_up"],
     &["link_upsert", "link_data"],
     &["link_upsert", "count_up", "link_data"],
@@ -119,7 +119,6 @@ const WRITE_TRANSACTIONS: [&[&str]; 12] = [
     &["load_node"],
     &["load_link"],
     &["load_count"],
-    &["load_link", "load_link"],
 ];
 
 /// The statements only the original's read connection (autocommit on)

@@ -405,6 +405,24 @@ impl std::hash::Hash for Step {
     }
 }
 
+/// How a step's statements reach the server.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord)]
+pub enum Statements {
+    /// Prepared once per connection, executed with the binary protocol.
+    Prepared,
+    /// Sent as text with their values in them.
+    Text,
+}
+
+impl Statements {
+    pub fn name(self) -> &'static str {
+        match self {
+            Statements::Prepared => "prepared",
+            Statements::Text => "text",
+        }
+    }
+}
+
 /// One of the consecutive windows a long step is measured in.
 #[derive(Debug, Clone, Copy, Serialize, Deserialize, PartialEq, Eq, Hash)]
 pub struct Interval {
@@ -458,11 +476,11 @@ impl Step {
     }
 
     /// How its statements go, where that departs from the benchmark's own
-    /// way: `Some("prepared")` or `Some("text")`.
-    pub fn statements_departure(&self) -> Option<&'static str> {
+    /// way.
+    pub fn statements_departure(&self) -> Option<Statements> {
         match (self.plain, self.sends_text_by_default()) {
-            (true, false) => Some("text"),
-            (false, true) => Some("prepared"),
+            (true, false) => Some(Statements::Text),
+            (false, true) => Some(Statements::Prepared),
             _ => None,
         }
     }
@@ -494,8 +512,8 @@ impl Step {
         // Said where it departs from the benchmark's own way (LinkBench
         // and the Insert Benchmark send text, sysbench prepares).
         match self.statements_departure() {
-            Some("text") => s += " unprepared",
-            Some(_) => s += " prepared",
+            Some(Statements::Text) => s += " unprepared",
+            Some(Statements::Prepared) => s += " prepared",
             None => {}
         }
         if let Some(r) = self.rate {

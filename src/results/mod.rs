@@ -148,6 +148,19 @@ pub struct TargetRecord {
     pub devices_not_measured: Option<String>,
 }
 
+impl TargetRecord {
+    /// Records a fact of relbench's own about the target (`relbench.…`)
+    /// with its settings, where "settings that differ" compares it: among
+    /// every setting when the server reported them all, and among the
+    /// recorded few always.
+    pub fn set_fact(&mut self, key: &str, value: String) {
+        if !self.facts.settings.is_empty() {
+            self.facts.settings.insert(key.into(), value.clone());
+        }
+        self.facts.config.insert(key.into(), value);
+    }
+}
+
 /// What one figure of throughput counts.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
 pub enum Unit {

@@ -50,7 +50,7 @@ impl RunRecord {
             Some(t) => {
                 // What its load did is known from the load, not the server.
                 if let Some(m) = t.facts.config.get(LOAD_METHOD) {
-                    with_load_method(&mut record, m.clone());
+                    record.set_fact(LOAD_METHOD, m.clone());
                 }
                 *t = record;
             }
@@ -74,16 +74,9 @@ impl RunRecord {
         if t.facts.config.get(LOAD_METHOD) == Some(&method) {
             return false;
         }
-        with_load_method(t, method);
+        t.set_fact(LOAD_METHOD, method);
         true
     }
-}
-
-fn with_load_method(t: &mut TargetRecord, method: String) {
-    if !t.facts.settings.is_empty() {
-        t.facts.settings.insert(LOAD_METHOD.into(), method.clone());
-    }
-    t.facts.config.insert(LOAD_METHOD.into(), method);
 }
 
 impl Sink for RunRecord {

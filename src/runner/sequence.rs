@@ -21,6 +21,7 @@ use super::{
 use crate::db::spec::TargetSpec;
 use crate::db::{self, Dirs, Target};
 use crate::plan::schedule::{ClientShare, Execution, Schedule};
+use crate::plan::Statements;
 use crate::results::{self, TargetRecord, STATEMENTS};
 use crate::workload::maint::Maint;
 use crate::Interrupted;
@@ -600,14 +601,13 @@ fn again_if_disturbed(
 /// the target's settings: "settings that differ" then says that a run with
 /// prepared statements is compared with one without.
 fn record_statements(record: &mut TargetRecord, jobs: &[Job]) {
-    let mut by: std::collections::BTreeMap<&str, Vec<String>> = Default::default();
+    let mut by: std::collections::BTreeMap<Statements, Vec<&str>> = Default::default();
     for j in jobs {
         let step = &j.exec.id.at.step;
         if let Some(how) = step.statements_departure() {
-            let label = step.name().to_string();
             let list = by.entry(how).or_default();
-            if !list.contains(&label) {
-                list.push(label);
+            if !list.contains(&step.name()) {
+                list.push(step.name());
             }
         }
     }
@@ -616,12 +616,8 @@ fn record_statements(record: &mut TargetRecord, jobs: &[Job]) {
     }
     let value = by
         .iter()
-        .map(|(how, steps)| format!("{how}: {}", steps.join(", ")))
+        .map(|(how, steps)| format!("{}: {}", how.name(), steps.join(", ")))
         .collect::<Vec<_>>()
         .join("; ");
-    let f = &mut record.facts;
-    if !f.settings.is_empty() {
-        f.settings.insert(STATEMENTS.into(), value.clone());
-    }
-    f.config.insert(STATEMENTS.into(), value);
+    record.set_fact(STATEMENTS, value);
 }

@@ -528,12 +528,12 @@ pub(super) fn parse_step(s: &str, cat: &mut Catalogue) -> Result<Step, String> {
             });
         }
     };
-    let plain = matches!(&kind, StepKind::Workload(w) if Catalogue::sends_text(w));
-    Ok(Step {
+    let mut step = Step {
         tag: tag.map(str::to_string),
-        plain,
         ..Step::of(kind)
-    })
+    };
+    step.plain = step.sends_text_by_default();
+    Ok(step)
 }
 /// Splits each timed workload step longer than its interval (the phase's,
 /// or `[duration] interval`) into consecutive intervals, each a step.

@@ -32,10 +32,9 @@ pub struct Requester {
     multiget: Multiget,
     s: Stmts,
     /// The connection reads go to (the original's `conn_ro`), when not the
-    /// one writes go to.
+    /// one writes go to; with it, writes go as the original's `conn_rw`
+    /// sends them (autocommit off: [`Requester::original`]).
     reads: Option<Box<dyn Conn>>,
-    /// Writes as the original's `conn_rw` sends them (autocommit off).
-    original: bool,
     /// Multiget statements and the id2s each takes (`multiget_sizes`), by
     /// length: a multiget uses the first that holds it.
     multigets: Vec<(usize, Stmt)>,
@@ -66,12 +65,9 @@ pub(super) struct Stmts {
 
 impl Stmts {
     /// The writes on `conn`, the reads on `ro` when given, else on `conn`.
-    fn prepare(conn: &mut dyn Conn, ro: Option<&mut Box<dyn Conn>>, d: Dialect) -> DbResult<Stmts> {
+    fn prepare(conn: &mut dyn Conn, ro: &mut Option<Box<dyn Conn>>, d: Dialect) -> DbResult<Stmts> {
         let r = sql::Requests::new(d);
-        let ro: &mut dyn Conn = match ro {
-            Some(c) => c.as_mut(),
-            None => &mut *conn,
-        };
+        let ro = reads(ro, conn);
         let get_node = ro.prepare(&r.get_node)?;
         let count_link = ro.prepare(&r.count_link)?;
         let link_list = ro.prepare(&r.link_list)?;
@@ -149,21 +145,17 @@ impl Requester {
         // addLinkImpl reads its upsert's changed rows, as the original's
         // connection (`useAffectedRows=true`) reports them.
         conn.count_changed_rows()?;
-        let mut reads = more.pop();
-        let original = reads.is_some();
-        if original {
+        let mut ro = more.pop();
+        if ro.is_some() {
             // The original's `conn_rw.setAutoCommit(false)`.
             conn.batch("SET autocommit=0")?;
         }
-        let ro: &mut dyn Conn = match reads.as_mut() {
-            Some(c) => c.as_mut(),
-            None => &mut *conn,
-        };
-        let multigets = multiget_sizes(p.multiget_max as usize, ro.plain())
+        let on = reads(&mut ro, conn);
+        let multigets = multiget_sizes(p.multiget_max as usize, on.plain())
             .into_iter()
-            .map(|n| Ok((n, ro.prepare(&sql::multiget(d, n))?)))
+            .map(|n| Ok((n, on.prepare(&sql::multiget(d, n))?)))
             .collect::<DbResult<_>>()?;
-        let s = Stmts::prepare(conn, reads.as_mut(), d)?;
+        let s = Stmts::prepare(conn, &mut ro, d)?;
         let mut mix = p.mix;
         for i in 1..mix.len() {
             mix[i] += mix[i - 1];
@@ -206,13 +198,18 @@ impl Requester {
             p: *p,
             rng,
             s,
-            reads,
-            original,
+            reads: ro,
             multigets,
             history: TailHistory::new(p.tail_corrected),
             data: String::new(),
             id2s: Vec::new(),
         })
+    }
+
+    /// Whether writes go as the original's (a read connection of their
+    /// own, autocommit off on the write one).
+    fn original(&self) -> bool {
+        self.reads.is_some()
     }
 
     /// The operation a draw picks.
@@ -233,7 +230,7 @@ impl Requester {
     fn write_link(&mut self, conn: &mut dyn Conn, link: &[i64; 5], data: &str) -> DbResult<bool> {
         let [id1, id2, link_type, time, version] = *link;
         let s = &self.s;
-        if !self.original {
+        if !self.original() {
             conn.begin(true)?;
         }
         let key = [Param::Int(id1), Param::Int(id2), Param::Int(link_type)];
@@ -276,7 +273,7 @@ impl Requester {
             _ => unreachable!("the upsert, or the two statements in its place, are prepared"),
         };
         // The original appends its commit to the transaction's last write.
-        let original = self.original;
+        let original = self.original();
         let ends = |conn: &mut dyn Conn, stmt: Stmt, params: &[Param<'_>], last: bool| {
             if last && original {
                 conn.exec_commit(stmt, params)
@@ -323,7 +320,7 @@ impl Requester {
     ) -> DbResult<bool> {
         let s = &self.s;
         let key = [Param::Int(id1), Param::Int(id2), Param::Int(link_type)];
-        if !self.original {
+        if !self.original() {
             conn.begin(true)?;
         }
         let (found, visibility) = conn.query_last(s.lock_link, &key, 0)?;
@@ -364,7 +361,7 @@ impl Requester {
                 let t = Instant::now();
                 let r = match update {
                     None => node_write(
-                        self.original,
+                        self.original(),
                         conn,
                         s.add_node,
                         &[
@@ -375,7 +372,7 @@ impl Requester {
                         ],
                     ),
                     Some(id) => node_write(
-                        self.original,
+                        self.original(),
                         conn,
                         s.update_node,
                         &[
@@ -393,7 +390,7 @@ impl Requester {
                 let id = self.node_deletes.id(&mut self.rng);
                 let t = Instant::now();
                 let r = node_write(
-                    self.original,
+                    self.original(),
                     conn,
                     s.delete_node,
                     &[Param::Int(id), Param::Int(NODE_TYPE)],
