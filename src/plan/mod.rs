@@ -21,7 +21,7 @@ use serde::{Deserialize, Serialize};
 
 use crate::workload::catalogue::Catalogue;
 pub use crate::workload::maint::Maint;
-use crate::workload::DurationClass;
+use crate::workload::{DurationClass, Statements};
 
 /// The built-in quick plan's text.
 pub const QUICK_PLAN: &str = include_str!("quick.toml");
@@ -402,24 +402,6 @@ impl Eq for Step {}
 impl std::hash::Hash for Step {
     fn hash<H: std::hash::Hasher>(&self, state: &mut H) {
         self.identity().hash(state)
-    }
-}
-
-/// How a step's statements reach the server.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord)]
-pub enum Statements {
-    /// Prepared once per connection, executed with the binary protocol.
-    Prepared,
-    /// Sent as text with their values in them.
-    Text,
-}
-
-impl Statements {
-    pub fn name(self) -> &'static str {
-        match self {
-            Statements::Prepared => "prepared",
-            Statements::Text => "text",
-        }
     }
 }
 

@@ -21,9 +21,9 @@ use super::{
 use crate::db::spec::TargetSpec;
 use crate::db::{self, Dirs, Target};
 use crate::plan::schedule::{ClientShare, Execution, Schedule};
-use crate::plan::Statements;
 use crate::results::{self, TargetRecord, STATEMENTS};
 use crate::workload::maint::Maint;
+use crate::workload::Statements;
 use crate::Interrupted;
 
 /// One execution to run.

@@ -369,6 +369,25 @@ pub trait Client: Send {
     }
 }
 
+/// How a step's statements reach the server (a step says so where it
+/// departs from its benchmark's own way: `plan::Step::statements_departure`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord)]
+pub enum Statements {
+    /// Prepared once per connection, executed with the binary protocol.
+    Prepared,
+    /// Sent as text with their values in them.
+    Text,
+}
+
+impl Statements {
+    pub fn name(self) -> &'static str {
+        match self {
+            Statements::Prepared => "prepared",
+            Statements::Text => "text",
+        }
+    }
+}
+
 /// Records a failed statement of class `class` and returns its kind, for a
 /// client's `event` to return.
 pub(crate) fn record_error(rec: &mut Recorder, class: usize, e: crate::db::DbError) -> ErrorKind {
