@@ -363,6 +363,11 @@ pub(super) struct RunArgs {
     /// Print only the final report and errors.
     #[arg(long, short)]
     pub(super) quiet: bool,
+    /// The study's time budget for a plan with `repeats = "auto"`, e.g.
+    /// 3h: no round of added repeats is begun that would go past it
+    /// (replaces the plan's `[adaptive] budget`; recorded with the run).
+    #[arg(long, value_name = "DURATION", conflicts_with = "resume")]
+    pub(super) budget: Option<String>,
     /// Add repeats to the run in DIR for the steps its report could not
     /// judge (disturbed, or past 5% but not significant), the targets
     /// interleaved, until each has enough for a rank test (4).

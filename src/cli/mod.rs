@@ -1,5 +1,6 @@
 //! The command line: clap definitions (`args.rs`), resolution into typed
 //! options, and dispatch to the commands (`run.rs`: run and confirm;
+//! `adaptive.rs`: the rounds of `repeats = "auto"`;
 //! `check.rs`; `catalogue.rs`: list, show, init; `serve.rs`). Exit codes
 //! (also in `relbench --help`):
 //!
@@ -11,6 +12,7 @@
 //! | 3 | the run finished, but some steps failed (the report lists them) |
 //! | 130 | interrupted by Ctrl-C; finished steps are kept (`--resume` goes on) |
 
+mod adaptive;
 mod args;
 mod catalogue;
 mod check;
@@ -328,8 +330,10 @@ fn run_plan(a: RunArgs) -> anyhow::Result<()> {
         )
         .into());
     }
+    let sharded = shard.is_some() || rendezvous.is_some();
     let mut opts = resolve_run(a.plan, a.out, a.resume, shard, rendezvous)?;
     opts.new_host = a.new_host;
+    adaptive_fits(&mut opts, a.budget.as_deref(), sharded)?;
     if let Some(d) = a.data_dir {
         opts.record.data_dir = Some(std::path::absolute(&d)?);
     }
@@ -339,6 +343,31 @@ fn run_plan(a: RunArgs) -> anyhow::Result<()> {
         json: false,
     };
     run_with_history(opts, show, history, &a.build, a.order)
+}
+
+/// `repeats = "auto"` decides from every target's results in one place:
+/// not for a part of a study; `--budget` sets its budget.
+fn adaptive_fits(opts: &mut RunOptions, budget: Option<&str>, sharded: bool) -> anyhow::Result<()> {
+    let budget = duration_flag("budget", budget, "3h or 90m")?;
+    let plan = &mut opts.record.plan;
+    match (&mut plan.adaptive, budget) {
+        (Some(_), _) if sharded => Err(Exit::BadInput(
+            "the plan has repeats = \"auto\", which decides where to add repeats from every target's \
+             results; a shard or a client share has only its part: give the plan a number of repeats \
+             to run it in parts"
+                .into(),
+        )
+        .into()),
+        (Some(a), Some(b)) => {
+            a.budget_secs = Some(b.as_secs_f64());
+            Ok(())
+        }
+        (None, Some(_)) => Err(Exit::BadInput(
+            "--budget bounds an adaptive run: the plan needs `repeats = \"auto\"`".into(),
+        )
+        .into()),
+        _ => Ok(()),
+    }
 }
 
 /// Runs with `run --history`'s sink when it is asked for, and says what

@@ -74,6 +74,7 @@ pub(super) fn confirm(dir: &Path, quiet: bool, new_host: bool) -> anyhow::Result
             .unwrap_or(0)
             + 1,
         new_host,
+        adaptive: false,
     };
     let mut ui = Progress::new(quiet);
     let (end, added) = runner::confirm(&opts, &mut ui)?;
@@ -195,6 +196,17 @@ pub(super) fn run(
     let end = match also {
         Some(s) => runner::run(&opts, &mut ui, &mut [s])?,
         None => runner::run(&opts, &mut ui, &mut [])?,
+    };
+    // An adaptive run goes on where its verdicts are open; the run's own
+    // end stands unless a round is interrupted.
+    let end = match (end, opts.record.plan.adaptive) {
+        (end @ RunEnd::Complete { .. }, Some(a)) => {
+            match super::adaptive::go_on(&opts.out, a, show.quiet, opts.new_host)? {
+                RunEnd::Interrupted => RunEnd::Interrupted,
+                RunEnd::Complete { .. } => end,
+            }
+        }
+        (end, _) => end,
     };
     let one_off = opts.record.plan_source == super::args::ONE_OFF_SOURCE;
     if one_off {

@@ -132,6 +132,15 @@ pub fn build_subset(
     // One window a side: tested against how far the run's A/A pairs lay
     // apart, which takes every row.
     super::aa::test_single_windows(&mut rows, &targets, &base_of);
+    // An adaptive run's cells are judged by the rule it added repeats by
+    // (at the most looks any of the runs could take).
+    if let Some(looks) = runs
+        .iter()
+        .filter_map(|r| r.info.plan.adaptive.map(|a| a.looks()))
+        .max()
+    {
+        super::adaptive::test_cells(&mut rows, &targets, &base_of, looks);
+    }
     let cols = column_order(&targets, &hosts);
     let (host_offsets, host_notes) =
         super::hosts::compare_hosts(&mut rows, &targets, &base_of, cols.first().copied());
@@ -170,6 +179,7 @@ pub fn build_subset(
         problems: series::problems(&steps),
         interference: series::interference(&steps),
         retried: retried(&steps),
+        adaptive: adaptive_view(runs)?,
         base_failed: base_failed(&targets, &base_of, &rows, &steps),
         targets,
         base_of,
@@ -181,6 +191,17 @@ pub fn build_subset(
         steps,
         step_rows,
     })
+}
+
+/// The first adaptive run's bounds and record.
+fn adaptive_view(runs: &[LoadedRun]) -> anyhow::Result<Option<super::AdaptiveView>> {
+    let Some(run) = runs.iter().find(|r| r.info.plan.adaptive.is_some()) else {
+        return Ok(None);
+    };
+    Ok(Some(super::AdaptiveView {
+        bounds: run.info.plan.adaptive.expect("found"),
+        record: crate::results::adaptive::read(&run.dir)?,
+    }))
 }
 
 /// The targets `names` names, in that order: a plan's name on several

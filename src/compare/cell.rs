@@ -3,6 +3,7 @@
 //! intervals, p-values from the rank-sum or the within-run test).
 
 use super::*;
+use crate::measure::steady;
 
 /// One statement class's latency in a cell, µs.
 #[derive(Debug, Clone, Copy, PartialEq, Serialize)]
@@ -23,6 +24,11 @@ pub enum Method {
     /// (sizes corrected for autocorrelation) plus the between-window
     /// variance the run's A/A pairs measured (`measure::within`).
     PerSecond,
+    /// An adaptive run's: t on the means of ln(throughput), the variance
+    /// pooled from the cell's repeats and the A/A copies' windows, at a
+    /// level corrected for the looks the run takes
+    /// (`measure::sequential`).
+    Sequential,
 }
 
 impl Method {
@@ -33,6 +39,11 @@ impl Method {
                 "a t-test on the log of the ratio of the two windows' means, its variance the seconds' \
                  (sample sizes corrected for autocorrelation) plus how far windows of the same work lay \
                  apart on the run's quiet A/A pairs"
+            }
+            Method::Sequential => {
+                "a t-test on the means of ln(throughput) over the repeats, its variance pooled from the \
+                 cell's repeats and every window of the run's A/A copies, at 5% divided by the looks \
+                 an adaptive run may take at a cell (its p-value is the adjusted one)"
             }
         }
     }
@@ -106,6 +117,19 @@ pub struct Cell {
     pub base_disturbed: bool,
     /// This target's window or its base's was too short to judge by.
     pub short_window: bool,
+    /// Why a window of this cell never became steady (MSER-5 found no
+    /// steady part and its throughput moved one way across it): the
+    /// cell is not judged, and more repeats would not settle it.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub unsteady: Option<String>,
+    /// The base's window never became steady.
+    #[serde(skip_serializing_if = "std::ops::Not::not")]
+    pub base_unsteady: bool,
+    /// Seconds at the start of the measured window that were still
+    /// warming up (MSER-5's cut, where it is larger than the seconds'
+    /// noise), median over the repeats that had one.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub warming_secs: Option<f64>,
     /// Other programs' share of the machine over the window, in %
     /// (median over repeats).
     pub others_share_pct: Option<f64>,
@@ -195,6 +219,9 @@ impl Cell {
         if self.disturbed.is_some() || self.base_disturbed {
             return Some(Verdict::Disturbed);
         }
+        if self.unsteady.is_some() || self.base_unsteady {
+            return Some(Verdict::Unsteady);
+        }
         let v = verdict(rel);
         if let Some(floor) = self.noise_floor {
             // Symmetric: 0.97 is as far from 1 as 1/0.97.
@@ -263,6 +290,7 @@ pub(super) fn cell<'a>(results: impl Iterator<Item = &'a StepResult>) -> Cell {
         .iter()
         .filter_map(|s| s.latency.get("event").map(|l| l.p99_us))
         .collect();
+    let (unsteady, warming_secs) = steadiness(&ok);
     Cell {
         throughput: median(&mut throughputs.clone()),
         throughput_interval: stats::median_interval(&throughputs),
@@ -302,6 +330,9 @@ pub(super) fn cell<'a>(results: impl Iterator<Item = &'a StepResult>) -> Cell {
         disturbed_left_out,
         base_disturbed: false,
         short_window: false,
+        unsteady,
+        base_unsteady: false,
+        warming_secs,
         others_share_pct: median(
             &mut ok
                 .iter()
@@ -317,26 +348,7 @@ pub(super) fn cell<'a>(results: impl Iterator<Item = &'a StepResult>) -> Cell {
                 .filter_map(|s| Some(s.metrics.own_cpu_us_per_op? * s.throughput / 1e4))
                 .collect::<Vec<f64>>(),
         ),
-        usable_cores: median(
-            &mut ok
-                .iter()
-                .filter_map(|s| {
-                    // The machine's CPUs as the sampler counted them; for
-                    // results recorded before it did, from the window's
-                    // CPU time.
-                    let cores = s
-                        .metrics
-                        .interference
-                        .as_ref()
-                        .and_then(|i| i.cores)
-                        .or_else(|| {
-                            let sys = s.metrics.system.as_ref()?;
-                            (s.secs > 0.0).then(|| (sys.cpu_secs.all() / s.secs).round())
-                        })?;
-                    Some(cores.min(f64::from(s.id.at.clients)))
-                })
-                .collect::<Vec<f64>>(),
-        ),
+        usable_cores: usable_cores(&ok),
         disk_util_pct: median(
             &mut ok
                 .iter()
@@ -476,12 +488,63 @@ pub(super) fn disturbed_of(ok_why: &[Option<&str>], ok: usize) -> Option<String>
     })
 }
 
+/// The cores a step's clients can use (one per client, no more than the
+/// machine's), median over the repeats.
+fn usable_cores(ok: &[&&StepResult]) -> Option<f64> {
+    median(
+        &mut ok
+            .iter()
+            .filter_map(|s| {
+                // The machine's CPUs as the sampler counted them; for
+                // results recorded before it did, from the window's
+                // CPU time.
+                let cores = s
+                    .metrics
+                    .interference
+                    .as_ref()
+                    .and_then(|i| i.cores)
+                    .or_else(|| {
+                        let sys = s.metrics.system.as_ref()?;
+                        (s.secs > 0.0).then(|| (sys.cpu_secs.all() / s.secs).round())
+                    })?;
+                Some(cores.min(f64::from(s.id.at.clients)))
+            })
+            .collect::<Vec<f64>>(),
+    )
+}
+
+/// Why a cell's windows are not steady (any of them never became
+/// steady: one such window makes the median a mix of a level and a
+/// ramp), and the warm-up MSER-5 cut from them (median of the windows
+/// that had one).
+fn steadiness(ok: &[&&StepResult]) -> (Option<String>, Option<f64>) {
+    let found: Vec<steady::Steady> = ok
+        .iter()
+        .filter_map(|s| steady::mser(&s.second_rates()))
+        .collect();
+    let bad: Vec<&steady::Steady> = found.iter().filter(|st| st.never_steady).collect();
+    let unsteady = bad
+        .iter()
+        .max_by(|a, b| a.trend.abs().total_cmp(&b.trend.abs()))
+        .map(|worst| match ok.len() {
+            1 => worst.describe(),
+            n => format!("{} of {n} repeats; {}", bad.len(), worst.describe()),
+        });
+    let mut warming: Vec<f64> = found
+        .iter()
+        .map(|st| st.warming_secs() as f64)
+        .filter(|&w| w > 0.0)
+        .collect();
+    (unsteady, median(&mut warming))
+}
+
 /// Fills a cell's ratios against its base and, when both have repeats,
 /// what the rank test says of them.
 pub(super) fn compare(c: &mut Cell, base: &Cell, is_base: bool) {
     c.relative = ratio(c.throughput, base.throughput);
     c.base_sla_missed = !is_base && base.sla_missed.is_some();
     c.base_disturbed = !is_base && base.disturbed.is_some();
+    c.base_unsteady = !is_base && base.unsteady.is_some();
     let short = |x: &Cell| x.window_secs.is_some_and(|w| w < SHORT_WINDOW_SECS);
     c.short_window = !is_base && (short(c) || short(base));
     c.rates_relative = Rate::ALL

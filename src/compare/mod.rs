@@ -10,6 +10,7 @@
 //! comparison never talks to a database.
 
 mod aa;
+mod adaptive;
 mod build;
 mod cell;
 mod hosts;
@@ -49,6 +50,7 @@ use crate::metrics::host::HostFacts;
 use crate::plan::{Step, StepId, StepKind};
 use crate::results::{LoadedRun, RunStatus, StepResult, Unit};
 use crate::workload::Group;
+pub use adaptive::Open;
 pub use build::{build, build_all, build_subset, Comparison, ComparisonSpec};
 use build::{row_title, step_rows};
 use cell::{cell, compare};
@@ -103,6 +105,10 @@ pub enum Verdict {
     /// windows too short for the within-run test. Never counted as slower
     /// or faster; `run --confirm` adds the repeats it needs.
     Untested,
+    /// Not judged: a window of the target or its base never became
+    /// steady (`measure::steady`); more repeats would not settle it, a
+    /// longer warm-up or step would.
+    Unsteady,
 }
 
 /// Classifies a throughput ratio (higher is better), as printed: on the
@@ -283,6 +289,14 @@ pub struct TargetSummary {
     /// Not judged: the target's or its base's window was too short to
     /// measure (never the worst or the best).
     pub too_short: Vec<NotJudged>,
+    /// Not judged: a window of the target or its base never became
+    /// steady.
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub unsteady: Vec<NotJudged>,
+    /// Steps whose measured window began before the warm-up had ended,
+    /// in words (MSER-5's cut).
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub warming: Vec<String>,
     pub worst: Option<Change>,
     pub best: Option<Change>,
     /// Regressions, worst first.
@@ -337,6 +351,9 @@ pub struct Report {
     /// Disturbed windows the run measured again at once, and what that
     /// took.
     pub retried: Retried,
+    /// An adaptive run's bounds and what it decided (`repeats = "auto"`).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub adaptive: Option<AdaptiveView>,
     /// A base with no figure on any step (its server never started, or
     /// every step failed): why, and a target that could be the base.
     pub base_failed: Vec<BaseFailed>,
@@ -348,6 +365,13 @@ pub struct Report {
     /// have none).
     #[serde(skip)]
     pub step_rows: Vec<Option<usize>>,
+}
+
+/// An adaptive run's bounds, and its record once it has decided.
+#[derive(Debug, Clone, Serialize)]
+pub struct AdaptiveView {
+    pub bounds: crate::plan::Adaptive,
+    pub record: Option<crate::results::adaptive::AdaptiveRecord>,
 }
 
 /// A step of a target the report could not judge, for `run --confirm`.

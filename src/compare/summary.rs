@@ -37,10 +37,12 @@ pub(super) fn summarise(
         .count();
     let mut disturbed = Vec::new();
     let mut too_short = Vec::new();
+    let mut unsteady = Vec::new();
     let mut changes: Vec<(Verdict, Change)> = Vec::new();
     for r in rows {
         match classify(r, ti, base, settings_differ) {
             Some(Judged::TooShort(n)) => too_short.push(n),
+            Some(Judged::Unsteady(n)) => unsteady.push(n),
             Some(Judged::Disturbed(n)) => disturbed.push(n),
             Some(Judged::Change(v, c)) => changes.push((v, c)),
             None => {}
@@ -71,6 +73,20 @@ pub(super) fn summarise(
             .collect()
     };
     let failed = failed_steps(steps, ti);
+    // Warm-ups the plan's `warmup` did not cover: MSER-5's cut, said.
+    let warming = rows
+        .iter()
+        .filter_map(|r| {
+            let c = &r.cells[ti];
+            let w = c.warming_secs?;
+            Some(format!(
+                "{} ({}): the first {w:.0} s of the {:.0} s window were still warming up (MSER-5)",
+                r.title(),
+                clients(r.id.clients),
+                c.window_secs.unwrap_or(0.0)
+            ))
+        })
+        .collect();
     let mut wins = of(Verdict::Better);
     wins.reverse();
     let sla_failed = sla_failed(rows, ti);
@@ -80,6 +96,8 @@ pub(super) fn summarise(
         noise,
         disturbed,
         too_short,
+        unsteady,
+        warming,
         base: base_name.to_string(),
         compared: changes.len(),
         slower,
@@ -114,6 +132,7 @@ pub(super) fn summarise(
 /// window disturbed, or a change with its verdict.
 enum Judged {
     TooShort(NotJudged),
+    Unsteady(NotJudged),
     Disturbed(NotJudged),
     Change(Verdict, Change),
 }
@@ -148,6 +167,20 @@ fn classify(
         });
     if let Some(why) = short {
         return Some(Judged::TooShort(NotJudged {
+            step: r.title(),
+            clients: r.id.clients,
+            relative: rel,
+            why,
+        }));
+    }
+    if v == Verdict::Unsteady {
+        let why = match (&c.unsteady, &r.cells[base].unsteady) {
+            (Some(w), Some(b)) => format!("this target's window: {w}; the base's: {b}"),
+            (Some(w), None) => format!("this target's window: {w}"),
+            (None, Some(b)) => format!("the base's window: {b}"),
+            (None, None) => "not steady".into(),
+        };
+        return Some(Judged::Unsteady(NotJudged {
             step: r.title(),
             clients: r.id.clients,
             relative: rel,
@@ -268,6 +301,12 @@ pub fn lines(summary: &[TargetSummary]) -> Vec<SummaryLine> {
                     s.too_short.len()
                 );
             }
+            if !s.unsteady.is_empty() {
+                head += &format!(
+                    ", {} not judged (a window that never became steady)",
+                    s.unsteady.len()
+                );
+            }
             if !s.disturbed.is_empty() {
                 head += &format!(
                     ", {} not judged (disturbed: other programs or steal took 5% of the machine or more)",
@@ -312,42 +351,65 @@ pub fn lines(summary: &[TargetSummary]) -> Vec<SummaryLine> {
                     ));
                 }
             }
-            details.extend(s.disturbed.iter().take(SHOWN).map(|d| {
-                format!(
-                    "disturbed: {} ({}) {:.2}, not judged: {}",
-                    d.step,
-                    clients(d.clients),
-                    d.relative,
-                    d.why
-                )
-            }));
-            if s.disturbed.len() > SHOWN {
-                details.push(format!(
-                    "and {} more disturbed steps (see the interference table)",
-                    s.disturbed.len() - SHOWN
-                ));
-            }
-            details.extend(s.too_short.iter().map(|d| {
-                format!(
-                    "too short to judge: {} ({}) {:.2}: {}",
-                    d.step,
-                    clients(d.clients),
-                    d.relative,
-                    d.why
-                )
-            }));
-            if !s.failed.is_empty() {
-                details.push(format!("failed steps: {}", s.failed.join(", ")));
-            }
-            if !s.sla_failed.is_empty() {
-                details.push(format!(
-                    "missed the Insert Benchmark's SLA (inserts below 95% of the target rate; those steps are not judged): {}",
-                    s.sla_failed.join(", ")
-                ));
-            }
+            details.extend(unjudged_details(s, SHOWN));
             SummaryLine { head, details }
         })
         .collect()
+}
+
+/// The steps of a target that were not judged, and why; its warm-ups
+/// longer than the plan's, failed steps and missed SLAs.
+fn unjudged_details(s: &TargetSummary, shown: usize) -> Vec<String> {
+    let mut details = Vec::new();
+    details.extend(s.disturbed.iter().take(shown).map(|d| {
+        format!(
+            "disturbed: {} ({}) {:.2}, not judged: {}",
+            d.step,
+            clients(d.clients),
+            d.relative,
+            d.why
+        )
+    }));
+    if s.disturbed.len() > shown {
+        details.push(format!(
+            "and {} more disturbed steps (see the interference table)",
+            s.disturbed.len() - shown
+        ));
+    }
+    details.extend(s.too_short.iter().map(|d| {
+        format!(
+            "too short to judge: {} ({}) {:.2}: {}",
+            d.step,
+            clients(d.clients),
+            d.relative,
+            d.why
+        )
+    }));
+    details.extend(s.unsteady.iter().map(|d| {
+        format!(
+            "not steady: {} ({}) {:.2}, not judged: {}; lengthen the plan's `warmup` (or the step) until the window settles",
+            d.step,
+            clients(d.clients),
+            d.relative,
+            d.why
+        )
+    }));
+    if !s.warming.is_empty() {
+        details.push(format!(
+            "warm-up longer than the plan's `warmup`: {}",
+            s.warming.join("; ")
+        ));
+    }
+    if !s.failed.is_empty() {
+        details.push(format!("failed steps: {}", s.failed.join(", ")));
+    }
+    if !s.sla_failed.is_empty() {
+        details.push(format!(
+            "missed the Insert Benchmark's SLA (inserts below 95% of the target rate; those steps are not judged): {}",
+            s.sla_failed.join(", ")
+        ));
+    }
+    details
 }
 
 fn clients(n: u32) -> String {

@@ -7,6 +7,10 @@
 //! - [`hdr`]: a latency histogram as text a step file keeps, losslessly;
 //! - [`outcome`]: how a failed statement ended;
 //! - [`stats`]: medians, intervals and the rank-sum test over repeats;
+//! - [`sequential`]: the test an adaptive run judges its cells by, at a
+//!   level corrected for the looks it takes;
+//! - [`steady`]: where a window's steady part begins (MSER-5), and a
+//!   window that never settled;
 //! - [`within`]: the test of one window's per-second throughput against
 //!   another's, for targets that ran a step once;
 //! - [`units`]: how figures are printed;
@@ -16,9 +20,11 @@ pub mod hdr;
 pub mod outcome;
 pub mod plans;
 pub mod recorder;
+pub mod sequential;
 pub mod size;
 pub mod statements;
 pub mod stats;
+pub mod steady;
 pub mod units;
 pub mod waits;
 pub mod within;

@@ -4,11 +4,13 @@
 //! runs, then compiled with its catalogue into the schedule the runner
 //! walks ([`Plan::schedule`]).
 
+pub mod adaptive;
 mod parse;
 pub mod schedule;
 pub mod shard;
 pub mod share;
 
+pub use adaptive::Adaptive;
 pub use parse::{parse, PlanError, PlanErrors};
 pub use schedule::{ExecId, Execution, Part, Schedule, StepId, Work, WorkloadRun};
 pub use shard::Shard;
@@ -44,6 +46,10 @@ pub struct Plan {
     pub rows: i64,
     pub clients: Vec<u32>,
     pub repeats: u32,
+    /// `repeats = "auto"`: `repeats` is the minimum, more added where
+    /// a verdict is open.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub adaptive: Option<Adaptive>,
     /// The run's seed: the plan's `seed`, or, when it gives none, a fresh
     /// one per run (recorded with the run, so `--resume` and `--confirm`
     /// go on with it), so a second run on data the first one used does

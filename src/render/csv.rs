@@ -186,6 +186,7 @@ fn judged(r: &Report, i: usize, cell: Option<&Cell>) -> Cols {
                 .map(|x| match x.method {
                     crate::compare::Method::RankSum => "rank-sum",
                     crate::compare::Method::PerSecond => "per-second",
+                    crate::compare::Method::Sequential => "sequential",
                 })
                 .unwrap_or_default()
                 .to_string(),

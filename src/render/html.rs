@@ -37,7 +37,10 @@ fn cell(out: &mut String, t: &Text, numeric: bool) {
         Some(Verdict::Better) => "better",
         Some(Verdict::Same) => "same",
         Some(Verdict::Unsure) => "unsure",
-        Some(Verdict::Disturbed) | Some(Verdict::TooShort) | Some(Verdict::Untested) => "unsure",
+        Some(Verdict::Disturbed)
+        | Some(Verdict::TooShort)
+        | Some(Verdict::Untested)
+        | Some(Verdict::Unsteady) => "unsure",
         Some(Verdict::Noise) => "same",
         None if numeric => "n",
         None => "",
@@ -144,7 +147,8 @@ fn data<'a>(t: &'a Table, texts: &mut Texts<'a>) -> Data<'a> {
         Some(Verdict::Unsure)
         | Some(Verdict::Disturbed)
         | Some(Verdict::TooShort)
-        | Some(Verdict::Untested) => 'u',
+        | Some(Verdict::Untested)
+        | Some(Verdict::Unsteady) => 'u',
         None => '-',
     };
     Data {

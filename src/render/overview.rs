@@ -57,7 +57,9 @@ pub fn heat(c: &Cell) -> (String, &'static str) {
         // Disturbed is told apart from "not significant" at a glance: its
         // own pale violet (and a `*` on the figure), never red or green.
         Verdict::Disturbed => (DISTURBED.into(), "#3b2f6b"),
-        Verdict::Unsure | Verdict::TooShort | Verdict::Untested => (GREY.into(), "#555"),
+        Verdict::Unsure | Verdict::TooShort | Verdict::Untested | Verdict::Unsteady => {
+            (GREY.into(), "#555")
+        }
     }
 }
 
@@ -88,6 +90,7 @@ fn tip(r: &Report, row: &Row, ti: usize) -> String {
         let test = match sig.method {
             Method::RankSum => "rank-sum over repeats",
             Method::PerSecond => "per-second test",
+            Method::Sequential => "adaptive run's test over repeats",
         };
         let _ = write!(s, "; p={:.3} ({test})", sig.p_value);
         if let Some(i) = sig.interval {
@@ -105,6 +108,7 @@ fn tip(r: &Report, row: &Row, ti: usize) -> String {
         Some(Verdict::Noise) => s.push_str("; within the A/A noise floor"),
         Some(Verdict::Unsure) => s.push_str("; not significant"),
         Some(Verdict::TooShort) => s.push_str("; a window too short to judge"),
+        Some(Verdict::Unsteady) => s.push_str("; a window that never became steady, not judged"),
         Some(Verdict::Untested) => {
             s.push_str("; not tested (one window a side and no A/A pairs, or short windows)")
         }

@@ -22,6 +22,7 @@ pub use crate::util::{refuse_link, write_file};
 use crate::workload::Group;
 pub use crate::workload::Sla;
 
+pub mod adaptive;
 pub mod judge;
 mod load;
 pub use load::{load_run, read_run_info, read_step, LoadedRun};

@@ -43,6 +43,9 @@ pub struct ConfirmOptions {
     /// Go on on a machine the run was not measured on, recorded as a
     /// host of its own (`--new-host`).
     pub new_host: bool,
+    /// An adaptive run's round (`repeats = "auto"`), not `--confirm`:
+    /// its results are noted as such.
+    pub adaptive: bool,
 }
 
 /// The jobs of the confirmation rounds: per round and target, the wanted
@@ -101,6 +104,16 @@ const KEEPING: Keeping = Keeping {
     )),
 };
 
+/// An adaptive run's round keeps as a confirmation does, and says so.
+const ADAPTIVE_KEEPING: Keeping = Keeping {
+    note: Some((
+        "adaptive",
+        "an adaptive repeat (repeats = \"auto\"): added because the cell's verdict was still open; \
+         the target started afresh and replayed the steps before this one that change the data",
+    )),
+    ..KEEPING
+};
+
 /// `[target] confirming (repeat 3): scan c4 → (insert c4, replayed)`.
 fn banner(target: &str, jobs: &[Job]) -> String {
     let first_left = &jobs.iter().find(|j| !j.done).expect("a job is left").exec;
@@ -150,7 +163,12 @@ pub fn confirm(opts: &ConfirmOptions, ui: &mut Progress) -> anyhow::Result<(RunE
         host,
     };
     let mut sinks = Sinks::new(vec![&mut files, &mut record]);
-    let ran = sequence::run(&opts.schedule, &dirs, &jobs, KEEPING, &mut sinks, ui);
+    let keeping = if opts.adaptive {
+        ADAPTIVE_KEEPING
+    } else {
+        KEEPING
+    };
+    let ran = sequence::run(&opts.schedule, &dirs, &jobs, keeping, &mut sinks, ui);
     let ran = match ran {
         Ok(ran) => ran,
         Err(e) => {

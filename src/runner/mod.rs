@@ -75,6 +75,17 @@ pub enum RunEnd {
     Interrupted,
 }
 
+impl RunEnd {
+    /// Every step ran and none failed.
+    pub fn clean() -> RunEnd {
+        RunEnd::Complete {
+            failed_steps: 0,
+            not_run: 0,
+            not_started: Vec::new(),
+        }
+    }
+}
+
 pub(crate) fn interrupted() -> bool {
     INTERRUPT.load(Ordering::Relaxed)
 }

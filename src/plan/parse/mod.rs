@@ -46,7 +46,8 @@ struct RawPlan {
     suite: Option<Spanned<String>>,
     steps: Option<Spanned<Vec<Spanned<toml::Value>>>>,
     clients: Option<Spanned<Vec<Spanned<i64>>>>,
-    repeats: Option<Spanned<i64>>,
+    repeats: Option<Spanned<toml::Value>>,
+    adaptive: Option<RawAdaptive>,
     seed: Option<Spanned<i64>>,
     distribution: Option<Spanned<String>>,
     scale: Option<RawScale>,
@@ -62,6 +63,15 @@ struct RawPlan {
     interference: Option<RawInterference>,
     profile: Option<observe::RawProfile>,
     internals: Option<observe::RawInternals>,
+}
+
+/// `[adaptive]`: the bounds of `repeats = "auto"`.
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+struct RawAdaptive {
+    min: Option<Spanned<i64>>,
+    max: Option<Spanned<i64>>,
+    budget: Option<Spanned<toml::Value>>,
 }
 
 /// `[interference]`: measuring a disturbed window again.
@@ -366,11 +376,7 @@ fn validate(cx: &mut Ctx<'_>, raw: RawPlan) -> Plan {
     let mut cat = Catalogue::new(&insert_benchmark, &linkbench, &workloads);
     let (suite, steps, phases) = steps(cx, &raw, &mut cat);
     let clients = client_counts(cx, &raw);
-    let repeats = raw
-        .repeats
-        .as_ref()
-        .and_then(|r| cx.positive(r, "repeats", 1000))
-        .unwrap_or(1) as u32;
+    let (repeats, adaptive) = repeats(cx, &raw);
     let (seed, seed_fixed) = seed(cx, &raw);
     let distribution = distribution(cx, &raw);
     let (tables, rows) = scale(cx, &raw);
@@ -404,6 +410,7 @@ fn validate(cx: &mut Ctx<'_>, raw: RawPlan) -> Plan {
         rows,
         clients,
         repeats,
+        adaptive,
         seed,
         seed_fixed,
         distribution,
@@ -613,6 +620,94 @@ fn random_pct(cx: &mut Ctx<'_>, raw: &RawPlan) -> u8 {
 }
 
 /// `[interference]`: how a disturbed window is measured again.
+/// `repeats = N`, or `repeats = "auto"` with `[adaptive]`'s bounds: the
+/// schedule's repeats (the minimum) and the adaptive bounds.
+fn repeats(cx: &mut Ctx<'_>, raw: &RawPlan) -> (u32, Option<super::Adaptive>) {
+    use super::Adaptive;
+    let auto = match raw.repeats.as_ref() {
+        None => false,
+        Some(v) => match v.get_ref() {
+            toml::Value::String(s) if s == "auto" => true,
+            toml::Value::Integer(n) => {
+                let n = Spanned::new(v.span(), *n);
+                let n = cx.positive(&n, "repeats", 1000).unwrap_or(1) as u32;
+                if let Some(a) = &raw.adaptive {
+                    let span = a
+                        .min
+                        .as_ref()
+                        .or(a.max.as_ref())
+                        .map_or(v.span(), |s| s.span());
+                    cx.err(
+                        span,
+                        "[adaptive] bounds an adaptive run, and `repeats` is a number",
+                        Some("set `repeats = \"auto\"`, or leave [adaptive] out".into()),
+                    );
+                }
+                return (n, None);
+            }
+            _ => {
+                cx.err(
+                    v.span(),
+                    "repeats must be a number of repeats or \"auto\"",
+                    Some("\"auto\" adds repeats where a verdict is still open, within [adaptive]'s min, max and budget".into()),
+                );
+                return (1, None);
+            }
+        },
+    };
+    if !auto {
+        if let Some(a) = &raw.adaptive {
+            if let Some(s) = a.min.as_ref().or(a.max.as_ref()) {
+                cx.err(
+                    s.span(),
+                    "[adaptive] bounds an adaptive run, and the plan has no `repeats = \"auto\"`",
+                    None,
+                );
+            }
+        }
+        return (1, None);
+    }
+    let a = raw.adaptive.as_ref();
+    let bound = |cx: &mut Ctx<'_>, v: Option<&Spanned<i64>>, what: &str, d: u32| {
+        v.and_then(|v| cx.positive(v, what, 100))
+            .map_or(d, |n| n as u32)
+    };
+    let min = bound(
+        cx,
+        a.and_then(|a| a.min.as_ref()),
+        "min",
+        Adaptive::DEFAULT_MIN,
+    );
+    let max = bound(
+        cx,
+        a.and_then(|a| a.max.as_ref()),
+        "max",
+        Adaptive::DEFAULT_MAX.max(min),
+    );
+    if min < 2 || max < min {
+        let span = a
+            .and_then(|a| a.min.as_ref().or(a.max.as_ref()))
+            .map_or_else(|| raw.repeats.as_ref().expect("auto").span(), |s| s.span());
+        cx.err(
+            span,
+            format!("an adaptive run needs 2 <= min <= max, not min {min}, max {max}"),
+            Some("each side needs two repeats before its own spread says anything".into()),
+        );
+    }
+    let budget = a.and_then(|a| a.budget.clone());
+    let budget_secs = budget
+        .is_some()
+        .then(|| cx.duration(&budget, "budget", 0.0, 1.0));
+    (
+        min,
+        Some(Adaptive {
+            min,
+            max: max.max(min),
+            budget_secs,
+        }),
+    )
+}
+
 fn interference(cx: &mut Ctx<'_>, raw: &RawPlan) -> super::Retry {
     {
         let d = super::Retry::default();

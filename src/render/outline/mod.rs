@@ -4,6 +4,7 @@
 //! terminal prints the relative table, so they always show the same cells
 //! in the same order; this file decides what a cell says, never a figure.
 
+mod adaptive;
 mod campaign;
 mod costs;
 mod internals;
@@ -157,6 +158,12 @@ fn relative_cell(c: &Cell) -> Text {
         return Text {
             text: format!("{rel:.2} (window too short)"),
             tone: Some(Verdict::TooShort),
+        };
+    }
+    if v == Verdict::Unsteady {
+        return Text {
+            text: format!("{rel:.2} (not steady)"),
+            tone: Some(Verdict::Unsteady),
         };
     }
     if v == Verdict::Noise {
@@ -666,6 +673,7 @@ fn tail(r: &Report) -> Vec<Block> {
         doc.push(Block::Heading(2, "Errors and failed steps".into()));
         doc.push(Block::Table(t));
     }
+    doc.extend(adaptive::adaptive(r));
     doc.push(Block::Heading(2, "Runs".into()));
     doc.extend(r.runs.iter().map(run_details));
     doc.push(Block::Heading(2, "Targets".into()));

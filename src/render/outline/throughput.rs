@@ -30,7 +30,15 @@ pub fn relative(r: &Report) -> Section {
             stats::ALPHA
         );
     }
-    if let Some(levels) = levels {
+    if uses(Method::Sequential) {
+        intro += &format!(
+            " This run added repeats where a verdict was open (`repeats = \"auto\"`): its intervals \
+             and p-values come from {}; a cell is coloured only when the adjusted p < {}.",
+            Method::Sequential.describe(),
+            stats::ALPHA
+        );
+    }
+    if let Some(levels) = levels.filter(|_| uses(Method::RankSum)) {
         intro += &format!(
             " With repeats: the median's ratio and its confidence interval ({levels}; Mann–Whitney \
              rank-sum test inverted); a cell is coloured only when the change is also significant \

@@ -1,0 +1,298 @@
+//! `repeats = "auto"`: after the minimum repeats, rounds of one more
+//! repeat for the cells whose verdict is still open (`compare::Open`),
+//! most open first, until each is decided, at its maximum, or the budget
+//! would be spent. Each round is chosen from the step files alone and
+//! recorded (`results::adaptive`) before it runs, and run as
+//! `run --confirm` runs its rounds (each target afresh, the steps that
+//! change the data replayed), so `--resume` finishes the recorded round
+//! and the same step files always give the same decisions.
+
+use std::collections::HashMap;
+use std::path::Path;
+
+use super::args::plan_comparisons;
+use crate::compare;
+use crate::plan::{Adaptive, StepId};
+use crate::results::adaptive::{self as record, AdaptiveRecord, EndWhy, Ending, OpenCell, Round};
+use crate::results::{LoadedRun, StepResult};
+use crate::runner::{self, Progress, RunEnd};
+
+/// Rounds until none is left to take; `Interrupted` when Ctrl-C stopped
+/// one (what it measured is kept, and `--resume` finishes it), otherwise
+/// how the rounds' steps ended.
+pub(super) fn go_on(
+    dir: &Path,
+    a: Adaptive,
+    quiet: bool,
+    new_host: bool,
+) -> anyhow::Result<RunEnd> {
+    loop {
+        let runs = crate::results::load_runs(dir)?;
+        let mut rec = match record::read(dir)? {
+            Some(r) => r,
+            None => AdaptiveRecord {
+                first_secs: wall_secs(runs.iter().flat_map(|r| &r.steps)),
+                ..AdaptiveRecord::default()
+            },
+        };
+        if let Some(e) = &rec.ended {
+            crate::errln!("relbench: adaptive repeats: {}", e.words);
+            return Ok(RunEnd::clean());
+        }
+        let round = match rec.unfinished() {
+            Some(r) => {
+                crate::errln!(
+                    "relbench: adaptive round {} (repeat {}) was interrupted: finishing it with the cells it chose",
+                    r.look,
+                    r.repeat
+                );
+                r.clone()
+            }
+            None => match next_round(&runs, dir, a, &rec)? {
+                Ok(r) => {
+                    rec.rounds.push(r.clone());
+                    record::write(dir, &rec)?;
+                    r
+                }
+                Err(ending) => {
+                    crate::errln!("relbench: adaptive repeats: {}", ending.words);
+                    rec.ended = Some(ending);
+                    record::write(dir, &rec)?;
+                    return Ok(RunEnd::clean());
+                }
+            },
+        };
+        announce(&round, a, &rec);
+        let began = std::time::Instant::now();
+        let end = run_round(dir, &runs, &round, quiet, new_host)?;
+        let took = began.elapsed().as_secs_f64();
+        let last = rec.rounds.last_mut().expect("the round is recorded");
+        if matches!(end, RunEnd::Interrupted) {
+            last.partial_secs += took;
+            record::write(dir, &rec)?;
+            return Ok(end);
+        }
+        last.secs = Some(last.partial_secs + took);
+        last.partial_secs = 0.0;
+        record::write(dir, &rec)?;
+    }
+}
+
+fn announce(round: &Round, a: Adaptive, rec: &AdaptiveRecord) {
+    let budget = a.budget_secs.map_or(String::new(), |b| {
+        format!(
+            "; {} of the {} budget left",
+            mins(b - rec.spent_secs()),
+            mins(b)
+        )
+    });
+    crate::errln!(
+        "relbench: adaptive round {} (repeat {}, about {}{budget}): {} open, most open first: {}",
+        round.look,
+        round.repeat,
+        mins(round.estimate_secs),
+        round.open.len(),
+        round
+            .open
+            .iter()
+            .map(|o| o.why.as_str())
+            .collect::<Vec<_>>()
+            .join("; ")
+    );
+}
+
+fn mins(secs: f64) -> String {
+    if secs.abs() < 90.0 {
+        format!("{secs:.0} s")
+    } else {
+        format!("{:.1} min", secs / 60.0)
+    }
+}
+
+/// The next round from the step files, or why there is none.
+fn next_round(
+    runs: &[LoadedRun],
+    dir: &Path,
+    a: Adaptive,
+    rec: &AdaptiveRecord,
+) -> anyhow::Result<Result<Round, Ending>> {
+    let specs = plan_comparisons(dir);
+    let comparisons = compare::build_all(runs, None, &specs)?;
+    let steps: Vec<&StepResult> = runs.iter().flat_map(|r| &r.steps).collect();
+    // Repeats measured of a target's step, failed and disturbed ones too.
+    let mut measured: HashMap<(&str, &StepId), u32> = HashMap::new();
+    for s in &steps {
+        *measured
+            .entry((s.id.target.as_str(), &s.id.at))
+            .or_default() += 1;
+    }
+    let mut open: Vec<OpenCell> = Vec::new();
+    let mut at_max: Vec<String> = Vec::new();
+    for c in &comparisons {
+        let r = &c.report;
+        for o in r.open_cells() {
+            let (t, b) = (&r.targets[o.target].plan_name, &r.targets[o.base].plan_name);
+            if open
+                .iter()
+                .any(|x| x.target == *t && x.base == *b && x.at == o.at)
+            {
+                continue;
+            }
+            let n = |name: &str| measured.get(&(name, &o.at)).copied().unwrap_or(0);
+            if n(t).min(n(b)) >= a.max {
+                at_max.push(o.why);
+                continue;
+            }
+            open.push(OpenCell {
+                target: t.clone(),
+                base: b.clone(),
+                at: o.at,
+                openness: o.openness,
+                why: o.why,
+            });
+        }
+    }
+    open.sort_by(|x, y| x.openness.total_cmp(&y.openness));
+    let look = rec.rounds.len() as u32 + 1;
+    if open.is_empty() {
+        return Ok(Err(if at_max.is_empty() {
+            Ending {
+                why: EndWhy::Decided,
+                words: format!("every cell decided after {} round(s)", rec.rounds.len()),
+            }
+        } else {
+            Ending {
+                why: EndWhy::MaxRepeats,
+                words: format!(
+                    "{} cell(s) still open at the maximum of {} repeats: {}",
+                    at_max.len(),
+                    a.max,
+                    at_max.join("; ")
+                ),
+            }
+        }));
+    }
+    let estimate = estimate_secs(&steps, &open);
+    if let Some(b) = a.budget_secs {
+        let left = b - rec.spent_secs();
+        if estimate > left {
+            return Ok(Err(Ending {
+                why: EndWhy::Budget,
+                words: format!(
+                    "the budget is spent: the next round would take about {} and {} of {} is left; {} cell(s) still open: {}",
+                    mins(estimate),
+                    mins(left.max(0.0)),
+                    mins(b),
+                    open.len(),
+                    open.iter().map(|o| o.why.as_str()).collect::<Vec<_>>().join("; ")
+                ),
+            }));
+        }
+    }
+    let repeat = steps.iter().map(|s| s.id.repeat).max().unwrap_or(0) + 1;
+    Ok(Ok(Round {
+        repeat,
+        look,
+        open,
+        estimate_secs: estimate,
+        secs: None,
+        partial_secs: 0.0,
+    }))
+}
+
+/// From a step's start to its window's end.
+fn step_end(s: &StepResult) -> f64 {
+    s.started + s.warmup_secs + s.secs
+}
+
+/// The wall time the steps span.
+fn wall_secs<'a>(steps: impl Iterator<Item = &'a StepResult>) -> f64 {
+    let (mut lo, mut hi) = (f64::INFINITY, f64::NEG_INFINITY);
+    for s in steps {
+        lo = lo.min(s.started);
+        hi = hi.max(step_end(s));
+    }
+    if hi > lo {
+        hi - lo
+    } else {
+        0.0
+    }
+}
+
+/// A round's time as its first repeat took it: per target, from its
+/// first step to the end of the last step the round repeats (the steps
+/// before it are replayed or skipped as a confirmation does; a replay
+/// costs what the step did).
+fn estimate_secs(steps: &[&StepResult], open: &[OpenCell]) -> f64 {
+    let mut targets: Vec<&str> = Vec::new();
+    for o in open {
+        for t in [o.target.as_str(), o.base.as_str()] {
+            if !targets.contains(&t) {
+                targets.push(t);
+            }
+        }
+    }
+    targets
+        .iter()
+        .map(|t| {
+            let first: Vec<&&StepResult> = steps
+                .iter()
+                .filter(|s| s.id.target == *t && s.id.repeat == 1)
+                .collect();
+            let last_seq = first
+                .iter()
+                .filter(|s| {
+                    open.iter()
+                        .any(|o| (o.target == *t || o.base == *t) && o.at == s.id.at)
+                })
+                .map(|s| s.id.seq)
+                .max()
+                .unwrap_or(0);
+            wall_secs(first.into_iter().copied().filter(|s| s.id.seq <= last_seq))
+        })
+        .sum()
+}
+
+/// One round, run as a confirmation runs its rounds; the cells already
+/// measured at its repeat (before an interruption) are not run again.
+fn run_round(
+    dir: &Path,
+    runs: &[LoadedRun],
+    round: &Round,
+    quiet: bool,
+    new_host: bool,
+) -> anyhow::Result<RunEnd> {
+    let run = &runs[0];
+    let done = |t: &str, at: &StepId| {
+        runs.iter()
+            .flat_map(|r| &r.steps)
+            .any(|s| s.id.repeat == round.repeat && s.id.target == t && s.id.at == *at)
+    };
+    let mut needs: Vec<runner::Need> = Vec::new();
+    for o in &round.open {
+        for t in [&o.target, &o.base] {
+            if done(t, &o.at) || needs.iter().any(|n| n.target == *t && n.at == o.at) {
+                continue;
+            }
+            needs.push(runner::Need {
+                target: t.clone(),
+                at: o.at.clone(),
+                rounds: 1,
+            });
+        }
+    }
+    if needs.is_empty() {
+        return Ok(RunEnd::clean());
+    }
+    let opts = runner::ConfirmOptions {
+        out: dir.to_path_buf(),
+        schedule: super::compile(&run.info.plan)?,
+        secrets: crate::db::Secrets::take(&run.info.plan.targets)?,
+        needs,
+        first_repeat: round.repeat,
+        new_host,
+        adaptive: true,
+    };
+    let mut ui = Progress::new(quiet);
+    Ok(runner::confirm(&opts, &mut ui)?.0)
+}

@@ -1,0 +1,158 @@
+//! An adaptive run's cells (`repeats = "auto"`): each tested by the
+//! sequential rule (`measure::sequential`) instead of the rank-sum test,
+//! and which of them are still open — the cells an adaptive run adds
+//! repeats to, most open first.
+//!
+//! A cell is *open* while its interval straddles an edge of the band it
+//! is judged by (±5%, or the A/A floor where that is wider): more repeats
+//! could still move its verdict across. It is decided once the interval
+//! lies inside the band (no change) or wholly past an edge (a change).
+//! A/A copies are not open cells: they measure the noise the others
+//! are judged by. A disturbed or untested cell is open too (a quiet repeat may settle
+//! it); a window that never became steady, one too short to judge, or a
+//! missed SLA or rate is decided as not judgeable: repeats would not
+//! change that.
+
+use super::cell::{Method, Significance};
+use super::{Report, Row, TargetMeta, Verdict, FASTER, SLOWER};
+use crate::measure::sequential::{self, WindowNoise};
+use crate::plan::StepId;
+
+/// Tests every compared cell by the sequential rule at `looks` looks.
+/// The A/A windows of a cell's own copy group and its base's give the
+/// variance beside the cell's own repeats.
+pub(super) fn test_cells(rows: &mut [Row], targets: &[TargetMeta], base_of: &[usize], looks: u32) {
+    let group_of = |t: usize| targets[t].copy_of.unwrap_or(t);
+    // A row's original and copies are windows of identical work: the
+    // step's own noise (pooled over rows, a write step's spread would
+    // widen a point query's interval tenfold, and a point query's would
+    // narrow a write step's).
+    let noise_of = |row: &Row, groups: [usize; 2]| {
+        let sets: Vec<Vec<f64>> = groups
+            .iter()
+            .map(|&g| {
+                (0..targets.len())
+                    .filter(|&t| group_of(t) == g && row.cells[t].disturbed.is_none())
+                    .flat_map(|t| row.cells[t].throughputs.iter().copied())
+                    .collect::<Vec<f64>>()
+            })
+            .collect();
+        WindowNoise::pooled(sets.iter().map(Vec::as_slice))
+    };
+    // Only groups with copies have windows of identical work.
+    let has_copies = |g: usize| targets.iter().any(|t| t.copy_of == Some(g));
+    let mut found = Vec::new();
+    for (ri, row) in rows.iter().enumerate() {
+        for (ti, c) in row.cells.iter().enumerate() {
+            let b = base_of[ti];
+            if b == ti || c.relative.is_none() {
+                continue;
+            }
+            let groups = [group_of(ti), group_of(b)];
+            let aa = if groups.iter().any(|&g| has_copies(g)) {
+                noise_of(row, groups)
+            } else {
+                None
+            };
+            let base = &row.cells[b];
+            if let Some(s) = sequential::test(&c.throughputs, &base.throughputs, aa, looks) {
+                found.push((ri, ti, s));
+            }
+        }
+    }
+    for (ri, ti, s) in found {
+        let c = &mut rows[ri].cells[ti];
+        c.significance = Some(Significance {
+            method: Method::Sequential,
+            p_value: s.p_value,
+            interval: Some(s.interval),
+            repeats_needed: None,
+            aa_pairs: None,
+        });
+    }
+}
+
+/// A cell more repeats could still decide.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Open {
+    /// Index into [`Report::targets`], and its base's.
+    pub target: usize,
+    pub base: usize,
+    pub at: StepId,
+    /// How open: the distance from the ratio to the nearest edge of the
+    /// band, in half-widths of its interval (0: disturbed or untested).
+    /// The smallest is the most open.
+    pub openness: f64,
+    /// Why, in words: `b (update-index c1): 0.96 (0.93–0.99) straddles 0.95`.
+    pub why: String,
+}
+
+impl Report {
+    /// The cells an adaptive run should add repeats to, most open first
+    /// (ties in row and target order, so the same results always give
+    /// the same list).
+    pub fn open_cells(&self) -> Vec<Open> {
+        let mut out = Vec::new();
+        for row in &self.rows {
+            for (ti, c) in row.cells.iter().enumerate() {
+                let b = self.base_of[ti];
+                // An A/A copy measures the noise; it is not a question
+                // the run spends repeats on.
+                if b == ti || self.targets[ti].copy_of.is_some() {
+                    continue;
+                }
+                let Some(rel) = c.relative else { continue };
+                let name = format!(
+                    "{} ({} c{})",
+                    self.targets[ti].name,
+                    row.title(),
+                    row.id.clients
+                );
+                let (openness, why) = match c.verdict() {
+                    Some(Verdict::Disturbed) => (0.0, format!("{name}: disturbed")),
+                    Some(Verdict::Untested) => (0.0, format!("{name}: {rel:.2} not tested")),
+                    Some(Verdict::TooShort | Verdict::Unsteady | Verdict::Noise) | None => continue,
+                    Some(_)
+                        if c.sla_missed.is_some()
+                            || c.base_sla_missed
+                            || c.rate_missed.is_some() =>
+                    {
+                        continue
+                    }
+                    Some(_) => {
+                        let Some(i) = c.significance.as_ref().and_then(|s| s.interval) else {
+                            continue;
+                        };
+                        let floor = c.noise_floor.unwrap_or(0.0);
+                        let edges = [SLOWER.min(1.0 / (1.0 + floor)), FASTER.max(1.0 + floor)];
+                        let Some(edge) = edges.iter().find(|&&e| i.lo < e && e < i.hi) else {
+                            continue;
+                        };
+                        let half = ((i.hi / i.lo).ln() / 2.0).max(1e-12);
+                        let near = edges
+                            .iter()
+                            .map(|e| (rel / e).ln().abs())
+                            .fold(f64::INFINITY, f64::min);
+                        (
+                            near / half,
+                            format!(
+                                "{name}: {rel:.2} ({:.2}–{:.2}) straddles {edge:.2}",
+                                i.lo, i.hi
+                            ),
+                        )
+                    }
+                };
+                out.push(Open {
+                    target: ti,
+                    base: b,
+                    at: row.id.clone(),
+                    openness,
+                    why,
+                });
+            }
+        }
+        // Stable: equal openness keeps row and target order.
+        out.sort_by(|a, b| a.openness.total_cmp(&b.openness));
+        out
+    }
+}

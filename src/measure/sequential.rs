@@ -1,0 +1,145 @@
+//! The test an adaptive run (`repeats = "auto"`) judges its cells by,
+//! while it adds repeats and in its report: a t-test on the difference of
+//! the two sides' mean ln(throughput), its variance pooled from the
+//! cell's own repeats and from every window of the run's A/A copies, at a
+//! level corrected for the looks the run may take.
+//!
+//! Why not the rank-sum test the fixed runs use: at 2 repeats a side its
+//! smallest p is 0.33, so no cell could be decided before 4 repeats, and
+//! the adaptive run's point is to stop early where the answer is clear.
+//! The t-test borrows strength from the A/A copies: windows of identical
+//! targets say how far windows of the same work lie apart, with as many
+//! degrees of freedom as the copies have windows.
+//!
+//! Optional stopping: a run that looks at a cell after every added repeat
+//! and stops once it is decided takes up to `looks` tests of it; a test
+//! at level α each time would call an A/A cell different more often than
+//! α. Bonferroni's correction (each look at α ⁄ looks) holds the level
+//! whatever the looks' dependence, so the p-value reported is the
+//! adjusted one, min(1, p · looks), and the interval is at 1 − α ⁄ looks.
+//! It is conservative; `bench/aa_calibration.py --adaptive` measures the
+//! rate it gives on A/A cells.
+
+use super::stats::{Interval, ALPHA};
+use super::within::{t_quantile_two_sided, t_two_sided_p};
+
+/// The per-window variance of ln(throughput) the A/A copies measured,
+/// and its degrees of freedom.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct WindowNoise {
+    pub var: f64,
+    pub df: f64,
+}
+
+impl WindowNoise {
+    /// From groups of windows of identical work (one row's original and
+    /// copies): the pooled variance of their ln(throughput) around each
+    /// group's own mean. `None` without a group of two.
+    pub fn pooled<'a>(groups: impl IntoIterator<Item = &'a [f64]>) -> Option<WindowNoise> {
+        let (mut ss, mut df) = (0.0, 0.0);
+        for g in groups {
+            let logs: Vec<f64> = g.iter().filter(|v| **v > 0.0).map(|v| v.ln()).collect();
+            if logs.len() < 2 {
+                continue;
+            }
+            let m = logs.iter().sum::<f64>() / logs.len() as f64;
+            ss += logs.iter().map(|l| (l - m) * (l - m)).sum::<f64>();
+            df += (logs.len() - 1) as f64;
+        }
+        (df > 0.0).then(|| WindowNoise { var: ss / df, df })
+    }
+}
+
+/// What the test says of a target's repeats against its base's.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct Sequential {
+    /// Two-sided p, adjusted for the looks (min(1, p · looks)).
+    pub p_value: f64,
+    /// Target ÷ base at level 1 − α ⁄ looks.
+    pub interval: Interval,
+}
+
+fn mean_ss(logs: &[f64]) -> (f64, f64) {
+    let m = logs.iter().sum::<f64>() / logs.len() as f64;
+    (m, logs.iter().map(|l| (l - m) * (l - m)).sum())
+}
+
+/// The test of `target`'s throughputs against `base`'s; `None` without a
+/// variance to go by (one repeat a side and no A/A windows) or a side
+/// that did nothing.
+pub fn test(
+    target: &[f64],
+    base: &[f64],
+    aa: Option<WindowNoise>,
+    looks: u32,
+) -> Option<Sequential> {
+    if target.is_empty() || base.is_empty() || target.iter().chain(base).any(|v| *v <= 0.0) {
+        return None;
+    }
+    let t: Vec<f64> = target.iter().map(|v| v.ln()).collect();
+    let b: Vec<f64> = base.iter().map(|v| v.ln()).collect();
+    let ((mt, sst), (mb, ssb)) = (mean_ss(&t), mean_ss(&b));
+    let own_df = (t.len() + b.len()) as f64 - 2.0;
+    let (aa_ss, aa_df) = aa.map_or((0.0, 0.0), |a| (a.var * a.df, a.df));
+    let df = own_df + aa_df;
+    if df < 1.0 {
+        return None;
+    }
+    let var = (sst + ssb + aa_ss) / df;
+    let se = (var * (1.0 / t.len() as f64 + 1.0 / b.len() as f64)).sqrt();
+    let d = mt - mb;
+    let looks = f64::from(looks.max(1));
+    let alpha = ALPHA / looks;
+    if se <= 0.0 {
+        let v = d.exp();
+        return Some(Sequential {
+            p_value: if d == 0.0 { 1.0 } else { 0.0 },
+            interval: Interval {
+                lo: v,
+                hi: v,
+                level: 1.0 - alpha,
+            },
+        });
+    }
+    let p = t_two_sided_p(d / se, df);
+    let q = t_quantile_two_sided(alpha, df);
+    Some(Sequential {
+        p_value: (p * looks).min(1.0),
+        interval: Interval {
+            lo: (d - q * se).exp(),
+            hi: (d + q * se).exp(),
+            level: 1.0 - alpha,
+        },
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_clear_change_is_decided_at_two_repeats_a_side() {
+        let aa = WindowNoise::pooled([&[1000.0, 1010.0, 995.0, 1003.0][..]]);
+        let s = test(&[1500.0, 1510.0], &[1000.0, 1008.0], aa, 5).unwrap();
+        assert!(s.p_value < 0.01, "{s:?}");
+        assert!(s.interval.lo > 1.4 && s.interval.hi < 1.6, "{s:?}");
+        assert!((s.interval.level - 0.99).abs() < 1e-12);
+    }
+
+    #[test]
+    fn the_looks_widen_the_interval_and_scale_the_p_value() {
+        let (t, b) = ([1040.0, 1060.0, 1050.0], [1000.0, 1010.0, 990.0]);
+        let one = test(&t, &b, None, 1).unwrap();
+        let five = test(&t, &b, None, 5).unwrap();
+        assert!((five.p_value - (one.p_value * 5.0).min(1.0)).abs() < 1e-12);
+        assert!(five.interval.lo < one.interval.lo && five.interval.hi > one.interval.hi);
+    }
+
+    #[test]
+    fn one_repeat_a_side_needs_the_copies_windows() {
+        assert_eq!(test(&[1000.0], &[1100.0], None, 1), None);
+        let aa = WindowNoise::pooled([&[1000.0, 1010.0][..], &[50.0, 51.0, 49.5][..]]);
+        assert_eq!(aa.unwrap().df, 3.0);
+        assert!(test(&[1000.0], &[1100.0], aa, 1).is_some());
+    }
+}

@@ -1,0 +1,96 @@
+//! An adaptive run's section (`repeats = "auto"`): its bounds, what the
+//! minimum repeats took, each round's open cells and why, what the round
+//! took and the budget left after it, and why the run stopped.
+
+use super::{Block, Table, Text};
+use crate::compare::Report;
+
+fn mins(secs: f64) -> String {
+    if secs.abs() < 90.0 {
+        format!("{secs:.0} s")
+    } else {
+        format!("{:.1} min", secs / 60.0)
+    }
+}
+
+pub(super) fn adaptive(r: &Report) -> Vec<Block> {
+    let Some(a) = &r.adaptive else {
+        return Vec::new();
+    };
+    let b = a.bounds;
+    let mut doc = vec![Block::Heading(2, "Adaptive repeats".into())];
+    let budget = b.budget_secs.map_or_else(
+        || "no time budget".to_string(),
+        |s| format!("a budget of {}", mins(s)),
+    );
+    let Some(rec) = &a.record else {
+        doc.push(Block::Paragraph(format!(
+            "repeats = \"auto\": {} to {} repeats, {budget}. No round has been decided yet: the minimum \
+             repeats have not all run.",
+            b.min, b.max
+        )));
+        return doc;
+    };
+    let ended = rec.ended.as_ref().map_or_else(
+        || "The run has not finished its rounds.".to_string(),
+        |e| format!("Stopped: {}.", e.words),
+    );
+    doc.push(Block::Paragraph(format!(
+        "repeats = \"auto\": {} to {} repeats, {budget}. After the minimum ({} of measuring), a round \
+         added one repeat to the target and base of each cell whose interval still straddled an edge of \
+         the band it is judged by (±5%, or the A/A floor where wider), most open first, each judged at \
+         5% ÷ {} looks. {} round(s), {} in all. {ended}",
+        b.min,
+        b.max,
+        mins(rec.first_secs),
+        b.looks(),
+        rec.rounds.len(),
+        mins(rec.spent_secs()),
+    )));
+    if rec.rounds.is_empty() {
+        return doc;
+    }
+    let mut spent = rec.first_secs;
+    let rows = rec
+        .rounds
+        .iter()
+        .map(|round| {
+            let took = round.secs.unwrap_or(round.partial_secs);
+            spent += took;
+            vec![
+                Text::plain(round.look.to_string()),
+                Text::plain(round.repeat.to_string()),
+                Text::plain(
+                    round
+                        .open
+                        .iter()
+                        .map(|o| o.why.as_str())
+                        .collect::<Vec<_>>()
+                        .join("; "),
+                ),
+                Text::plain(mins(round.estimate_secs)),
+                Text::plain(match round.secs {
+                    Some(s) => mins(s),
+                    None => format!("{} (interrupted)", mins(took)),
+                }),
+                Text::plain(
+                    b.budget_secs
+                        .map_or_else(|| "—".into(), |s| mins(s - spent)),
+                ),
+            ]
+        })
+        .collect();
+    doc.push(Block::Table(Table::new(
+        [
+            "round",
+            "repeat",
+            "open cells, most open first",
+            "expected",
+            "took",
+            "budget left",
+        ],
+        3,
+        rows,
+    )));
+    doc
+}
