@@ -252,7 +252,11 @@ pub fn lines(summary: &[TargetSummary]) -> Vec<SummaryLine> {
     summary
         .iter()
         .map(|s| {
-            if s.compared == 0 && s.disturbed.is_empty() && s.too_short.is_empty() {
+            if s.compared == 0
+                && s.disturbed.is_empty()
+                && s.too_short.is_empty()
+                && s.unsteady.is_empty()
+            {
                 let head = format!(
                     "{}: no step to compare with {} yet (each needs figures from both targets).",
                     s.target, s.base

@@ -43,8 +43,8 @@ pub struct Steady {
     pub cut_shift: f64,
     /// The last third's mean against the first third's, − 1.
     pub trend: f64,
-    /// No steady part: the truncation point lies in the window's second
-    /// half and the throughput moved one way across it.
+    /// No steady part: what is left after the cut still moved one way
+    /// (a trend past [`TREND`] and the seconds' noise).
     pub never_steady: bool,
 }
 
@@ -92,28 +92,69 @@ fn truncation(z: &[f64]) -> usize {
 }
 
 /// The seconds' own noise as the standard error of a mean of `n` of
-/// them, from the differences of neighbouring seconds, which a trend or a
-/// warm-up does not move: for AR(1) seconds of spread σ and lag-1
-/// correlation r, var(Δ) = 2σ²(1 − r) and corr(Δₜ, Δₜ₊₁) = −(1 − r)/2, so
-/// r and σ come back from the differences, and the mean of n seconds has
-/// n·(1 − r)/(1 + r) independent ones.
+/// them: the spread of what a quadratic through the window leaves (a
+/// warm-up, a ramp or its bend is the fit's, not noise), and the lag-1
+/// correlation r of that rest (0 to 0.9) for seconds that lean on each
+/// other: the mean of n seconds has n·(1 − r)/(1 + r) independent ones.
 fn noise_se(seconds: &[f64], n: usize) -> f64 {
-    let d: Vec<f64> = seconds.windows(2).map(|w| w[1] - w[0]).collect();
-    let m = mean(&d);
-    let dev: Vec<f64> = d.iter().map(|v| v - m).collect();
-    let ss: f64 = dev.iter().map(|v| v * v).sum();
-    if ss <= 0.0 {
+    let rest = residuals(seconds);
+    let ss: f64 = rest.iter().map(|v| v * v).sum();
+    if ss <= 0.0 || rest.len() < 4 {
         return 0.0;
     }
-    let rho = dev.windows(2).map(|w| w[0] * w[1]).sum::<f64>() / ss;
-    let r = (1.0 + 2.0 * rho).clamp(0.0, 0.9);
-    let var_d = ss / (d.len() as f64 - 1.0).max(1.0);
-    let sigma = (var_d / (2.0 * (1.0 - r))).sqrt();
-    sigma * ((1.0 + r) / (1.0 - r) / n as f64).sqrt()
+    let r = (rest.windows(2).map(|w| w[0] * w[1]).sum::<f64>() / ss).clamp(0.0, 0.9);
+    let sd = (ss / (rest.len() as f64 - 3.0)).sqrt();
+    sd * ((1.0 + r) / (1.0 - r) / n as f64).sqrt()
+}
+
+/// What a least-squares quadratic in time leaves of the seconds.
+fn residuals(y: &[f64]) -> Vec<f64> {
+    let n = y.len() as f64;
+    // Centred time keeps the normal equations well conditioned.
+    let t: Vec<f64> = (0..y.len()).map(|i| i as f64 - (n - 1.0) / 2.0).collect();
+    let sum = |f: &dyn Fn(usize) -> f64| (0..y.len()).map(f).sum::<f64>();
+    let (s2, s4) = (sum(&|i| t[i].powi(2)), sum(&|i| t[i].powi(4)));
+    let (sy, sty, st2y) = (
+        sum(&|i| y[i]),
+        sum(&|i| t[i] * y[i]),
+        sum(&|i| t[i] * t[i] * y[i]),
+    );
+    // Odd moments of centred time vanish: b from Σty alone, a and c from
+    // [n s2; s2 s4]·[a c] = [Σy Σt²y].
+    let b = if s2 > 0.0 { sty / s2 } else { 0.0 };
+    let det = n * s4 - s2 * s2;
+    let (a, c) = if det.abs() > 1e-12 {
+        ((sy * s4 - s2 * st2y) / det, (n * st2y - s2 * sy) / det)
+    } else {
+        (sy / n, 0.0)
+    };
+    (0..y.len())
+        .map(|i| y[i] - (a + b * t[i] + c * t[i] * t[i]))
+        .collect()
 }
 
 fn mean(v: &[f64]) -> f64 {
     v.iter().sum::<f64>() / v.len() as f64
+}
+
+/// The last third's mean against the first third's, − 1, and whether
+/// that is a trend: at least [`TREND`], one way through the middle third,
+/// and past four standard errors of the difference of the two means.
+fn trend_of(seconds: &[f64]) -> (f64, bool) {
+    let n = seconds.len();
+    let third = n / 3;
+    let (first, middle, last) = (
+        mean(&seconds[..third]),
+        mean(&seconds[third..n - third]),
+        mean(&seconds[n - third..]),
+    );
+    if first <= 0.0 {
+        return (f64::INFINITY, last > 0.0);
+    }
+    let trend = last / first - 1.0;
+    let one_way = (first <= middle && middle <= last) || (first >= middle && middle >= last);
+    let beyond_noise = (last - first).abs() > 4.0 * noise_se(seconds, third) * 2f64.sqrt();
+    (trend, trend.abs() >= TREND && one_way && beyond_noise)
 }
 
 /// The steady part of a window's per-second throughput; `None` under
@@ -142,21 +183,13 @@ pub fn mser(seconds: &[f64]) -> Option<Steady> {
     } else {
         0.0
     };
-    let third = n / 3;
-    let (first, middle, last) = (
-        mean(&seconds[..third]),
-        mean(&seconds[third..n - third]),
-        mean(&seconds[n - third..]),
-    );
-    let trend = if first > 0.0 {
-        last / first - 1.0
-    } else {
-        f64::INFINITY
-    };
-    let one_way = (first <= middle && middle <= last) || (first >= middle && middle >= last);
-    // Four standard errors of the difference of two thirds' means.
-    let trend_beyond_noise = (last - first).abs() > 4.0 * noise_se(seconds, third) * 2f64.sqrt();
-    let never_steady = d == z.len() / 2 && trend.abs() >= TREND && one_way && trend_beyond_noise;
+    let (trend, whole) = trend_of(seconds);
+    // No steady part: MSER's minimum on the boundary of its search with
+    // the whole window moving one way, or, where it cut, the part it kept
+    // moving one way itself (a ramp with a little noise gives a cut
+    // anywhere, and what is left still climbs).
+    let tail = &seconds[cut_secs..];
+    let never_steady = (d == z.len() / 2 && whole) || (tail.len() >= 6 && trend_of(tail).1);
     Some(Steady {
         cut_secs,
         cut_beyond_noise,

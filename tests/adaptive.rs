@@ -1,0 +1,289 @@
+//! Time to verdict: a window that never settles is not judged, and an
+//! adaptive run (`repeats = "auto"`) records each round it decides before
+//! running it, so an interrupted round is finished by `--resume` with the
+//! cells it chose, and the same step files choose the same cells again.
+//! Real SQLite targets; the plans run one at a time (`common::serial`).
+
+mod common;
+
+use common::*;
+
+/// Every event scans a table and deletes a few of its rows: each event is
+/// quicker than the last, so the window's throughput climbs throughout.
+const SHRINKING: &str = r#"
+steps = ["shrink"]
+clients = [1]
+seed = 3
+
+[duration]
+warmup = "0s"
+read = "12s"
+write = "12s"
+
+[[workload]]
+name = "shrink"
+about = "a scan of a table that every event shrinks"
+setup = ["CREATE TABLE shrinking (id INTEGER PRIMARY KEY, v TEXT NOT NULL)",
+         "WITH RECURSIVE n(i) AS (SELECT 1 UNION ALL SELECT i + 1 FROM n WHERE i < 30000) INSERT INTO shrinking SELECT i, printf('%080d', i) FROM n"]
+
+[[workload.statement]]
+name = "scan"
+sql = "SELECT sum(length(v)) FROM shrinking"
+returns = "any"
+
+[[workload.statement]]
+name = "trim"
+sql = "DELETE FROM shrinking WHERE id IN (SELECT id FROM shrinking ORDER BY id LIMIT 6)"
+returns = "any"
+
+[[workload.transaction]]
+name = "scan-then-trim"
+statements = ["scan", "trim"]
+weight = 1
+
+[[target]]
+name = "a"
+engine = "sqlite"
+
+[[target]]
+name = "b"
+engine = "sqlite"
+"#;
+
+#[test]
+fn a_window_whose_throughput_keeps_rising_is_not_steady_and_not_judged() {
+    let _one = serial();
+    let dir = tempfile::tempdir().unwrap();
+    let plan = write_plan(dir.path(), SHRINKING);
+    let out = dir.path().join("out");
+    run_quiet(&plan, &out).assert().success();
+    let report = read_json(&out.join("report.json"));
+    let cell = &report_row(&report, "shrink")["cells"][1];
+    let why = cell["unsteady"]
+        .as_str()
+        .unwrap_or_else(|| panic!("{cell}"));
+    assert!(
+        why.starts_with("still warming up: throughput rose"),
+        "{why}"
+    );
+    assert_eq!(cell["base_unsteady"], true, "{cell}");
+    let summary = report["summary"][0].to_string();
+    assert!(summary.contains("\"unsteady\""), "{summary}");
+    let md = std::fs::read_to_string(out.join("report.md")).unwrap();
+    assert!(md.contains("(not steady)"), "{md}");
+    assert!(
+        md.contains("1 not judged (a window that never became steady)"),
+        "{md}"
+    );
+    // More repeats would not settle it: --confirm has nothing to add.
+    relbench()
+        .args(["run", "--confirm"])
+        .arg(&out)
+        .assert()
+        .success()
+        .stdout(predicates::str::contains("nothing to confirm"));
+}
+
+/// Two identical targets on update-index (SQLite's fsync makes its
+/// windows spread by a few percent): at two repeats a side, and a level
+/// of 5% ÷ 2 looks, the interval straddles both edges of the band.
+fn open_plan(hook: &str) -> String {
+    format!(
+        r#"
+steps = ["load", "update-index"]
+clients = [1]
+repeats = "auto"
+seed = 11
+
+[adaptive]
+min = 2
+max = 3
+
+[scale]
+tables = 1
+rows = 5000
+
+[duration]
+warmup = "0.2s"
+write = "1s"
+
+[interference]
+retries = 0
+{hook}
+[[target]]
+name = "a"
+engine = "sqlite"
+
+[[target]]
+name = "b"
+engine = "sqlite"
+"#
+    )
+}
+
+fn rounds(out: &std::path::Path) -> Vec<serde_json::Value> {
+    read_json(&out.join("adaptive.json"))["rounds"]
+        .as_array()
+        .unwrap()
+        .clone()
+}
+
+#[test]
+fn an_interrupted_round_is_finished_by_resume_with_the_cells_it_chose() {
+    let _one = serial();
+    let dir = tempfile::tempdir().unwrap();
+    // The hook stops the run as b begins the first added round, after a
+    // has measured its repeat of it.
+    // (Its mark is outside the results, which the test copies.)
+    let mark = dir.path().join("stopped");
+    let hook = format!(
+        r#"
+[[hook]]
+when = "before"
+step = "update-index"
+shell = "if [ $RELBENCH_REPEAT = 3 ] && [ $RELBENCH_TARGET = b ] && [ ! -e {m} ]; then touch {m}; kill -INT $PPID; fi"
+"#,
+        m = mark.display()
+    );
+    let plan = write_plan(dir.path(), &open_plan(&hook));
+    let out = dir.path().join("out");
+    let first = run_quiet(&plan, &out).assert().code(130);
+    let said = String::from_utf8_lossy(&first.get_output().stderr).to_string();
+    assert!(said.contains("adaptive round 1 (repeat 3"), "{said}");
+    let before = rounds(&out);
+    assert_eq!(before.len(), 1, "{before:?}");
+    assert!(before[0]["secs"].is_null(), "unfinished: {:?}", before[0]);
+    let chose: Vec<String> = before[0]["open"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|o| o["why"].as_str().unwrap().to_string())
+        .collect();
+    assert!(
+        chose.iter().any(|w| w.starts_with("b (update-index c1)")),
+        "{chose:?}"
+    );
+    let a3 = out.join("steps/a/r3-02-update-index-c1.json");
+    let a3_before = std::fs::read(&a3).expect("a measured its repeat before the stop");
+    assert!(!out.join("steps/b/r3-02-update-index-c1.json").exists());
+
+    let resumed = relbench()
+        .args(["run", "-q", "--resume", "--out"])
+        .arg(&out)
+        .assert()
+        .success();
+    let said = String::from_utf8_lossy(&resumed.get_output().stderr).to_string();
+    assert!(
+        said.contains(
+            "adaptive round 1 (repeat 3) was interrupted: finishing it with the cells it chose"
+        ),
+        "{said}"
+    );
+    let after = rounds(&out);
+    // The round the resume ran is the recorded one: the same cells, and a
+    // second look is not taken past max = 3.
+    assert_eq!(after.len(), 1, "{after:?}");
+    assert_eq!(after[0]["open"], before[0]["open"]);
+    assert!(after[0]["secs"].as_f64().unwrap() > 0.0, "{:?}", after[0]);
+    assert_eq!(
+        std::fs::read(&a3).unwrap(),
+        a3_before,
+        "a's repeat measured before the stop is kept, not measured again"
+    );
+    assert!(out.join("steps/b/r3-02-update-index-c1.json").exists());
+    let ended = read_json(&out.join("adaptive.json"))["ended"].clone();
+    assert!(
+        ["decided", "max-repeats"].contains(&ended["why"].as_str().unwrap()),
+        "{ended}"
+    );
+    let md = std::fs::read_to_string(out.join("report.md")).unwrap();
+    assert!(md.contains("## Adaptive repeats"), "{md}");
+    assert!(
+        md.contains("a t-test on the means of ln(throughput)"),
+        "{md}"
+    );
+
+    // The same step files choose the same cells: the run's first two
+    // repeats copied without the round, resumed, decide round 1 again.
+    let again = dir.path().join("again");
+    copy_run(&out, &again, |name| !name.starts_with("r3-"));
+    std::fs::remove_file(again.join("adaptive.json")).ok();
+    relbench()
+        .args(["run", "-q", "--resume", "--out"])
+        .arg(&again)
+        .assert()
+        .success();
+    assert_eq!(rounds(&again)[0]["open"], before[0]["open"]);
+}
+
+/// Copies a results directory's run.json and the step files `keep`
+/// keeps.
+fn copy_run(from: &std::path::Path, to: &std::path::Path, keep: impl Fn(&str) -> bool) {
+    for entry in walk(from) {
+        let rel = entry.strip_prefix(from).unwrap();
+        let name = rel.file_name().unwrap().to_string_lossy().to_string();
+        let wanted = rel == std::path::Path::new("run.json")
+            || rel == std::path::Path::new("adaptive.json")
+            || (rel.starts_with("steps") && keep(&name));
+        if wanted {
+            let dest = to.join(rel);
+            std::fs::create_dir_all(dest.parent().unwrap()).unwrap();
+            std::fs::copy(&entry, &dest).unwrap();
+        }
+    }
+}
+
+fn walk(dir: &std::path::Path) -> Vec<std::path::PathBuf> {
+    let mut out = Vec::new();
+    for e in std::fs::read_dir(dir).unwrap() {
+        let p = e.unwrap().path();
+        if p.is_dir() {
+            out.extend(walk(&p));
+        } else {
+            out.push(p);
+        }
+    }
+    out
+}
+
+#[test]
+fn adaptive_plans_and_flags_that_cannot_work_are_refused() {
+    let dir = tempfile::tempdir().unwrap();
+    let steps = "steps = [\"point-query\"]\n";
+    let target = "[[target]]\nname = \"a\"\nengine = \"sqlite\"\n";
+    check_refuses(
+        dir.path(),
+        &format!("repeats = \"often\"\n{steps}{target}"),
+        "1:11",
+        "repeats must be a number of repeats or \"auto\"",
+    );
+    check_refuses(
+        dir.path(),
+        &format!("repeats = \"auto\"\n{steps}[adaptive]\nmin = 1\n{target}"),
+        "4:7",
+        "an adaptive run needs 2 <= min <= max",
+    );
+    check_refuses(
+        dir.path(),
+        &format!("repeats = 3\n{steps}[adaptive]\nmax = 5\n{target}"),
+        "4:7",
+        "[adaptive] bounds an adaptive run, and `repeats` is a number",
+    );
+    let fixed = write_plan(dir.path(), &format!("repeats = 2\n{steps}{target}"));
+    relbench()
+        .args(["run", "--budget", "1h"])
+        .arg(&fixed)
+        .assert()
+        .code(2)
+        .stderr(predicates::str::contains("--budget bounds an adaptive run"));
+    let auto = write_plan(dir.path(), &format!("repeats = \"auto\"\n{steps}{target}"));
+    relbench()
+        .args(["run", "--shard", "1/2", "--out"])
+        .arg(dir.path().join("s1"))
+        .arg(&auto)
+        .assert()
+        .code(2)
+        .stderr(predicates::str::contains(
+            "a shard or a client share has only its part",
+        ));
+}
