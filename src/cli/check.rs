@@ -111,18 +111,22 @@ pub(super) fn check(path: &Path, last: Option<&Path>) -> anyhow::Result<()> {
             .join(", ")
     );
     let groups: Vec<workload::Group> = sched.executions.iter().filter_map(|e| e.group).collect();
+    let repeats = match plan.adaptive {
+        Some(a) => format!("auto ({} to {})", a.min, a.max),
+        None => plan.repeats.to_string(),
+    };
     if groups.contains(&workload::Group::LinkBench) {
         crate::outln!(
             "scale: {}; repeats {}",
             plan.linkbench.describe(),
-            plan.repeats
+            repeats
         );
     } else if groups.contains(&workload::Group::Insert) {
         crate::outln!(
             "scale: {}; clients {:?}; repeats {}",
             plan.insert_benchmark.describe(plan.rows),
             plan.clients,
-            plan.repeats
+            repeats
         );
     } else {
         crate::outln!(
@@ -130,7 +134,7 @@ pub(super) fn check(path: &Path, last: Option<&Path>) -> anyhow::Result<()> {
             plan.tables,
             plan.rows,
             plan.clients,
-            plan.repeats
+            repeats
         );
     }
     crate::outln!(
@@ -187,7 +191,71 @@ pub(super) fn check(path: &Path, last: Option<&Path>) -> anyhow::Result<()> {
         sched.executions.len(),
         crate::measure::units::human_secs(sched.estimated_secs)
     );
-    noise_advice(&plan, last)
+    if let Some(a) = plan.adaptive {
+        adaptive_estimate(a, sched.estimated_secs, last);
+    }
+    noise_advice(&plan, last)?;
+    window_advice(last)
+}
+
+/// An adaptive plan's time: the minimum repeats, the most its rounds can
+/// add, and what the last adaptive run's rounds added to its minimum.
+fn adaptive_estimate(a: plan::Adaptive, min_secs: f64, last: Option<&Path>) {
+    let human = crate::measure::units::human_secs;
+    let per_repeat = min_secs / f64::from(a.min);
+    let max = per_repeat * f64::from(a.max);
+    let expected = last
+        .or(newest_run().as_deref())
+        .and_then(|d| crate::results::adaptive::read(d).ok().flatten())
+        .filter(|r| r.first_secs > 0.0)
+        .map(|r| {
+            format!(
+                "; the last adaptive run's rounds added {:.0}% to its minimum, so about {} here",
+                (r.spent_secs() / r.first_secs - 1.0) * 100.0,
+                human(min_secs * r.spent_secs() / r.first_secs)
+            )
+        })
+        .unwrap_or_default();
+    crate::outln!(
+        "adaptive: {} to {} repeats; at least {} (the minimum), at most {} (every cell to {} repeats, \
+         replays of the steps before them not counted){expected}{}",
+        a.min,
+        a.max,
+        human(min_secs),
+        human(max),
+        a.max,
+        a.budget_secs
+            .map_or_else(String::new, |b| format!("; the budget stops it at {}", human(b)))
+    );
+}
+
+/// Where the last run's A/A copies say windows of the same work lie
+/// further apart than a window's own seconds can explain: there, more
+/// shorter windows judge a change sooner than fewer long ones.
+fn window_advice(last: Option<&Path>) -> anyhow::Result<()> {
+    let Some(dir) = last.map(Path::to_path_buf).or_else(newest_run) else {
+        return Ok(());
+    };
+    let runs = crate::results::load_runs(&dir)?;
+    let report = crate::compare::build(&runs, None)?;
+    for row in &report.rows {
+        let Some(w) = report.window_split(row) else {
+            continue;
+        };
+        if w.between > w.within {
+            crate::outln!(
+                "windows: {} c{} — identical windows lay {:.1}% apart in {}, where one window's own seconds \
+                 account for {:.1}%: its spread is between windows, so more repeats of shorter windows \
+                 (e.g. twice the repeats at half the length) judge it sooner than longer windows",
+                row.title(),
+                row.id.clients,
+                (w.between + w.within).sqrt() * 100.0,
+                dir.display(),
+                w.within.sqrt() * 100.0
+            );
+        }
+    }
+    Ok(())
 }
 
 /// The newest results directory under `results/`, by its name (a UTC time).

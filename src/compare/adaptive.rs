@@ -87,7 +87,51 @@ pub struct Open {
     pub why: String,
 }
 
+/// How a step's A/A windows spread: the variance of ln(throughput)
+/// between windows of identical work beyond what each window's own
+/// seconds give its mean, and that within part.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct WindowSplit {
+    pub between: f64,
+    pub within: f64,
+}
+
 impl Report {
+    /// The A/A copies' windows of `row` split into their between- and
+    /// within-window variance; `None` without two windows of one copy
+    /// group with seconds enough for the within part.
+    pub fn window_split(&self, row: &Row) -> Option<WindowSplit> {
+        let group_of = |t: usize| self.targets[t].copy_of.unwrap_or(t);
+        let copied: Vec<usize> = (0..self.targets.len())
+            .filter(|&g| self.targets.iter().any(|t| t.copy_of == Some(g)))
+            .collect();
+        let (mut sets, mut within) = (Vec::new(), Vec::new());
+        for g in copied {
+            let windows: Vec<&crate::results::StepResult> = self
+                .steps
+                .iter()
+                .filter(|(t, s)| group_of(*t) == g && s.id.at == row.id && s.failed.is_none())
+                .map(|(_, s)| s)
+                .collect();
+            sets.push(windows.iter().map(|s| s.throughput).collect::<Vec<f64>>());
+            within.extend(windows.iter().filter_map(|s| {
+                let secs = s.second_rates();
+                // ln(a ÷ a) of a window with itself: twice its mean's
+                // variance, its seconds' autocorrelation counted.
+                crate::measure::within::log_ratio(&secs, &secs).map(|r| r.var / 2.0)
+            }));
+        }
+        let total = WindowNoise::pooled(sets.iter().map(Vec::as_slice))?;
+        if within.is_empty() {
+            return None;
+        }
+        let within = within.iter().sum::<f64>() / within.len() as f64;
+        Some(WindowSplit {
+            between: (total.var - within).max(0.0),
+            within,
+        })
+    }
+
     /// The cells an adaptive run should add repeats to, most open first
     /// (ties in row and target order, so the same results always give
     /// the same list).

@@ -144,6 +144,9 @@ pub fn build_subset(
     let cols = column_order(&targets, &hosts);
     let (host_offsets, host_notes) =
         super::hosts::compare_hosts(&mut rows, &targets, &base_of, cols.first().copied());
+    for c in rows.iter_mut().flat_map(|r| r.cells.iter_mut()) {
+        c.judged = c.verdict();
+    }
     let step_rows = step_rows(&rows, &steps);
     let summary: Vec<TargetSummary> = (0..targets.len())
         .filter(|&ti| base_of[ti] != ti)

@@ -79,6 +79,10 @@ pub struct Cell {
     pub relative: Option<f64>,
     /// Set when the target and its base both have two or more repeats.
     pub significance: Option<Significance>,
+    /// The cell's verdict as every output shows it ([`Cell::verdict`]),
+    /// set once the comparison is built.
+    #[serde(rename = "verdict", skip_serializing_if = "Option::is_none")]
+    pub judged: Option<Verdict>,
     /// How many repeats were measured.
     pub repeats: usize,
     /// Why the step has no figure, when it failed in every repeat.
@@ -297,6 +301,7 @@ pub(super) fn cell<'a>(results: impl Iterator<Item = &'a StepResult>) -> Cell {
         throughputs,
         relative: None,
         significance: None,
+        judged: None,
         repeats: ok.len(),
         failed: if ok.is_empty() {
             results.iter().find_map(|s| s.failed.clone())

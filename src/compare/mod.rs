@@ -50,7 +50,7 @@ use crate::metrics::host::HostFacts;
 use crate::plan::{Step, StepId, StepKind};
 use crate::results::{LoadedRun, RunStatus, StepResult, Unit};
 use crate::workload::Group;
-pub use adaptive::Open;
+pub use adaptive::{Open, WindowSplit};
 pub use build::{build, build_all, build_subset, Comparison, ComparisonSpec};
 use build::{row_title, step_rows};
 use cell::{cell, compare};
