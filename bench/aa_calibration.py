@@ -21,12 +21,23 @@ came out p < 0.05:
   rank-sum     --repeats repeats of short windows: the exact rank-sum test
                over the repeats (src/measure/stats.rs)
 
+With --adaptive it measures the adaptive run's rule instead
+(`repeats = "auto"`, src/measure/sequential.rs): each plan has the base
+`a` with `copies = 2` (the A/A windows the rule pools) and --aa identical
+targets `b1`…`bN` that are not copies, so each of their cells is judged as
+any target's would be, while the run adds repeats where a cell is open
+(min 2, max --max). A false positive is a cell the report calls slower or
+faster (its `verdict`); p < 0.05 alone (the adjusted p-value, any ratio)
+is counted beside it.
+
 Engines: embedded SQLite, and Debian's MariaDB as a managed server
 (`--engines sqlite,mariadb`). Nothing else should run on the machine:
 disturbed cells are left out and counted apart.
 
 Usage: python3 bench/aa_calibration.py [--engines sqlite,mariadb]
        [--runs 5] [--secs 5] [--repeats 4] [--relbench PATH]
+       python3 bench/aa_calibration.py --adaptive [--aa 4] [--max 6]
+       [--runs 3] [--engines sqlite] [--relbench PATH]
 """
 
 import argparse
@@ -162,8 +173,83 @@ def seconds_only(out):
     return tested, significant
 
 
+def adaptive_plan(engine, n_aa, max_repeats, seed):
+    steps = ", ".join(f'"{s}"' for s in ["load", "settle"] + STEPS)
+    base = TARGETS[engine].replace("copies = 3", "copies = 2")
+    others = "".join(
+        base.replace('name = "a"', f'name = "b{i}"').replace("copies = 2\n", "")
+        for i in range(1, n_aa + 1)
+    )
+    return (
+        f'steps = [{steps}]\nclients = [2]\nrepeats = "auto"\nseed = {seed}\n'
+        f"[adaptive]\nmin = 2\nmax = {max_repeats}\n"
+        f"[scale]\nrows = 20000\n"
+        f'[duration]\nwarmup = "200ms"\nread = "1s"\nwrite = "1s"\n'
+        f'[settle]\nbase = "0s"\nper_million_rows = "0s"\nmax = "2s"\n'
+        f"[interference]\nretries = 0\n" + base + others
+    )
+
+
+def adaptive_cells(report):
+    """(judged cells, false verdicts, p<0.05, disturbed or not judged,
+    repeats per cell) over the b targets' cells against `a`."""
+    names = [t["name"] for t in report["targets"]]
+    judged = false = sig = other = 0
+    repeats = []
+    for row in report["rows"]:
+        if row.get("group") in ("load", None):
+            continue
+        for i, name in enumerate(names):
+            if not name.startswith("b"):
+                continue
+            c = row["cells"][i]
+            v = c.get("verdict")
+            if v in ("worse", "better", "same", "noise", "unsure"):
+                judged += 1
+                false += v in ("worse", "better")
+                sig += (c.get("significance") or {}).get("p_value", 1.0) < 0.05
+                repeats.append(c.get("repeats", 0))
+            else:
+                other += 1
+    return judged, false, sig, other, repeats
+
+
+def adaptive_main(args):
+    tmp = Path(tempfile.mkdtemp(prefix="relbench-aa-adaptive-"))
+    tmp.chmod(0o755)
+    total = [0, 0, 0, 0]
+    all_repeats = []
+    for engine in args.engines.split(","):
+        for run in range(args.runs):
+            p = tmp / f"{engine}-{run}.toml"
+            p.write_text(adaptive_plan(engine, args.aa, args.max, 2000 + run))
+            out = tmp / f"{engine}-{run}"
+            r = subprocess.run([args.relbench, "run", "-q", str(p), "--out", str(out)],
+                               capture_output=True, text=True)
+            if r.returncode not in (0, 3):
+                sys.exit(f"{engine} adaptive run {run} failed:\n{r.stderr}")
+            j, f, s, o, reps = adaptive_cells(json.loads((out / "report.json").read_text()))
+            rounds = json.loads((out / "adaptive.json").read_text())
+            for k, v in enumerate((j, f, s, o)):
+                total[k] += v
+            all_repeats += reps
+            print(f"{engine:8} adaptive run {run + 1}: {f} of {j} judged A/A cells slower or faster, "
+                  f"{s} at adjusted p < 0.05, {o} not judged; {len(rounds['rounds'])} round(s), "
+                  f"{rounds.get('ended', {}).get('why')}", file=sys.stderr)
+    j, f, s, o = total
+    print("\nAdaptive rule on A/A cells (identical targets, judged as any target):")
+    print(f"  judged cells {j}, called slower or faster {f} ({100 * f / max(j, 1):.1f}%), "
+          f"adjusted p < 0.05 {s} ({100 * s / max(j, 1):.1f}%), not judged {o}")
+    if all_repeats:
+        print(f"  repeats per judged cell: median {sorted(all_repeats)[len(all_repeats) // 2]}, "
+              f"max {max(all_repeats)}")
+
+
 def main():
     ap = argparse.ArgumentParser()
+    ap.add_argument("--adaptive", action="store_true")
+    ap.add_argument("--aa", type=int, default=4)
+    ap.add_argument("--max", type=int, default=6)
     ap.add_argument("--engines", default="sqlite,mariadb")
     ap.add_argument("--runs", type=int, default=5)
     ap.add_argument("--secs", type=int, default=5)
@@ -172,6 +258,8 @@ def main():
     args = ap.parse_args()
     if args.relbench == str(RELBENCH):
         subprocess.run(["cargo", "build", "--release", "-q"], cwd=ROOT, check=True)
+    if args.adaptive:
+        return adaptive_main(args)
     tmp = Path(tempfile.mkdtemp(prefix="relbench-aa-"))
     # A managed server runs as its own OS user, which must reach its datadir.
     tmp.chmod(0o755)

@@ -84,9 +84,10 @@ fn a_window_whose_throughput_keeps_rising_is_not_steady_and_not_judged() {
         .stdout(predicates::str::contains("nothing to confirm"));
 }
 
-/// Two identical targets on update-index (SQLite's fsync makes its
-/// windows spread by a few percent): at two repeats a side, and a level
-/// of 5% ÷ 2 looks, the interval straddles both edges of the band.
+/// Two identical targets on update-index; a hook keeps both cores busy
+/// through b's first two windows, so its cell is disturbed (open, and a
+/// quiet repeat can decide it) and the run takes a round; `max = 3`
+/// stops it after one.
 fn open_plan(hook: &str) -> String {
     format!(
         r#"
@@ -132,16 +133,18 @@ fn rounds(out: &std::path::Path) -> Vec<serde_json::Value> {
 fn an_interrupted_round_is_finished_by_resume_with_the_cells_it_chose() {
     let _one = serial();
     let dir = tempfile::tempdir().unwrap();
-    // The hook stops the run as b begins the first added round, after a
-    // has measured its repeat of it.
-    // (Its mark is outside the results, which the test copies.)
+    // The hook burns both cores through b's first two windows, then
+    // stops the run as b begins the first added round, after a has
+    // measured its repeat of it (its mark is outside the results, which
+    // the test copies).
     let mark = dir.path().join("stopped");
+    let burn = "timeout 3 sh -c 'while :; do :; done' >/dev/null 2>&1 &";
     let hook = format!(
         r#"
 [[hook]]
 when = "before"
 step = "update-index"
-shell = "if [ $RELBENCH_REPEAT = 3 ] && [ $RELBENCH_TARGET = b ] && [ ! -e {m} ]; then touch {m}; kill -INT $PPID; fi"
+shell = "if [ $RELBENCH_TARGET = b ] && [ $RELBENCH_REPEAT -le 2 ]; then {burn} {burn} elif [ $RELBENCH_REPEAT = 3 ] && [ $RELBENCH_TARGET = b ] && [ ! -e {m} ]; then touch {m}; kill -INT $PPID; fi"
 "#,
         m = mark.display()
     );

@@ -92,12 +92,7 @@ fn announce(round: &Round, a: Adaptive, rec: &AdaptiveRecord) {
         round.repeat,
         mins(round.estimate_secs),
         round.open.len(),
-        round
-            .open
-            .iter()
-            .map(|o| o.why.as_str())
-            .collect::<Vec<_>>()
-            .join("; ")
+        whys(&round.open)
     );
 }
 
@@ -127,7 +122,8 @@ fn next_round(
             .or_default() += 1;
     }
     let mut open: Vec<OpenCell> = Vec::new();
-    let mut at_max: Vec<String> = Vec::new();
+    let mut at_max: Vec<OpenCell> = Vec::new();
+    let mut undecidable: Vec<OpenCell> = Vec::new();
     for c in &comparisons {
         let r = &c.report;
         for o in r.open_cells() {
@@ -139,26 +135,44 @@ fn next_round(
                 continue;
             }
             let n = |name: &str| measured.get(&(name, &o.at)).copied().unwrap_or(0);
-            if n(t).min(n(b)) >= a.max {
-                at_max.push(o.why);
-                continue;
-            }
-            open.push(OpenCell {
+            let at_most = n(t).min(n(b)) >= a.max;
+            let decidable = o.decidable;
+            let cell = OpenCell {
                 target: t.clone(),
                 base: b.clone(),
                 at: o.at,
                 openness: o.openness,
                 why: o.why,
-            });
+            };
+            if at_most {
+                at_max.push(cell);
+            } else if !decidable {
+                undecidable.push(cell);
+            } else {
+                open.push(cell);
+            }
         }
     }
     open.sort_by(|x, y| x.openness.total_cmp(&y.openness));
     let look = rec.rounds.len() as u32 + 1;
     if open.is_empty() {
         return Ok(Err(if at_max.is_empty() {
+            let words = if undecidable.is_empty() {
+                format!("every cell decided after {} round(s)", rec.rounds.len())
+            } else {
+                format!(
+                    "no cell left that repeats can decide after {} round(s); {} cell(s) lie nearer \
+                     the band's edge than {} repeats' interval would reach, and stay as judged: {}",
+                    rec.rounds.len(),
+                    undecidable.len(),
+                    a.max,
+                    whys(&undecidable)
+                )
+            };
             Ending {
                 why: EndWhy::Decided,
-                words: format!("every cell decided after {} round(s)", rec.rounds.len()),
+                words,
+                still_open: undecidable,
             }
         } else {
             Ending {
@@ -167,8 +181,9 @@ fn next_round(
                     "{} cell(s) still open at the maximum of {} repeats: {}",
                     at_max.len(),
                     a.max,
-                    at_max.join("; ")
+                    whys(&at_max)
                 ),
+                still_open: at_max.into_iter().chain(undecidable).collect(),
             }
         }));
     }
@@ -184,8 +199,9 @@ fn next_round(
                     mins(left.max(0.0)),
                     mins(b),
                     open.len(),
-                    open.iter().map(|o| o.why.as_str()).collect::<Vec<_>>().join("; ")
+                    whys(&open)
                 ),
+                still_open: open,
             }));
         }
     }
@@ -198,6 +214,14 @@ fn next_round(
         secs: None,
         partial_secs: 0.0,
     }))
+}
+
+fn whys(cells: &[OpenCell]) -> String {
+    cells
+        .iter()
+        .map(|o| o.why.as_str())
+        .collect::<Vec<_>>()
+        .join("; ")
 }
 
 /// From a step's start to its window's end.

@@ -366,7 +366,7 @@ pub(super) struct RunArgs {
     /// The study's time budget for a plan with `repeats = "auto"`, e.g.
     /// 3h: no round of added repeats is begun that would go past it
     /// (replaces the plan's `[adaptive] budget`; recorded with the run).
-    #[arg(long, value_name = "DURATION", conflicts_with = "resume")]
+    #[arg(long, value_name = "DURATION", conflicts_with_all = ["resume", "confirm"])]
     pub(super) budget: Option<String>,
     /// Add repeats to the run in DIR for the steps its report could not
     /// judge (disturbed, or past 5% but not significant), the targets

@@ -79,6 +79,7 @@ pub(super) fn test_single_windows(rows: &mut [Row], targets: &[TargetMeta], base
                     interval: w.interval,
                     repeats_needed: None,
                     aa_pairs: Some(between.pairs),
+                    df: None,
                 },
             ));
         }

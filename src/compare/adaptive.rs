@@ -7,6 +7,9 @@
 //! is judged by (±5%, or the A/A floor where that is wider): more repeats
 //! could still move its verdict across. It is decided once the interval
 //! lies inside the band (no change) or wholly past an edge (a change).
+//! An open cell whose ratio lies nearer the edge than the interval the
+//! run's maximum repeats would leave is not *decidable*: repeats there
+//! would be spent without an answer, so the run leaves it as it is.
 //! A/A copies are not open cells: they measure the noise the others
 //! are judged by. A disturbed or untested cell is open too (a quiet repeat may settle
 //! it); a window that never became steady, one too short to judge, or a
@@ -68,6 +71,7 @@ pub(super) fn test_cells(rows: &mut [Row], targets: &[TargetMeta], base_of: &[us
             interval: Some(s.interval),
             repeats_needed: None,
             aa_pairs: None,
+            df: Some(s.df),
         });
     }
 }
@@ -85,6 +89,13 @@ pub struct Open {
     pub openness: f64,
     /// Why, in words: `b (update-index c1): 0.96 (0.93–0.99) straddles 0.95`.
     pub why: String,
+    /// Whether repeats up to the adaptive run's maximum can decide it:
+    /// not when the ratio lies nearer the edge than the interval the
+    /// maximum would leave (`measure::sequential::half_width_at`: the
+    /// variance as now, more repeats and degrees of freedom). Such a cell
+    /// stays as the report judges it now; repeats there would be spent
+    /// without an answer.
+    pub decidable: bool,
 }
 
 /// How a step's A/A windows spread: the variance of ln(throughput)
@@ -152,9 +163,10 @@ impl Report {
                     row.title(),
                     row.id.clients
                 );
-                let (openness, why) = match c.verdict() {
-                    Some(Verdict::Disturbed) => (0.0, format!("{name}: disturbed")),
-                    Some(Verdict::Untested) => (0.0, format!("{name}: {rel:.2} not tested")),
+                let bounds = self.adaptive.as_ref().map(|a| a.bounds);
+                let (openness, why, decidable) = match c.verdict() {
+                    Some(Verdict::Disturbed) => (0.0, format!("{name}: disturbed"), true),
+                    Some(Verdict::Untested) => (0.0, format!("{name}: {rel:.2} not tested"), true),
                     Some(Verdict::TooShort | Verdict::Unsteady | Verdict::Noise) | None => continue,
                     Some(_)
                         if c.sla_missed.is_some()
@@ -164,9 +176,8 @@ impl Report {
                         continue
                     }
                     Some(_) => {
-                        let Some(i) = c.significance.as_ref().and_then(|s| s.interval) else {
-                            continue;
-                        };
+                        let Some(sig) = c.significance.as_ref() else { continue };
+                        let Some(i) = sig.interval else { continue };
                         let floor = c.noise_floor.unwrap_or(0.0);
                         let edges = [SLOWER.min(1.0 / (1.0 + floor)), FASTER.max(1.0 + floor)];
                         let Some(edge) = edges.iter().find(|&&e| i.lo < e && e < i.hi) else {
@@ -177,12 +188,24 @@ impl Report {
                             .iter()
                             .map(|e| (rel / e).ln().abs())
                             .fold(f64::INFINITY, f64::min);
+                        let n = (c.repeats as f64, row.cells[b].repeats as f64);
+                        let at_max = match (bounds, sig.df) {
+                            (Some(a), Some(df)) => sequential::half_width_at(
+                                half,
+                                df,
+                                n,
+                                f64::from(a.max),
+                                a.looks(),
+                            ),
+                            _ => 0.0,
+                        };
                         (
                             near / half,
                             format!(
                                 "{name}: {rel:.2} ({:.2}–{:.2}) straddles {edge:.2}",
                                 i.lo, i.hi
                             ),
+                            near >= at_max,
                         )
                     }
                 };
@@ -192,6 +215,7 @@ impl Report {
                     at: row.id.clone(),
                     openness,
                     why,
+                    decidable,
                 });
             }
         }

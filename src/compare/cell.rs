@@ -65,6 +65,9 @@ pub struct Significance {
     /// test added.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub aa_pairs: Option<usize>,
+    /// The t statistic's degrees of freedom (the sequential test's).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub df: Option<f64>,
 }
 
 /// One target's figures for one row, the median over repeats.
@@ -603,6 +606,7 @@ pub(super) fn compare(c: &mut Cell, base: &Cell, is_base: bool) {
             .flatten()
             .map(|n| n.max(c.repeats.min(base.repeats) as u32 + 1)),
         aa_pairs: None,
+        df: None,
     });
     c.costs_p = c
         .cost_samples

@@ -551,6 +551,7 @@ mod tests {
             interval: None,
             repeats_needed: None,
             aa_pairs: None,
+            df: None,
         })
     }
 

@@ -57,11 +57,26 @@ pub struct Sequential {
     pub p_value: f64,
     /// Target ÷ base at level 1 − α ⁄ looks.
     pub interval: Interval,
+    /// Its degrees of freedom: the cell's repeats less two, and the A/A
+    /// windows'.
+    pub df: f64,
 }
 
 fn mean_ss(logs: &[f64]) -> (f64, f64) {
     let m = logs.iter().sum::<f64>() / logs.len() as f64;
     (m, logs.iter().map(|l| (l - m) * (l - m)).sum())
+}
+
+/// The half-width, in ln(ratio), that an interval of half-width `half`
+/// at `df` degrees of freedom and `n_t`, `n_b` repeats would have at `max`
+/// repeats a side (its variance as now, its degrees of freedom grown by
+/// the repeats added), at the same level.
+pub fn half_width_at(half: f64, df: f64, n: (f64, f64), max: f64, looks: u32) -> f64 {
+    let alpha = ALPHA / f64::from(looks.max(1));
+    let se = half / t_quantile_two_sided(alpha, df);
+    let shrink = ((2.0 / max) / (1.0 / n.0.max(1.0) + 1.0 / n.1.max(1.0))).sqrt();
+    let df_max = df + (max - n.0).max(0.0) + (max - n.1).max(0.0);
+    se * shrink * t_quantile_two_sided(alpha, df_max)
 }
 
 /// The test of `target`'s throughputs against `base`'s; `None` without a
@@ -93,6 +108,7 @@ pub fn test(
     if se <= 0.0 {
         let v = d.exp();
         return Some(Sequential {
+            df,
             p_value: if d == 0.0 { 1.0 } else { 0.0 },
             interval: Interval {
                 lo: v,
@@ -104,6 +120,7 @@ pub fn test(
     let p = t_two_sided_p(d / se, df);
     let q = t_quantile_two_sided(alpha, df);
     Some(Sequential {
+        df,
         p_value: (p * looks).min(1.0),
         interval: Interval {
             lo: (d - q * se).exp(),

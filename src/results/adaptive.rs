@@ -49,6 +49,13 @@ fn is_zero(v: &f64) -> bool {
     *v == 0.0
 }
 
+impl OpenCell {
+    /// The same cell (its target, base and step), whatever its figures.
+    pub fn same_cell(&self, other: &OpenCell) -> bool {
+        self.target == other.target && self.base == other.base && self.at == other.at
+    }
+}
+
 /// A cell a round repeats: its target and base, by the plan's names.
 #[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]
 pub struct OpenCell {
@@ -76,6 +83,9 @@ pub struct Ending {
     pub why: EndWhy,
     /// In words, with the cells left open.
     pub words: String,
+    /// The cells still open when the rounds stopped.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub still_open: Vec<OpenCell>,
 }
 
 impl AdaptiveRecord {

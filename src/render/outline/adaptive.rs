@@ -4,6 +4,7 @@
 
 use super::{Block, Table, Text};
 use crate::compare::Report;
+use crate::results::adaptive::{AdaptiveRecord, OpenCell};
 
 fn mins(secs: f64) -> String {
     if secs.abs() < 90.0 {
@@ -39,7 +40,8 @@ pub(super) fn adaptive(r: &Report) -> Vec<Block> {
         "repeats = \"auto\": {} to {} repeats, {budget}. After the minimum ({} of measuring), a round \
          added one repeat to the target and base of each cell whose interval still straddled an edge of \
          the band it is judged by (±5%, or the A/A floor where wider), most open first, each judged at \
-         5% ÷ {} looks. {} round(s), {} in all. {ended}",
+         5% ÷ {} looks; every cell not listed below was decided at the minimum. {} round(s), \
+         {} in all. {ended}",
         b.min,
         b.max,
         mins(rec.first_secs),
@@ -92,5 +94,46 @@ pub(super) fn adaptive(r: &Report) -> Vec<Block> {
         3,
         rows,
     )));
+    doc.push(Block::Table(cells(rec, b.min)));
     doc
+}
+
+/// Per cell a round repeated: the repeats it got, and when it was
+/// decided (after the last round that chose it), or that it was still
+/// open when the rounds stopped.
+fn cells(rec: &AdaptiveRecord, min: u32) -> Table {
+    let mut seen: Vec<(&OpenCell, Vec<u32>)> = Vec::new();
+    for round in &rec.rounds {
+        for o in &round.open {
+            match seen.iter_mut().find(|(x, _)| x.same_cell(o)) {
+                Some((_, looks)) => looks.push(round.look),
+                None => seen.push((o, vec![round.look])),
+            }
+        }
+    }
+    let still_open = |o: &OpenCell| {
+        rec.ended
+            .as_ref()
+            .is_some_and(|e| e.still_open.iter().any(|x| x.same_cell(o)))
+    };
+    let rows = seen
+        .iter()
+        .map(|(o, looks)| {
+            let after = looks.last().copied().unwrap_or(0);
+            let when = if still_open(o) {
+                "still open when the rounds stopped".to_string()
+            } else if rec.ended.is_none() && after == rec.rounds.len() as u32 {
+                "open: the rounds have not finished".to_string()
+            } else {
+                format!("decided after round {after}")
+            };
+            vec![
+                Text::plain(format!("{} ({} c{})", o.target, o.at.step.label(), o.at.clients)),
+                Text::plain(o.base.clone()),
+                Text::plain((min + looks.len() as u32).to_string()),
+                Text::plain(when),
+            ]
+        })
+        .collect();
+    Table::new(["cell", "base", "repeats", "decided"], 2, rows)
 }
