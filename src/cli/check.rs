@@ -116,11 +116,7 @@ pub(super) fn check(path: &Path, last: Option<&Path>) -> anyhow::Result<()> {
         None => plan.repeats.to_string(),
     };
     if groups.contains(&workload::Group::LinkBench) {
-        crate::outln!(
-            "scale: {}; repeats {}",
-            plan.linkbench.describe(),
-            repeats
-        );
+        crate::outln!("scale: {}; repeats {}", plan.linkbench.describe(), repeats);
     } else if groups.contains(&workload::Group::Insert) {
         crate::outln!(
             "scale: {}; clients {:?}; repeats {}",

@@ -176,7 +176,9 @@ impl Report {
                         continue
                     }
                     Some(_) => {
-                        let Some(sig) = c.significance.as_ref() else { continue };
+                        let Some(sig) = c.significance.as_ref() else {
+                            continue;
+                        };
                         let Some(i) = sig.interval else { continue };
                         let floor = c.noise_floor.unwrap_or(0.0);
                         let edges = [SLOWER.min(1.0 / (1.0 + floor)), FASTER.max(1.0 + floor)];
@@ -190,13 +192,9 @@ impl Report {
                             .fold(f64::INFINITY, f64::min);
                         let n = (c.repeats as f64, row.cells[b].repeats as f64);
                         let at_max = match (bounds, sig.df) {
-                            (Some(a), Some(df)) => sequential::half_width_at(
-                                half,
-                                df,
-                                n,
-                                f64::from(a.max),
-                                a.looks(),
-                            ),
+                            (Some(a), Some(df)) => {
+                                sequential::half_width_at(half, df, n, f64::from(a.max), a.looks())
+                            }
                             _ => 0.0,
                         };
                         (

@@ -128,7 +128,12 @@ fn cells(rec: &AdaptiveRecord, min: u32) -> Table {
                 format!("decided after round {after}")
             };
             vec![
-                Text::plain(format!("{} ({} c{})", o.target, o.at.step.label(), o.at.clients)),
+                Text::plain(format!(
+                    "{} ({} c{})",
+                    o.target,
+                    o.at.step.label(),
+                    o.at.clients
+                )),
                 Text::plain(o.base.clone()),
                 Text::plain((min + looks.len() as u32).to_string()),
                 Text::plain(when),
