@@ -104,6 +104,62 @@ fn mins(secs: f64) -> String {
     }
 }
 
+/// The open cells of every comparison, each once, by what a round can do
+/// with them.
+struct Cells {
+    /// Open, and repeats up to the maximum could decide them.
+    open: Vec<OpenCell>,
+    /// Open, and already at the maximum.
+    at_max: Vec<OpenCell>,
+    /// Open, and nearer the band's edge than the maximum could resolve.
+    undecidable: Vec<OpenCell>,
+}
+
+fn cells(comparisons: &[compare::Comparison], steps: &[&StepResult], max: u32) -> Cells {
+    // Repeats measured of a target's step, failed and disturbed ones too.
+    let mut measured: HashMap<(&str, &StepId), u32> = HashMap::new();
+    for s in steps {
+        *measured
+            .entry((s.id.target.as_str(), &s.id.at))
+            .or_default() += 1;
+    }
+    let mut out = Cells {
+        open: Vec::new(),
+        at_max: Vec::new(),
+        undecidable: Vec::new(),
+    };
+    for c in comparisons {
+        let r = &c.report;
+        for o in r.open_cells() {
+            let (t, b) = (&r.targets[o.target].plan_name, &r.targets[o.base].plan_name);
+            let n = |name: &str| measured.get(&(name, &o.at)).copied().unwrap_or(0);
+            let at_most = n(t).min(n(b)) >= max;
+            let decidable = o.decidable;
+            let cell = OpenCell {
+                target: t.clone(),
+                base: b.clone(),
+                at: o.at,
+                openness: o.openness,
+                why: o.why,
+            };
+            let seen = [&out.open, &out.at_max, &out.undecidable]
+                .iter()
+                .any(|l| l.iter().any(|x| x.same_cell(&cell)));
+            if seen {
+                continue;
+            }
+            if at_most {
+                out.at_max.push(cell);
+            } else if !decidable {
+                out.undecidable.push(cell);
+            } else {
+                out.open.push(cell);
+            }
+        }
+    }
+    out
+}
+
 /// The next round from the step files, or why there is none.
 fn next_round(
     runs: &[LoadedRun],
@@ -114,45 +170,11 @@ fn next_round(
     let specs = plan_comparisons(dir);
     let comparisons = compare::build_all(runs, None, &specs)?;
     let steps: Vec<&StepResult> = runs.iter().flat_map(|r| &r.steps).collect();
-    // Repeats measured of a target's step, failed and disturbed ones too.
-    let mut measured: HashMap<(&str, &StepId), u32> = HashMap::new();
-    for s in &steps {
-        *measured
-            .entry((s.id.target.as_str(), &s.id.at))
-            .or_default() += 1;
-    }
-    let mut open: Vec<OpenCell> = Vec::new();
-    let mut at_max: Vec<OpenCell> = Vec::new();
-    let mut undecidable: Vec<OpenCell> = Vec::new();
-    for c in &comparisons {
-        let r = &c.report;
-        for o in r.open_cells() {
-            let (t, b) = (&r.targets[o.target].plan_name, &r.targets[o.base].plan_name);
-            if open
-                .iter()
-                .any(|x| x.target == *t && x.base == *b && x.at == o.at)
-            {
-                continue;
-            }
-            let n = |name: &str| measured.get(&(name, &o.at)).copied().unwrap_or(0);
-            let at_most = n(t).min(n(b)) >= a.max;
-            let decidable = o.decidable;
-            let cell = OpenCell {
-                target: t.clone(),
-                base: b.clone(),
-                at: o.at,
-                openness: o.openness,
-                why: o.why,
-            };
-            if at_most {
-                at_max.push(cell);
-            } else if !decidable {
-                undecidable.push(cell);
-            } else {
-                open.push(cell);
-            }
-        }
-    }
+    let Cells {
+        mut open,
+        at_max,
+        undecidable,
+    } = cells(&comparisons, &steps, a.max);
     open.sort_by(|x, y| x.openness.total_cmp(&y.openness));
     let look = rec.rounds.len() as u32 + 1;
     if open.is_empty() {
