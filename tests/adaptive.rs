@@ -58,15 +58,20 @@ fn a_window_whose_throughput_keeps_rising_is_not_steady_and_not_judged() {
     let out = dir.path().join("out");
     run_quiet(&plan, &out).assert().success();
     let report = read_json(&out.join("report.json"));
-    let cell = &report_row(&report, "shrink")["cells"][1];
-    let why = cell["unsteady"]
-        .as_str()
-        .unwrap_or_else(|| panic!("{cell}"));
+    let cells = &report_row(&report, "shrink")["cells"];
+    // Each window is judged on its own seconds: a commit that stalls one
+    // of them may hide its climb in its noise, so either may be the one.
+    let whys: Vec<&str> = [&cells[0], &cells[1]]
+        .iter()
+        .filter_map(|c| c["unsteady"].as_str())
+        .collect();
+    assert!(!whys.is_empty(), "{cells}");
     assert!(
-        why.starts_with("still warming up: throughput rose"),
-        "{why}"
+        whys.iter()
+            .all(|w| w.starts_with("still warming up: throughput rose")),
+        "{whys:?}"
     );
-    assert_eq!(cell["base_unsteady"], true, "{cell}");
+    assert_eq!(cells[1]["verdict"], "unsteady", "{cells}");
     let summary = report["summary"][0].to_string();
     assert!(summary.contains("\"unsteady\""), "{summary}");
     let md = std::fs::read_to_string(out.join("report.md")).unwrap();
@@ -222,7 +227,7 @@ shell = "if [ $RELBENCH_TARGET = b ] && [ $RELBENCH_REPEAT -le 2 ]; then {burn} 
 /// Copies a results directory's run.json and the step files `keep`
 /// keeps.
 fn copy_run(from: &std::path::Path, to: &std::path::Path, keep: impl Fn(&str) -> bool) {
-    for entry in walk(from) {
+    for entry in files_under(from) {
         let rel = entry.strip_prefix(from).unwrap();
         let name = rel.file_name().unwrap().to_string_lossy().to_string();
         let wanted = rel == std::path::Path::new("run.json")
@@ -234,19 +239,6 @@ fn copy_run(from: &std::path::Path, to: &std::path::Path, keep: impl Fn(&str) ->
             std::fs::copy(&entry, &dest).unwrap();
         }
     }
-}
-
-fn walk(dir: &std::path::Path) -> Vec<std::path::PathBuf> {
-    let mut out = Vec::new();
-    for e in std::fs::read_dir(dir).unwrap() {
-        let p = e.unwrap().path();
-        if p.is_dir() {
-            out.extend(walk(&p));
-        } else {
-            out.push(p);
-        }
-    }
-    out
 }
 
 #[test]

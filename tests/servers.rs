@@ -5,7 +5,6 @@
 
 mod common;
 
-use std::path::{Path, PathBuf};
 use std::time::Duration;
 
 use common::*;
@@ -620,7 +619,7 @@ fn a_url_target_reads_its_password_from_the_environment_and_never_writes_it() {
     let md = std::fs::read_to_string(out.join("report.md")).unwrap();
     assert!(md.contains("not measured"), "{md}");
     // The password is in no file relbench wrote.
-    for entry in walk(&out) {
+    for entry in files_under(&out) {
         let text = std::fs::read(&entry).unwrap();
         assert!(
             !String::from_utf8_lossy(&text).contains(secret),
@@ -642,19 +641,6 @@ fn a_url_target_reads_its_password_from_the_environment_and_never_writes_it() {
 }
 
 use predicates::prelude::PredicateBooleanExt;
-
-fn walk(dir: &Path) -> Vec<PathBuf> {
-    let mut out = Vec::new();
-    for e in std::fs::read_dir(dir).unwrap() {
-        let p = e.unwrap().path();
-        if p.is_dir() {
-            out.extend(walk(&p));
-        } else {
-            out.push(p);
-        }
-    }
-    out
-}
 
 #[test]
 fn postgres_over_tls_runs_when_required_and_a_server_without_it_is_named() {

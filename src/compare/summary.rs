@@ -174,12 +174,7 @@ fn classify(
         }));
     }
     if v == Verdict::Unsteady {
-        let why = match (&c.unsteady, &r.cells[base].unsteady) {
-            (Some(w), Some(b)) => format!("this target's window: {w}; the base's: {b}"),
-            (Some(w), None) => format!("this target's window: {w}"),
-            (None, Some(b)) => format!("the base's window: {b}"),
-            (None, None) => "not steady".into(),
-        };
+        let why = whose(&c.unsteady, &r.cells[base].unsteady, "not steady");
         return Some(Judged::Unsteady(NotJudged {
             step: r.title(),
             clients: r.id.clients,
@@ -191,12 +186,7 @@ fn classify(
         // Its CPU per operation includes the other program's
         // work, or its throughput lost the CPU it took: neither
         // says anything about the target.
-        let why = match (&c.disturbed, &r.cells[base].disturbed) {
-            (Some(w), Some(b)) => format!("this target's window: {w}; the base's: {b}"),
-            (Some(w), None) => format!("this target's window: {w}"),
-            (None, Some(b)) => format!("the base's window: {b}"),
-            (None, None) => "disturbed".into(),
-        };
+        let why = whose(&c.disturbed, &r.cells[base].disturbed, "disturbed");
         return Some(Judged::Disturbed(NotJudged {
             step: r.title(),
             clients: r.id.clients,
@@ -213,6 +203,17 @@ fn classify(
             explanation: explain_beside(rel, c, &r.cells[base], settings_differ),
         },
     ))
+}
+
+/// Which window a cell is not judged by, and why: this target's, the
+/// base's, or both.
+fn whose(own: &Option<String>, base: &Option<String>, neither: &str) -> String {
+    match (own, base) {
+        (Some(w), Some(b)) => format!("this target's window: {w}; the base's: {b}"),
+        (Some(w), None) => format!("this target's window: {w}"),
+        (None, Some(b)) => format!("the base's window: {b}"),
+        (None, None) => neither.into(),
+    }
 }
 
 /// The target's failed steps, in words.
