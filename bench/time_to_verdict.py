@@ -103,20 +103,22 @@ def plan(engines, repeats, secs, seed):
         head = f'repeats = "auto"\n' + head + f"[adaptive]\nmin = 2\nmax = {FIXED}\n"
     else:
         head = f"repeats = {repeats}\n" + head
-    targets = SQLITE if "sqlite" in engines else ""
-    comparisons = ""
-    if "mariadb" in engines:
-        targets += MARIADB
-        if "sqlite" in engines:
-            comparisons = (
-                '[[comparison]]\ntitle = "SQLite settings"\nbase = "base"\n'
-                # The copies in each comparison: its A/A windows are what
-                # the floor and the adaptive rule's variance come from.
-                'targets = ["base", "base-aa2", "wal", "nosync", "mmap", "tiny-cache", "same"]\n'
-                '[[comparison]]\ntitle = "MariaDB buffer pool"\nbase = "bp256"\n'
-                'targets = ["bp256", "bp256-aa2", "bp6"]\n'
-            )
-    return head + comparisons + targets
+    targets = (SQLITE if "sqlite" in engines else "") + (MARIADB if "mariadb" in engines else "")
+    return head + comparisons(engines) + targets
+
+
+def comparisons(engines):
+    """The study's `[[comparison]]` tables: one per engine when both run."""
+    if not ("sqlite" in engines and "mariadb" in engines):
+        return ""
+    return (
+        '[[comparison]]\ntitle = "SQLite settings"\nbase = "base"\n'
+        # The copies in each comparison: its A/A windows are what the
+        # floor and the adaptive rule's variance come from.
+        'targets = ["base", "base-aa2", "wal", "nosync", "mmap", "tiny-cache", "same"]\n'
+        '[[comparison]]\ntitle = "MariaDB buffer pool"\nbase = "bp256"\n'
+        'targets = ["bp256", "bp256-aa2", "bp6"]\n'
+    )
 
 
 JUDGED = {"worse": "slower", "better": "faster", "same": "same", "noise": "same"}
@@ -185,9 +187,9 @@ def main():
             if kind == "fixed" and args.reuse_fixed:
                 out = Path(args.reuse_fixed)
                 config = tmp / "comparisons.toml"
-                config.write_text(plan(engines, 1, args.secs, 0).split("[[target]]")[0]
-                                  .split("[interference]")[1].split("\n", 2)[2])
-                subprocess.run([str(RELBENCH_USED), "report", str(out), "--config", str(config),
+                config.write_text(comparisons(engines))
+                args_ = ["--config", str(config)] if comparisons(engines) else []
+                subprocess.run([str(RELBENCH_USED), "report", str(out), *args_,
                                 "--format", "json", "--out", str(tmp / "fixed-report")],
                                check=True, capture_output=True)
                 got[kind] = (args.fixed_secs, verdicts(tmp / "fixed-report"), "")

@@ -12,6 +12,7 @@ use std::path::Path;
 
 use super::args::plan_comparisons;
 use crate::compare;
+use crate::measure::units::human_secs;
 use crate::plan::{Adaptive, StepId};
 use crate::results::adaptive::{self as record, AdaptiveRecord, EndWhy, Ending, OpenCell, Round};
 use crate::results::{LoadedRun, StepResult};
@@ -28,7 +29,7 @@ pub(super) fn go_on(
 ) -> anyhow::Result<RunEnd> {
     loop {
         let runs = crate::results::load_runs(dir)?;
-        let mut rec = match record::read(dir)? {
+        let mut rec = match runs[0].adaptive.clone() {
             Some(r) => r,
             None => AdaptiveRecord {
                 first_secs: wall_secs(runs.iter().flat_map(|r| &r.steps)),
@@ -82,26 +83,18 @@ fn announce(round: &Round, a: Adaptive, rec: &AdaptiveRecord) {
     let budget = a.budget_secs.map_or(String::new(), |b| {
         format!(
             "; {} of the {} budget left",
-            mins(b - rec.spent_secs()),
-            mins(b)
+            human_secs(b - rec.spent_secs()),
+            human_secs(b)
         )
     });
     crate::errln!(
         "relbench: adaptive round {} (repeat {}, about {}{budget}): {} open, most open first: {}",
         round.look,
         round.repeat,
-        mins(round.estimate_secs),
+        human_secs(round.estimate_secs),
         round.open.len(),
         whys(&round.open)
     );
-}
-
-fn mins(secs: f64) -> String {
-    if secs.abs() < 90.0 {
-        format!("{secs:.0} s")
-    } else {
-        format!("{:.1} min", secs / 60.0)
-    }
 }
 
 /// The open cells of every comparison, each once, by what a round can do
@@ -217,9 +210,9 @@ fn next_round(
                 why: EndWhy::Budget,
                 words: format!(
                     "the budget is spent: the next round would take about {} and {} of {} is left; {} cell(s) still open: {}",
-                    mins(estimate),
-                    mins(left.max(0.0)),
-                    mins(b),
+                    human_secs(estimate),
+                    human_secs(left.max(0.0)),
+                    human_secs(b),
                     open.len(),
                     whys(&open)
                 ),

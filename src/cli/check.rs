@@ -187,9 +187,13 @@ pub(super) fn check(path: &Path, last: Option<&Path>) -> anyhow::Result<()> {
         sched.executions.len(),
         crate::measure::units::human_secs(sched.estimated_secs)
     );
+    // The run the advice reads: --last, or the newest under results/.
+    let last = last.map(Path::to_path_buf).or_else(newest_run);
+    let last = last.as_deref();
     if let Some(a) = plan.adaptive {
         adaptive_estimate(a, sched.estimated_secs, last);
     }
+    let Some(last) = last else { return Ok(()) };
     noise_advice(&plan, last)?;
     window_advice(last)
 }
@@ -201,7 +205,6 @@ fn adaptive_estimate(a: plan::Adaptive, min_secs: f64, last: Option<&Path>) {
     let per_repeat = min_secs / f64::from(a.min);
     let max = per_repeat * f64::from(a.max);
     let expected = last
-        .or(newest_run().as_deref())
         .and_then(|d| crate::results::adaptive::read(d).ok().flatten())
         .filter(|r| r.first_secs > 0.0)
         .map(|r| {
@@ -228,11 +231,8 @@ fn adaptive_estimate(a: plan::Adaptive, min_secs: f64, last: Option<&Path>) {
 /// Where the last run's A/A copies say windows of the same work lie
 /// further apart than a window's own seconds can explain: there, more
 /// shorter windows judge a change sooner than fewer long ones.
-fn window_advice(last: Option<&Path>) -> anyhow::Result<()> {
-    let Some(dir) = last.map(Path::to_path_buf).or_else(newest_run) else {
-        return Ok(());
-    };
-    let runs = crate::results::load_runs(&dir)?;
+fn window_advice(dir: &Path) -> anyhow::Result<()> {
+    let runs = crate::results::load_runs(dir)?;
     let report = crate::compare::build(&runs, None)?;
     for row in &report.rows {
         let Some(w) = report.window_split(row) else {
@@ -268,15 +268,8 @@ fn newest_run() -> Option<PathBuf> {
 
 /// How long steps must be for the noise an earlier run showed, and a
 /// warning when the plan's timed steps are shorter.
-fn noise_advice(plan: &Plan, last: Option<&Path>) -> anyhow::Result<()> {
-    let dir = match last {
-        Some(d) => d.to_path_buf(),
-        None => match newest_run() {
-            Some(d) => d,
-            None => return Ok(()),
-        },
-    };
-    let run = crate::results::load_run(&dir)
+fn noise_advice(plan: &Plan, dir: &Path) -> anyhow::Result<()> {
+    let run = crate::results::load_run(dir)
         .with_context(|| format!("--last {}: reading its results", dir.display()))?;
     let mut needs: Vec<(f64, String)> = run
         .steps

@@ -26,24 +26,27 @@ use crate::plan::StepId;
 /// variance beside the cell's own repeats.
 pub(super) fn test_cells(rows: &mut [Row], targets: &[TargetMeta], base_of: &[usize], looks: u32) {
     let group_of = |t: usize| targets[t].copy_of.unwrap_or(t);
-    // A row's original and copies are windows of identical work: the
+    // The copies' windows of the row are windows of identical work: the
     // step's own noise (pooled over rows, a write step's spread would
     // widen a point query's interval tenfold, and a point query's would
-    // narrow a write step's).
-    let noise_of = |row: &Row, groups: [usize; 2]| {
+    // narrow a write step's). The target's and the base's own windows
+    // are left out: the test has them already, and counting them twice
+    // would double their degrees of freedom.
+    let noise_of = |row: &Row, ti: usize, b: usize| {
+        let mut groups = vec![group_of(ti), group_of(b)];
+        groups.dedup();
         let sets: Vec<Vec<f64>> = groups
             .iter()
             .map(|&g| {
                 (0..targets.len())
-                    .filter(|&t| group_of(t) == g && row.cells[t].disturbed.is_none())
+                    .filter(|&t| t != ti && t != b && group_of(t) == g)
+                    .filter(|&t| row.cells[t].disturbed.is_none())
                     .flat_map(|t| row.cells[t].throughputs.iter().copied())
                     .collect::<Vec<f64>>()
             })
             .collect();
         WindowNoise::pooled(sets.iter().map(Vec::as_slice))
     };
-    // Only groups with copies have windows of identical work.
-    let has_copies = |g: usize| targets.iter().any(|t| t.copy_of == Some(g));
     let mut found = Vec::new();
     for (ri, row) in rows.iter().enumerate() {
         for (ti, c) in row.cells.iter().enumerate() {
@@ -51,12 +54,7 @@ pub(super) fn test_cells(rows: &mut [Row], targets: &[TargetMeta], base_of: &[us
             if b == ti || c.relative.is_none() {
                 continue;
             }
-            let groups = [group_of(ti), group_of(b)];
-            let aa = if groups.iter().any(|&g| has_copies(g)) {
-                noise_of(row, groups)
-            } else {
-                None
-            };
+            let aa = noise_of(row, ti, b);
             let base = &row.cells[b];
             if let Some(s) = sequential::test(&c.throughputs, &base.throughputs, aa, looks) {
                 found.push((ri, ti, s));
@@ -147,6 +145,7 @@ impl Report {
     /// (ties in row and target order, so the same results always give
     /// the same list).
     pub fn open_cells(&self) -> Vec<Open> {
+        let bounds = self.adaptive.as_ref().map(|a| a.bounds);
         let mut out = Vec::new();
         for row in &self.rows {
             for (ti, c) in row.cells.iter().enumerate() {
@@ -163,7 +162,6 @@ impl Report {
                     row.title(),
                     row.id.clients
                 );
-                let bounds = self.adaptive.as_ref().map(|a| a.bounds);
                 let (openness, why, decidable) = match c.verdict() {
                     Some(Verdict::Disturbed) => (0.0, format!("{name}: disturbed"), true),
                     Some(Verdict::Untested) => (0.0, format!("{name}: {rel:.2} not tested"), true),

@@ -182,7 +182,7 @@ pub fn build_subset(
         problems: series::problems(&steps),
         interference: series::interference(&steps),
         retried: retried(&steps),
-        adaptive: adaptive_view(runs)?,
+        adaptive: adaptive_view(runs),
         base_failed: base_failed(&targets, &base_of, &rows, &steps),
         targets,
         base_of,
@@ -197,14 +197,13 @@ pub fn build_subset(
 }
 
 /// The first adaptive run's bounds and record.
-fn adaptive_view(runs: &[LoadedRun]) -> anyhow::Result<Option<super::AdaptiveView>> {
-    let Some(run) = runs.iter().find(|r| r.info.plan.adaptive.is_some()) else {
-        return Ok(None);
-    };
-    Ok(Some(super::AdaptiveView {
-        bounds: run.info.plan.adaptive.expect("found"),
-        record: crate::results::adaptive::read(&run.dir)?,
-    }))
+fn adaptive_view(runs: &[LoadedRun]) -> Option<super::AdaptiveView> {
+    runs.iter().find_map(|r| {
+        Some(super::AdaptiveView {
+            bounds: r.info.plan.adaptive?,
+            record: r.adaptive.clone(),
+        })
+    })
 }
 
 /// The targets `names` names, in that order: a plan's name on several

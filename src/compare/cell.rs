@@ -42,7 +42,7 @@ impl Method {
             }
             Method::Sequential => {
                 "a t-test on the means of ln(throughput) over the repeats, its variance pooled from the \
-                 cell's repeats and every window of the run's A/A copies, at 5% divided by the looks \
+                 cell's repeats and the windows of that step's A/A copies, at 5% divided by the looks \
                  an adaptive run may take at a cell (its p-value is the adjusted one)"
             }
         }

@@ -151,6 +151,12 @@ fn classify(
     }
     let rel = c.relative?;
     let v = c.verdict()?;
+    let not_judged = |why: String| NotJudged {
+        step: r.title(),
+        clients: r.id.clients,
+        relative: rel,
+        why,
+    };
     // Which window was too short (`compare` set the flag), in words.
     let short = [(c, "this target's"), (&r.cells[base], "the base's")]
         .into_iter()
@@ -166,33 +172,18 @@ fn classify(
             })
         });
     if let Some(why) = short {
-        return Some(Judged::TooShort(NotJudged {
-            step: r.title(),
-            clients: r.id.clients,
-            relative: rel,
-            why,
-        }));
+        return Some(Judged::TooShort(not_judged(why)));
     }
     if v == Verdict::Unsteady {
         let why = whose(&c.unsteady, &r.cells[base].unsteady, "not steady");
-        return Some(Judged::Unsteady(NotJudged {
-            step: r.title(),
-            clients: r.id.clients,
-            relative: rel,
-            why,
-        }));
+        return Some(Judged::Unsteady(not_judged(why)));
     }
     if v == Verdict::Disturbed {
         // Its CPU per operation includes the other program's
         // work, or its throughput lost the CPU it took: neither
         // says anything about the target.
         let why = whose(&c.disturbed, &r.cells[base].disturbed, "disturbed");
-        return Some(Judged::Disturbed(NotJudged {
-            step: r.title(),
-            clients: r.id.clients,
-            relative: rel,
-            why,
-        }));
+        return Some(Judged::Disturbed(not_judged(why)));
     }
     Some(Judged::Change(
         v,

@@ -17,8 +17,6 @@
 //! Windows under 25 seconds are batched by the second (MSER-1), and
 //! windows under [`MIN_SECONDS`] are not judged at all.
 
-use serde::{Deserialize, Serialize};
-
 /// Fewest whole seconds a window needs for its steadiness to be judged.
 pub const MIN_SECONDS: usize = 10;
 
@@ -29,7 +27,7 @@ pub const MIN_SECONDS: usize = 10;
 pub const TREND: f64 = 0.10;
 
 /// What MSER-5 found in one window.
-#[derive(Debug, Clone, Copy, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, Copy, PartialEq)]
 pub struct Steady {
     /// Seconds at the window's start before its steady part.
     pub cut_secs: usize,
@@ -37,8 +35,6 @@ pub struct Steady {
     /// seconds' own noise can put it (four standard errors of the cut's
     /// mean).
     pub cut_beyond_noise: bool,
-    /// The window's whole seconds.
-    pub secs: usize,
     /// The steady part's mean against the cut part's, − 1 (0 with no cut).
     pub cut_shift: f64,
     /// The last third's mean against the first third's, − 1.
@@ -193,7 +189,6 @@ pub fn mser(seconds: &[f64]) -> Option<Steady> {
     Some(Steady {
         cut_secs,
         cut_beyond_noise,
-        secs: n,
         cut_shift,
         trend,
         never_steady,

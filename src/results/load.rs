@@ -20,6 +20,8 @@ pub struct LoadedRun {
     /// Which of its run's hosts this is, from 1, when the run was resumed
     /// on another machine (`run --new-host`) and read as one run a host.
     pub host_part: Option<u32>,
+    /// An adaptive run's decisions (`adaptive.json`), read with the run.
+    pub adaptive: Option<adaptive::AdaptiveRecord>,
 }
 
 impl LoadedRun {
@@ -36,6 +38,7 @@ impl LoadedRun {
             mut info,
             steps,
             mut skipped,
+            adaptive,
             ..
         } = self;
         let hosts: Vec<HostFacts> = std::iter::once(info.host.clone())
@@ -58,6 +61,8 @@ impl LoadedRun {
                     Vec::new()
                 },
                 host_part: Some(k as u32 + 1),
+                // The run's decisions are the whole run's, said with the first.
+                adaptive: if k == 0 { adaptive.clone() } else { None },
             })
             .collect();
         // Each step to its host's run, moved (in their order, kept).
@@ -164,6 +169,7 @@ pub fn load_run(dir: &Path) -> anyhow::Result<LoadedRun> {
     }
     Ok(LoadedRun {
         host_part: None,
+        adaptive: adaptive::read(dir)?,
         dir: dir.to_path_buf(),
         info,
         steps,

@@ -619,53 +619,46 @@ fn random_pct(cx: &mut Ctx<'_>, raw: &RawPlan) -> u8 {
     }
 }
 
-/// `[interference]`: how a disturbed window is measured again.
 /// `repeats = N`, or `repeats = "auto"` with `[adaptive]`'s bounds: the
 /// schedule's repeats (the minimum) and the adaptive bounds.
 fn repeats(cx: &mut Ctx<'_>, raw: &RawPlan) -> (u32, Option<super::Adaptive>) {
     use super::Adaptive;
-    let auto = match raw.repeats.as_ref() {
-        None => false,
+    // A fixed number of repeats, or `None` for "auto".
+    let fixed = match raw.repeats.as_ref() {
+        None => Some(1),
         Some(v) => match v.get_ref() {
-            toml::Value::String(s) if s == "auto" => true,
-            toml::Value::Integer(n) => {
-                let n = Spanned::new(v.span(), *n);
-                let n = cx.positive(&n, "repeats", 1000).unwrap_or(1) as u32;
-                if let Some(a) = &raw.adaptive {
-                    let span = a
-                        .min
-                        .as_ref()
-                        .or(a.max.as_ref())
-                        .map_or(v.span(), |s| s.span());
-                    cx.err(
-                        span,
-                        "[adaptive] bounds an adaptive run, and `repeats` is a number",
-                        Some("set `repeats = \"auto\"`, or leave [adaptive] out".into()),
-                    );
-                }
-                return (n, None);
-            }
+            toml::Value::String(s) if s == "auto" => None,
+            toml::Value::Integer(n) => Some(
+                cx.positive(&Spanned::new(v.span(), *n), "repeats", 1000)
+                    .unwrap_or(1) as u32,
+            ),
             _ => {
                 cx.err(
                     v.span(),
                     "repeats must be a number of repeats or \"auto\"",
                     Some("\"auto\" adds repeats where a verdict is still open, within [adaptive]'s min, max and budget".into()),
                 );
-                return (1, None);
+                Some(1)
             }
         },
     };
-    if !auto {
-        if let Some(a) = &raw.adaptive {
-            if let Some(s) = a.min.as_ref().or(a.max.as_ref()) {
-                cx.err(
-                    s.span(),
-                    "[adaptive] bounds an adaptive run, and the plan has no `repeats = \"auto\"`",
-                    None,
-                );
-            }
+    if let Some(n) = fixed {
+        let given = raw.adaptive.as_ref().and_then(|a| {
+            (a.min.as_ref().or(a.max.as_ref()).map(|s| s.span()))
+                .or_else(|| a.budget.as_ref().map(|b| b.span()))
+        });
+        if let Some(span) = given {
+            cx.err(
+                span,
+                if raw.repeats.is_some() {
+                    "[adaptive] bounds an adaptive run, and `repeats` is a number"
+                } else {
+                    "[adaptive] bounds an adaptive run, and the plan has no `repeats = \"auto\"`"
+                },
+                Some("set `repeats = \"auto\"`, or leave [adaptive] out".into()),
+            );
         }
-        return (1, None);
+        return (n, None);
     }
     let a = raw.adaptive.as_ref();
     let bound = |cx: &mut Ctx<'_>, v: Option<&Spanned<i64>>, what: &str, d: u32| {
@@ -708,6 +701,7 @@ fn repeats(cx: &mut Ctx<'_>, raw: &RawPlan) -> (u32, Option<super::Adaptive>) {
     )
 }
 
+/// `[interference]`: how a disturbed window is measured again.
 fn interference(cx: &mut Ctx<'_>, raw: &RawPlan) -> super::Retry {
     {
         let d = super::Retry::default();

@@ -4,15 +4,8 @@
 
 use super::{Block, Table, Text};
 use crate::compare::Report;
+use crate::measure::units::human_secs;
 use crate::results::adaptive::{AdaptiveRecord, OpenCell};
-
-fn mins(secs: f64) -> String {
-    if secs.abs() < 90.0 {
-        format!("{secs:.0} s")
-    } else {
-        format!("{:.1} min", secs / 60.0)
-    }
-}
 
 pub(super) fn adaptive(r: &Report) -> Vec<Block> {
     let Some(a) = &r.adaptive else {
@@ -22,7 +15,7 @@ pub(super) fn adaptive(r: &Report) -> Vec<Block> {
     let mut doc = vec![Block::Heading(2, "Adaptive repeats".into())];
     let budget = b.budget_secs.map_or_else(
         || "no time budget".to_string(),
-        |s| format!("a budget of {}", mins(s)),
+        |s| format!("a budget of {}", human_secs(s)),
     );
     let Some(rec) = &a.record else {
         doc.push(Block::Paragraph(format!(
@@ -44,10 +37,10 @@ pub(super) fn adaptive(r: &Report) -> Vec<Block> {
          {} in all. {ended}",
         b.min,
         b.max,
-        mins(rec.first_secs),
+        human_secs(rec.first_secs),
         b.looks(),
         rec.rounds.len(),
-        mins(rec.spent_secs()),
+        human_secs(rec.spent_secs()),
     )));
     if rec.rounds.is_empty() {
         return doc;
@@ -70,14 +63,14 @@ pub(super) fn adaptive(r: &Report) -> Vec<Block> {
                         .collect::<Vec<_>>()
                         .join("; "),
                 ),
-                Text::plain(mins(round.estimate_secs)),
+                Text::plain(human_secs(round.estimate_secs)),
                 Text::plain(match round.secs {
-                    Some(s) => mins(s),
-                    None => format!("{} (interrupted)", mins(took)),
+                    Some(s) => human_secs(s),
+                    None => format!("{} (interrupted)", human_secs(took)),
                 }),
                 Text::plain(
                     b.budget_secs
-                        .map_or_else(|| "—".into(), |s| mins(s - spent)),
+                        .map_or_else(|| "—".into(), |s| human_secs(s - spent)),
                 ),
             ]
         })
