@@ -11,64 +11,6 @@ mod common;
 use common::*;
 use std::collections::{BTreeMap, BTreeSet};
 
-/// A statement's shape: string and number literals as `?`, lowercase,
-/// without whitespace, backquotes or a `linkdb.` prefix; an IN list of any
-/// length as `in(?…)`, its length returned beside.
-fn shape(sql: &str) -> (String, Option<usize>) {
-    let b = sql.as_bytes();
-    let mut out = String::new();
-    let mut i = 0;
-    while i < b.len() {
-        let c = b[i];
-        if c == b'\'' {
-            i += 1;
-            while i < b.len() {
-                match b[i] {
-                    b'\\' => i += 2,
-                    b'\'' if b.get(i + 1) == Some(&b'\'') => i += 2,
-                    b'\'' => break,
-                    _ => i += 1,
-                }
-            }
-            i += 1;
-            out.push('?');
-        } else if c.is_ascii_digit()
-            && !(i > 0 && (b[i - 1].is_ascii_alphanumeric() || b[i - 1] == b'_'))
-        {
-            while i < b.len() && (b[i].is_ascii_digit() || b[i] == b'.') {
-                i += 1;
-            }
-            out.push('?');
-        } else {
-            if !c.is_ascii_whitespace() && c != b'`' {
-                out.push(c.to_ascii_lowercase() as char);
-            }
-            i += 1;
-        }
-    }
-    let mut out = out.replace("linkdb.", "");
-    // Rows of a VALUES list, one or many, as one row and `…`.
-    if let Some(v) = out.find("values(") {
-        let start = v + "values".len();
-        if let Some(close) = out[start..].find(')') {
-            let row = out[start..start + close + 1].to_string();
-            let next = format!(",{row}");
-            let mut rest = &out[start + row.len()..];
-            while let Some(r) = rest.strip_prefix(&next) {
-                rest = r;
-            }
-            out = format!("{}{row}…{rest}", &out[..start]);
-        }
-    }
-    match out.find("in(?") {
-        Some(at) if out.ends_with(')') && out[at..].chars().all(|c| "in(?,)".contains(c)) => {
-            let n = out[at..].matches('?').count();
-            (format!("{}in(?…)", &out[..at]), Some(n))
-        }
-        _ => (out, None),
-    }
-}
-
 /// The statements LinkBench's MySQL store sends for the ten operations
 /// (`LinkStoreMysql`, with `"; commit;"` split off), as shapes.
 fn linkbench_originals() -> BTreeMap<&'static str, String> {
@@ -124,27 +66,6 @@ const WRITE_TRANSACTIONS: [&[&str]; 11] = [
 /// The statements only the original's read connection (autocommit on)
 /// sends.
 const READS: [&str; 4] = ["get_node", "count_link", "multiget_link", "get_link_list"];
-
-/// One line of MariaDB's general log: connection id, command, text. A
-/// line is `[time]\t[\t]    17 Execute\tSQL`: the field of id and command
-/// is the first that reads as one.
-fn log_lines(text: &str) -> Vec<(u32, String, String)> {
-    text.lines()
-        .filter_map(|l| {
-            let fields: Vec<&str> = l.split('\t').collect();
-            let at = fields.iter().position(|f| {
-                let mut w = f.split_whitespace();
-                w.next().is_some_and(|id| id.parse::<u32>().is_ok())
-                    && w.next()
-                        .is_some_and(|c| c.chars().all(|c| c.is_ascii_alphabetic()))
-            })?;
-            let mut w = fields[at].split_whitespace();
-            let id = w.next()?.parse().ok()?;
-            let cmd = w.next()?.to_string();
-            Some((id, cmd, fields[at + 1..].join("\t")))
-        })
-        .collect()
-}
 
 /// Runs `plan` (its steps and parameters) on a managed MariaDB InnoDB
 /// with the general log on, and returns the log's lines and the directory

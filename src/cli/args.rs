@@ -90,6 +90,19 @@ pub(super) struct OneOff {
     /// Rows per table [default: 100000].
     #[arg(long, value_name = "N", help_heading = "One workload without a plan")]
     pub(super) rows: Option<u64>,
+    /// A sysbench Lua script, run as sysbench runs it; everything after
+    /// it is sysbench's: `--script oltp_read_write.lua --threads=8
+    /// --time=60 --table-size=100000 prepare|run|cleanup` (last on the
+    /// line).
+    #[arg(
+        long,
+        value_name = "FILE [SYSBENCH OPTIONS] [COMMAND]",
+        num_args = 1..,
+        allow_hyphen_values = true,
+        conflicts_with_all = ["workload", "load", "tables", "rows", "clients", "time", "warmup", "rate"],
+        help_heading = "One workload without a plan"
+    )]
+    pub(super) script: Vec<String>,
 }
 
 /// The key a plan error points at on its line: a table's name
@@ -169,6 +182,50 @@ impl OneOff {
     /// recorded with the results, and what `--resume` reads back.
     pub(super) fn plan_text(&self) -> anyhow::Result<String> {
         use toml::Value;
+        let mut t = match self.script.split_first() {
+            Some((file, args)) => {
+                if !self.given() {
+                    bail!("--script runs against --url URL or --sqlite FILE, given before it");
+                }
+                super::sysbench_args::plan(file, args)?
+            }
+            None => self.workload_plan()?,
+        };
+        let mut target = toml::Table::new();
+        target.insert("name".into(), Value::String("target".into()));
+        match (&self.url, &self.sqlite) {
+            (Some(url), _) => {
+                let scheme = url.split_once("://").map(|(s, _)| s).unwrap_or("");
+                let engine = match scheme {
+                    "mysql" => "mysql",
+                    "mariadb" => "mariadb",
+                    "postgres" | "postgresql" => "postgres",
+                    other => bail!("--url {url}: unknown scheme \"{other}\"; use mysql://, mariadb:// or postgres://"),
+                };
+                target.insert("engine".into(), Value::String(engine.into()));
+                target.insert("url".into(), Value::String(url.clone()));
+                if let Some(p) = &self.password_env {
+                    target.insert("password_env".into(), Value::String(p.clone()));
+                }
+            }
+            (None, Some(file)) => {
+                target.insert("engine".into(), Value::String("sqlite".into()));
+                let abs = std::path::absolute(file).unwrap_or_else(|_| file.clone());
+                target.insert("path".into(), Value::String(abs.display().to_string()));
+            }
+            (None, None) => unreachable!("given() was checked"),
+        }
+        t.insert("target".into(), Value::Array(vec![Value::Table(target)]));
+        Ok(format!(
+            "# relbench run {}\n{}",
+            std::env::args().skip(2).collect::<Vec<_>>().join(" "),
+            toml::to_string(&t)?
+        ))
+    }
+
+    /// A built-in workload's plan (`--workload`), without its target.
+    fn workload_plan(&self) -> anyhow::Result<toml::Table> {
+        use toml::Value;
         let Some(w) = &self.workload else {
             bail!("a run without a plan needs --workload NAME (`relbench list` shows them)");
         };
@@ -216,36 +273,7 @@ impl OneOff {
             }
         }
         t.insert("duration".into(), Value::Table(duration));
-        let mut target = toml::Table::new();
-        target.insert("name".into(), Value::String("target".into()));
-        match (&self.url, &self.sqlite) {
-            (Some(url), _) => {
-                let scheme = url.split_once("://").map(|(s, _)| s).unwrap_or("");
-                let engine = match scheme {
-                    "mysql" => "mysql",
-                    "mariadb" => "mariadb",
-                    "postgres" | "postgresql" => "postgres",
-                    other => bail!("--url {url}: unknown scheme \"{other}\"; use mysql://, mariadb:// or postgres://"),
-                };
-                target.insert("engine".into(), Value::String(engine.into()));
-                target.insert("url".into(), Value::String(url.clone()));
-                if let Some(p) = &self.password_env {
-                    target.insert("password_env".into(), Value::String(p.clone()));
-                }
-            }
-            (None, Some(file)) => {
-                target.insert("engine".into(), Value::String("sqlite".into()));
-                let abs = std::path::absolute(file).unwrap_or_else(|_| file.clone());
-                target.insert("path".into(), Value::String(abs.display().to_string()));
-            }
-            (None, None) => unreachable!("given() was checked"),
-        }
-        t.insert("target".into(), Value::Array(vec![Value::Table(target)]));
-        Ok(format!(
-            "# relbench run {}\n{}",
-            std::env::args().skip(2).collect::<Vec<_>>().join(" "),
-            toml::to_string(&t)?
-        ))
+        Ok(t)
     }
 }
 

@@ -22,6 +22,7 @@ mod profile;
 mod run;
 mod sample;
 mod serve;
+mod sysbench_args;
 
 use std::path::{Path, PathBuf};
 use std::process::ExitCode;
@@ -256,7 +257,9 @@ fn run_command(a: RunArgs) -> anyhow::Result<()> {
     if let Some(dir) = &a.confirm {
         return run::confirm(dir, a.quiet, a.new_host);
     }
-    if !a.resume && (a.one_off.given() || a.one_off.workload.is_some()) {
+    if !a.resume
+        && (a.one_off.given() || a.one_off.workload.is_some() || !a.one_off.script.is_empty())
+    {
         return run_one_off(a);
     }
     run_plan(a)

@@ -293,6 +293,9 @@ pub trait Conn: Send {
     fn exec(&mut self, stmt: Stmt, params: &[Param<'_>]) -> DbResult<u64>;
     /// Runs statements without parameters (DDL, maintenance), not prepared.
     fn batch(&mut self, sql: &str) -> DbResult<()>;
+    /// Runs one statement's text, not prepared, and returns its rows as
+    /// text: what a script's `con:query()` reads (not a hot path's).
+    fn text_rows(&mut self, sql: &str) -> DbResult<Vec<Vec<Option<String>>>>;
     /// Starts a transaction; `write` says it will change data, which lets an
     /// engine take its write lock up front instead of failing to upgrade later.
     fn begin(&mut self, write: bool) -> DbResult<()>;

@@ -32,6 +32,8 @@ pub trait Wire: Send {
     }
     /// Runs SQL text, discarding rows.
     fn execute_text(&mut self, sql: &str) -> DbResult<Outcome>;
+    /// Runs SQL text and returns its rows as text (see [`Conn::text_rows`]).
+    fn text_rows(&mut self, sql: &str) -> DbResult<Vec<Vec<Option<String>>>>;
     /// Whether one text command may carry several statements, the first
     /// one's changed rows answered ([`Conn::exec_commit`] in one round
     /// trip).
@@ -214,6 +216,10 @@ impl<W: Wire> Conn for ProtocolConn<W> {
 
     fn batch(&mut self, sql: &str) -> DbResult<()> {
         self.wire.execute_text(sql).map(drop)
+    }
+
+    fn text_rows(&mut self, sql: &str) -> DbResult<Vec<Vec<Option<String>>>> {
+        self.wire.text_rows(sql)
     }
 
     fn exec_commit(&mut self, stmt: Stmt, params: &[Param<'_>]) -> DbResult<u64> {

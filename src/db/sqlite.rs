@@ -452,6 +452,29 @@ impl Conn for SqliteConn {
         run_to_end(&self.conn, sql)
     }
 
+    fn text_rows(&mut self, sql: &str) -> DbResult<Vec<Vec<Option<String>>>> {
+        let path = &self.path;
+        let mut st = self.conn.prepare(sql).map_err(|e| map_err(e, path))?;
+        let n = st.column_count();
+        let mut rows = st.raw_query();
+        let mut out = Vec::new();
+        while let Some(row) = rows.next().map_err(|e| map_err(e, path))? {
+            out.push(
+                (0..n)
+                    .map(|i| match row.get_ref(i) {
+                        Ok(rusqlite::types::ValueRef::Null) | Err(_) => None,
+                        Ok(rusqlite::types::ValueRef::Integer(v)) => Some(v.to_string()),
+                        Ok(rusqlite::types::ValueRef::Real(v)) => Some(v.to_string()),
+                        Ok(
+                            rusqlite::types::ValueRef::Text(t) | rusqlite::types::ValueRef::Blob(t),
+                        ) => Some(String::from_utf8_lossy(t).into_owned()),
+                    })
+                    .collect(),
+            );
+        }
+        Ok(out)
+    }
+
     fn begin(&mut self, write: bool) -> DbResult<()> {
         // A deferred transaction that reads and then writes can fail at once
         // with SQLITE_BUSY when another connection holds the write lock (the

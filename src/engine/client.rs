@@ -50,6 +50,7 @@ pub(super) fn thread(sh: &Shared, i: usize) -> (Recorder, Option<String>, Instan
     let mut held = None;
     if let (Some(mut both), false) = (setup, sh.abort.load(Ordering::Relaxed)) {
         reason = events(sh, i, &ctx, &mut both, &mut rec);
+        both.1.done(both.0.as_mut());
         held = Some(both);
     }
     let finished = Instant::now();

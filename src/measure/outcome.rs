@@ -24,6 +24,9 @@ pub enum ErrorKind {
     Other,
     /// The statement ran but returned the wrong number of rows.
     WrongResult,
+    /// The workload's own script failed (a Lua error or a SQL error it
+    /// does not ignore, as sysbench stops on one); the client stops.
+    Script,
 }
 
 impl ErrorKind {
@@ -36,11 +39,12 @@ impl ErrorKind {
             Self::DiskFull => "disk-full",
             Self::Other => "other",
             Self::WrongResult => "wrong-result",
+            Self::Script => "script",
         }
     }
 
     /// Errors after which the connection cannot be used any more.
     pub fn is_fatal(self) -> bool {
-        matches!(self, Self::Connection | Self::DiskFull)
+        matches!(self, Self::Connection | Self::DiskFull | Self::Script)
     }
 }

@@ -11,7 +11,7 @@ use serde::{Deserialize, Serialize};
 
 use super::outcome::ErrorKind;
 
-const ERROR_KINDS: [ErrorKind; 7] = [
+const ERROR_KINDS: [ErrorKind; 8] = [
     ErrorKind::Busy,
     ErrorKind::Deadlock,
     ErrorKind::Constraint,
@@ -19,6 +19,7 @@ const ERROR_KINDS: [ErrorKind; 7] = [
     ErrorKind::DiskFull,
     ErrorKind::Other,
     ErrorKind::WrongResult,
+    ErrorKind::Script,
 ];
 
 fn kind_index(k: ErrorKind) -> usize {

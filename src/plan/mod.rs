@@ -78,6 +78,10 @@ pub struct Plan {
     /// plan's catalogue.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub workloads: Vec<crate::workload::script::ScriptSpec>,
+    /// The plan's sysbench scripts (`[[workload]] script = …`), read
+    /// once, with their modules and options: entries of its catalogue.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub lua: Vec<crate::workload::lua::LuaSpec>,
     /// The sequence's phases (`[[phase]]`), in order; none: one phase.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub phases: Vec<Phase>,

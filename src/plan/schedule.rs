@@ -355,7 +355,12 @@ impl Plan {
     /// own workloads, and every entry its steps name. Fails only for a
     /// plan that was not validated (a record edited by hand).
     pub fn catalogue(&self) -> Result<Catalogue, String> {
-        let mut cat = Catalogue::new(&self.insert_benchmark, &self.linkbench, &self.workloads);
+        let mut cat = Catalogue::new(
+            &self.insert_benchmark,
+            &self.linkbench,
+            &self.workloads,
+            &self.lua,
+        );
         for s in &self.steps {
             if let StepKind::Workload(name) = &s.kind {
                 cat.resolve(name)?;

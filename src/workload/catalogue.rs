@@ -1,8 +1,8 @@
 //! The catalogue: every workload a plan can name, as values. The built-in
 //! entries (sysbench's microbenchmarks, the Insert Benchmark's and
 //! LinkBench's steps, each family with the plan's parameters), the
-//! parameterised sysbench entries and q-steps the plan's steps name, and
-//! the plan's own SQL workloads. A plan's catalogue is made from the
+//! parameterised sysbench entries and q-steps the plan's steps name, the
+//! plan's own SQL workloads and the commands of its sysbench scripts. A plan's catalogue is made from the
 //! plan's data alone, so a plan read back from a run's record gets the
 //! same one; there is no process-wide registry and nothing to register.
 
@@ -10,6 +10,7 @@ use std::sync::Arc;
 
 use super::insert;
 use super::linkbench;
+use super::lua::LuaSpec;
 use super::script::{Script, ScriptSpec};
 use super::sysbench::{self, knobs};
 use super::Workload;
@@ -41,6 +42,7 @@ impl Catalogue {
             &insert::Params::default(),
             &linkbench::Params::default(),
             &[],
+            &[],
         )
     }
 
@@ -50,6 +52,7 @@ impl Catalogue {
         insert: &insert::Params,
         linkbench: &linkbench::Params,
         scripts: &[ScriptSpec],
+        lua: &[LuaSpec],
     ) -> Catalogue {
         let mut entries: Vec<Entry> = Vec::new();
         entries.extend(
@@ -68,6 +71,14 @@ impl Catalogue {
                 .map(|s| Arc::new(s) as Entry),
         );
         entries.extend(scripts.iter().map(|s| Arc::new(Script::new(s)) as Entry));
+        for spec in lua {
+            let spec = Arc::new(spec.clone());
+            entries.extend(
+                LuaSpec::entries(&spec)
+                    .into_iter()
+                    .map(|w| Arc::new(w) as Entry),
+            );
+        }
         Catalogue {
             entries,
             insert: *insert,

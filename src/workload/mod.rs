@@ -4,14 +4,15 @@
 //! [`Client`] whose `event` runs one statement or one transaction. The engine
 //! owns the threads and the clock; a workload owns only the SQL and the row
 //! checks. One folder per family: `sysbench` (the microbenchmarks),
-//! `insert` (the Insert Benchmark), `linkbench` (LinkBench) and `script`
-//! (the plan's own SQL).
+//! `insert` (the Insert Benchmark), `linkbench` (LinkBench), `script`
+//! (the plan's own SQL) and `lua` (sysbench's Lua scripts, as they are).
 
 pub mod catalogue;
 pub mod check;
 pub mod dist;
 pub mod insert;
 pub mod linkbench;
+pub mod lua;
 pub mod maint;
 pub mod script;
 pub mod shapes;
@@ -367,6 +368,10 @@ pub trait Client: Send {
     fn caught_up(&self) -> bool {
         true
     }
+    /// The step is over for this connection: what the workload does at the
+    /// end, outside the measured window (a sysbench script's
+    /// `thread_done`, which may flush a bulk insert).
+    fn done(&mut self, _conn: &mut dyn Conn) {}
 }
 
 /// How a step's statements reach the server (a step says so where it

@@ -224,6 +224,9 @@ impl Conn for Listening {
     fn batch(&mut self, _sql: &str) -> DbResult<()> {
         Ok(())
     }
+    fn text_rows(&mut self, _sql: &str) -> DbResult<Vec<Vec<Option<String>>>> {
+        Ok(Vec::new())
+    }
     fn begin(&mut self, _write: bool) -> DbResult<()> {
         Ok(())
     }

@@ -606,6 +606,10 @@ impl Wire for WireConn {
         WireConn::execute_text(self, sql)
     }
 
+    fn text_rows(&mut self, sql: &str) -> DbResult<Vec<Vec<Option<String>>>> {
+        WireConn::query_text(self, sql)
+    }
+
     fn multi_statements(&self) -> bool {
         // Every connection asks for CLIENT_MULTI_STATEMENTS.
         true

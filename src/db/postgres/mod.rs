@@ -364,6 +364,10 @@ impl Wire for WireConn {
         WireConn::execute_text(self, sql)
     }
 
+    fn text_rows(&mut self, sql: &str) -> DbResult<Vec<Vec<Option<String>>>> {
+        WireConn::query_text(self, sql)
+    }
+
     fn bulk_load(
         &mut self,
         table: &str,

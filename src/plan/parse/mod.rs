@@ -83,12 +83,17 @@ struct RawInterference {
     max_extra: Option<Spanned<toml::Value>>,
 }
 
-/// A `[[workload]]`: the plan's own SQL.
+/// A `[[workload]]`: the plan's own SQL, or a sysbench script.
 #[derive(Deserialize)]
 #[serde(deny_unknown_fields)]
 struct RawWorkload {
     name: Spanned<String>,
     about: Option<String>,
+    /// A sysbench Lua script, relative to the plan (a bare name is also
+    /// looked for among sysbench's own).
+    script: Option<Spanned<String>>,
+    /// The script's options, by sysbench's names.
+    options: Option<Spanned<toml::Table>>,
     setup: Option<Vec<String>>,
     setup_mysql: Option<Vec<String>>,
     setup_postgres: Option<Vec<String>>,
@@ -367,13 +372,13 @@ fn blank_entry(text: &mut String, at: usize) -> bool {
 
 fn validate(cx: &mut Ctx<'_>, raw: RawPlan) -> Plan {
     // The plan's own workloads first: its steps may name them.
-    let workloads = scripts(cx, &raw);
+    let (workloads, lua) = scripts(cx, &raw);
     // The catalogue the steps are checked against: the families with the
     // plan's parameters, and the plan's own workloads.
     let linkbench =
         workload::linkbench::params::check(cx, raw.linkbench.as_ref().map(|r| r.get_ref()));
     let insert_benchmark = workload::insert::params::check(cx, raw.insert.as_ref());
-    let mut cat = Catalogue::new(&insert_benchmark, &linkbench, &workloads);
+    let mut cat = Catalogue::new(&insert_benchmark, &linkbench, &workloads, &lua);
     let (suite, steps, phases) = steps(cx, &raw, &mut cat);
     let clients = client_counts(cx, &raw);
     let (repeats, adaptive) = repeats(cx, &raw);
@@ -399,6 +404,7 @@ fn validate(cx: &mut Ctx<'_>, raw: RawPlan) -> Plan {
     let targets = with_internals(targets, &internals);
     Plan {
         workloads,
+        lua,
         phases,
         hooks,
         random_pct,

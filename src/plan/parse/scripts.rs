@@ -1,17 +1,27 @@
-//! The plan's own SQL workloads (`[[workload]]`), checked with positions
-//! inside their strings.
+//! The plan's own workloads (`[[workload]]`): SQL checked with positions
+//! inside their strings, and sysbench scripts, read and checked once.
 
 use super::*;
+use crate::workload::lua::{self, LuaSpec};
 use crate::workload::script::spec;
 
 /// The `[[workload]]`s, checked (functions, placeholders, weights,
-/// transactions) with positions inside their strings; they become
-/// entries of the plan's catalogue.
-pub(super) fn scripts(cx: &mut Ctx<'_>, raw: &RawPlan) -> Vec<ScriptSpec> {
+/// transactions) with positions inside their strings, and the sysbench
+/// scripts, loaded; they become entries of the plan's catalogue.
+pub(super) fn scripts(cx: &mut Ctx<'_>, raw: &RawPlan) -> (Vec<ScriptSpec>, Vec<LuaSpec>) {
     let mut out: Vec<ScriptSpec> = Vec::new();
+    let mut scripts: Vec<LuaSpec> = Vec::new();
+    let mut taken: Vec<String> = Vec::new();
     for w in raw.workload.iter().flatten() {
         let name = w.name.get_ref();
-        if !name_is_free(cx, w, &out) {
+        if !name_is_free(cx, w, &taken) {
+            continue;
+        }
+        taken.push(name.clone());
+        if let Some(script) = &w.script {
+            if let Some(spec) = lua_script(cx, w, script) {
+                scripts.push(spec);
+            }
             continue;
         }
         let Some(list) = &w.statement else {
@@ -53,11 +63,74 @@ pub(super) fn scripts(cx: &mut Ctx<'_>, raw: &RawPlan) -> Vec<ScriptSpec> {
         };
         out.push(spec);
     }
-    out
+    (out, scripts)
+}
+
+/// A `[[workload]]` with `script`: the file found (beside the plan, or
+/// among sysbench's own for a bare name), its options checked, the
+/// script loaded once.
+fn lua_script(cx: &mut Ctx<'_>, w: &RawWorkload, script: &Spanned<String>) -> Option<LuaSpec> {
+    if w.statement.is_some() || w.transaction.is_some() || w.setup.is_some() {
+        cx.err(
+            script.span(),
+            "a workload with a script has no statements, transactions or setup of its own",
+            Some("the script's prepare command makes its tables".into()),
+        );
+        return None;
+    }
+    let mut options = std::collections::BTreeMap::new();
+    for (k, v) in w.options.iter().flat_map(|o| o.get_ref().iter()) {
+        let value = match v {
+            toml::Value::String(s) => s.clone(),
+            toml::Value::Boolean(b) => (if *b { "on" } else { "off" }).to_string(),
+            toml::Value::Array(a) => a
+                .iter()
+                .map(|x| x.as_str().map_or_else(|| x.to_string(), str::to_string))
+                .collect::<Vec<_>>()
+                .join(","),
+            other => other.to_string(),
+        };
+        options.insert(k.replace('-', "_"), value);
+    }
+    let options_span = w.options.as_ref().map_or(script.span(), |o| o.span());
+    if let Err(e) = lua::check_options(&options) {
+        cx.err(options_span, e, None);
+        return None;
+    }
+    let given = std::path::Path::new(script.get_ref());
+    let mut path = cx.dir.join(given);
+    let bare = given.components().count() == 1;
+    if !path.exists() && bare {
+        path = std::path::Path::new(lua::state::SYSBENCH_DIR).join(given);
+    }
+    if !path.exists() {
+        cx.err(
+            script.span(),
+            format!("no script {} here", script.get_ref()),
+            Some(format!(
+                "paths are relative to the plan; a bare name is also looked for in {}",
+                lua::state::SYSBENCH_DIR
+            )),
+        );
+        return None;
+    }
+    let path = std::path::absolute(&path).unwrap_or(path);
+    match lua::state::inspect(w.name.get_ref(), &path, options) {
+        Ok(spec) => Some(spec),
+        Err(e) => {
+            let span = if e.0.contains("is not an option") {
+                options_span
+            } else {
+                script.span()
+            };
+            cx.err(span, e.0, None);
+            None
+        }
+    }
 }
 
 /// Whether a workload's name is well formed and no step's already.
-fn name_is_free(cx: &mut Ctx<'_>, w: &RawWorkload, taken: &[ScriptSpec]) -> bool {
+fn name_is_free(cx: &mut Ctx<'_>, w: &RawWorkload, taken: &[String]) -> bool {
     let name = w.name.get_ref();
     if name.is_empty()
         || name.len() > 64
@@ -75,7 +148,7 @@ fn name_is_free(cx: &mut Ctx<'_>, w: &RawWorkload, taken: &[ScriptSpec]) -> bool
     if ["load", "settle"].contains(&name.as_str())
         || Maint::find(name).is_some()
         || Catalogue::is_builtin(name)
-        || taken.iter().any(|o| &o.name == name)
+        || taken.contains(name)
     {
         cx.err(
             w.name.span(),

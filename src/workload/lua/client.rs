@@ -1,0 +1,116 @@
+//! One client's script: `thread_init` as the client starts, then an event
+//! per `event()` call (or the command, once), `thread_done` as the step
+//! ends — sysbench's thread life, on the engine's connection and clock.
+
+use std::sync::Arc;
+
+use mlua::{Function, Lua, Value};
+
+use super::api::{Current, OTHER};
+use super::state::lua_message;
+use crate::db::Conn;
+use crate::measure::{ErrorKind, Recorder};
+use crate::workload::Client;
+
+pub struct LuaClient {
+    /// Kept for the functions below, which live in it.
+    _lua: Lua,
+    cur: Arc<Current>,
+    call: Function,
+    tid: u32,
+    thread_done: Option<Function>,
+}
+
+impl LuaClient {
+    /// The client of `command`, its `thread_init` run (for `run`) on
+    /// `conn`.
+    pub fn start(
+        lua: Lua,
+        cur: Arc<Current>,
+        command: &str,
+        tid: u32,
+        conn: &mut dyn Conn,
+    ) -> Result<LuaClient, String> {
+        let g = lua.globals();
+        let function = |name: &str| match g.raw_get::<Value>(name) {
+            Ok(Value::Function(f)) => Some(f),
+            _ => None,
+        };
+        let (call, thread_done) = if command == "run" {
+            if let Some(init) = function("thread_init") {
+                cur.lend(conn, None, || init.call::<()>(tid))
+                    .map_err(|e| format!("thread_init: {}", lua_message(&e)))?;
+            }
+            let call = function("__relbench_event").ok_or("the API's event runner is gone")?;
+            (call, function("thread_done"))
+        } else {
+            (command_function(&lua, command)?, None)
+        };
+        Ok(LuaClient {
+            _lua: lua,
+            cur,
+            call,
+            tid,
+            thread_done,
+        })
+    }
+}
+
+/// The function a command runs: `sysbench.cmdline.commands[NAME][1]`,
+/// else the global function of that name.
+fn command_function(lua: &Lua, command: &str) -> Result<Function, String> {
+    let from_table = || -> mlua::Result<Option<Function>> {
+        let sb: mlua::Table = lua.globals().get("sysbench")?;
+        let cmdline: mlua::Table = sb.get("cmdline")?;
+        let Some(cmds) = cmdline.get::<Option<mlua::Table>>("commands")? else {
+            return Ok(None);
+        };
+        let Some(def) = cmds.get::<Option<mlua::Table>>(command)? else {
+            return Ok(None);
+        };
+        def.get::<Option<Function>>(1)
+    };
+    if let Some(f) = from_table().map_err(|e| lua_message(&e))? {
+        return Ok(f);
+    }
+    match lua.globals().raw_get::<Value>(command) {
+        Ok(Value::Function(f)) => Ok(f),
+        _ => Err(format!("the script has no {command} command")),
+    }
+}
+
+impl Client for LuaClient {
+    fn event(&mut self, conn: &mut dyn Conn, rec: &mut Recorder) -> Result<(), ErrorKind> {
+        self.cur.last_error.set(None);
+        let r = self
+            .cur
+            .lend(conn, Some(&mut *rec), || self.call.call::<Value>(self.tid));
+        match r {
+            Ok(Value::Nil | Value::Boolean(false)) => Ok(()),
+            // An error the driver ignores: counted where it happened, and
+            // the event is over (the engine starts the next, as sysbench
+            // restarts it).
+            Ok(Value::Table(_)) => Err(self.cur.last_error.get().unwrap_or(ErrorKind::Other)),
+            Ok(_) => {
+                rec.error(OTHER, ErrorKind::Script, || {
+                    "event() returned true to stop the thread: relbench stops a step at its \
+                     duration or event count"
+                        .into()
+                });
+                Err(ErrorKind::Script)
+            }
+            Err(e) => {
+                rec.error(OTHER, ErrorKind::Script, || lua_message(&e));
+                Err(ErrorKind::Script)
+            }
+        }
+    }
+
+    fn done(&mut self, conn: &mut dyn Conn) {
+        if let Some(f) = &self.thread_done {
+            if let Err(e) = self.cur.lend(conn, None, || f.call::<()>(self.tid)) {
+                eprintln!("relbench: thread_done: {}", lua_message(&e));
+            }
+        }
+    }
+}
