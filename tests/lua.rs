@@ -188,3 +188,110 @@ fn sysbenchs_own_scripts_send_sysbenchs_statements_per_event_and_prepare_the_sam
         assert_eq!(step["events"].as_u64(), Some(EVENTS), "{script}");
     }
 }
+
+fn fixture(name: &str) -> String {
+    Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("tests/fixtures/lua")
+        .join(name)
+        .display()
+        .to_string()
+}
+
+#[test]
+fn a_script_that_reads_a_row_and_writes_only_when_it_must_runs_and_reports_each_statement() {
+    let _serial = serial();
+    let dir = tempfile::tempdir().unwrap();
+    let db = dir.path().join("bank.db");
+    let charge = fixture("charge.lua");
+    let one_off = |command: &str, out: &str| {
+        relbench()
+            .args(["run", "-q", "--sqlite"])
+            .arg(&db)
+            .arg("--out")
+            .arg(dir.path().join(out))
+            .args(["--script", &charge, "--threads=2", "--time=2", "--accounts=300", command])
+            .assert()
+            .success();
+    };
+    one_off("prepare", "prepare");
+    one_off("run", "run");
+    let step = read_json(&dir.path().join("run/steps/target/r1-01-charge-c2.json"));
+    let events = step["events"].as_u64().unwrap();
+    let count = |class: &str| step["statements"][class].as_u64().unwrap_or(0);
+    // Each statement's latency, kept by class.
+    for class in ["begin", "select", "update", "commit"] {
+        assert_eq!(step["latency"][class]["count"].as_u64(), Some(count(class)), "{class}");
+    }
+    // Every event read; only the accounts with money were charged, which
+    // run out as the step goes on.
+    assert!(events > 100, "{step}");
+    assert!(count("select") >= events, "{step}");
+    assert!(count("update") > 0 && count("update") < count("select"), "{step}");
+    // A charge that found the database locked restarted its event, its
+    // transaction rolled back.
+    let failed = step["failed_events"].as_u64().unwrap_or(0);
+    assert_eq!(count("begin"), count("commit") + failed, "{step}");
+    let conn = rusqlite::Connection::open(&db).unwrap();
+    let min: i64 = conn
+        .query_row("SELECT min(balance) FROM accounts", [], |r| r.get(0))
+        .unwrap();
+    assert_eq!(min, 0, "a balance went below zero: the branch was not taken");
+    let report = std::fs::read_to_string(dir.path().join("run/report.md")).unwrap();
+    for class in ["select", "update"] {
+        assert!(
+            report.contains(&format!("| charge | 2 | target | {class} |")),
+            "no {class} in the report's latency per statement:\n{report}"
+        );
+    }
+    one_off("cleanup", "cleanup");
+}
+
+#[test]
+fn a_broken_script_is_refused_at_load_or_fails_its_step_with_its_file_and_line() {
+    let _serial = serial();
+    let dir = tempfile::tempdir().unwrap();
+    let db = dir.path().join("x.db");
+    let script = |file: &str, out: &str| {
+        relbench()
+            .args(["run", "-q", "--sqlite"])
+            .arg(&db)
+            .arg("--out")
+            .arg(dir.path().join(out))
+            .args(["--script", &fixture(file), "--time=1"])
+            .assert()
+    };
+    // At load: nothing runs.
+    let syntax = script("syntax.lua", "a").code(2);
+    let err = String::from_utf8_lossy(&syntax.get_output().stderr).into_owned();
+    assert!(err.contains("syntax.lua:2:"), "{err}");
+    let old = script("old_api.lua", "b").code(2);
+    let err = String::from_utf8_lossy(&old.get_output().stderr).into_owned();
+    assert!(err.contains("old_api.lua:2: db_query is not supported by relbench"), "{err}");
+    assert!(!dir.path().join("a").exists() && !dir.path().join("b").exists());
+    // In event(): the step fails with the script's line, the steps before
+    // it are kept.
+    let plan = write_plan(
+        dir.path(),
+        &format!(
+            "steps = [\"charge.prepare\", \"charge\", \"broken\"]\nclients = [1]\n\
+             [duration]\nwarmup = \"0s\"\nwrite = \"1s\"\n\
+             [[workload]]\nname = \"charge\"\nscript = \"{}\"\n\
+             [[workload]]\nname = \"broken\"\nscript = \"{}\"\n\
+             [[target]]\nname = \"t\"\nengine = \"sqlite\"\npath = \"{}\"\n",
+            fixture("charge.lua"),
+            fixture("broken_event.lua"),
+            dir.path().join("plan.db").display()
+        ),
+    );
+    let out = dir.path().join("out");
+    let failed = run_quiet(&plan, &out).assert().code(3);
+    let err = String::from_utf8_lossy(&failed.get_output().stderr).into_owned();
+    assert!(
+        err.contains("broken_event.lua:8: attempt to index"),
+        "{err}"
+    );
+    let kept = read_json(&out.join("steps/t/r1-02-charge-c1.json"));
+    assert!(kept["events"].as_u64().unwrap() > 0, "{kept}");
+    let broken = read_json(&out.join("steps/t/r1-03-broken-c1.json"));
+    assert!(broken.to_string().contains("broken_event.lua:8"), "{broken}");
+}

@@ -175,8 +175,9 @@ impl Current {
         t.raw_set("sql_errmsg", e.message.as_str())?;
         let ignorable = e.kind != ErrorKind::Connection && self.ignore.ignorable(e);
         t.raw_set("ignorable", ignorable)?;
-        if ignorable && self.dialect == Dialect::Postgres {
-            // As sysbench's driver: the failed transaction is ended.
+        if ignorable && self.dialect != Dialect::Mysql {
+            // As sysbench's PostgreSQL driver: the failed transaction is
+            // ended (MySQL ends a deadlocked one itself).
             let _ = self.with_conn(|c| c.rollback());
         }
         Ok(t)
