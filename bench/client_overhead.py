@@ -4,7 +4,8 @@
 On one managed server per engine (started with `relbench serve`), the same
 table, the same client count and the same transport (TCP to 127.0.0.1 for
 both tools), relbench and sysbench take turns -- interleaved rounds, the
-order alternating -- on point-query, read-only (range 100) and update-index.
+order alternating -- on point-query, read-only (range 100) and update-index, and relbench runs
+sysbench's own oltp_point_select.lua through its Lua runtime beside them.
 It also compares loading: `sysbench prepare` against relbench's load of the
 same tables with the same parallelism.
 
@@ -61,6 +62,9 @@ WORKLOADS = [
     # The same point query, written in the plan as a SQL workload: it must
     # cost the client no more than the built-in one (within 5%).
     ("user-point-query", "oltp_point_select", []),
+    # sysbench's own oltp_point_select.lua, run by relbench's Lua runtime:
+    # the script costs relbench's client no more than sysbench's.
+    ("lua-point-select", "oltp_point_select", []),
     ("read-only-100", "oltp_read_only", ["--range_size=100"]),
     ("update-index", "oltp_update_index", []),
 ]
@@ -138,6 +142,11 @@ name = "get"
 sql = "SELECT c FROM sbtest1 WHERE id = :id"
 bind = {{ id = "uniform(1, rows)" }}
 returns = 1
+
+[[workload]]
+name = "lua-point-select"
+script = "/usr/share/sysbench/oltp_point_select.lua"
+options = {{ tables = {args.tables}, table_size = {args.rows}, rand_type = "uniform" }}
 """.replace("'", '"'))
 
 
@@ -257,11 +266,14 @@ def main():
     ap.add_argument("--rows", type=int, default=100000)
     ap.add_argument("--tables", type=int, default=2)
     ap.add_argument("--clients", type=int, default=2)
+    ap.add_argument("--workloads", help="only these (comma-separated), e.g. point-query,lua-point-select")
     ap.add_argument("--relbench", help="the relbench binary to measure (default: build this tree)")
     ap.add_argument("--before", help="a second relbench binary, built before a change, measured in "
                     "the same rounds: its ratios print beside this tree's")
     args = ap.parse_args()
-    global RELBENCH
+    global RELBENCH, WORKLOADS
+    if args.workloads:
+        WORKLOADS = [w for w in WORKLOADS if w[0] in args.workloads.split(",")]
     if args.relbench:
         RELBENCH = Path(args.relbench).resolve()
     else:
@@ -279,9 +291,14 @@ def main():
             for wl, _, _ in WORKLOADS:
                 ratio_lines(wl, {tool: rows[(wl, tool)] for tool in tools}, tools)
             med = statistics.median
-            user = med(x[1] for x in rows[("user-point-query", "relbench")])
-            built = med(x[1] for x in rows[("point-query", "relbench")])
-            print(f"  user-point-query / point-query, relbench client us/op: {user:.2f} / {built:.2f} = {user / built:.3f}")
+            if ("user-point-query", "relbench") in rows and ("point-query", "relbench") in rows:
+                user = med(x[1] for x in rows[("user-point-query", "relbench")])
+                built = med(x[1] for x in rows[("point-query", "relbench")])
+                print(f"  user-point-query / point-query, relbench client us/op: {user:.2f} / {built:.2f} = {user / built:.3f}")
+            if ("lua-point-select", "relbench") in rows:
+                lua = med(x[1] for x in rows[("lua-point-select", "relbench")])
+                theirs = med(x[1] for x in rows[("lua-point-select", "sysbench")])
+                print(f"  oltp_point_select.lua client us/op, relbench / sysbench: {lua:.2f} / {theirs:.2f} = {lua / theirs:.3f}")
             print(f"  {'load':<14} {'tool':<9} {'rows/s':>9} {'client us/row':>13} {'server us/row':>13}")
             ratio_lines("load", loads, tools)
 

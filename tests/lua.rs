@@ -209,7 +209,14 @@ fn a_script_that_reads_a_row_and_writes_only_when_it_must_runs_and_reports_each_
             .arg(&db)
             .arg("--out")
             .arg(dir.path().join(out))
-            .args(["--script", &charge, "--threads=2", "--time=2", "--accounts=300", command])
+            .args([
+                "--script",
+                &charge,
+                "--threads=2",
+                "--time=2",
+                "--accounts=300",
+                command,
+            ])
             .assert()
             .success();
     };
@@ -220,13 +227,20 @@ fn a_script_that_reads_a_row_and_writes_only_when_it_must_runs_and_reports_each_
     let count = |class: &str| step["statements"][class].as_u64().unwrap_or(0);
     // Each statement's latency, kept by class.
     for class in ["begin", "select", "update", "commit"] {
-        assert_eq!(step["latency"][class]["count"].as_u64(), Some(count(class)), "{class}");
+        assert_eq!(
+            step["latency"][class]["count"].as_u64(),
+            Some(count(class)),
+            "{class}"
+        );
     }
     // Every event read; only the accounts with money were charged, which
     // run out as the step goes on.
     assert!(events > 100, "{step}");
     assert!(count("select") >= events, "{step}");
-    assert!(count("update") > 0 && count("update") < count("select"), "{step}");
+    assert!(
+        count("update") > 0 && count("update") < count("select"),
+        "{step}"
+    );
     // A charge that found the database locked restarted its event, its
     // transaction rolled back.
     let failed = step["failed_events"].as_u64().unwrap_or(0);
@@ -235,7 +249,10 @@ fn a_script_that_reads_a_row_and_writes_only_when_it_must_runs_and_reports_each_
     let min: i64 = conn
         .query_row("SELECT min(balance) FROM accounts", [], |r| r.get(0))
         .unwrap();
-    assert_eq!(min, 0, "a balance went below zero: the branch was not taken");
+    assert_eq!(
+        min, 0,
+        "a balance went below zero: the branch was not taken"
+    );
     let report = std::fs::read_to_string(dir.path().join("run/report.md")).unwrap();
     for class in ["select", "update"] {
         assert!(
@@ -266,7 +283,10 @@ fn a_broken_script_is_refused_at_load_or_fails_its_step_with_its_file_and_line()
     assert!(err.contains("syntax.lua:2:"), "{err}");
     let old = script("old_api.lua", "b").code(2);
     let err = String::from_utf8_lossy(&old.get_output().stderr).into_owned();
-    assert!(err.contains("old_api.lua:2: db_query is not supported by relbench"), "{err}");
+    assert!(
+        err.contains("old_api.lua:2: db_query is not supported by relbench"),
+        "{err}"
+    );
     assert!(!dir.path().join("a").exists() && !dir.path().join("b").exists());
     // In event(): the step fails with the script's line, the steps before
     // it are kept.
@@ -293,5 +313,8 @@ fn a_broken_script_is_refused_at_load_or_fails_its_step_with_its_file_and_line()
     let kept = read_json(&out.join("steps/t/r1-02-charge-c1.json"));
     assert!(kept["events"].as_u64().unwrap() > 0, "{kept}");
     let broken = read_json(&out.join("steps/t/r1-03-broken-c1.json"));
-    assert!(broken.to_string().contains("broken_event.lua:8"), "{broken}");
+    assert!(
+        broken.to_string().contains("broken_event.lua:8"),
+        "{broken}"
+    );
 }

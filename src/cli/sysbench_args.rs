@@ -112,6 +112,11 @@ pub(super) fn plan(file: &str, args: &[String]) -> anyhow::Result<toml::Table> {
     let mut t = toml::Table::new();
     let mut s = toml::Table::new();
     s.insert("step".into(), Value::String(step));
+    // A command's clients are the step's own (a plan's are for event()).
+    s.insert(
+        "clients".into(),
+        Value::Array(vec![Value::Integer(clients)]),
+    );
     if let Some(r) = rate {
         s.insert("rate".into(), Value::Integer(r));
     }

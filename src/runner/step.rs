@@ -319,7 +319,7 @@ fn run_workload<'a>(
     };
     let w = run.workload.as_ref();
     r.group = Some(w.meta().group);
-    if cx.db.engine().is_server() {
+    if cx.db.engine().is_server() && w.explained() {
         match workload::shapes::plans(cx.db, w, &run.scale, run.seed) {
             Ok(p) => r.plans = p,
             Err(why) => {

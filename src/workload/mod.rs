@@ -331,6 +331,12 @@ pub trait Workload: Send + Sync {
     fn clients(&self) -> Option<u32> {
         None
     }
+    /// Whether the statements a step sends are explained as it begins
+    /// (its client run against a listening connection first): not for a
+    /// script's command, whose one event may be a whole table's load.
+    fn explained(&self) -> bool {
+        true
+    }
     /// Open-loop events a second per client when the step gives no rate
     /// (LinkBench's `requestrate`); `None`: closed loop.
     fn rate_per_client(&self) -> Option<u64> {

@@ -6,9 +6,10 @@
 //! The connection and the recorder belong to the engine and are lent to
 //! the state only for the length of a call into it ([`Current::lend`]):
 //! the state is made, used and dropped on its client's thread, so the
-//! pointers are never seen by two threads nor outlive the borrow.
+//! pointers never outlive the borrow.
 
 use std::cell::{Cell, RefCell};
+use std::rc::Rc;
 use std::time::Instant;
 
 use mlua::{Lua, MultiValue, Table, Value};
@@ -95,14 +96,6 @@ pub struct Current {
     pub last_error: Cell<Option<ErrorKind>>,
     buf: RefCell<Vec<u8>>,
 }
-
-// SAFETY: a `Current` is shared only between its client's Lua state and
-// the client, both owned by one engine thread for the step's length; the
-// lent pointers are set and cleared around each call on that thread
-// (`Current::lend`). mlua's `send` feature asks the callbacks to be
-// `Send`, which they would not need to be for this use.
-unsafe impl Send for Current {}
-unsafe impl Sync for Current {}
 
 impl Current {
     pub fn new(draw: Draw, dialect: Dialect, ignore: Ignore) -> Current {
@@ -201,7 +194,7 @@ fn arg_u32(v: f64) -> u32 {
 }
 
 /// Makes `__relbench`, the table of primitives `prelude.lua` wraps.
-pub fn install(lua: &Lua, cur: &std::sync::Arc<Current>) -> mlua::Result<()> {
+pub fn install(lua: &Lua, cur: &Rc<Current>) -> mlua::Result<()> {
     let rb = lua.create_table()?;
     let driver = match cur.dialect {
         Dialect::Mysql => "mysql",
@@ -218,7 +211,7 @@ pub fn install(lua: &Lua, cur: &std::sync::Arc<Current>) -> mlua::Result<()> {
 
 /// `drv:connect()`, `con:disconnect()`, `con:reconnect()`: the client's
 /// one connection is the engine's.
-fn connection(lua: &Lua, rb: &Table, cur: &std::sync::Arc<Current>) -> mlua::Result<()> {
+fn connection(lua: &Lua, rb: &Table, cur: &Rc<Current>) -> mlua::Result<()> {
     let c = cur.clone();
     rb.raw_set(
         "connect",
@@ -254,7 +247,7 @@ fn connection(lua: &Lua, rb: &Table, cur: &std::sync::Arc<Current>) -> mlua::Res
 
 /// `con:query()`, `con:prepare()` and a statement's `execute()`, each
 /// timed and counted in its class.
-fn statements(lua: &Lua, rb: &Table, cur: &std::sync::Arc<Current>) -> mlua::Result<()> {
+fn statements(lua: &Lua, rb: &Table, cur: &Rc<Current>) -> mlua::Result<()> {
     let c = cur.clone();
     rb.raw_set(
         "query",
@@ -319,13 +312,15 @@ fn statements(lua: &Lua, rb: &Table, cur: &std::sync::Arc<Current>) -> mlua::Res
     let c = cur.clone();
     rb.raw_set(
         "execute",
-        lua.create_function(move |lua, (h, params): (usize, Table)| execute(&c, lua, h, params))?,
+        lua.create_function(move |lua, (h, values): (usize, mlua::Variadic<Value>)| {
+            execute(&c, lua, h, &values)
+        })?,
     )?;
     Ok(())
 }
 
 /// A prepared statement executed with its parameters' values.
-fn execute(c: &Current, lua: &Lua, h: usize, params: Table) -> mlua::Result<(Value, Value)> {
+fn execute(c: &Current, lua: &Lua, h: usize, values: &[Value]) -> mlua::Result<(Value, Value)> {
     let (stmt, class, query) = {
         let p = c.prepared.borrow();
         let Some(p) = h.checked_sub(1).and_then(|i| p.get(i)) else {
@@ -333,14 +328,9 @@ fn execute(c: &Current, lua: &Lua, h: usize, params: Table) -> mlua::Result<(Val
         };
         (p.stmt, p.class, p.query)
     };
-    // The values first, then the borrowed parameters: a string
-    // parameter borrows the Lua string it was set to.
-    let mut values: Vec<Value> = Vec::with_capacity(params.raw_len());
-    for p in params.sequence_values::<Table>() {
-        values.push(p?.raw_get("v")?);
-    }
+    // A string parameter borrows the Lua string it was set to.
     let mut texts: Vec<mlua::BorrowedStr> = Vec::new();
-    for v in &values {
+    for v in values {
         if let Value::String(s) = v {
             texts.push(s.to_str()?);
         }
@@ -376,7 +366,7 @@ fn execute(c: &Current, lua: &Lua, h: usize, params: Table) -> mlua::Result<(Val
 }
 
 /// `sysbench.rand.*` on the client's generator.
-fn rand(lua: &Lua, rb: &Table, cur: &std::sync::Arc<Current>) -> mlua::Result<()> {
+fn rand(lua: &Lua, rb: &Table, cur: &Rc<Current>) -> mlua::Result<()> {
     type Two = fn(&mut Draw, u32, u32) -> u32;
     let two: [(&str, Two); 6] = [
         ("default", Draw::default),

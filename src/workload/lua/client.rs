@@ -2,7 +2,7 @@
 //! per `event()` call (or the command, once), `thread_done` as the step
 //! ends — sysbench's thread life, on the engine's connection and clock.
 
-use std::sync::Arc;
+use std::rc::Rc;
 
 use mlua::{Function, Lua, Value};
 
@@ -15,7 +15,7 @@ use crate::workload::Client;
 pub struct LuaClient {
     /// Kept for the functions below, which live in it.
     _lua: Lua,
-    cur: Arc<Current>,
+    cur: Rc<Current>,
     call: Function,
     tid: u32,
     thread_done: Option<Function>,
@@ -26,7 +26,7 @@ impl LuaClient {
     /// `conn`.
     pub fn start(
         lua: Lua,
-        cur: Arc<Current>,
+        cur: Rc<Current>,
         command: &str,
         tid: u32,
         conn: &mut dyn Conn,
@@ -78,6 +78,14 @@ fn command_function(lua: &Lua, command: &str) -> Result<Function, String> {
         _ => Err(format!("the script has no {command} command")),
     }
 }
+
+// SAFETY: a Lua state is not `Send` because its handles share counts
+// without atomics. Every handle of this one (the state, its functions,
+// and the `Current` its callbacks hold) is owned by this client, so the
+// client moves whole or not at all; and the engine makes, runs and drops
+// it on one client thread (`engine::client`), as `workload::shapes` does
+// on its caller's.
+unsafe impl Send for LuaClient {}
 
 impl Client for LuaClient {
     fn event(&mut self, conn: &mut dyn Conn, rec: &mut Recorder) -> Result<(), ErrorKind> {

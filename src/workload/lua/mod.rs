@@ -18,6 +18,7 @@ mod scan;
 pub mod state;
 
 use std::collections::BTreeMap;
+use std::rc::Rc;
 use std::sync::Arc;
 
 use serde::{Deserialize, Serialize};
@@ -209,6 +210,16 @@ impl Workload for LuaWorkload {
         None
     }
 
+    /// A command runs once (with its own threads when the step gives
+    /// `clients`): a plan's several client counts are for `event()`.
+    fn clients(&self) -> Option<u32> {
+        (!self.runs_events()).then_some(1)
+    }
+
+    fn explained(&self) -> bool {
+        self.runs_events()
+    }
+
     fn events(&self, _scale: &Scale, clients: u32) -> Option<u64> {
         match (self.runs_events(), self.command.parallel) {
             (true, _) => None,
@@ -243,7 +254,7 @@ impl Workload for LuaWorkload {
             settings: self.rand,
             unique: self.unique.clone(),
         };
-        let cur = Arc::new(api::Current::new(draw, dialect, ignore));
+        let cur = Rc::new(api::Current::new(draw, dialect, ignore));
         if self.plain {
             conn.set_plain(true);
         }

@@ -120,10 +120,15 @@ function stmt_mt.bind_create(self, btype, max_len)
 end
 function stmt_mt.bind_param(self, ...)
    self.params = { ... }
+   self.n = select('#', ...)
    return 0
 end
+local rb_execute = rb.execute
 function stmt_mt.execute(self)
-   local n, e = rb.execute(self.h, self.params)
+   -- The values go as arguments: no table crosses into relbench.
+   local p, v, n = self.params, self.vals, self.n
+   for i = 1, n do v[i] = p[i].v end
+   local n, e = rb_execute(self.h, unpack(v, 1, n))
    if n == nil then sql_failed(e, '<prepared statement>', 2) end
    return result(n, nil, 0)
 end
@@ -146,7 +151,7 @@ end
 function con_mt.prepare(self, query)
    local h, e = rb.prepare(query)
    if h == nil then sql_failed(e, query, 2) end
-   return setmetatable({ h = h, params = {} }, stmt_mt)
+   return setmetatable({ h = h, params = {}, vals = {}, n = 0 }, stmt_mt)
 end
 function con_mt.disconnect(self) return true end
 function con_mt.reconnect(self) return rb.reconnect() end

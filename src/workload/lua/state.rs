@@ -7,6 +7,7 @@
 
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
+use std::rc::Rc;
 use std::sync::{Arc, Mutex};
 
 use mlua::{Function, Lua, Table, Value};
@@ -276,7 +277,7 @@ pub fn open(
     command: &str,
     tid: u32,
     threads: u32,
-    cur: &Arc<Current>,
+    cur: &Rc<Current>,
 ) -> Result<Lua, ScriptError> {
     let e = |e: mlua::Error| ScriptError(lua_message(&e));
     let lua = new_lua().map_err(e)?;
@@ -316,7 +317,7 @@ pub fn inspect(
         settings: super::rand::Settings::default(),
         unique: Arc::new(super::rand::Unique::new(0)),
     };
-    let cur = Arc::new(Current::new(
+    let cur = Rc::new(Current::new(
         draw,
         crate::db::Dialect::Mysql,
         api::Ignore::Sqlite,
