@@ -10,6 +10,9 @@ use anyhow::{bail, Context};
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::{SystemTime, UNIX_EPOCH};
 
+/// Set by the Ctrl-C handler; every loop that can take long checks it.
+pub static INTERRUPT: AtomicBool = AtomicBool::new(false);
+
 /// The closest of `candidates` to `word`, if it is close enough to be a
 /// likely typo (edit distance at most a third of the word, and at least 1).
 pub fn did_you_mean<'a>(

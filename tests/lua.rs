@@ -318,3 +318,38 @@ fn a_broken_script_is_refused_at_load_or_fails_its_step_with_its_file_and_line()
         "{broken}"
     );
 }
+
+/// Regression (found by reading): a script's command is one event, so
+/// Ctrl-C waited for a whole table's prepare; the command now stops
+/// within a few thousand instructions.
+#[test]
+fn ctrl_c_stops_a_scripts_long_prepare() {
+    let dir = tempfile::tempdir().unwrap();
+    let mut child = std::process::Command::new(bin())
+        .args(["run", "-q", "--sqlite"])
+        .arg(dir.path().join("big.db"))
+        .arg("--out")
+        .arg(dir.path().join("out"))
+        .args([
+            "--script",
+            &fixture("charge.lua"),
+            "--accounts=100000000",
+            "prepare",
+        ])
+        .spawn()
+        .unwrap();
+    std::thread::sleep(std::time::Duration::from_millis(1500));
+    let t0 = std::time::Instant::now();
+    unsafe { libc::kill(child.id() as i32, libc::SIGINT) };
+    let status = loop {
+        if let Some(s) = child.try_wait().unwrap() {
+            break s;
+        }
+        assert!(
+            t0.elapsed().as_secs() < 20,
+            "the prepare went on after Ctrl-C"
+        );
+        std::thread::sleep(std::time::Duration::from_millis(50));
+    };
+    assert_eq!(status.code(), Some(130), "{status:?}");
+}

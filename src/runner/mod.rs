@@ -25,7 +25,7 @@ pub use events::{Event, Sink};
 pub use progress::Progress;
 
 use std::path::{Path, PathBuf};
-use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::atomic::Ordering;
 use std::time::{Duration, Instant};
 
 use anyhow::{bail, Context};
@@ -39,8 +39,9 @@ use events::{ProfileFiles, Sinks, StepFiles};
 use record::RunRecord;
 use sequence::{Job, Keeping};
 
-/// Set by the Ctrl-C handler; every loop that can take long checks it.
-pub static INTERRUPT: AtomicBool = AtomicBool::new(false);
+/// Set by the Ctrl-C handler; every loop that can take long checks it
+/// (kept on the ground floor, where a workload's long command reads it).
+pub use crate::util::INTERRUPT;
 
 pub struct RunOptions {
     /// The plan compiled: what to run.

@@ -6,7 +6,7 @@ use std::rc::Rc;
 
 use mlua::{Function, Lua, Value};
 
-use super::api::{Current, OTHER};
+use super::current::{Current, OTHER};
 use super::state::lua_message;
 use crate::db::Conn;
 use crate::measure::{ErrorKind, Recorder};
@@ -44,6 +44,19 @@ impl LuaClient {
             let call = function("__relbench_event").ok_or("the API's event runner is gone")?;
             (call, function("thread_done"))
         } else {
+            // A command is one event that may load a whole table: Ctrl-C
+            // stops it at its next statement, or within a thousand
+            // instructions of a loop that sends none.
+            lua.set_hook(
+                mlua::HookTriggers::new().every_nth_instruction(1_000),
+                |_, _| {
+                    if crate::util::INTERRUPT.load(std::sync::atomic::Ordering::Relaxed) {
+                        return Err(mlua::Error::runtime("interrupted (Ctrl-C)"));
+                    }
+                    Ok(mlua::VmState::Continue)
+                },
+            )
+            .map_err(|e| lua_message(&e))?;
             (command_function(&lua, command)?, None)
         };
         Ok(LuaClient {

@@ -13,6 +13,8 @@
 
 mod api;
 mod client;
+mod current;
+mod fast;
 pub mod rand;
 mod scan;
 pub mod state;
@@ -26,7 +28,7 @@ use serde::{Deserialize, Serialize};
 use super::dist::Rng;
 use super::{Client, ClientCtx, DurationClass, Group, Meta, Scale, ShownStatement, Workload};
 use crate::db::{Conn, DbError, DbResult, Dialect, ErrorKind};
-pub use api::CLASSES;
+pub use current::CLASSES;
 pub use state::ScriptError;
 
 /// A module a script required, as it was read.
@@ -242,19 +244,19 @@ impl Workload for LuaWorkload {
             None => rng,
         };
         let ignore = match dialect {
-            Dialect::Mysql => api::Ignore::Mysql {
+            Dialect::Mysql => current::Ignore::Mysql {
                 codes: self.ignore.0.clone(),
                 all: self.ignore.1,
             },
-            Dialect::Postgres => api::Ignore::Postgres,
-            Dialect::Sqlite => api::Ignore::Sqlite,
+            Dialect::Postgres => current::Ignore::Postgres,
+            Dialect::Sqlite => current::Ignore::Sqlite,
         };
         let draw = rand::Draw {
             rng,
             settings: self.rand,
             unique: self.unique.clone(),
         };
-        let cur = Rc::new(api::Current::new(draw, dialect, ignore));
+        let cur = Rc::new(current::Current::new(draw, dialect, ignore));
         if self.plain {
             conn.set_plain(true);
         }

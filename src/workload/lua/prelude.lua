@@ -129,7 +129,10 @@ function stmt_mt.execute(self)
    local p, v, n = self.params, self.vals, self.n
    for i = 1, n do v[i] = p[i].v end
    local n, e = rb_execute(self.h, unpack(v, 1, n))
-   if n == nil then sql_failed(e, '<prepared statement>', 2) end
+   if n == nil then
+      if type(e) == "string" then error(e, 2) end
+      sql_failed(e, '<prepared statement>', 2)
+   end
    return result(n, nil, 0)
 end
 function stmt_mt.close(self) return 0 end

@@ -12,7 +12,8 @@ use std::sync::{Arc, Mutex};
 
 use mlua::{Function, Lua, Table, Value};
 
-use super::api::{self, Current};
+use super::api;
+use super::current::{self, Current};
 use super::{Command, LuaSpec, Module};
 
 /// Where sysbench's own scripts are (Debian's package), searched for a
@@ -288,10 +289,13 @@ pub fn open(
         .exec()
         .map_err(e)?;
     install_require(&lua, Modules::Recorded(&spec.modules)).map_err(e)?;
-    lua.load(&spec.source)
-        .set_name(format!("@{}", spec.path))
-        .exec()
-        .map_err(e)?;
+    // The main chunk may draw random numbers: its client's generator.
+    current::enter(cur, || {
+        lua.load(&spec.source)
+            .set_name(format!("@{}", spec.path))
+            .exec()
+    })
+    .map_err(e)?;
     options(&lua, &sb, &spec.options, threads).map_err(ScriptError)?;
     Ok(lua)
 }
@@ -320,7 +324,7 @@ pub fn inspect(
     let cur = Rc::new(Current::new(
         draw,
         crate::db::Dialect::Mysql,
-        api::Ignore::Sqlite,
+        current::Ignore::Sqlite,
     ));
     api::install(&lua, &cur).map_err(e)?;
     lua.load(include_str!("prelude.lua"))
@@ -340,10 +344,10 @@ pub fn inspect(
         },
     )
     .map_err(e)?;
-    lua.load(&source)
-        .set_name(format!("@{shown}"))
-        .exec()
-        .map_err(e)?;
+    current::enter(&cur, || {
+        lua.load(&source).set_name(format!("@{shown}")).exec()
+    })
+    .map_err(e)?;
     let modules = std::mem::take(&mut *found.lock().unwrap_or_else(|p| p.into_inner()));
     for m in &modules {
         super::scan::unsupported(&m.source, &m.path).map_err(ScriptError)?;

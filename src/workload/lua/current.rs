@@ -1,0 +1,272 @@
+//! One client's side of its Lua state: the engine's connection and
+//! recorder, lent for each call into the state ([`Current::lend`]), the
+//! statements it prepared, its generator, and what a server's error looks
+//! like to a script. The statement classes a script's statements count in.
+//!
+//! The state is made, used and dropped on its client's thread, so the
+//! lent pointers never outlive the borrow.
+
+use std::cell::{Cell, RefCell};
+use std::time::Instant;
+
+use mlua::{Lua, Table};
+
+use super::rand::Draw;
+use crate::db::{Conn, DbError, Dialect, ErrorKind, Param, ServerCode, Stmt};
+use crate::measure::Recorder;
+
+/// The statement classes a script's statements are counted in, by their
+/// first word: a script's statements are known only as it runs.
+pub const CLASSES: [&str; 8] = [
+    "select", "insert", "update", "delete", "begin", "commit", "rollback", "other",
+];
+/// The class of whatever is not one of the others, and of a script's
+/// own failures.
+pub const OTHER: usize = 7;
+
+/// The class of a statement's text.
+pub fn class_of(sql: &str) -> usize {
+    let mut s = sql.trim_start();
+    // Comments before the first word (sysbench's `/*! ... */` is after it).
+    while let Some(rest) = s.strip_prefix("/*") {
+        s = rest.split_once("*/").map_or("", |(_, r)| r).trim_start();
+    }
+    let word: String = s
+        .chars()
+        .take_while(|c| c.is_ascii_alphabetic())
+        .collect::<String>()
+        .to_ascii_lowercase();
+    match word.as_str() {
+        "select" | "with" | "show" | "explain" | "values" => 0,
+        "insert" | "replace" => 1,
+        "update" => 2,
+        "delete" => 3,
+        "begin" | "start" => 4,
+        "commit" => 5,
+        "rollback" => 6,
+        _ => OTHER,
+    }
+}
+
+thread_local! {
+    static CURRENT: Cell<*const Current> = const { Cell::new(std::ptr::null()) };
+}
+
+/// Runs `f` with `cur` the current client of this thread's functions.
+pub fn enter<R>(cur: &Current, f: impl FnOnce() -> R) -> R {
+    struct Restore(*const Current);
+    impl Drop for Restore {
+        fn drop(&mut self) {
+            CURRENT.set(self.0);
+        }
+    }
+    let _restore = Restore(CURRENT.replace(cur as *const Current));
+    f()
+}
+
+pub(super) fn current<'a>() -> Option<&'a Current> {
+    let p = CURRENT.get();
+    // SAFETY: set by `enter` from a live `Current` for the length of the
+    // call that runs the state; null otherwise.
+    (!p.is_null()).then(|| unsafe { &*p })
+}
+
+/// Which server errors restart the event rather than end the script, as
+/// sysbench's drivers decide.
+#[derive(Debug, Clone, PartialEq)]
+pub enum Ignore {
+    /// `--mysql-ignore-errors`: these codes, or all.
+    Mysql { codes: Vec<u16>, all: bool },
+    /// PostgreSQL's deadlock, unique violation and serialisation failure.
+    Postgres,
+    /// SQLite's busy and locked.
+    Sqlite,
+}
+
+impl Ignore {
+    fn ignorable(&self, e: &DbError) -> bool {
+        match (self, e.code) {
+            (Ignore::Mysql { all: true, .. }, _) => true,
+            (Ignore::Mysql { codes, .. }, Some(ServerCode::Mysql(c))) => codes.contains(&c),
+            (Ignore::Postgres, Some(ServerCode::Sqlstate(s))) => {
+                matches!(&s, b"40P01" | b"23505" | b"40001")
+            }
+            (Ignore::Sqlite, _) => matches!(e.kind, ErrorKind::Busy | ErrorKind::Deadlock),
+            _ => false,
+        }
+    }
+}
+
+pub(super) struct Prepared {
+    pub stmt: Stmt,
+    pub class: usize,
+    pub query: bool,
+}
+
+/// One client's side of its Lua state: what its primitives act on.
+pub struct Current {
+    conn: Cell<Option<*mut (dyn Conn + 'static)>>,
+    rec: Cell<Option<*mut Recorder>>,
+    pub(super) prepared: RefCell<Vec<Prepared>>,
+    pub draw: RefCell<Draw>,
+    pub(super) connected: Cell<bool>,
+    pub dialect: Dialect,
+    pub ignore: Ignore,
+    /// The kind of the last statement that failed, for the event's outcome.
+    pub last_error: Cell<Option<ErrorKind>>,
+    pub(super) buf: RefCell<Vec<u8>>,
+}
+
+impl Current {
+    pub fn new(draw: Draw, dialect: Dialect, ignore: Ignore) -> Current {
+        Current {
+            conn: Cell::new(None),
+            rec: Cell::new(None),
+            prepared: RefCell::new(Vec::new()),
+            draw: RefCell::new(draw),
+            connected: Cell::new(false),
+            dialect,
+            ignore,
+            last_error: Cell::new(None),
+            buf: RefCell::new(Vec::new()),
+        }
+    }
+
+    /// Runs `f` with the connection (and the recorder, in an event) lent
+    /// to the state's primitives.
+    pub fn lend<R>(
+        &self,
+        conn: &mut dyn Conn,
+        rec: Option<&mut Recorder>,
+        f: impl FnOnce() -> R,
+    ) -> R {
+        // SAFETY: only the lifetime is erased; the pointer is cleared
+        // below, before the borrow it came from ends, and used only by
+        // calls `f` makes on this thread.
+        let conn: *mut (dyn Conn + '_) = conn;
+        let conn: *mut (dyn Conn + 'static) = unsafe { std::mem::transmute(conn) };
+        self.conn.set(Some(conn));
+        self.rec.set(rec.map(|r| r as *mut Recorder));
+        let out = enter(self, f);
+        self.conn.set(None);
+        self.rec.set(None);
+        out
+    }
+
+    pub(super) fn with_conn<R>(&self, f: impl FnOnce(&mut dyn Conn) -> R) -> Result<R, String> {
+        // Ctrl-C ends a script's long command at its next statement.
+        if crate::util::INTERRUPT.load(std::sync::atomic::Ordering::Relaxed) {
+            return Err("interrupted (Ctrl-C)".into());
+        }
+        match self.conn.get() {
+            // SAFETY: set by `lend` for the call this runs in.
+            Some(c) => Ok(f(unsafe { &mut *c })),
+            None => Err(
+                "no connection here: statements run in thread_init, event, thread_done and commands"
+                    .into(),
+            ),
+        }
+    }
+
+    pub(super) fn record(&self, class: usize, t0: Instant, r: &Result<(), &DbError>) {
+        let Some(rec) = self.rec.get() else { return };
+        // SAFETY: as `with_conn`.
+        let rec = unsafe { &mut *rec };
+        match r {
+            Ok(()) => rec.statement(class, t0.elapsed()),
+            Err(e) => rec.error(class, e.kind, || e.message.clone()),
+        }
+    }
+
+    /// The error as a script sees it (sysbench's errdesc), remembered for
+    /// the event's outcome; a failed transaction the driver would end is
+    /// ended.
+    pub fn failure(&self, e: &DbError) -> Failure {
+        self.last_error.set(Some(e.kind));
+        let (errno, state) = match e.code {
+            Some(ServerCode::Mysql(c)) => (i64::from(c), String::new()),
+            Some(ServerCode::Sqlstate(s)) => (0, String::from_utf8_lossy(&s).into_owned()),
+            None => (0, String::new()),
+        };
+        let ignorable = e.kind != ErrorKind::Connection && self.ignore.ignorable(e);
+        if ignorable && self.dialect != Dialect::Mysql {
+            // As sysbench's PostgreSQL driver: the failed transaction is
+            // ended (MySQL ends a deadlocked one itself).
+            let _ = self.with_conn(|c| c.rollback());
+        }
+        Failure {
+            errno,
+            state,
+            message: e.message.clone(),
+            ignorable,
+        }
+    }
+
+    pub(super) fn failed(&self, lua: &Lua, e: &DbError) -> mlua::Result<Table> {
+        let f = self.failure(e);
+        let t = lua.create_table()?;
+        t.raw_set("sql_errno", f.errno)?;
+        t.raw_set("sql_state", f.state)?;
+        t.raw_set("sql_errmsg", f.message)?;
+        t.raw_set("ignorable", f.ignorable)?;
+        Ok(t)
+    }
+
+    /// Executes prepared statement `h` (from 1) with `params`: the rows
+    /// it returned or changed, or the server's error; `Err` when the
+    /// script misused it.
+    pub fn execute(&self, h: usize, params: &[Param]) -> Result<Result<u64, Failure>, String> {
+        let (stmt, class, query) = {
+            let p = self.prepared.borrow();
+            let Some(p) = h.checked_sub(1).and_then(|i| p.get(i)) else {
+                return Err("not a statement of this connection".into());
+            };
+            (p.stmt, p.class, p.query)
+        };
+        let t0 = Instant::now();
+        let r = self.with_conn(|conn| {
+            if query {
+                conn.query(stmt, params)
+            } else {
+                conn.exec(stmt, params)
+            }
+        })?;
+        Ok(match r {
+            Ok(n) => {
+                self.record(class, t0, &Ok(()));
+                Ok(n)
+            }
+            Err(e) => {
+                self.record(class, t0, &Err(&e));
+                Err(self.failure(&e))
+            }
+        })
+    }
+}
+
+/// A server's error as a script sees it.
+pub struct Failure {
+    pub errno: i64,
+    pub state: String,
+    pub message: String,
+    /// The driver ignores it: the event restarts.
+    pub ignorable: bool,
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn statements_are_classed_by_their_first_word() {
+        assert_eq!(class_of("  SELECT c FROM sbtest1 WHERE id=?"), 0);
+        assert_eq!(class_of("/* hint */ update sbtest1 SET k=k+1"), 2);
+        assert_eq!(class_of("INSERT INTO t VALUES (1)"), 1);
+        assert_eq!(class_of("REPLACE INTO t VALUES (1)"), 1);
+        assert_eq!(class_of("DELETE FROM t"), 3);
+        assert_eq!(class_of("BEGIN"), 4);
+        assert_eq!(class_of("START TRANSACTION"), 4);
+        assert_eq!(class_of("COMMIT"), 5);
+        assert_eq!(class_of("CREATE TABLE t (id int)"), OTHER);
+    }
+}
