@@ -205,27 +205,7 @@ impl Driver for SqliteDriver {
             });
         }
         let mut st = conn.prepare(sql)?;
-        let n = st.column_count();
-        let mut rows = st.raw_query();
-        let mut out = Vec::new();
-        while let Some(row) = rows.next()? {
-            out.push(
-                (0..n)
-                    .map(|i| {
-                        Ok(match row.get_ref(i)? {
-                            rusqlite::types::ValueRef::Null => None,
-                            rusqlite::types::ValueRef::Integer(v) => Some(v.to_string()),
-                            rusqlite::types::ValueRef::Real(v) => Some(v.to_string()),
-                            rusqlite::types::ValueRef::Text(t)
-                            | rusqlite::types::ValueRef::Blob(t) => {
-                                Some(String::from_utf8_lossy(t).into_owned())
-                            }
-                        })
-                    })
-                    .collect::<rusqlite::Result<Vec<_>>>()?,
-            );
-        }
-        Ok(out)
+        Ok(text_rows(&mut st)?)
     }
 
     fn table_options(&self) -> String {
@@ -455,24 +435,7 @@ impl Conn for SqliteConn {
     fn text_rows(&mut self, sql: &str) -> DbResult<Vec<Vec<Option<String>>>> {
         let path = &self.path;
         let mut st = self.conn.prepare(sql).map_err(|e| map_err(e, path))?;
-        let n = st.column_count();
-        let mut rows = st.raw_query();
-        let mut out = Vec::new();
-        while let Some(row) = rows.next().map_err(|e| map_err(e, path))? {
-            out.push(
-                (0..n)
-                    .map(|i| match row.get_ref(i) {
-                        Ok(rusqlite::types::ValueRef::Null) | Err(_) => None,
-                        Ok(rusqlite::types::ValueRef::Integer(v)) => Some(v.to_string()),
-                        Ok(rusqlite::types::ValueRef::Real(v)) => Some(v.to_string()),
-                        Ok(
-                            rusqlite::types::ValueRef::Text(t) | rusqlite::types::ValueRef::Blob(t),
-                        ) => Some(String::from_utf8_lossy(t).into_owned()),
-                    })
-                    .collect(),
-            );
-        }
-        Ok(out)
+        text_rows(&mut st).map_err(|e| map_err(e, path))
     }
 
     fn begin(&mut self, write: bool) -> DbResult<()> {
@@ -497,6 +460,31 @@ impl Conn for SqliteConn {
         let st = self.prepare("ROLLBACK")?;
         self.exec(st, &[]).map(drop)
     }
+}
+
+/// A statement's rows, every value as text (NULL as `None`).
+fn text_rows(st: &mut rusqlite::Statement<'_>) -> rusqlite::Result<Vec<Vec<Option<String>>>> {
+    use rusqlite::types::ValueRef;
+    let n = st.column_count();
+    let mut rows = st.raw_query();
+    let mut out = Vec::new();
+    while let Some(row) = rows.next()? {
+        out.push(
+            (0..n)
+                .map(|i| {
+                    Ok(match row.get_ref(i)? {
+                        ValueRef::Null => None,
+                        ValueRef::Integer(v) => Some(v.to_string()),
+                        ValueRef::Real(v) => Some(v.to_string()),
+                        ValueRef::Text(t) | ValueRef::Blob(t) => {
+                            Some(String::from_utf8_lossy(t).into_owned())
+                        }
+                    })
+                })
+                .collect::<rusqlite::Result<Vec<_>>>()?,
+        );
+    }
+    Ok(out)
 }
 
 /// Runs one or more statements, reading any rows they return (PRAGMAs do)

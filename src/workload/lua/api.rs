@@ -9,12 +9,9 @@ use std::time::Instant;
 
 use mlua::{Lua, MultiValue, Table, Value};
 
-use super::current::{class_of, Current, Prepared};
+use super::current::{class_of, Current, Prepared, SELECT};
+use super::rand::bound;
 use crate::db::Dialect;
-fn arg_u32(v: f64) -> u32 {
-    // sysbench's C functions take uint32_t: LuaJIT converts by truncation.
-    v as i64 as u32
-}
 
 /// Makes `__relbench`, the table of primitives `prelude.lua` wraps.
 pub fn install(lua: &Lua, cur: &Rc<Current>) -> mlua::Result<()> {
@@ -84,7 +81,7 @@ fn statements(lua: &Lua, rb: &Table, cur: &Rc<Current>) -> mlua::Result<()> {
             match r {
                 Ok(rows) => {
                     c.record(class, t0, &Ok(()));
-                    if class != 0 {
+                    if class != SELECT {
                         return Ok(MultiValue::from_vec(vec![Value::Integer(0)]));
                     }
                     let nfields = rows.first().map_or(0, Vec::len);
@@ -125,11 +122,7 @@ fn statements(lua: &Lua, rb: &Table, cur: &Rc<Current>) -> mlua::Result<()> {
             {
                 Ok(stmt) => {
                     let mut p = c.prepared.borrow_mut();
-                    p.push(Prepared {
-                        stmt,
-                        class,
-                        query: class == 0,
-                    });
+                    p.push(Prepared { stmt, class });
                     Ok((Value::Integer(p.len() as i64), Value::Nil))
                 }
                 Err(e) => Ok((Value::Nil, Value::Table(c.failed(lua, &e)?))),
@@ -186,7 +179,7 @@ fn rand(lua: &Lua, rb: &Table, cur: &Rc<Current>) -> mlua::Result<()> {
             let mut buf = c.buf.borrow_mut();
             c.draw
                 .borrow_mut()
-                .varstring(arg_u32(min), arg_u32(max), &mut buf);
+                .varstring(bound(min), bound(max), &mut buf);
             lua.create_string(&buf[..])
         })?,
     )?;

@@ -20,6 +20,9 @@ use crate::measure::Recorder;
 pub const CLASSES: [&str; 8] = [
     "select", "insert", "update", "delete", "begin", "commit", "rollback", "other",
 ];
+/// The class of a statement that returns rows (run with `Conn::query`,
+/// every other with `Conn::exec`).
+pub const SELECT: usize = 0;
 /// The class of whatever is not one of the others, and of a script's
 /// own failures.
 pub const OTHER: usize = 7;
@@ -37,7 +40,7 @@ pub fn class_of(sql: &str) -> usize {
         .collect::<String>()
         .to_ascii_lowercase();
     match word.as_str() {
-        "select" | "with" | "show" | "explain" | "values" => 0,
+        "select" | "with" | "show" | "explain" | "values" => SELECT,
         "insert" | "replace" => 1,
         "update" => 2,
         "delete" => 3,
@@ -100,7 +103,6 @@ impl Ignore {
 pub(super) struct Prepared {
     pub stmt: Stmt,
     pub class: usize,
-    pub query: bool,
 }
 
 /// One client's side of its Lua state: what its primitives act on.
@@ -216,16 +218,16 @@ impl Current {
     /// it returned or changed, or the server's error; `Err` when the
     /// script misused it.
     pub fn execute(&self, h: usize, params: &[Param]) -> Result<Result<u64, Failure>, String> {
-        let (stmt, class, query) = {
+        let (stmt, class) = {
             let p = self.prepared.borrow();
             let Some(p) = h.checked_sub(1).and_then(|i| p.get(i)) else {
                 return Err("not a statement of this connection".into());
             };
-            (p.stmt, p.class, p.query)
+            (p.stmt, p.class)
         };
         let t0 = Instant::now();
         let r = self.with_conn(|conn| {
-            if query {
+            if class == SELECT {
                 conn.query(stmt, params)
             } else {
                 conn.exec(stmt, params)
@@ -259,7 +261,7 @@ mod tests {
 
     #[test]
     fn statements_are_classed_by_their_first_word() {
-        assert_eq!(class_of("  SELECT c FROM sbtest1 WHERE id=?"), 0);
+        assert_eq!(class_of("  SELECT c FROM sbtest1 WHERE id=?"), SELECT);
         assert_eq!(class_of("/* hint */ update sbtest1 SET k=k+1"), 2);
         assert_eq!(class_of("INSERT INTO t VALUES (1)"), 1);
         assert_eq!(class_of("REPLACE INTO t VALUES (1)"), 1);

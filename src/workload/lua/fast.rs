@@ -16,7 +16,7 @@ use std::panic::AssertUnwindSafe;
 use mlua::ffi;
 
 use super::current::{current, Failure};
-use super::rand::Draw;
+use super::rand::{bound, Draw};
 use crate::db::Param;
 
 /// The most parameters a statement executes with.
@@ -108,8 +108,8 @@ pub unsafe extern "C-unwind" fn draw<const K: usize>(l: *mut ffi::lua_State) -> 
         let Some(cur) = current() else {
             return push_message(l, "no script runs on this thread");
         };
-        let a = ffi::lua_tonumber(l, 1) as i64 as u32;
-        let b = ffi::lua_tonumber(l, 2) as i64 as u32;
+        let a = bound(ffi::lua_tonumber(l, 1));
+        let b = bound(ffi::lua_tonumber(l, 2));
         let v = DRAWS[K].1(&mut cur.draw.borrow_mut(), a, b);
         ffi::lua_pushnumber(l, f64::from(v));
         1

@@ -95,7 +95,8 @@ pub struct LuaWorkload {
     unique: Arc<rand::Unique>,
     /// `--db-ps-mode=disable`.
     plain: bool,
-    ignore: (Vec<u16>, bool),
+    /// `--mysql-ignore-errors`, for a MySQL or MariaDB target.
+    mysql_ignore: current::Ignore,
 }
 
 impl LuaWorkload {
@@ -114,13 +115,13 @@ impl LuaWorkload {
             zipfian_exp: num("rand_zipfian_exp", d.zipfian_exp),
         };
         let ignores = opt("mysql_ignore_errors").unwrap_or("1213,1020,1205");
-        let ignore = (
-            ignores
+        let mysql_ignore = current::Ignore::Mysql {
+            codes: ignores
                 .split(',')
                 .filter_map(|c| c.trim().parse().ok())
                 .collect(),
-            ignores.split(',').any(|c| c.trim() == "all"),
-        );
+            all: ignores.split(',').any(|c| c.trim() == "all"),
+        };
         let seed = opt("rand_seed")
             .and_then(|s| s.parse::<u64>().ok())
             .filter(|&s| s != 0);
@@ -131,7 +132,7 @@ impl LuaWorkload {
             seed,
             unique: Arc::new(rand::Unique::new(seed.unwrap_or(0x5eed))),
             plain: opt("db_ps_mode") == Some("disable"),
-            ignore,
+            mysql_ignore,
             spec,
             command,
         }
@@ -244,10 +245,7 @@ impl Workload for LuaWorkload {
             None => rng,
         };
         let ignore = match dialect {
-            Dialect::Mysql => current::Ignore::Mysql {
-                codes: self.ignore.0.clone(),
-                all: self.ignore.1,
-            },
+            Dialect::Mysql => self.mysql_ignore.clone(),
             Dialect::Postgres => current::Ignore::Postgres,
             Dialect::Sqlite => current::Ignore::Sqlite,
         };

@@ -126,9 +126,9 @@ end
 local rb_execute = rb.execute
 function stmt_mt.execute(self)
    -- The values go as arguments: no table crosses into relbench.
-   local p, v, n = self.params, self.vals, self.n
-   for i = 1, n do v[i] = p[i].v end
-   local n, e = rb_execute(self.h, unpack(v, 1, n))
+   local p, v, count = self.params, self.vals, self.n
+   for i = 1, count do v[i] = p[i].v end
+   local n, e = rb_execute(self.h, unpack(v, 1, count))
    if n == nil then
       if type(e) == "string" then error(e, 2) end
       sql_failed(e, '<prepared statement>', 2)
@@ -156,7 +156,7 @@ function con_mt.prepare(self, query)
    if h == nil then sql_failed(e, query, 2) end
    return setmetatable({ h = h, params = {}, vals = {}, n = 0 }, stmt_mt)
 end
-function con_mt.disconnect(self) return true end
+function con_mt.disconnect(self) return rb.disconnect() end
 function con_mt.reconnect(self) return rb.reconnect() end
 
 -- Multi-row INSERTs as sysbench builds them: rows joined by commas after

@@ -13,6 +13,12 @@ use rand::Rng as _;
 
 use crate::workload::dist::Rng;
 
+/// A Lua number as one of sysbench's `uint32_t` bounds: LuaJIT converts
+/// by truncation (a negative wraps, as in C).
+pub fn bound(v: f64) -> u32 {
+    v as i64 as u32
+}
+
 /// The distribution `sysbench.rand.default` draws from (`--rand-type`).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Default {

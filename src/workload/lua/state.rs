@@ -5,10 +5,11 @@
 //! relbench does not offer); [`open`] makes a client's state from what
 //! `inspect` recorded, never from the disk again.
 
+use std::cell::RefCell;
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 use std::rc::Rc;
-use std::sync::{Arc, Mutex};
+use std::sync::Arc;
 
 use mlua::{Function, Lua, Table, Value};
 
@@ -83,7 +84,7 @@ pub fn builtin_option(name: &str) -> bool {
 enum Modules<'a> {
     Disk {
         dirs: Vec<PathBuf>,
-        found: Arc<Mutex<Vec<Module>>>,
+        found: Rc<RefCell<Vec<Module>>>,
     },
     Recorded(&'a [Module]),
 }
@@ -118,7 +119,7 @@ fn install_require(lua: &Lua, modules: Modules<'_>) -> mlua::Result<()> {
                     .load(&source)
                     .set_name(format!("@{path}"))
                     .into_function()?;
-                let mut found = found.lock().unwrap_or_else(|e| e.into_inner());
+                let mut found = found.borrow_mut();
                 if !found.iter().any(|m| m.name == name) {
                     found.push(Module { name, path, source });
                 }
@@ -201,6 +202,18 @@ fn typed(lua: &Lua, name: &str, def: &Table, given: &str) -> Result<Value, Strin
     }
 }
 
+/// An option without a declared type: a number when it reads as one,
+/// else text.
+fn loose(lua: &Lua, v: &str) -> Result<Value, String> {
+    match v.parse::<f64>() {
+        Ok(n) => Ok(Value::Number(n)),
+        Err(_) => lua
+            .create_string(v)
+            .map(Value::String)
+            .map_err(|e| e.to_string()),
+    }
+}
+
 /// Fills `sysbench.opt`: sysbench's own options, then the script's, each
 /// its given value or its default. Unknown given options are an error.
 fn options(
@@ -212,12 +225,10 @@ fn options(
     let opt: Table = sb.raw_get("opt").map_err(|e| e.to_string())?;
     let set = |k: &str, v: Value| opt.raw_set(k, v).map_err(|e| e.to_string());
     for (name, default) in BUILTIN {
-        let v = given.get(name).map_or(default, String::as_str);
-        let value = match v.parse::<f64>() {
-            Ok(n) => Value::Number(n),
-            Err(_) => Value::String(lua.create_string(v).map_err(|e| e.to_string())?),
-        };
-        set(name, value)?;
+        set(
+            name,
+            loose(lua, given.get(name).map_or(default, String::as_str))?,
+        )?;
     }
     set("threads", Value::Number(f64::from(threads)))?;
     let cmdline: Table = sb.raw_get("cmdline").map_err(|e| e.to_string())?;
@@ -243,10 +254,7 @@ fn options(
             if builtin_option(k) {
                 continue;
             }
-            let value = match v.parse::<f64>() {
-                Ok(n) => Value::Number(n),
-                Err(_) => Value::String(lua.create_string(v).map_err(|e| e.to_string())?),
-            };
+            let value = loose(lua, v)?;
             set(k, value.clone())?;
             lua.globals()
                 .raw_set(k.as_str(), value)
@@ -331,7 +339,7 @@ pub fn inspect(
         .set_name("=relbench's sysbench API")
         .exec()
         .map_err(e)?;
-    let found = Arc::new(Mutex::new(Vec::new()));
+    let found = Rc::new(RefCell::new(Vec::new()));
     let dirs = vec![
         path.parent().unwrap_or(Path::new(".")).to_path_buf(),
         PathBuf::from(SYSBENCH_DIR),
@@ -348,7 +356,7 @@ pub fn inspect(
         lua.load(&source).set_name(format!("@{shown}")).exec()
     })
     .map_err(e)?;
-    let modules = std::mem::take(&mut *found.lock().unwrap_or_else(|p| p.into_inner()));
+    let modules = found.take();
     for m in &modules {
         super::scan::unsupported(&m.source, &m.path).map_err(ScriptError)?;
     }
