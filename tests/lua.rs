@@ -320,6 +320,33 @@ fn a_broken_script_is_refused_at_load_or_fails_its_step_with_its_file_and_line()
     );
 }
 
+/// Regression (found in review): a DOUBLE parameter went into relbench
+/// as a Lua number and was bound as an integer, 1.25 stored as 1.
+#[test]
+fn a_double_parameter_keeps_its_fraction() {
+    let dir = tempfile::tempdir().unwrap();
+    let db = dir.path().join("real.db");
+    for (command, out) in [("prepare", "p"), ("run", "r")] {
+        relbench()
+            .args(["run", "-q", "--sqlite"])
+            .arg(&db)
+            .arg("--out")
+            .arg(dir.path().join(out))
+            .args(["--script", &fixture("real.lua"), "--events=5", command])
+            .assert()
+            .success();
+    }
+    let conn = rusqlite::Connection::open(&db).unwrap();
+    let xs: Vec<f64> = conn
+        .prepare("SELECT x FROM reals")
+        .unwrap()
+        .query_map([], |r| r.get(0))
+        .unwrap()
+        .map(Result::unwrap)
+        .collect();
+    assert_eq!(xs, vec![1.25; 5]);
+}
+
 /// Regression (found by reading): a script's command is one event, so
 /// Ctrl-C waited for a whole table's prepare; the command now stops
 /// within a few thousand instructions.

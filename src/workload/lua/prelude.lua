@@ -90,6 +90,10 @@ function param_mt.set(self, value)
    if self.max_len ~= nil then
       value = tostring(value)
       if #value > self.max_len then value = value:sub(1, self.max_len) end
+   elseif self.real then
+      -- A number crosses into relbench as an integer (sysbench's INT
+      -- buffers truncate too); a FLOAT or DOUBLE goes as its digits.
+      value = string.format("%.17g", value)
    end
    self.v = value
 end
@@ -108,8 +112,10 @@ stmt_mt.__tostring = function() return '<sql_statement>' end
 function stmt_mt.bind_create(self, btype, max_len)
    local p = setmetatable({ type = btype, v = 0 }, param_mt)
    if btype == T.TINYINT or btype == T.SMALLINT or btype == T.INT or
-      btype == T.BIGINT or btype == T.FLOAT or btype == T.DOUBLE then
+      btype == T.BIGINT then
       p.max_len = nil
+   elseif btype == T.FLOAT or btype == T.DOUBLE then
+      p.real = true
    elseif btype == T.CHAR or btype == T.VARCHAR then
       p.max_len = max_len
       p.v = ""
