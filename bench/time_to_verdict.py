@@ -24,6 +24,9 @@ Usage: python3 bench/time_to_verdict.py [--engines sqlite,mariadb]
        [--reuse-fixed DIR --fixed-secs S]   (an earlier fixed run of the
        same study, re-reported with this script's comparisons, and the
        time it took: only the adaptive run is run)
+       [--against DIR]   (another fixed run of the same study: how often
+       two fixed runs agree, the stability the adaptive run's agreement
+       is to be read against)
 """
 
 import argparse
@@ -145,6 +148,24 @@ def verdicts(out):
     return found
 
 
+def rereport(run_dir, engines, tmp, name):
+    """The verdicts of an existing run, reported with this study's
+    comparisons."""
+    config = tmp / "comparisons.toml"
+    config.write_text(comparisons(engines))
+    args_ = ["--config", str(config)] if comparisons(engines) else []
+    subprocess.run([str(RELBENCH_USED), "report", str(run_dir), *args_,
+                    "--format", "json", "--out", str(tmp / name)],
+                   check=True, capture_output=True)
+    return verdicts(tmp / name)
+
+
+def agreement(reference, other):
+    """(cells `reference` judged, how many of them `other` judged alike)."""
+    judged = [k for k, v in reference.items() if v is not None]
+    return len(judged), sum(other.get(k) == reference[k] for k in judged)
+
+
 def run(plan_text, out, tmp):
     p = tmp / f"{out.name}.toml"
     p.write_text(plan_text)
@@ -167,6 +188,7 @@ def main():
     ap.add_argument("--relbench", default=str(RELBENCH))
     ap.add_argument("--reuse-fixed")
     ap.add_argument("--fixed-secs", type=float)
+    ap.add_argument("--against")
     args = ap.parse_args()
     FIXED = args.fixed
     RELBENCH_USED = Path(args.relbench)
@@ -185,27 +207,33 @@ def main():
             repeats = args.fixed if kind == "fixed" else "auto"
             out = tmp / f"{kind}-{pair}"
             if kind == "fixed" and args.reuse_fixed:
-                out = Path(args.reuse_fixed)
-                config = tmp / "comparisons.toml"
-                config.write_text(comparisons(engines))
-                args_ = ["--config", str(config)] if comparisons(engines) else []
-                subprocess.run([str(RELBENCH_USED), "report", str(out), *args_,
-                                "--format", "json", "--out", str(tmp / "fixed-report")],
-                               check=True, capture_output=True)
-                got[kind] = (args.fixed_secs, verdicts(tmp / "fixed-report"), "")
+                got[kind] = (args.fixed_secs,
+                             rereport(Path(args.reuse_fixed), engines, tmp, "fixed-report"), "")
                 continue
             secs, said = run(plan(engines, repeats, args.secs, 500 + pair), out, tmp)
             got[kind] = (secs, verdicts(out), said)
             print(f"pair {pair + 1}: {kind} took {secs:.0f} s", file=sys.stderr)
         (fs, fv, _), (as_, av, asaid) = got["fixed"], got["adaptive"]
-        judged = [k for k, v in fv.items() if v is not None]
-        same = [k for k in judged if av.get(k) == fv[k]]
-        rows.append((pair, fs, as_, len(judged), len(same), fv, av))
-        print(f"\npair {pair + 1}: verdicts (fixed {args.fixed} repeats vs adaptive 2..{args.fixed})")
-        print(f"  {'comparison':10} {'target':11} {'step':18} {'fixed':>8} {'adaptive':>9}")
+        n, same = agreement(fv, av)
+        rows.append((pair, fs, as_, n, same, fv, av))
+        ev = rereport(Path(args.against), engines, tmp, f"against-{pair}") if args.against else {}
+        print(f"\npair {pair + 1}: verdicts (fixed {args.fixed} repeats vs adaptive 2..{args.fixed}"
+              + (", and the other fixed run" if args.against else "") + ")")
+        print(f"  {'comparison':10} {'target':11} {'step':18} {'fixed':>8} {'adaptive':>9}"
+              + (f" {'fixed #2':>9}" if args.against else ""))
         for k in sorted(fv):
             mark = "" if fv[k] is None or av.get(k) == fv[k] else "  <- differs"
-            print(f"  {k[0]:10} {k[1]:11} {k[2]:18} {fv[k] or '—':>8} {av.get(k) or '—':>9}{mark}")
+            other = f" {ev.get(k) or '—':>9}" if args.against else ""
+            print(f"  {k[0]:10} {k[1]:11} {k[2]:18} {fv[k] or '—':>8} {av.get(k) or '—':>9}{other}{mark}")
+        if args.against:
+            # Both ways: each fixed run's judged cells, and how many of
+            # them the other fixed run, and the adaptive one, judged alike.
+            for name, ref in (("fixed", fv), ("fixed #2", ev)):
+                n_ref, other = agreement(ref, ev if ref is fv else fv)
+                _, adaptive = agreement(ref, av)
+                print(f"  of the {n_ref} cells {name} judged: the other fixed run agrees on {other} "
+                      f"({100 * other / max(n_ref, 1):.1f}%), the adaptive run on {adaptive} "
+                      f"({100 * adaptive / max(n_ref, 1):.1f}%)")
         for line in asaid.splitlines():
             if "adaptive" in line:
                 print("  " + line.strip()[:200])

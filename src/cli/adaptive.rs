@@ -104,7 +104,8 @@ struct Cells {
     open: Vec<OpenCell>,
     /// Open, and already at the maximum.
     at_max: Vec<OpenCell>,
-    /// Open, and nearer the band's edge than the maximum could resolve.
+    /// Open, and nearer the band's edge (and, past it, nearer 1) than the
+    /// maximum could resolve.
     undecidable: Vec<OpenCell>,
 }
 
@@ -165,9 +166,18 @@ fn next_round(
     let steps: Vec<&StepResult> = runs.iter().flat_map(|r| &r.steps).collect();
     let Cells {
         mut open,
-        at_max,
+        mut at_max,
         undecidable,
     } = cells(&comparisons, &steps, a.max);
+    // A round's repeat is the next after any measured, so a base shared by
+    // several open cells gains one each round while a target gains one
+    // only when its cell is open. Past repeat `max` a round would be a look
+    // the test's levels do not provide for (`measure::sequential::level`
+    // spends α over `max − min + 1` looks): the rounds stop there.
+    let repeat = steps.iter().map(|s| s.id.repeat).max().unwrap_or(0) + 1;
+    if repeat > a.max {
+        at_max.append(&mut open);
+    }
     open.sort_by(|x, y| x.openness.total_cmp(&y.openness));
     let look = rec.rounds.len() as u32 + 1;
     if open.is_empty() {
@@ -177,7 +187,8 @@ fn next_round(
             } else {
                 format!(
                     "no cell left that repeats can decide after {} round(s); {} cell(s) lie nearer \
-                     the band's edge than {} repeats' interval would reach, and stay as judged: {}",
+                     the band's edge (and, past it, nearer 1) than {} repeats' interval would reach, \
+                     and stay as judged: {}",
                     rec.rounds.len(),
                     undecidable.len(),
                     a.max,
@@ -193,7 +204,7 @@ fn next_round(
             Ending {
                 why: EndWhy::MaxRepeats,
                 words: format!(
-                    "{} cell(s) still open at the maximum of {} repeats: {}",
+                    "{} cell(s) still open when the rounds reached the maximum of {} repeats: {}",
                     at_max.len(),
                     a.max,
                     whys(&at_max)
@@ -220,7 +231,6 @@ fn next_round(
             }));
         }
     }
-    let repeat = steps.iter().map(|s| s.id.repeat).max().unwrap_or(0) + 1;
     Ok(Ok(Round {
         repeat,
         look,

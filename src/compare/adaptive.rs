@@ -16,15 +16,29 @@
 //! missed SLA or rate is decided as not judgeable: repeats would not
 //! change that.
 
-use super::cell::{Method, Significance};
+use super::cell::{Cell, Method, Significance};
 use super::{Report, Row, TargetMeta, Verdict, FASTER, SLOWER};
 use crate::measure::sequential::{self, WindowNoise};
-use crate::plan::StepId;
+use crate::plan::{Adaptive, StepId};
 
-/// Tests every compared cell by the sequential rule at `looks` looks.
-/// The A/A windows of a cell's own copy group and its base's give the
-/// variance beside the cell's own repeats.
-pub(super) fn test_cells(rows: &mut [Row], targets: &[TargetMeta], base_of: &[usize], looks: u32) {
+/// The look a cell's data reached: the round its latest window came from
+/// (the minimum's repeats are the first look), within `1..=looks`.
+fn look_of(cell: &Cell, base: &Cell, bounds: Adaptive) -> u32 {
+    let last = cell.last_repeat.max(base.last_repeat);
+    (last + 1)
+        .saturating_sub(bounds.min)
+        .clamp(1, bounds.looks())
+}
+
+/// Tests every compared cell by the sequential rule, each at the level of
+/// the look its data reached. The A/A windows of a cell's own copy group
+/// and its base's give the variance beside the cell's own repeats.
+pub(super) fn test_cells(
+    rows: &mut [Row],
+    targets: &[TargetMeta],
+    base_of: &[usize],
+    bounds: Adaptive,
+) {
     let group_of = |t: usize| targets[t].copy_of.unwrap_or(t);
     // The copies' windows of the row are windows of identical work: the
     // step's own noise (pooled over rows, a write step's spread would
@@ -56,7 +70,8 @@ pub(super) fn test_cells(rows: &mut [Row], targets: &[TargetMeta], base_of: &[us
             }
             let aa = noise_of(row, ti, b);
             let base = &row.cells[b];
-            if let Some(s) = sequential::test(&c.throughputs, &base.throughputs, aa, looks) {
+            let alpha = sequential::level(look_of(c, base, bounds), bounds.looks());
+            if let Some(s) = sequential::test(&c.throughputs, &base.throughputs, aa, alpha) {
                 found.push((ri, ti, s));
             }
         }
@@ -87,13 +102,34 @@ pub struct Open {
     pub openness: f64,
     /// Why, in words: `b (update-index c1): 0.96 (0.93–0.99) straddles 0.95`.
     pub why: String,
-    /// Whether repeats up to the adaptive run's maximum can decide it:
-    /// not when the ratio lies nearer the edge than the interval the
-    /// maximum would leave (`measure::sequential::half_width_at`: the
-    /// variance as now, more repeats and degrees of freedom). Such a cell
+    /// Whether repeats up to the adaptive run's maximum can change what
+    /// the report says of it: not when the ratio lies nearer the edge than
+    /// the interval the maximum would leave
+    /// (`measure::sequential::half_width_at`: the variance as now, more
+    /// repeats and degrees of freedom, the last look's level) and, if it
+    /// lies past the edge without significance, nearer 1 too. Such a cell
     /// stays as the report judges it now; repeats there would be spent
     /// without an answer.
     pub decidable: bool,
+}
+
+/// How far, in ln(ratio), a ratio lies from the nearer edge of its band.
+fn nearest_edge(rel: f64, edges: [f64; 2]) -> f64 {
+    edges
+        .iter()
+        .map(|e| (rel / e).ln().abs())
+        .fold(f64::INFINITY, f64::min)
+}
+
+/// Whether repeats that leave an interval of half-width `at_max` (in
+/// ln(ratio)) could change what the report says of a cell at `rel`: its
+/// interval could clear the band's edge, or — when the ratio lies past
+/// the edge but is not significant (`unsure`) — clear 1, which turns
+/// "not significant" into the change a fixed run with those repeats
+/// would call.
+fn decidable(rel: f64, edges: [f64; 2], at_max: f64, unsure: bool) -> bool {
+    let to_one = if unsure { rel.ln().abs() } else { 0.0 };
+    nearest_edge(rel, edges) >= at_max || to_one >= at_max
 }
 
 /// How a step's A/A windows spread: the variance of ln(throughput)
@@ -162,7 +198,8 @@ impl Report {
                     row.title(),
                     row.id.clients
                 );
-                let (openness, why, decidable) = match c.verdict() {
+                let verdict = c.verdict();
+                let (openness, why, decidable) = match verdict {
                     Some(Verdict::Disturbed) => (0.0, format!("{name}: disturbed"), true),
                     Some(Verdict::Untested) => (0.0, format!("{name}: {rel:.2} not tested"), true),
                     Some(Verdict::TooShort | Verdict::Unsteady | Verdict::Noise) | None => continue,
@@ -184,24 +221,25 @@ impl Report {
                             continue;
                         };
                         let half = ((i.hi / i.lo).ln() / 2.0).max(1e-12);
-                        let near = edges
-                            .iter()
-                            .map(|e| (rel / e).ln().abs())
-                            .fold(f64::INFINITY, f64::min);
                         let n = (c.repeats as f64, row.cells[b].repeats as f64);
                         let at_max = match (bounds, sig.df) {
-                            (Some(a), Some(df)) => {
-                                sequential::half_width_at(half, df, n, f64::from(a.max), a.looks())
-                            }
+                            (Some(a), Some(df)) => sequential::half_width_at(
+                                half,
+                                df,
+                                n,
+                                f64::from(a.max),
+                                1.0 - i.level,
+                                sequential::level(a.looks(), a.looks()),
+                            ),
                             _ => 0.0,
                         };
                         (
-                            near / half,
+                            nearest_edge(rel, edges) / half,
                             format!(
                                 "{name}: {rel:.2} ({:.2}–{:.2}) straddles {edge:.2}",
                                 i.lo, i.hi
                             ),
-                            near >= at_max,
+                            decidable(rel, edges, at_max, verdict == Some(Verdict::Unsure)),
                         )
                     }
                 };
@@ -218,5 +256,47 @@ impl Report {
         // Stable: equal openness keeps row and target order.
         out.sort_by(|a, b| a.openness.total_cmp(&b.openness));
         out
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    const BAND: [f64; 2] = [SLOWER, FASTER];
+
+    #[test]
+    fn a_ratio_past_the_edge_not_yet_significant_is_not_given_up() {
+        // 0.93 lies 0.021 from 0.95: six repeats' ±0.04 cannot clear the
+        // edge, but can clear 1 (0.073 away), which is what a fixed run of
+        // six repeats would call "slower" (the cells the equal split left
+        // "not significant" in bench/time_to_verdict.py).
+        assert!(decidable(0.93, BAND, 0.04, true));
+        // Once significant, only the edge is left to clear.
+        assert!(!decidable(0.93, BAND, 0.04, false));
+        // A ratio further from 1 than the maximum's interval could ever
+        // tell apart stays as judged.
+        assert!(!decidable(0.94, BAND, 0.07, true));
+        // Inside the band, clearing the edge is the only question.
+        assert!(decidable(0.99, BAND, 0.03, false));
+        assert!(!decidable(0.97, BAND, 0.03, false));
+    }
+
+    #[test]
+    fn a_cells_look_is_the_round_its_latest_window_came_from() {
+        let bounds = Adaptive {
+            min: 2,
+            max: 6,
+            budget_secs: None,
+        };
+        let at = |last_repeat| Cell {
+            last_repeat,
+            ..Cell::default()
+        };
+        assert_eq!(look_of(&at(2), &at(2), bounds), 1);
+        assert_eq!(look_of(&at(2), &at(4), bounds), 3);
+        assert_eq!(look_of(&at(5), &at(3), bounds), 4);
+        assert_eq!(look_of(&at(9), &at(2), bounds), 5);
+        assert_eq!(look_of(&at(0), &at(1), bounds), 1);
     }
 }

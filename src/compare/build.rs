@@ -133,13 +133,13 @@ pub fn build_subset(
     // apart, which takes every row.
     super::aa::test_single_windows(&mut rows, &targets, &base_of);
     // An adaptive run's cells are judged by the rule it added repeats by
-    // (at the most looks any of the runs could take).
-    if let Some(looks) = runs
+    // (with the bounds of the run that could take the most looks).
+    if let Some(bounds) = runs
         .iter()
-        .filter_map(|r| r.info.plan.adaptive.map(|a| a.looks()))
-        .max()
+        .filter_map(|r| r.info.plan.adaptive)
+        .max_by_key(|a| a.looks())
     {
-        super::adaptive::test_cells(&mut rows, &targets, &base_of, looks);
+        super::adaptive::test_cells(&mut rows, &targets, &base_of, bounds);
     }
     let cols = column_order(&targets, &hosts);
     let (host_offsets, host_notes) =

@@ -42,8 +42,9 @@ impl Method {
             }
             Method::Sequential => {
                 "a t-test on the means of ln(throughput) over the repeats, its variance pooled from the \
-                 cell's repeats and the windows of that step's A/A copies, at 5% divided by the looks \
-                 an adaptive run may take at a cell (its p-value is the adjusted one)"
+                 cell's repeats and the windows of that step's A/A copies, at the level an adaptive run \
+                 spends at the cell's look: 2.5% at the first, the other 2.5% shared by the looks \
+                 repeats add (its p-value is the adjusted one, p × 5% ÷ level)"
             }
         }
     }
@@ -88,6 +89,11 @@ pub struct Cell {
     pub judged: Option<Verdict>,
     /// How many repeats were measured.
     pub repeats: usize,
+    /// The latest repeat among its windows (failed and disturbed ones
+    /// too): an adaptive run's cell is judged at the level of the look
+    /// that repeat's round led to (`measure::sequential::level`).
+    #[serde(skip)]
+    pub last_repeat: u32,
     /// Why the step has no figure, when it failed in every repeat.
     pub failed: Option<String>,
     /// Cost per operation by [`Cost::key`], median over repeats; a cost
@@ -126,12 +132,18 @@ pub struct Cell {
     pub short_window: bool,
     /// Why a window of this cell never became steady (MSER-5 found no
     /// steady part and its throughput moved one way across it): the
-    /// cell is not judged, and more repeats would not settle it.
+    /// cell is not judged unless its change is larger than the drift
+    /// ([`Cell::drift`]), and more repeats would not settle it.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub unsteady: Option<String>,
     /// The base's window never became steady.
     #[serde(skip_serializing_if = "std::ops::Not::not")]
     pub base_unsteady: bool,
+    /// How far the unsteady windows of this cell and, once compared, its
+    /// base's moved across a window (the largest |last third ÷ first
+    /// third − 1|); 0 when every window settled.
+    #[serde(skip)]
+    pub drift: f64,
     /// Seconds at the start of the measured window that were still
     /// warming up (MSER-5's cut, where it is larger than the seconds'
     /// noise), median over the repeats that had one.
@@ -226,10 +238,19 @@ impl Cell {
         if self.disturbed.is_some() || self.base_disturbed {
             return Some(Verdict::Disturbed);
         }
-        if self.unsteady.is_some() || self.base_unsteady {
+        let v = verdict(rel);
+        // A window that drifts by d puts the ratio anywhere within a
+        // factor 1 + d of its figure: a change that stays past the same
+        // edge across that range is a change whatever part of the window
+        // is read (an insert step 10× faster whose throughput fell 20% as
+        // its table grew); anything nearer the band is not judged.
+        let f = 1.0 + self.drift;
+        let outlasts_drift = matches!(v, Verdict::Worse | Verdict::Better)
+            && verdict(rel * f) == v
+            && verdict(rel / f) == v;
+        if (self.unsteady.is_some() || self.base_unsteady) && !outlasts_drift {
             return Some(Verdict::Unsteady);
         }
-        let v = verdict(rel);
         if let Some(floor) = self.noise_floor {
             // Symmetric: 0.97 is as far from 1 as 1/0.97.
             // (With a tolerance: the copy's own ratio is the floor.)
@@ -297,7 +318,7 @@ pub(super) fn cell<'a>(results: impl Iterator<Item = &'a StepResult>) -> Cell {
         .iter()
         .filter_map(|s| s.latency.get("event").map(|l| l.p99_us))
         .collect();
-    let (unsteady, warming_secs) = steadiness(&ok);
+    let (unsteady, drift, warming_secs) = steadiness(&ok);
     Cell {
         throughput: median(&mut throughputs.clone()),
         throughput_interval: stats::median_interval(&throughputs),
@@ -306,6 +327,7 @@ pub(super) fn cell<'a>(results: impl Iterator<Item = &'a StepResult>) -> Cell {
         significance: None,
         judged: None,
         repeats: ok.len(),
+        last_repeat: results.iter().map(|s| s.id.repeat).max().unwrap_or(0),
         failed: if ok.is_empty() {
             results.iter().find_map(|s| s.failed.clone())
         } else {
@@ -340,6 +362,7 @@ pub(super) fn cell<'a>(results: impl Iterator<Item = &'a StepResult>) -> Cell {
         short_window: false,
         unsteady,
         base_unsteady: false,
+        drift,
         warming_secs,
         others_share_pct: median(
             &mut ok
@@ -523,9 +546,9 @@ fn usable_cores(ok: &[&&StepResult]) -> Option<f64> {
 
 /// Why a cell's windows are not steady (any of them never became
 /// steady: one such window makes the median a mix of a level and a
-/// ramp), and the warm-up MSER-5 cut from them (median of the windows
-/// that had one).
-fn steadiness(ok: &[&&StepResult]) -> (Option<String>, Option<f64>) {
+/// ramp), how far the worst of them drifted, and the warm-up MSER-5 cut
+/// from them (median of the windows that had one).
+fn steadiness(ok: &[&&StepResult]) -> (Option<String>, f64, Option<f64>) {
     let found: Vec<steady::Steady> = ok
         .iter()
         .filter_map(|s| steady::mser(&s.second_rates()))
@@ -543,7 +566,8 @@ fn steadiness(ok: &[&&StepResult]) -> (Option<String>, Option<f64>) {
         .map(|st| st.warming_secs() as f64)
         .filter(|&w| w > 0.0)
         .collect();
-    (unsteady, median(&mut warming))
+    let drift = bad.iter().map(|st| st.trend.abs()).fold(0.0, f64::max);
+    (unsteady, drift, median(&mut warming))
 }
 
 /// Fills a cell's ratios against its base and, when both have repeats,
@@ -553,6 +577,9 @@ pub(super) fn compare(c: &mut Cell, base: &Cell, is_base: bool) {
     c.base_sla_missed = !is_base && base.sla_missed.is_some();
     c.base_disturbed = !is_base && base.disturbed.is_some();
     c.base_unsteady = !is_base && base.unsteady.is_some();
+    if !is_base {
+        c.drift = c.drift.max(base.drift);
+    }
     let short = |x: &Cell| x.window_secs.is_some_and(|w| w < SHORT_WINDOW_SECS);
     c.short_window = !is_base && (short(c) || short(base));
     c.rates_relative = Rate::ALL
@@ -660,5 +687,43 @@ impl Cell {
             .filter(|(k, _)| !super::explain::superseded(**k, self))
             .map(|(k, r)| (*k, *r))
             .max_by(|a, b| a.1.ln().abs().total_cmp(&b.1.ln().abs()))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn unsteady(rel: f64, drift: f64) -> Option<Verdict> {
+        Cell {
+            relative: Some(rel),
+            unsteady: Some("1 of 2 repeats; still warming up: throughput fell 17%".into()),
+            drift,
+            ..Cell::default()
+        }
+        .verdict()
+    }
+
+    #[test]
+    fn an_insert_ten_times_faster_whose_window_drifted_is_still_judged() {
+        // bench/time_to_verdict.py: SQLite's insert with synchronous=off
+        // at 10.6× the default, one of its 30 s windows falling 22% as
+        // the table grew, was "not steady" and lost its verdict.
+        assert_eq!(unsteady(10.6, 0.22), Some(Verdict::Untested));
+        assert_eq!(unsteady(0.5, 0.22), Some(Verdict::Untested));
+    }
+
+    #[test]
+    fn a_change_the_drift_could_make_is_not_judged() {
+        assert_eq!(unsteady(1.0, 0.12), Some(Verdict::Unsteady));
+        assert_eq!(unsteady(1.12, 0.12), Some(Verdict::Unsteady));
+        assert_eq!(unsteady(0.9, 0.12), Some(Verdict::Unsteady));
+        let base_only = Cell {
+            relative: Some(1.12),
+            base_unsteady: true,
+            drift: 0.12,
+            ..Cell::default()
+        };
+        assert_eq!(base_only.verdict(), Some(Verdict::Unsteady));
     }
 }

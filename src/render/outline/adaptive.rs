@@ -4,6 +4,7 @@
 
 use super::{Block, Table, Text};
 use crate::compare::Report;
+use crate::measure::sequential;
 use crate::measure::units::human_secs;
 use crate::results::adaptive::{AdaptiveRecord, OpenCell};
 
@@ -25,6 +26,21 @@ pub(super) fn adaptive(r: &Report) -> Vec<Block> {
         )));
         return doc;
     };
+    let pct = |look| {
+        let p = format!("{:.3}", 100.0 * sequential::level(look, b.looks()));
+        format!("{}%", p.trim_end_matches('0').trim_end_matches('.'))
+    };
+    let levels = if b.looks() > 1 {
+        format!(
+            " A cell is judged at the level of the look its data reached: {} at the first, {} at \
+             each of the {} looks repeats may add",
+            pct(1),
+            pct(b.looks()),
+            b.looks() - 1
+        )
+    } else {
+        format!(" A cell is judged at {}", pct(1))
+    };
     let ended = rec.ended.as_ref().map_or_else(
         || "The run has not finished its rounds.".to_string(),
         |e| format!("Stopped: {}.", e.words),
@@ -32,13 +48,11 @@ pub(super) fn adaptive(r: &Report) -> Vec<Block> {
     doc.push(Block::Paragraph(format!(
         "repeats = \"auto\": {} to {} repeats, {budget}. After the minimum ({} of measuring), a round \
          added one repeat to the target and base of each cell whose interval still straddled an edge of \
-         the band it is judged by (±5%, or the A/A floor where wider), most open first, each judged at \
-         5% ÷ {} looks; every cell not listed below was decided at the minimum. {} round(s), \
-         {} in all. {ended}",
+         the band it is judged by (±5%, or the A/A floor where wider), most open first.{levels}; \
+         every cell not listed below was decided at the minimum. {} round(s), {} in all. {ended}",
         b.min,
         b.max,
         human_secs(rec.first_secs),
-        b.looks(),
         rec.rounds.len(),
         human_secs(rec.spent_secs()),
     )));
