@@ -228,8 +228,8 @@ def main():
         if args.against:
             # Both ways: each fixed run's judged cells, and how many of
             # them the other fixed run, and the adaptive one, judged alike.
-            for name, ref in (("fixed", fv), ("fixed #2", ev)):
-                n_ref, other = agreement(ref, ev if ref is fv else fv)
+            for name, ref, second in (("fixed", fv, ev), ("fixed #2", ev, fv)):
+                n_ref, other = agreement(ref, second)
                 _, adaptive = agreement(ref, av)
                 print(f"  of the {n_ref} cells {name} judged: the other fixed run agrees on {other} "
                       f"({100 * other / max(n_ref, 1):.1f}%), the adaptive run on {adaptive} "

@@ -7,7 +7,6 @@
 //! change the data replayed), so `--resume` finishes the recorded round
 //! and the same step files always give the same decisions.
 
-use std::collections::HashMap;
 use std::path::Path;
 
 use super::args::plan_comparisons;
@@ -97,38 +96,25 @@ fn announce(round: &Round, a: Adaptive, rec: &AdaptiveRecord) {
     );
 }
 
-/// The open cells of every comparison, each once, by what a round can do
-/// with them.
+/// The open cells of every comparison, each once, by whether repeats
+/// could decide them.
 struct Cells {
     /// Open, and repeats up to the maximum could decide them.
     open: Vec<OpenCell>,
-    /// Open, and already at the maximum.
-    at_max: Vec<OpenCell>,
     /// Open, and nearer the band's edge (and, past it, nearer 1) than the
     /// maximum could resolve.
     undecidable: Vec<OpenCell>,
 }
 
-fn cells(comparisons: &[compare::Comparison], steps: &[&StepResult], max: u32) -> Cells {
-    // Repeats measured of a target's step, failed and disturbed ones too.
-    let mut measured: HashMap<(&str, &StepId), u32> = HashMap::new();
-    for s in steps {
-        *measured
-            .entry((s.id.target.as_str(), &s.id.at))
-            .or_default() += 1;
-    }
+fn cells(comparisons: &[compare::Comparison]) -> Cells {
     let mut out = Cells {
         open: Vec::new(),
-        at_max: Vec::new(),
         undecidable: Vec::new(),
     };
     for c in comparisons {
         let r = &c.report;
         for o in r.open_cells() {
             let (t, b) = (&r.targets[o.target].plan_name, &r.targets[o.base].plan_name);
-            let n = |name: &str| measured.get(&(name, &o.at)).copied().unwrap_or(0);
-            let at_most = n(t).min(n(b)) >= max;
-            let decidable = o.decidable;
             let cell = OpenCell {
                 target: t.clone(),
                 base: b.clone(),
@@ -136,18 +122,16 @@ fn cells(comparisons: &[compare::Comparison], steps: &[&StepResult], max: u32) -
                 openness: o.openness,
                 why: o.why,
             };
-            let seen = [&out.open, &out.at_max, &out.undecidable]
+            let seen = [&out.open, &out.undecidable]
                 .iter()
                 .any(|l| l.iter().any(|x| x.same_cell(&cell)));
             if seen {
                 continue;
             }
-            if at_most {
-                out.at_max.push(cell);
-            } else if !decidable {
-                out.undecidable.push(cell);
-            } else {
+            if o.decidable {
                 out.open.push(cell);
+            } else {
+                out.undecidable.push(cell);
             }
         }
     }
@@ -166,18 +150,20 @@ fn next_round(
     let steps: Vec<&StepResult> = runs.iter().flat_map(|r| &r.steps).collect();
     let Cells {
         mut open,
-        mut at_max,
         undecidable,
-    } = cells(&comparisons, &steps, a.max);
+    } = cells(&comparisons);
     // A round's repeat is the next after any measured, so a base shared by
     // several open cells gains one each round while a target gains one
-    // only when its cell is open. Past repeat `max` a round would be a look
-    // the test's levels do not provide for (`measure::sequential::level`
+    // only when its cell is open; no cell has more repeats than the
+    // highest measured. Past repeat `max` a round would be a look the
+    // test's levels do not provide for (`measure::sequential::level`
     // spends α over `max − min + 1` looks): the rounds stop there.
     let repeat = steps.iter().map(|s| s.id.repeat).max().unwrap_or(0) + 1;
-    if repeat > a.max {
-        at_max.append(&mut open);
-    }
+    let at_max = if repeat > a.max {
+        std::mem::take(&mut open)
+    } else {
+        Vec::new()
+    };
     open.sort_by(|x, y| x.openness.total_cmp(&y.openness));
     let look = rec.rounds.len() as u32 + 1;
     if open.is_empty() {
