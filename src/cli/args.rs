@@ -362,8 +362,9 @@ pub(super) struct BisectArgs {
     #[arg(long)]
     pub(super) out: Option<PathBuf>,
     /// Once a culprit is found, run the step on it and the build before
-    /// it once more with profiles (`[profile]`, a profiled repeat), and
-    /// say which functions and wait sites moved.
+    /// it once more with profiles (`[profile]`, a profiled repeat, in a
+    /// window of at least 2 s), and say which functions and wait sites
+    /// moved.
     #[arg(long)]
     pub(super) profile: bool,
 }

@@ -541,6 +541,9 @@ fn culprits(
     report
 }
 
+/// The shortest window `bisect --profile` profiles the culprit in.
+const PROFILE_WINDOW: std::time::Duration = std::time::Duration::from_secs(2);
+
 /// `bisect --profile`: the culprit and the build before it once more,
 /// the step profiled in a repeat of its own after a measured one, and the
 /// functions and wait sites that moved, said and returned for
@@ -558,6 +561,18 @@ fn profile_culprit(
         settings: crate::metrics::profile::Settings::default(),
         steps: vec![step.to_string()],
     };
+    // A 300 ms window's profile holds ~150 samples a core: a doubled
+    // CPU/op spread over many functions stayed within their noise (a
+    // bisect test named none). These windows are profiled, not judged.
+    for stop in [
+        &mut rounds.plan.read,
+        &mut rounds.plan.write,
+        &mut rounds.plan.insert,
+    ] {
+        if let crate::plan::Stop::Time(d) = stop {
+            *d = (*d).max(PROFILE_WINDOW);
+        }
+    }
     let pair = [targets[before], targets[c.after_index]];
     rounds.run(&pair, 1)?;
     let dir = rounds.out.join(format!("round-{:02}", rounds.n));

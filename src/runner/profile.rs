@@ -134,6 +134,14 @@ impl<'a> Profiler<'a> {
         State::Failed(last)
     }
 
+    /// The CPU the profiler used over the window, once it has stopped.
+    pub fn cpu_secs(&self) -> Option<f64> {
+        match &self.state {
+            State::Stopped(s) => s.profiler_cpu_secs(),
+            _ => None,
+        }
+    }
+
     /// The profile, with the window's operations and the profiled
     /// processes' CPU per operation.
     pub fn finish(self, ops: Option<f64>, cpu_us_per_op: Option<f64>) -> Profile {

@@ -132,6 +132,7 @@ pub(super) fn measure_step<'a>(
         &r.per_second,
         r.secs,
         stall,
+        done.profiler.as_ref().and_then(|p| p.cpu_secs()),
     ));
     r.notes
         .extend(notes.into_iter().map(|(k, v)| (k.to_string(), v)));

@@ -199,8 +199,11 @@ impl Recording {
     /// folded later, by [`Stopped::fold`], out of the window's way).
     pub fn stop(mut self) -> Stopped {
         let secs = self.started.elapsed().as_secs_f64();
-        // perf has no children: its tree's CPU is its own.
-        let own_cpu = crate::metrics::procfs::read_tree(self.record.id()).map(|t| t.cpu_secs);
+        // perf has no children: its tree's CPU is its own; perf stat's,
+        // when it counts, is the profiler's too.
+        let tree = |pid| crate::metrics::procfs::read_tree(pid).map(|t| t.cpu_secs);
+        let own_cpu = tree(self.record.id())
+            .map(|c| c + self.stat.as_ref().and_then(|s| tree(s.id())).unwrap_or(0.0));
         let status = interrupt_and_wait(&mut self.record, Duration::from_secs(60));
         let counters = match self.stat.as_mut() {
             Some(c) => {
@@ -253,6 +256,11 @@ pub struct Stopped {
 }
 
 impl Stopped {
+    /// The CPU the profiler's processes used over the window.
+    pub fn profiler_cpu_secs(&self) -> Option<f64> {
+        self.meta.profiler_cpu_secs
+    }
+
     /// Folds the recording (`perf script`) and removes its file. Never
     /// fails: what went wrong is the profile's `error`.
     pub fn fold(self) -> Profile {
