@@ -141,8 +141,8 @@ pub const PG_NODE_SEQUENCE: &str =
 /// may send them. Parameters are listed with each. On MySQL and MariaDB
 /// they are `LinkStoreMysql`'s, values as placeholders; PostgreSQL and
 /// SQLite, which the original does not run on, get the same statements
-/// in their dialect, and a link write there asks in turn what MySQL's
-/// upsert answers in its affected-row count.
+/// in their dialect, and a link write there asks the link's locked row
+/// what MySQL's upsert answers in its affected-row count.
 pub struct Requests {
     /// type, version, time, data.
     pub add_node: String,

@@ -224,9 +224,10 @@ impl Requester {
     /// original's upsert, whose changed-row count says what happened: 1
     /// a new link (one more counted), 0 a visible one (its payload
     /// updated), 2 a hidden one made visible (both). Elsewhere the same
-    /// answers come from asking in turn: was it hidden (made visible with
-    /// the new payload, one more counted), is it new (one more), else it
-    /// was visible (payload updated). Returns whether the link existed.
+    /// answers come from the link's row, locked (`SELECT … FOR UPDATE`):
+    /// hidden (made visible with the new payload, one more counted),
+    /// visible (payload updated), or none (inserted, one more counted).
+    /// Returns whether the link existed.
     fn write_link(&mut self, conn: &mut dyn Conn, link: &[i64; 5], data: &str) -> DbResult<bool> {
         let [id1, id2, link_type, time, version] = *link;
         let s = &self.s;
@@ -250,24 +251,39 @@ impl Requester {
                 0 => (false, true, true),
                 _ => (true, true, true),
             },
+            // Asked with the row locked: a visible link's payload update
+            // unlocked sets visibility = 1, which once made a link a
+            // concurrent delete had just hidden visible again uncounted
+            // (PostgreSQL, two requesters: the check found a count one
+            // short).
             (None, Some(unhide), Some(insert)) => {
-                let unhidden = conn.exec(
-                    unhide,
-                    &[
-                        Param::Str(data),
-                        Param::Int(time),
-                        Param::Int(version),
-                        key[0],
-                        key[1],
-                        key[2],
-                    ],
-                )?;
-                if unhidden > 0 {
-                    (true, false, true)
-                } else if conn.exec(insert, &row)? > 0 {
-                    (true, false, false)
-                } else {
-                    (false, true, true)
+                let mut tries = 0;
+                loop {
+                    let (found, visibility) = conn.query_last(s.lock_link, &key, 0)?;
+                    if found > 0 && visibility == Some(0) {
+                        let unhide_params = [
+                            Param::Str(data),
+                            Param::Int(time),
+                            Param::Int(version),
+                            key[0],
+                            key[1],
+                            key[2],
+                        ];
+                        conn.exec(unhide, &unhide_params)?;
+                        break (true, false, true);
+                    }
+                    if found > 0 {
+                        break (false, true, true);
+                    }
+                    if conn.exec(insert, &row)? > 0 {
+                        break (true, false, false);
+                    }
+                    // Another requester inserted it since the lock found
+                    // nothing: it is there now, ask again.
+                    tries += 1;
+                    if tries > 3 {
+                        break (false, true, true);
+                    }
                 }
             }
             _ => unreachable!("the upsert, or the two statements in its place, are prepared"),
