@@ -20,7 +20,7 @@ rows = 10000
 
 [duration]
 warmup = "100ms"
-read = "500ms"
+read = "300ms"
 write = "300ms"
 insert = "300ms"
 
@@ -514,7 +514,7 @@ fn a_server_killed_mid_step_fails_that_step_and_the_run_goes_on() {
     let dir = shared_tempdir();
     let text = format!(
         "steps = [\"load\", \"point-query\", \"update-index\", \"insert\"]\n{}{}{}",
-        SETTINGS.replace("read = \"500ms\"", "read = \"4s\""),
+        SETTINGS.replace("read = \"300ms\"", "read = \"4s\""),
         target("victim", ""),
         target("survivor", "")
     );
@@ -596,7 +596,7 @@ fn ctrl_c_stops_the_managed_server() {
     let dir = shared_tempdir();
     let text = format!(
         "steps = [\"load\", \"point-query\", \"insert\"]\n{}{}",
-        SETTINGS.replace("read = \"500ms\"", "read = \"20s\""),
+        SETTINGS.replace("read = \"300ms\"", "read = \"20s\""),
         target("stopme", "")
     );
     let plan = write_plan(dir.path(), &text);
