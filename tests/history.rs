@@ -316,7 +316,35 @@ fn as_build(src: &Path, dst: &Path, n: u32, scale: f64, cpu: Option<&str>) {
 /// disturbed, left out, and there was nothing to find a change in. These
 /// tests are of the history; the judging of windows has its own
 /// (tests/interference.rs), and one test here marks a window disturbed.
+/// A window stalled below half its siblings' median throughput is lifted
+/// to that median too (regression, fresh-clone CI: one stalled 300 ms
+/// window of each step, copied into all seven builds, left 22 repeats out
+/// and the change unfound).
 fn quiet(dir: &Path) {
+    let mut rates: std::collections::BTreeMap<String, Vec<f64>> = Default::default();
+    let execution = |f: &str| f.split_once('-').map_or(f, |x| x.1).to_string();
+    for f in step_files(dir) {
+        let s = read_json(&dir.join("steps").join(&f));
+        let t = f.split('/').next().unwrap_or_default();
+        let key = format!("{t}/{}", execution(f.rsplit('/').next().unwrap()));
+        rates
+            .entry(key)
+            .or_default()
+            .push(s["throughput"].as_f64().unwrap_or(0.0));
+    }
+    for f in step_files(dir) {
+        let p = dir.join("steps").join(&f);
+        let mut s = read_json(&p);
+        let t = f.split('/').next().unwrap_or_default();
+        let key = format!("{t}/{}", execution(f.rsplit('/').next().unwrap()));
+        let mut all = rates[&key].clone();
+        all.sort_by(f64::total_cmp);
+        let median = all[all.len() / 2];
+        if s["throughput"].as_f64().unwrap_or(0.0) < 0.5 * median {
+            s["throughput"] = median.into();
+            std::fs::write(&p, serde_json::to_vec(&s).unwrap()).unwrap();
+        }
+    }
     for f in step_files(dir) {
         let p = dir.join("steps").join(f);
         let mut s = read_json(&p);
@@ -327,6 +355,7 @@ fn quiet(dir: &Path) {
             s["metrics"]["interference"]["kernel_io_mb"] = 0.0.into();
             s["metrics"]["interference"]["relbench_late_secs"] = 0.0.into();
             s["metrics"]["interference"]["overrun_secs"] = 0.0.into();
+            s["metrics"]["interference"]["throttled_secs"] = 0.0.into();
             s["metrics"]["interference"]["disturbed"] = serde_json::Value::Null;
             std::fs::write(&p, serde_json::to_vec(&s).unwrap()).unwrap();
         }
