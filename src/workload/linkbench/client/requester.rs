@@ -235,6 +235,16 @@ impl Requester {
             conn.begin(true)?;
         }
         let key = [Param::Int(id1), Param::Int(id2), Param::Int(link_type)];
+        // The new payload and the link's key: unhide's parameters, and
+        // update's after its visibility.
+        let payload = [
+            Param::Str(data),
+            Param::Int(time),
+            Param::Int(version),
+            key[0],
+            key[1],
+            key[2],
+        ];
         let row = [
             Param::Int(id1),
             Param::Int(id2),
@@ -261,15 +271,7 @@ impl Requester {
                 loop {
                     let (found, visibility) = conn.query_last(s.lock_link, &key, 0)?;
                     if found > 0 && visibility == Some(0) {
-                        let unhide_params = [
-                            Param::Str(data),
-                            Param::Int(time),
-                            Param::Int(version),
-                            key[0],
-                            key[1],
-                            key[2],
-                        ];
-                        conn.exec(unhide, &unhide_params)?;
+                        conn.exec(unhide, &payload)?;
                         break (true, false, true);
                     }
                     if found > 0 {
@@ -307,16 +309,13 @@ impl Requester {
             ends(conn, s.count_up, &params, !update)?;
         }
         if update {
-            let params = [
-                Param::Int(1),
-                Param::Str(data),
-                Param::Int(time),
-                Param::Int(version),
-                key[0],
-                key[1],
-                key[2],
-            ];
-            ends(conn, s.update_link, &params, true)?;
+            let [d, t, v, k1, k2, k3] = payload;
+            ends(
+                conn,
+                s.update_link,
+                &[Param::Int(1), d, t, v, k1, k2, k3],
+                true,
+            )?;
         }
         if !original {
             conn.commit()?;
