@@ -321,44 +321,50 @@ fn as_build(src: &Path, dst: &Path, n: u32, scale: f64, cpu: Option<&str>) {
 /// window of each step, copied into all seven builds, left 22 repeats out
 /// and the change unfound).
 fn quiet(dir: &Path) {
-    let mut rates: std::collections::BTreeMap<String, Vec<f64>> = Default::default();
-    let execution = |f: &str| f.split_once('-').map_or(f, |x| x.1).to_string();
-    for f in step_files(dir) {
-        let s = read_json(&dir.join("steps").join(&f));
-        let t = f.split('/').next().unwrap_or_default();
-        let key = format!("{t}/{}", execution(f.rsplit('/').next().unwrap()));
-        rates
-            .entry(key)
-            .or_default()
-            .push(s["throughput"].as_f64().unwrap_or(0.0));
-    }
-    for f in step_files(dir) {
-        let p = dir.join("steps").join(&f);
-        let mut s = read_json(&p);
-        let t = f.split('/').next().unwrap_or_default();
-        let key = format!("{t}/{}", execution(f.rsplit('/').next().unwrap()));
-        let mut all = rates[&key].clone();
+    // Each window with its execution: its target and its file name past
+    // the repeat (`lite/r2-02-point-query-c1.json` → `lite/02-point-query-c1.json`).
+    let windows: Vec<(std::path::PathBuf, String, serde_json::Value)> = step_files(dir)
+        .into_iter()
+        .map(|f| {
+            let p = dir.join("steps").join(&f);
+            let (target, name) = f.split_once('/').unwrap();
+            let execution = format!("{target}/{}", name.split_once('-').unwrap().1);
+            let s = read_json(&p);
+            (p, execution, s)
+        })
+        .collect();
+    let rate = |s: &serde_json::Value| s["throughput"].as_f64().unwrap_or(0.0);
+    let median = |execution: &str| {
+        let mut all: Vec<f64> = windows
+            .iter()
+            .filter(|w| w.1 == execution)
+            .map(|w| rate(&w.2))
+            .collect();
         all.sort_by(f64::total_cmp);
-        let median = all[all.len() / 2];
-        if s["throughput"].as_f64().unwrap_or(0.0) < 0.5 * median {
-            s["throughput"] = median.into();
-            std::fs::write(&p, serde_json::to_vec(&s).unwrap()).unwrap();
+        all[all.len() / 2]
+    };
+    for (p, execution, s) in &windows {
+        let mut s = s.clone();
+        let m = median(execution);
+        if rate(&s) < 0.5 * m {
+            s["throughput"] = m.into();
         }
-    }
-    for f in step_files(dir) {
-        let p = dir.join("steps").join(f);
-        let mut s = read_json(&p);
-        if s["metrics"]["interference"].is_object() {
-            s["metrics"]["interference"]["others_share_pct"] = 0.0.into();
-            s["metrics"]["interference"]["steal_pct"] = 0.0.into();
-            s["metrics"]["interference"]["others_io_mb"] = 0.0.into();
-            s["metrics"]["interference"]["kernel_io_mb"] = 0.0.into();
-            s["metrics"]["interference"]["relbench_late_secs"] = 0.0.into();
-            s["metrics"]["interference"]["overrun_secs"] = 0.0.into();
-            s["metrics"]["interference"]["throttled_secs"] = 0.0.into();
-            s["metrics"]["interference"]["disturbed"] = serde_json::Value::Null;
-            std::fs::write(&p, serde_json::to_vec(&s).unwrap()).unwrap();
+        let i = &mut s["metrics"]["interference"];
+        if i.is_object() {
+            for k in [
+                "others_share_pct",
+                "steal_pct",
+                "others_io_mb",
+                "kernel_io_mb",
+                "relbench_late_secs",
+                "overrun_secs",
+                "throttled_secs",
+            ] {
+                i[k] = 0.0.into();
+            }
+            i["disturbed"] = serde_json::Value::Null;
         }
+        std::fs::write(p, serde_json::to_vec(&s).unwrap()).unwrap();
     }
 }
 

@@ -561,9 +561,10 @@ fn profile_culprit(
         settings: crate::metrics::profile::Settings::default(),
         steps: vec![step.to_string()],
     };
-    // A 300 ms window's profile holds ~150 samples a core: a doubled
-    // CPU/op spread over many functions stayed within their noise (a
-    // bisect test named none). These windows are profiled, not judged.
+    // A 300 ms window at 499 Hz holds ~150 samples a core, too few for a
+    // doubled CPU/op spread over many functions to clear their sampling
+    // noise; at 2 s (~1,000) the bisect test's culprit names its file-lock
+    // functions. These windows are profiled, not judged.
     for stop in [
         &mut rounds.plan.read,
         &mut rounds.plan.write,

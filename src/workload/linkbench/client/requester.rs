@@ -267,25 +267,21 @@ impl Requester {
             // (PostgreSQL, two requesters: the check found a count one
             // short).
             (None, Some(unhide), Some(insert)) => {
-                let mut tries = 0;
-                loop {
-                    let (found, visibility) = conn.query_last(s.lock_link, &key, 0)?;
-                    if found > 0 && visibility == Some(0) {
-                        conn.exec(unhide, &payload)?;
-                        break (true, false, true);
-                    }
-                    if found > 0 {
-                        break (false, true, true);
-                    }
-                    if conn.exec(insert, &row)? > 0 {
-                        break (true, false, false);
-                    }
+                let mut locked = conn.query_last(s.lock_link, &key, 0)?;
+                let inserted = locked.0 == 0 && conn.exec(insert, &row)? > 0;
+                if locked.0 == 0 && !inserted {
                     // Another requester inserted it since the lock found
-                    // nothing: it is there now, ask again.
-                    tries += 1;
-                    if tries > 3 {
-                        break (false, true, true);
+                    // nothing: its insert has committed, so it is there.
+                    locked = conn.query_last(s.lock_link, &key, 0)?;
+                }
+                match locked {
+                    _ if inserted => (true, false, false),
+                    (found, Some(0)) if found > 0 => {
+                        conn.exec(unhide, &payload)?;
+                        (true, false, true)
                     }
+                    // Visible (an update that finds no row changes nothing).
+                    _ => (false, true, true),
                 }
             }
             _ => unreachable!("the upsert, or the two statements in its place, are prepared"),
