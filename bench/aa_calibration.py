@@ -1,41 +1,38 @@
 #!/usr/bin/env python3
-"""A/A calibration: how often relbench's significance tests call a
-difference between two identical targets significant.
+"""A/A calibration: what relbench's verdicts say of identical targets.
 
 A statistical test earns its p-value on A/A pairs: with identical builds
-and settings, a test at p < 0.05 should say "significant" in about 5% of
-cells. This runs plans whose target is one configuration three times
-(`copies = 3`: the target, `NAME-aa2` and `NAME-aa3`), reads each run's
-report.json, and counts, per test, the cells of each copy against the
-original that were tested, that were quiet (no disturbed window), and that
-came out p < 0.05:
+and settings, a test at p < 0.05 should call about 5% of cells
+different. This runs plans whose target is one configuration three
+times (`copies = 3`: the target, `NAME-aa2` and `NAME-aa3`), reads each
+run's report.json, and counts the copies' cells against the original by
+their verdict: *changed* (slower or faster: a false positive), *the
+same* (equivalence shown: the interval inside ±5%), *undecided*, and
+disturbed (left out). The bar (the verdicts issue): at most 5% changed
+and at least 80% the same.
 
-  within-run   one repeat, windows of --secs (at least 5 s): t on the log
+  verdicts     (the default) --repeats repeats of --secs windows: the
+               paired test over the rounds, each cell's variance
+               moderated by the study's other cells (src/measure/paired.rs)
+  --within     one repeat, windows of --secs (at least 5 s): t on the log
                ratio with the seconds' variance plus the between-window
                variance of the run's other quiet A/A pairs (a copy's cell
-               never tests itself; src/measure/within.rs, compare/aa.rs)
-  seconds-only the same windows by the seconds alone (Welch's t,
-               autocorrelation-corrected): the test relbench used before
-               the between-window variance, computed here from the step
-               files for comparison
-  rank-sum     --repeats repeats of short windows: the exact rank-sum test
-               over the repeats (src/measure/stats.rs)
+               never tests itself; src/measure/within.rs, compare/aa.rs),
+               and the seconds-only test beside it (Welch's t,
+               autocorrelation-corrected), computed from the step files
+  --adaptive   the adaptive run's rule (`repeats = "auto"`): the base `a`
+               with `copies = 2` and --aa identical targets `b1`…`bN` that
+               are not copies, so each of their cells is judged as any
+               target's would be, while the run adds repeats where a cell
+               is undecided (min 2, max --max)
 
-With --adaptive it measures the adaptive run's rule instead
-(`repeats = "auto"`, src/measure/sequential.rs): each plan has the base
-`a` with `copies = 2` (the A/A windows the rule pools) and --aa identical
-targets `b1`…`bN` that are not copies, so each of their cells is judged as
-any target's would be, while the run adds repeats where a cell is open
-(min 2, max --max). A false positive is a cell the report calls slower or
-faster (its `verdict`); p < 0.05 alone (the adjusted p-value, any ratio)
-is counted beside it.
+Engines: embedded SQLite, Debian's MariaDB and PostgreSQL as managed
+servers (`--engines sqlite,mariadb,postgres`). Nothing else should run on
+the machine: disturbed cells are left out and counted apart.
 
-Engines: embedded SQLite, and Debian's MariaDB as a managed server
-(`--engines sqlite,mariadb`). Nothing else should run on the machine:
-disturbed cells are left out and counted apart.
-
-Usage: python3 bench/aa_calibration.py [--engines sqlite,mariadb]
-       [--runs 5] [--secs 5] [--repeats 4] [--relbench PATH]
+Usage: python3 bench/aa_calibration.py [--engines sqlite,mariadb,postgres]
+       [--runs 3] [--secs 2] [--repeats 4] [--relbench PATH]
+       python3 bench/aa_calibration.py --within [--secs 5] [--runs 5]
        python3 bench/aa_calibration.py --adaptive [--aa 4] [--max 6]
        [--runs 3] [--engines sqlite] [--relbench PATH]
 """
@@ -58,12 +55,13 @@ TARGETS = {
     "sqlite": '[[target]]\nname = "a"\nengine = "sqlite"\ncopies = 3\n'
               '[target.pragmas]\njournal_mode = "wal"\nsynchronous = "normal"\n',
     "mariadb": '[[target]]\nname = "a"\nengine = "mariadb"\nbasedir = "/usr"\ncopies = 3\n',
+    "postgres": '[[target]]\nname = "a"\nengine = "postgres"\nbasedir = "/usr/lib/postgresql/15"\ncopies = 3\n',
 }
 
 
 def plan(engine, secs, repeats, seed):
     steps = ", ".join(f'"{s}"' for s in ["load", "settle"] + STEPS)
-    window = f"{secs}s" if repeats == 1 else "500ms"
+    window = f"{secs}s"
     return (
         f"steps = [{steps}]\nclients = [2]\nrepeats = {repeats}\nseed = {seed}\n"
         f"[scale]\nrows = 20000\n"
@@ -80,9 +78,11 @@ COPIES = ("a-aa2", "a-aa3")
 
 
 def cells(report):
-    """(tested, p<0.05, disturbed) over the copies' cells against `a`."""
+    """(tested, p<0.05, disturbed, {answer: count}) over the copies' cells
+    against `a`."""
     names = [t["name"] for t in report["targets"]]
     tested = significant = disturbed = 0
+    answers = {"changed": 0, "same": 0, "undecided": 0}
     for row in report["rows"]:
         if row.get("group") in ("load", None):
             continue
@@ -91,12 +91,14 @@ def cells(report):
             if c.get("disturbed") or c.get("base_disturbed"):
                 disturbed += 1
                 continue
+            v = c.get("verdict")
+            answers["changed" if v in ("worse", "better") else "same" if v == "same" else "undecided"] += 1
             sig = c.get("significance")
             if not sig:
                 continue
             tested += 1
             significant += sig["p_value"] < 0.05
-    return tested, significant, disturbed
+    return tested, significant, disturbed, answers
 
 
 # The seconds-only test, for the "before" line: Welch's t on two windows'
@@ -204,7 +206,7 @@ def adaptive_cells(report):
                 continue
             c = row["cells"][i]
             v = c.get("verdict")
-            if v in ("worse", "better", "same", "noise", "unsure"):
+            if v in ("worse", "better", "same", "undecided"):
                 judged += 1
                 false += v in ("worse", "better")
                 sig += (c.get("significance") or {}).get("p_value", 1.0) < 0.05
@@ -245,14 +247,84 @@ def adaptive_main(args):
               f"max {max(all_repeats)}")
 
 
+def verdicts_main(args):
+    """The verdicts' rates on A/A cells at --repeats repeats."""
+    tmp = Path(tempfile.mkdtemp(prefix="relbench-aa-"))
+    # A managed server runs as its own OS user, which must reach its datadir.
+    tmp.chmod(0o755)
+    print(f"A/A cells (a target against its own copy), {args.repeats} repeats of {args.secs} s windows:")
+    print(f"  {'engine':8} {'cells':>6} {'changed':>8} {'same':>8} {'undecided':>10} {'p<0.05':>7} {'disturbed':>10}")
+    grand = {"changed": 0, "same": 0, "undecided": 0}
+    for engine in args.engines.split(","):
+        tot = {"changed": 0, "same": 0, "undecided": 0}
+        t = s = d = 0
+        for run in range(args.runs):
+            p = tmp / f"{engine}-{run}.toml"
+            p.write_text(plan(engine, args.secs, args.repeats, 1000 + run))
+            out = tmp / f"{engine}-{run}"
+            r = subprocess.run([args.relbench, "run", "-q", str(p), "--out", str(out)],
+                               capture_output=True, text=True)
+            if r.returncode not in (0, 3):
+                sys.exit(f"{engine} run {run} failed:\n{r.stderr}")
+            ti, si, di, ans = cells(json.loads((out / "report.json").read_text()))
+            t, s, d = t + ti, s + si, d + di
+            for k in tot:
+                tot[k] += ans[k]
+                grand[k] += ans[k]
+            print(f"{engine:8} run {run + 1}: {ans} ({di} disturbed, left out)", file=sys.stderr)
+        n = sum(tot.values())
+        pct = lambda k: f"{100 * tot[k] / n:.1f}%" if n else "—"
+        print(f"  {engine:8} {n:6} {pct('changed'):>8} {pct('same'):>8} {pct('undecided'):>10} "
+              f"{s:7} {d:10}")
+    n = sum(grand.values())
+    if n:
+        print(f"  {'all':8} {n:6} {100 * grand['changed'] / n:7.1f}% {100 * grand['same'] / n:7.1f}% "
+              f"{100 * grand['undecided'] / n:9.1f}%")
+
+
+def within_main(args):
+    """One repeat: the per-second test against the seconds-only one."""
+    tmp = Path(tempfile.mkdtemp(prefix="relbench-aa-"))
+    tmp.chmod(0o755)
+    totals = {}
+    before = {}
+    for engine in args.engines.split(","):
+        t = s = d = 0
+        for run in range(args.runs):
+            p = tmp / f"{engine}-within-{run}.toml"
+            p.write_text(plan(engine, max(args.secs, 5), 1, 1000 + run))
+            out = tmp / f"{engine}-within-{run}"
+            r = subprocess.run([args.relbench, "run", "-q", str(p), "--out", str(out)],
+                               capture_output=True, text=True)
+            if r.returncode not in (0, 3):
+                sys.exit(f"{engine} within run {run} failed:\n{r.stderr}")
+            report = json.loads((out / "report.json").read_text())
+            ti, si, di, _ = cells(report)
+            t, s, d = t + ti, s + si, d + di
+            bt, bs = seconds_only(out)
+            pt, ps = before.get(engine, (0, 0))
+            before[engine] = (pt + bt, ps + bs)
+            print(f"{engine:8} within-run run {run + 1}: {si} of {ti} tested cells p < 0.05"
+                  f" ({di} disturbed, left out)", file=sys.stderr)
+        totals[(engine, "within-run")] = (t, s, d)
+    print("\nA/A pairs (a target against its own copy), one window a side, cells at p < 0.05:")
+    print(f"  {'engine':8} {'test':12} {'tested':>7} {'p<0.05':>7} {'rate':>7} {'disturbed':>10}")
+    for engine, (t, s) in before.items():
+        totals[(engine, "seconds-only")] = (t, s, None)
+    for (engine, test), (t, s, d) in sorted(totals.items()):
+        rate = f"{100 * s / t:.1f}%" if t else "—"
+        print(f"  {engine:8} {test:12} {t:7} {s:7} {rate:>7} {'' if d is None else d:>10}")
+
+
 def main():
     ap = argparse.ArgumentParser()
     ap.add_argument("--adaptive", action="store_true")
+    ap.add_argument("--within", action="store_true")
     ap.add_argument("--aa", type=int, default=4)
     ap.add_argument("--max", type=int, default=6)
-    ap.add_argument("--engines", default="sqlite,mariadb")
-    ap.add_argument("--runs", type=int, default=5)
-    ap.add_argument("--secs", type=int, default=5)
+    ap.add_argument("--engines", default="sqlite,mariadb,postgres")
+    ap.add_argument("--runs", type=int, default=3)
+    ap.add_argument("--secs", type=float, default=2)
     ap.add_argument("--repeats", type=int, default=4)
     ap.add_argument("--relbench", default=str(RELBENCH))
     args = ap.parse_args()
@@ -260,47 +332,9 @@ def main():
         subprocess.run(["cargo", "build", "--release", "-q"], cwd=ROOT, check=True)
     if args.adaptive:
         return adaptive_main(args)
-    tmp = Path(tempfile.mkdtemp(prefix="relbench-aa-"))
-    # A managed server runs as its own OS user, which must reach its datadir.
-    tmp.chmod(0o755)
-    totals = {}
-    before = {}
-    for engine in args.engines.split(","):
-        for test, repeats in [("within-run", 1), ("rank-sum", args.repeats)]:
-            t = s = d = 0
-            for run in range(args.runs):
-                p = tmp / f"{engine}-{test}-{run}.toml"
-                p.write_text(plan(engine, args.secs, repeats, 1000 + run))
-                out = tmp / f"{engine}-{test}-{run}"
-                r = subprocess.run([args.relbench, "run", "-q", str(p), "--out", str(out)],
-                                   capture_output=True, text=True)
-                if r.returncode not in (0, 3):
-                    sys.exit(f"{engine} {test} run {run} failed:\n{r.stderr}")
-                report = json.loads((out / "report.json").read_text())
-                ti, si, di = cells(report)
-                if ti + di == 0:
-                    problems = "; ".join(p["message"] for p in report.get("problems", []))
-                    sys.exit(f"{engine} {test} run {run}: no cell to count ({problems or r.stderr})")
-                t, s, d = t + ti, s + si, d + di
-                if test == "within-run":
-                    bt, bs = seconds_only(out)
-                    pt, ps = before.get(engine, (0, 0))
-                    before[engine] = (pt + bt, ps + bs)
-                print(f"{engine:8} {test:10} run {run + 1}: {si} of {ti} tested cells p < 0.05"
-                      f" ({di} disturbed, left out)", file=sys.stderr)
-            totals[(engine, test)] = (t, s, d)
-    print("\nA/A pairs (a target against its own copy), cells at p < 0.05:")
-    print(f"  {'engine':8} {'test':12} {'tested':>7} {'p<0.05':>7} {'rate':>7} {'disturbed':>10}")
-    for engine, (t, s) in before.items():
-        totals[(engine, "seconds-only")] = (t, s, None)
-    for (engine, test), (t, s, d) in sorted(totals.items()):
-        rate = f"{100 * s / t:.1f}%" if t else "—"
-        print(f"  {engine:8} {test:12} {t:7} {s:7} {rate:>7} {'' if d is None else d:>10}")
-    for test in ("within-run", "seconds-only", "rank-sum"):
-        t = sum(v[0] for (e, x), v in totals.items() if x == test)
-        s = sum(v[1] for (e, x), v in totals.items() if x == test)
-        if t:
-            print(f"  {'all':8} {test:12} {t:7} {s:7} {100 * s / t:6.1f}%")
+    if args.within:
+        return within_main(args)
+    return verdicts_main(args)
 
 
 if __name__ == "__main__":

@@ -130,9 +130,10 @@ fn an_error_exit_leaves_the_run_recorded_as_failed() {
     let plan = write_plan(
         dir.path(),
         &format!(
-            "steps = [\"load\", \"point-query\"]\n{SHORT}{SQLITE}\n[[target]]\nname = \"u\"\nengine = \"mariadb\"\nurl = \"mariadb://relbench@127.0.0.1:1/sbtest\"\n"
+            "steps = [\"load\", \"point-query\"]\norder = \"fixed\"\n{SHORT}{SQLITE}\n[[target]]\nname = \"u\"\nengine = \"mariadb\"\nurl = \"mariadb://relbench@127.0.0.1:1/sbtest\"\n"
         ),
     );
+    // (`order = "fixed"`: the SQLite target runs first in the round.)
     let out = dir.path().join("out");
     run_quiet(&plan, &out)
         .assert()

@@ -550,6 +550,108 @@ fn a_history_on_sqlite_and_on_postgres_finds_the_same_change_once() {
     assert_eq!(lite, pg, "the two stores found different change points");
 }
 
+/// A copy of the real run in `src` as another build's run, each named
+/// target's point-query throughput scaled by its factor (its CPU per
+/// operation by the inverse).
+fn as_build_of(src: &Path, dst: &Path, n: u32, scales: &[(&str, f64)]) {
+    as_build(src, dst, n, 1.0, None);
+    for f in step_files(dst).iter().filter(|f| f.contains("point-query")) {
+        let Some((_, scale)) = scales.iter().find(|(t, _)| f.starts_with(&format!("{t}/"))) else {
+            continue;
+        };
+        let p = dst.join("steps").join(f);
+        let mut s = read_json(&p);
+        s["throughput"] = (s["throughput"].as_f64().unwrap() * scale).into();
+        for k in ["own_cpu_us_per_op", "cpu_us_per_op", "client_cpu_us_per_op"] {
+            if let Some(v) = s["metrics"][k].as_f64() {
+                s["metrics"][k] = (v / scale).into();
+            }
+        }
+        std::fs::write(&p, serde_json::to_vec(&s).unwrap()).unwrap();
+    }
+}
+
+/// Regression (the verdicts issue): quiet runs of one build drift 5–17%
+/// between runs, and a history comparing runs made at different times
+/// read the machine's level shifts as changes. With `reference = "ref"`
+/// the plan runs a pinned build beside the one measured, and the history
+/// keeps the measured build's windows as ratios to the reference's of the
+/// same round: a machine 20% slower from the fourth run on (both targets)
+/// is no change point of the build's series, while the reference's own
+/// series shows the shift; the build 20% slower by itself is one.
+#[test]
+fn a_machine_level_shift_is_no_change_point_against_a_reference_run_beside() {
+    let _one = serial();
+    let dir = shared_tempdir();
+    let plan = write_plan(
+        dir.path(),
+        &format!(
+            "steps = [\"load\", \"point-query\"]\nreference = \"ref\"\n{SHORT}\
+             [[target]]\nname = \"ref\"\nengine = \"sqlite\"\n\
+             [[target]]\nname = \"build\"\nengine = \"sqlite\"\n"
+        ),
+    );
+    let run = dir.path().join("run");
+    run_quiet(&plan, &run).assert().success();
+    // Six runs as builds v1…v6 (the reference the same build in each),
+    // each target's point queries scaled as `scales` says; `against`:
+    // whether the runs name their reference (a control without it).
+    let changes_of =
+        |h: &str, against: bool, scales: &dyn Fn(u32) -> Vec<(&'static str, f64)>| -> String {
+            for i in 1..=6u32 {
+                let b = dir.path().join(format!("{h}-b{i}"));
+                as_build_of(&run, &b, i, &scales(i));
+                if !against {
+                    let info = b.join("run.json");
+                    let mut r = read_json(&info);
+                    r["plan"].as_object_mut().unwrap().remove("reference");
+                    std::fs::write(&info, serde_json::to_vec(&r).unwrap()).unwrap();
+                }
+                let build = format!("build=v{i}");
+                history(
+                    &[
+                        "add",
+                        b.to_str().unwrap(),
+                        "--build",
+                        &build,
+                        "--build",
+                        "ref=ref",
+                        "--order",
+                        &i.to_string(),
+                    ],
+                    dir.path().join(h).to_str().unwrap(),
+                    None,
+                );
+            }
+            history(&["changes"], dir.path().join(h).to_str().unwrap(), None)
+        };
+    let machine = |i: u32| {
+        let m = if i >= 4 { 0.8 } else { 1.0 };
+        vec![("ref", m), ("build", m)]
+    };
+    // Without the reference, the machine's shift is the build's change.
+    let raw = changes_of("raw.sqlite", false, &machine);
+    assert!(
+        raw.lines()
+            .any(|l| l.starts_with('#') && l.contains("between v3 and v4")),
+        "{raw}"
+    );
+    let shifted = changes_of("shift.sqlite", true, &machine);
+    assert!(
+        !shifted.lines().any(|l| l.starts_with('#')),
+        "the machine's shift read as the build's change: {shifted}"
+    );
+    let regression = changes_of("regress.sqlite", true, &|i| {
+        vec![("build", if i >= 4 { 0.8 } else { 1.0 })]
+    });
+    assert!(
+        regression.lines().any(|l| l.starts_with('#')
+            && l.contains("point-query")
+            && l.contains("between v3 and v4")),
+        "{regression}"
+    );
+}
+
 #[test]
 fn a_history_of_a_newer_schema_is_refused_and_left_as_it_is() {
     let _one = serial();

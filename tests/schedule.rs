@@ -110,7 +110,8 @@ fn a_run_read_back_from_its_record_has_the_same_schedule() {
         .unwrap();
     assert!(from_file.status.success(), "{from_file:?}");
     let listed = String::from_utf8(from_file.stdout).unwrap();
-    // Every execution once, in run order: each target's sequence in turn.
+    // Every execution once, in run order: each target's sequence in turn,
+    // in the order the seed draws for the round (seed 3: b first).
     let ids: Vec<&str> = listed
         .lines()
         .map(|l| l.split('\t').next().unwrap())
@@ -118,20 +119,37 @@ fn a_run_read_back_from_its_record_has_the_same_schedule() {
     assert_eq!(
         ids,
         [
-            "a/r1/001:load/c1",
-            "a/r1/002:point-query/c1",
-            "a/r1/003:update-index/c1",
-            "a/r1/004:point-query.after/c1",
             "b/r1/001:load/c1",
             "b/r1/002:point-query/c1",
             "b/r1/003:update-index/c1",
             "b/r1/004:point-query.after/c1",
+            "a/r1/001:load/c1",
+            "a/r1/002:point-query/c1",
+            "a/r1/003:update-index/c1",
+            "a/r1/004:point-query.after/c1",
         ]
     );
     assert!(
         listed.lines().nth(2).unwrap().ends_with("1 hook(s)"),
         "{listed}"
     );
+    // `order = "fixed"`: as listed.
+    let fixed = dir.path().join("fixed.toml");
+    std::fs::write(
+        &fixed,
+        format!(
+            "order = \"fixed\"\n{}",
+            std::fs::read_to_string(&plan).unwrap()
+        ),
+    )
+    .unwrap();
+    let o = relbench()
+        .args(["check", "--schedule"])
+        .arg(&fixed)
+        .output()
+        .unwrap();
+    let first = String::from_utf8(o.stdout).unwrap();
+    assert!(first.starts_with("a/r1/001:load/c1"), "{first}");
 
     run_quiet(&plan, &out).assert().success();
     let from_record = relbench()

@@ -14,6 +14,7 @@
 
 mod adaptive;
 mod args;
+mod bisect;
 mod catalogue;
 mod check;
 mod history;
@@ -108,14 +109,14 @@ fn dispatch(cmd: Command) -> anyhow::Result<()> {
     match cmd {
         Command::Run(a) => run_command(a),
         Command::History(cmd) => history::history(cmd),
-        Command::Bisect(a) => history::bisect(a),
+        Command::Bisect(a) => bisect::bisect(a),
         Command::BisectCheck {
             plan,
             step,
             good,
             bad,
             out,
-        } => Err(Exit::Code(history::bisect_check(&plan, &step, &good, &bad, out)).into()),
+        } => Err(Exit::Code(bisect::bisect_check(&plan, &step, &good, &bad, out)).into()),
         Command::Report {
             dirs,
             base,

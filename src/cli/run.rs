@@ -12,13 +12,14 @@ use crate::compare::Grouping;
 use crate::render::{self, Format};
 use crate::runner::{self, Progress, RunEnd, RunOptions};
 
-/// Repeats a rank test needs on each side to call a change significant
-/// (at 4 against 4 the smallest two-sided p is 0.029).
-fn repeats_for_significance() -> usize {
-    (2..20)
-        .find(|&n| crate::measure::stats::smallest_p(n, n) < crate::measure::stats::ALPHA)
-        .unwrap_or(4)
-}
+/// Repeats a confirmation brings a disturbed or untested step to: three
+/// rounds give the paired test two degrees of freedom of the cell's own.
+const CONFIRM_REPEATS: u32 = 3;
+
+/// The most repeats a confirmation brings a step to: an undecided cell
+/// that needs more is about the size of the band, and the report says
+/// so.
+const CONFIRM_MOST: u32 = 12;
 
 pub(super) fn confirm(dir: &Path, quiet: bool, new_host: bool) -> anyhow::Result<()> {
     install_ctrlc();
@@ -41,13 +42,15 @@ pub(super) fn confirm(dir: &Path, quiet: bool, new_host: bool) -> anyhow::Result
         );
         return Ok(());
     }
-    let want = repeats_for_significance();
     let needs: Vec<runner::Need> = unsettled
         .iter()
-        .map(|u| runner::Need {
-            target: report.targets[u.target].plan_name.clone(),
-            at: u.at.clone(),
-            rounds: want.saturating_sub(u.repeats).max(1) as u32,
+        .map(|u| {
+            let want = u.wants.unwrap_or(CONFIRM_REPEATS).min(CONFIRM_MOST);
+            runner::Need {
+                target: report.targets[u.target].plan_name.clone(),
+                at: u.at.clone(),
+                rounds: want.saturating_sub(u.repeats as u32).max(1),
+            }
         })
         .collect();
     crate::errln!(
@@ -119,9 +122,8 @@ fn still_unsettled(report: &crate::compare::Report, dir: &Path) -> Option<String
         ));
     } else {
         word.push_str(&format!(
-            ".\n  The windows were quiet: at {} repeats a side these changes are within the noise; \
-             lengthen the steps or raise the plan's `repeats`",
-            repeats_for_significance()
+            ".\n  The windows were quiet: these changes are within the noise of up to {CONFIRM_MOST} \
+             repeats a side; lengthen the steps or raise the plan's `repeats`"
         ));
     }
     Some(word)

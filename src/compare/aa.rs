@@ -80,6 +80,7 @@ pub(super) fn test_single_windows(rows: &mut [Row], targets: &[TargetMeta], base
                     repeats_needed: None,
                     aa_pairs: Some(between.pairs),
                     df: None,
+                    rounds: None,
                 },
             ));
         }

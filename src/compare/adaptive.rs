@@ -1,23 +1,24 @@
-//! An adaptive run's cells (`repeats = "auto"`): each tested by the
-//! sequential rule (`measure::sequential`) instead of the rank-sum test,
-//! and which of them are still open — the cells an adaptive run adds
-//! repeats to, most open first.
+//! An adaptive run's cells (`repeats = "auto"`): the level each is
+//! judged at (the look its data reached spends part of 5%:
+//! `measure::sequential`), and which of them are still open — the cells
+//! an adaptive run adds repeats to, most open first.
 //!
-//! A cell is *open* while its interval straddles an edge of the band it
-//! is judged by (±5%, or the A/A floor where that is wider): more repeats
-//! could still move its verdict across. It is decided once the interval
-//! lies inside the band (no change) or wholly past an edge (a change).
-//! An open cell whose ratio lies nearer the edge than the interval the
-//! run's maximum repeats would leave is not *decidable*: repeats there
-//! would be spent without an answer, so the run leaves it as it is.
-//! A/A copies are not open cells: they measure the noise the others
-//! are judged by. A disturbed or untested cell is open too (a quiet repeat may settle
-//! it); a window that never became steady, one too short to judge, or a
-//! missed SLA or rate is decided as not judgeable: repeats would not
-//! change that.
+//! A cell is *open* while it is undecided: neither changed (past the
+//! band, its interval clear of 1) nor the same (its interval inside the
+//! band, ±5% or the A/A floor where that is wider). The run stops adding
+//! repeats when every cell is changed or the same, or at its maximum.
+//! An open cell that the maximum repeats would not decide (its variance
+//! as now, the degrees of freedom they add, the last look's level:
+//! `Significance::repeats_needed`) is not *decidable*: repeats there
+//! would be spent without an answer, so the run leaves it undecided and
+//! says so. A/A copies are not open cells: they measure the noise the
+//! others are judged by. A disturbed or untested cell is open too (a
+//! quiet repeat may settle it); a window that never became steady, one
+//! too short to judge, or a missed SLA or rate is left as not judgeable:
+//! repeats would not change that.
 
-use super::cell::{Cell, Method, Significance};
-use super::{Report, Row, TargetMeta, Verdict, FASTER, SLOWER};
+use super::cell::Cell;
+use super::{Report, Row, Verdict};
 use crate::measure::sequential::{self, WindowNoise};
 use crate::plan::{Adaptive, StepId};
 
@@ -30,63 +31,19 @@ fn look_of(cell: &Cell, base: &Cell, bounds: Adaptive) -> u32 {
         .clamp(1, bounds.looks())
 }
 
-/// Tests every compared cell by the sequential rule, each at the level of
-/// the look its data reached. The A/A windows of a cell's own copy group
-/// and its base's give the variance beside the cell's own repeats.
-pub(super) fn test_cells(
-    rows: &mut [Row],
-    targets: &[TargetMeta],
-    base_of: &[usize],
-    bounds: Adaptive,
-) {
-    let group_of = |t: usize| targets[t].copy_of.unwrap_or(t);
-    // The copies' windows of the row are windows of identical work: the
-    // step's own noise (pooled over rows, a write step's spread would
-    // widen a point query's interval tenfold, and a point query's would
-    // narrow a write step's). The target's and the base's own windows
-    // are left out: the test has them already, and counting them twice
-    // would double their degrees of freedom.
-    let noise_of = |row: &Row, ti: usize, b: usize| {
-        let mut groups = vec![group_of(ti), group_of(b)];
-        groups.dedup();
-        let sets: Vec<Vec<f64>> = groups
-            .iter()
-            .map(|&g| {
-                (0..targets.len())
-                    .filter(|&t| t != ti && t != b && group_of(t) == g)
-                    .filter(|&t| row.cells[t].disturbed.is_none())
-                    .flat_map(|t| row.cells[t].throughputs.iter().copied())
-                    .collect::<Vec<f64>>()
-            })
-            .collect();
-        WindowNoise::pooled(sets.iter().map(Vec::as_slice))
-    };
-    let mut found = Vec::new();
-    for (ri, row) in rows.iter().enumerate() {
-        for (ti, c) in row.cells.iter().enumerate() {
-            let b = base_of[ti];
-            if b == ti || c.relative.is_none() {
-                continue;
-            }
-            let aa = noise_of(row, ti, b);
-            let base = &row.cells[b];
-            let alpha = sequential::level(look_of(c, base, bounds), bounds.looks());
-            if let Some(s) = sequential::test(&c.throughputs, &base.throughputs, aa, alpha) {
-                found.push((ri, ti, s));
-            }
-        }
-    }
-    for (ri, ti, s) in found {
-        let c = &mut rows[ri].cells[ti];
-        c.significance = Some(Significance {
-            method: Method::Sequential,
-            p_value: s.p_value,
-            interval: Some(s.interval),
-            repeats_needed: None,
-            aa_pairs: None,
-            df: Some(s.df),
-        });
-    }
+/// The level an adaptive run judges cell `ti` of `row` at: the one the
+/// look its data reached spends.
+pub(super) fn level_of(row: &Row, ti: usize, base: usize, bounds: Adaptive) -> f64 {
+    sequential::level(
+        look_of(&row.cells[ti], &row.cells[base], bounds),
+        bounds.looks(),
+    )
+}
+
+/// The level of an adaptive run's last look: the repeats that would
+/// decide a cell are counted at it.
+pub(super) fn last_level(bounds: Adaptive) -> f64 {
+    sequential::level(bounds.looks(), bounds.looks())
 }
 
 /// A cell more repeats could still decide.
@@ -102,34 +59,23 @@ pub struct Open {
     pub openness: f64,
     /// Why, in words: `b (update-index c1): 0.96 (0.93–0.99) straddles 0.95`.
     pub why: String,
-    /// Whether repeats up to the adaptive run's maximum can change what
-    /// the report says of it: not when the ratio lies nearer the edge than
-    /// the interval the maximum would leave
-    /// (`measure::sequential::half_width_at`: the variance as now, more
-    /// repeats and degrees of freedom, the last look's level) and, if it
-    /// lies past the edge without significance, nearer 1 too. Such a cell
-    /// stays as the report judges it now; repeats there would be spent
-    /// without an answer.
+    /// Whether repeats up to the adaptive run's maximum would decide it
+    /// (`Significance::repeats_needed` at most the maximum). Such a cell
+    /// is left undecided otherwise; repeats there would be spent without
+    /// an answer.
     pub decidable: bool,
 }
 
-/// How far, in ln(ratio), a ratio lies from the nearer edge of its band.
-fn nearest_edge(rel: f64, edges: [f64; 2]) -> f64 {
+/// How far, in ln(ratio), a ratio lies from the nearer edge of its band
+/// or, past the band, from 1: what its interval must clear.
+fn to_clear(rel: f64, edges: [f64; 2]) -> f64 {
+    if rel <= edges[0] || rel >= edges[1] {
+        return rel.ln().abs();
+    }
     edges
         .iter()
         .map(|e| (rel / e).ln().abs())
         .fold(f64::INFINITY, f64::min)
-}
-
-/// Whether repeats that leave an interval of half-width `at_max` (in
-/// ln(ratio)) could change what the report says of a cell at `rel`: its
-/// interval could clear the band's edge, or — when the ratio lies past
-/// the edge but is not significant (`unsure`) — clear 1, which turns
-/// "not significant" into the change a fixed run with those repeats
-/// would call.
-fn decidable(rel: f64, edges: [f64; 2], at_max: f64, unsure: bool) -> bool {
-    let to_one = if unsure { rel.ln().abs() } else { 0.0 };
-    nearest_edge(rel, edges) >= at_max || to_one >= at_max
 }
 
 /// How a step's A/A windows spread: the variance of ln(throughput)
@@ -202,7 +148,6 @@ impl Report {
                 let (openness, why, decidable) = match verdict {
                     Some(Verdict::Disturbed) => (0.0, format!("{name}: disturbed"), true),
                     Some(Verdict::Untested) => (0.0, format!("{name}: {rel:.2} not tested"), true),
-                    Some(Verdict::TooShort | Verdict::Unsteady | Verdict::Noise) | None => continue,
                     Some(_)
                         if c.sla_missed.is_some()
                             || c.base_sla_missed
@@ -210,38 +155,24 @@ impl Report {
                     {
                         continue
                     }
-                    Some(_) => {
+                    Some(Verdict::Undecided) => {
                         let Some(sig) = c.significance.as_ref() else {
                             continue;
                         };
                         let Some(i) = sig.interval else { continue };
-                        let floor = c.noise_floor.unwrap_or(0.0);
-                        let edges = [SLOWER.min(1.0 / (1.0 + floor)), FASTER.max(1.0 + floor)];
-                        let Some(edge) = edges.iter().find(|&&e| i.lo < e && e < i.hi) else {
-                            continue;
-                        };
+                        let (lo, hi) = c.band();
                         let half = ((i.hi / i.lo).ln() / 2.0).max(1e-12);
-                        let n = (c.repeats as f64, row.cells[b].repeats as f64);
-                        let at_max = match (bounds, sig.df) {
-                            (Some(a), Some(df)) => sequential::half_width_at(
-                                half,
-                                df,
-                                n,
-                                f64::from(a.max),
-                                1.0 - i.level,
-                                sequential::level(a.looks(), a.looks()),
-                            ),
-                            _ => 0.0,
-                        };
+                        let max = bounds.map_or(0, |a| a.max);
                         (
-                            nearest_edge(rel, edges) / half,
+                            to_clear(rel, [lo, hi]) / half,
                             format!(
-                                "{name}: {rel:.2} ({:.2}–{:.2}) straddles {edge:.2}",
+                                "{name}: {rel:.2} ({:.2}–{:.2}) undecided: neither past {lo:.2}/{hi:.2} with its interval clear of 1 nor inside them",
                                 i.lo, i.hi
                             ),
-                            decidable(rel, edges, at_max, verdict == Some(Verdict::Unsure)),
+                            sig.repeats_needed.is_some_and(|n| n <= max),
                         )
                     }
+                    Some(_) | None => continue,
                 };
                 out.push(Open {
                     target: ti,
@@ -263,23 +194,13 @@ impl Report {
 mod tests {
     use super::*;
 
-    const BAND: [f64; 2] = [SLOWER, FASTER];
-
     #[test]
-    fn a_ratio_past_the_edge_not_yet_significant_is_not_given_up() {
-        // 0.93 lies 0.021 from 0.95: six repeats' ±0.04 cannot clear the
-        // edge, but can clear 1 (0.073 away), which is what a fixed run of
-        // six repeats would call "slower" (the cells the equal split left
-        // "not significant" in bench/time_to_verdict.py).
-        assert!(decidable(0.93, BAND, 0.04, true));
-        // Once significant, only the edge is left to clear.
-        assert!(!decidable(0.93, BAND, 0.04, false));
-        // A ratio further from 1 than the maximum's interval could ever
-        // tell apart stays as judged.
-        assert!(!decidable(0.94, BAND, 0.07, true));
-        // Inside the band, clearing the edge is the only question.
-        assert!(decidable(0.99, BAND, 0.03, false));
-        assert!(!decidable(0.97, BAND, 0.03, false));
+    fn an_interval_must_clear_the_nearer_edge_inside_the_band_and_1_past_it() {
+        let band = [0.95, 1.05];
+        assert!((to_clear(0.99, band) - (0.99f64 / 0.95).ln()).abs() < 1e-12);
+        assert!((to_clear(1.03, band) - (1.05f64 / 1.03).ln()).abs() < 1e-12);
+        assert!((to_clear(0.93, band) - 0.93f64.ln().abs()).abs() < 1e-12);
+        assert!((to_clear(1.2, band) - 1.2f64.ln()).abs() < 1e-12);
     }
 
     #[test]

@@ -129,18 +129,27 @@ pub fn build_subset(
     let steps = tagged_steps(runs, &targets);
     let (mut rows, response_times) = build_rows(&targets, &hosts, &base_of, &steps);
     super::profile::attach(&mut rows, runs, &targets, &base_of);
+    // Repeats: every cell tested at once, each one's variance moderated
+    // by the others'; an adaptive run's cells at the level of the look
+    // their data reached (with the bounds of the run that could take the
+    // most looks).
+    let bounds = runs
+        .iter()
+        .filter_map(|r| r.info.plan.adaptive)
+        .max_by_key(|a| a.looks());
+    let needs_level = bounds.map_or(stats::ALPHA, super::adaptive::last_level);
+    super::verdicts::test_cells(
+        &mut rows,
+        &base_of,
+        |row, ti| match bounds {
+            Some(a) => super::adaptive::level_of(row, ti, base_of[ti], a),
+            None => stats::ALPHA,
+        },
+        needs_level,
+    );
     // One window a side: tested against how far the run's A/A pairs lay
     // apart, which takes every row.
     super::aa::test_single_windows(&mut rows, &targets, &base_of);
-    // An adaptive run's cells are judged by the rule it added repeats by
-    // (with the bounds of the run that could take the most looks).
-    if let Some(bounds) = runs
-        .iter()
-        .filter_map(|r| r.info.plan.adaptive)
-        .max_by_key(|a| a.looks())
-    {
-        super::adaptive::test_cells(&mut rows, &targets, &base_of, bounds);
-    }
     let cols = column_order(&targets, &hosts);
     let (host_offsets, host_notes) =
         super::hosts::compare_hosts(&mut rows, &targets, &base_of, cols.first().copied());

@@ -3,7 +3,7 @@
 //! intervals, p-values from the rank-sum or the within-run test).
 
 use super::*;
-use crate::measure::steady;
+use crate::measure::{paired, steady};
 
 /// One statement class's latency in a cell, µs.
 #[derive(Debug, Clone, Copy, PartialEq, Serialize)]
@@ -18,33 +18,36 @@ pub struct StatementLatency {
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
 #[serde(rename_all = "kebab-case")]
 pub enum Method {
-    /// Mann–Whitney rank-sum over the repeats' throughputs ([`stats`]).
-    RankSum,
+    /// The rounds' ln(target ÷ base), paired by round, with the cell's
+    /// variance moderated by the study's other cells
+    /// (`measure::paired`).
+    Paired,
+    /// The two sides' ln(throughput) unpaired (fewer than two rounds hold
+    /// both), the variance moderated likewise.
+    Unpaired,
     /// One window a side: t on ln(ratio) with the seconds' variance
     /// (sizes corrected for autocorrelation) plus the between-window
     /// variance the run's A/A pairs measured (`measure::within`).
     PerSecond,
-    /// An adaptive run's: t on the means of ln(throughput), the variance
-    /// pooled from the cell's repeats and the A/A copies' windows, at a
-    /// level corrected for the looks the run takes
-    /// (`measure::sequential`).
-    Sequential,
 }
 
 impl Method {
     pub fn describe(self) -> &'static str {
         match self {
-            Method::RankSum => "Mann–Whitney rank-sum test over the repeats, inverted for the interval",
+            Method::Paired => {
+                "a t-test on the rounds' ln(target ÷ base), each round's two windows paired (the \
+                 targets take turns in a round, so the machine's drift between rounds cancels), the \
+                 cell's variance moderated by what the study's other cells measured of theirs (Smyth's \
+                 empirical Bayes rule); the ratio is the geometric mean of the rounds' ratios"
+            }
+            Method::Unpaired => {
+                "a t-test on the two sides' mean ln(throughput), unpaired (fewer than two rounds held \
+                 both), its variance moderated as the paired test's"
+            }
             Method::PerSecond => {
                 "a t-test on the log of the ratio of the two windows' means, its variance the seconds' \
                  (sample sizes corrected for autocorrelation) plus how far windows of the same work lay \
                  apart on the run's quiet A/A pairs"
-            }
-            Method::Sequential => {
-                "a t-test on the means of ln(throughput) over the repeats, its variance pooled from the \
-                 cell's repeats and the windows of that step's A/A copies, at the level an adaptive run \
-                 spends at the cell's look: 2.5% at the first, the other 2.5% shared by the looks \
-                 repeats add (its p-value is the adjusted one, p × 5% ÷ level)"
             }
         }
     }
@@ -55,20 +58,28 @@ impl Method {
 #[derive(Debug, Clone, Serialize)]
 pub struct Significance {
     pub method: Method,
-    /// Two-sided p-value.
+    /// Two-sided p-value of "no change" (an adaptive run's: adjusted for
+    /// its looks, p × 5% ÷ the look's level).
     pub p_value: f64,
-    /// The interval of target ÷ base, from the same test.
+    /// The interval of target ÷ base, from the same test, at the level
+    /// it says: a change is shown when it excludes 1, the same when it
+    /// lies inside the band.
     pub interval: Option<stats::Interval>,
-    /// Repeats per target a rank test would need to call a change of
-    /// this size significant, when this one is not.
+    /// Repeats per target that would decide an undecided cell (its
+    /// variance as now, the degrees of freedom the repeats add); `None`
+    /// when decided, or when no number up to the most asked would (a
+    /// ratio at the band's edge).
     pub repeats_needed: Option<u32>,
     /// The quiet A/A pairs whose between-window variance a one-window
     /// test added.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub aa_pairs: Option<usize>,
-    /// The t statistic's degrees of freedom (the sequential test's).
+    /// The t statistic's degrees of freedom.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub df: Option<f64>,
+    /// Rounds that held both sides (the paired test's pairs).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub rounds: Option<usize>,
 }
 
 /// One target's figures for one row, the median over repeats.
@@ -77,6 +88,10 @@ pub struct Cell {
     pub throughput: Option<f64>,
     /// Throughput of each repeat that did not fail, in repeat order.
     pub throughputs: Vec<f64>,
+    /// The round (repeat) of each of `throughputs`: the paired test pairs
+    /// a target's window with its base's of the same round.
+    #[serde(skip)]
+    pub rounds: Vec<u32>,
     /// The median's confidence interval (with two or more repeats).
     pub throughput_interval: Option<stats::Interval>,
     /// Target ÷ base.
@@ -103,9 +118,9 @@ pub struct Cell {
     pub costs_relative: BTreeMap<Cost, f64>,
     /// The rank test's p-value for each cost, with repeats on both sides.
     pub costs_p: BTreeMap<Cost, f64>,
-    /// Each cost per repeat, for the tests.
+    /// Each cost per repeat, with its round, for the tests.
     #[serde(skip)]
-    pub cost_samples: BTreeMap<Cost, Vec<f64>>,
+    pub cost_samples: BTreeMap<Cost, Vec<(u32, f64)>>,
     pub p99_us: Option<f64>,
     pub errors: u64,
     /// Database size on disk after the step, and the server's peak
@@ -139,6 +154,10 @@ pub struct Cell {
     /// The base's window never became steady.
     #[serde(skip_serializing_if = "std::ops::Not::not")]
     pub base_unsteady: bool,
+    /// This is a base's own cell: it is what the others are judged
+    /// against, and has no verdict of its own.
+    #[serde(skip)]
+    pub is_base: bool,
     /// How far the unsteady windows of this cell and, once compared, its
     /// base's moved across a window (the largest |last third ÷ first
     /// third − 1|); 0 when every window settled.
@@ -224,13 +243,25 @@ impl PlanDiff {
 }
 
 impl Cell {
-    /// The throughput change as the report judges it. A q-step whose
-    /// background writes missed the SLA is not judged: its queries ran
-    /// against less write load than asked.
+    /// The band a change must pass and an equivalence must stay inside:
+    /// 0.95–1.05, or the A/A floor of its comparison where that is wider
+    /// (identical runs lay that far apart).
+    pub fn band(&self) -> (f64, f64) {
+        let floor = self.noise_floor.unwrap_or(0.0);
+        (SLOWER.min(1.0 / (1.0 + floor)), FASTER.max(1.0 + floor))
+    }
+
+    /// The throughput change as the report judges it: changed, the same,
+    /// or undecided (and why); `None` for a base's own cell, and a cell
+    /// with no ratio. A q-step whose background writes missed the SLA is
+    /// not judged: its queries ran against less write load than asked.
     pub fn verdict(&self) -> Option<Verdict> {
+        if self.is_base {
+            return None;
+        }
         let rel = self.relative?;
         if self.sla_missed.is_some() || self.base_sla_missed || self.rate_missed.is_some() {
-            return Some(Verdict::Unsure);
+            return Some(Verdict::Undecided);
         }
         if self.short_window {
             return Some(Verdict::TooShort);
@@ -238,32 +269,44 @@ impl Cell {
         if self.disturbed.is_some() || self.base_disturbed {
             return Some(Verdict::Disturbed);
         }
-        let v = verdict(rel);
+        let (lo, hi) = self.band();
+        let v = band_verdict(rel, lo, hi);
         // A window that drifts by d puts the ratio anywhere within a
         // factor 1 + d of its figure: a change that stays past the same
         // edge across that range is a change whatever part of the window
         // is read (an insert step 10× faster whose throughput fell 20% as
         // its table grew); anything nearer the band is not judged.
         let f = 1.0 + self.drift;
-        let outlasts_drift = matches!(v, Verdict::Worse | Verdict::Better)
-            && verdict(rel * f) == v
-            && verdict(rel / f) == v;
+        let outlasts_drift = v.is_change()
+            && band_verdict(rel * f, lo, hi) == v
+            && band_verdict(rel / f, lo, hi) == v;
         if (self.unsteady.is_some() || self.base_unsteady) && !outlasts_drift {
             return Some(Verdict::Unsteady);
         }
-        if let Some(floor) = self.noise_floor {
-            // Symmetric: 0.97 is as far from 1 as 1/0.97.
-            // (With a tolerance: the copy's own ratio is the floor.)
-            if matches!(v, Verdict::Worse | Verdict::Better)
-                && rel.max(1.0 / rel) - 1.0 <= floor + 1e-9
-            {
-                return Some(Verdict::Noise);
-            }
-        }
-        if self.significance.is_none() && matches!(v, Verdict::Worse | Verdict::Better) {
+        let Some(sig) = &self.significance else {
             return Some(Verdict::Untested);
+        };
+        let Some(i) = sig.interval else {
+            // No interval (Fieller's, for a base indistinguishable from
+            // 0): the p-value alone can show a change, never sameness.
+            return Some(if v.is_change() && sig.p_value < stats::ALPHA {
+                v
+            } else {
+                Verdict::Undecided
+            });
+        };
+        // Changed: past the band, and the interval clear of 1 (which is
+        // the test's p below its level).
+        if v.is_change() && (i.hi < 1.0 || i.lo > 1.0) {
+            return Some(v);
         }
-        Some(judged(v, self.significance.as_ref().map(|s| s.p_value)))
+        // The same: the whole interval inside the band, as printed.
+        if band_verdict(i.lo, lo, hi) == Verdict::Same
+            && band_verdict(i.hi, lo, hi) == Verdict::Same
+        {
+            return Some(Verdict::Same);
+        }
+        Some(Verdict::Undecided)
     }
 }
 
@@ -303,17 +346,17 @@ pub(super) fn cell<'a>(results: impl Iterator<Item = &'a StepResult>) -> Cell {
         })
         .collect();
     let throughputs: Vec<f64> = ok.iter().map(|s| s.throughput).collect();
-    let cost_samples: BTreeMap<Cost, Vec<f64>> = Cost::ALL
+    let cost_samples: BTreeMap<Cost, Vec<(u32, f64)>> = Cost::ALL
         .iter()
         .filter_map(|&k| {
-            let v: Vec<f64> = ok.iter().filter_map(|s| k.of(&s.metrics)).collect();
+            let v: Vec<(u32, f64)> = ok
+                .iter()
+                .filter_map(|s| Some((s.id.repeat, k.of(&s.metrics)?)))
+                .collect();
             (!v.is_empty()).then_some((k, v))
         })
         .collect();
-    let costs = cost_samples
-        .iter()
-        .filter_map(|(k, v)| Some((*k, median(&mut v.clone())?)))
-        .collect();
+    let costs = cost_medians(&cost_samples);
     let mut p99: Vec<f64> = ok
         .iter()
         .filter_map(|s| s.latency.get("event").map(|l| l.p99_us))
@@ -323,6 +366,7 @@ pub(super) fn cell<'a>(results: impl Iterator<Item = &'a StepResult>) -> Cell {
         throughput: median(&mut throughputs.clone()),
         throughput_interval: stats::median_interval(&throughputs),
         throughputs,
+        rounds: ok.iter().map(|s| s.id.repeat).collect(),
         relative: None,
         significance: None,
         judged: None,
@@ -362,6 +406,7 @@ pub(super) fn cell<'a>(results: impl Iterator<Item = &'a StepResult>) -> Cell {
         short_window: false,
         unsteady,
         base_unsteady: false,
+        is_base: false,
         drift,
         warming_secs,
         others_share_pct: median(
@@ -402,6 +447,14 @@ pub(super) fn cell<'a>(results: impl Iterator<Item = &'a StepResult>) -> Cell {
         },
         profile: None,
     }
+}
+
+/// Each cost's median over its samples.
+pub fn cost_medians(samples: &BTreeMap<Cost, Vec<(u32, f64)>>) -> BTreeMap<Cost, f64> {
+    samples
+        .iter()
+        .filter_map(|(k, v)| Some((*k, median(&mut v.iter().map(|x| x.1).collect::<Vec<_>>())?)))
+        .collect()
 }
 
 /// Each statement class's latency, medians over the repeats.
@@ -571,8 +624,9 @@ fn steadiness(ok: &[&&StepResult]) -> (Option<String>, f64, Option<f64>) {
 }
 
 /// Fills a cell's ratios against its base and, when both have repeats,
-/// what the rank test says of them.
+/// each cost's p-value (the throughput's test is `super::verdicts`').
 pub(super) fn compare(c: &mut Cell, base: &Cell, is_base: bool) {
+    c.is_base = is_base;
     c.relative = ratio(c.throughput, base.throughput);
     c.base_sla_missed = !is_base && base.sla_missed.is_some();
     c.base_disturbed = !is_base && base.disturbed.is_some();
@@ -613,36 +667,39 @@ pub(super) fn compare(c: &mut Cell, base: &Cell, is_base: bool) {
             ))
         })
         .collect();
-    let repeated = |a: &[f64], b: &[f64]| a.len() >= 2 && b.len() >= 2;
     if is_base {
         return;
     }
-    if !repeated(&c.throughputs, &base.throughputs) {
-        // One repeat on a side: tested once the whole comparison is
-        // built, against how far the run's A/A pairs lay apart
-        // (`aa::test_single_windows`).
-        return;
-    }
-    let p = stats::rank_sum_p(&c.throughputs, &base.throughputs).expect("two samples");
-    c.significance = Some(Significance {
-        method: Method::RankSum,
-        p_value: p,
-        interval: stats::ratio_interval(&c.throughputs, &base.throughputs),
-        repeats_needed: (p >= stats::ALPHA)
-            .then(|| stats::repeats_needed(&c.throughputs, &base.throughputs))
-            .flatten()
-            .map(|n| n.max(c.repeats.min(base.repeats) as u32 + 1)),
-        aa_pairs: None,
-        df: None,
-    });
+    // The throughput's test takes every cell of the study at once (each
+    // cell's variance is moderated by the others': `super::verdicts`);
+    // a cost's is the cell's own.
+    // Paired by round only where both cells carry their rounds (a
+    // history's sides are builds of different runs).
+    let by_round = !c.rounds.is_empty() && !base.rounds.is_empty();
     c.costs_p = c
         .cost_samples
         .iter()
-        .filter_map(|(k, v)| {
-            let b = base.cost_samples.get(k)?;
-            repeated(v, b).then(|| Some((*k, stats::rank_sum_p(v, b)?)))?
-        })
+        .filter_map(|(k, v)| Some((*k, cost_p(v, base.cost_samples.get(k)?, by_round)?)))
         .collect();
+}
+
+/// A cost's two-sided p against the base's, with two or more repeats a
+/// side: the t on logs (paired by round when `by_round`) where every
+/// figure is positive, the rank sum where some cost is 0 (no log).
+fn cost_p(mine: &[(u32, f64)], base: &[(u32, f64)], by_round: bool) -> Option<f64> {
+    if mine.len() < 2 || base.len() < 2 {
+        return None;
+    }
+    let v = |x: &[(u32, f64)]| x.iter().map(|p| p.1).collect::<Vec<f64>>();
+    let sample = if by_round {
+        paired::Sample::of(mine, base)
+    } else {
+        paired::Sample::unpaired(&v(mine), &v(base))
+    };
+    if let Some(s) = sample {
+        return paired::test(&s, None, stats::ALPHA).map(|t| t.p_value);
+    }
+    stats::rank_sum_p(&v(mine), &v(base))
 }
 
 impl Cell {

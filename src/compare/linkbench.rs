@@ -6,7 +6,7 @@
 
 use serde::Serialize;
 
-use super::{cost_verdict, median, verdict, Row, Verdict};
+use super::{cost_verdict, median, Row, Verdict};
 use crate::results::StepResult;
 use crate::workload::linkbench::{Kind, LOAD_CLASSES, OPS};
 use crate::workload::Group;
@@ -41,6 +41,9 @@ pub struct LoadRow {
     pub rows_per_sec: f64,
     /// `rows_per_sec` ÷ the base's.
     pub relative: Option<f64>,
+    /// The step's cell's verdict (changed, the same or undecided).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub verdict: Option<Verdict>,
 }
 
 /// Requests a second of one request step (or one interval of it).
@@ -51,6 +54,9 @@ pub struct RequestRow {
     pub target: String,
     pub ops_per_sec: f64,
     pub relative: Option<f64>,
+    /// The step's cell's verdict (changed, the same or undecided).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub verdict: Option<Verdict>,
     /// Operations that failed (after the retries the original also makes).
     pub errors: u64,
 }
@@ -139,6 +145,7 @@ pub fn view(
                             target: name.clone(),
                             ops_per_sec: t,
                             relative: cell.relative,
+                            verdict: cell.verdict(),
                             errors: rs.iter().map(|s| s.failed_events).sum(),
                         });
                     }
@@ -188,6 +195,7 @@ fn load_row(row: &Row, ti: usize, name: &str, rs: &[&StepResult]) -> LoadRow {
         links_per_sec: rate(links),
         rows_per_sec: row.cells[ti].throughput.unwrap_or(0.0),
         relative: row.cells[ti].relative,
+        verdict: row.cells[ti].verdict(),
     }
 }
 
@@ -291,16 +299,16 @@ fn med_u64(it: impl Iterator<Item = u64>) -> u64 {
 }
 
 impl LoadRow {
-    /// The load rate against the base's: above 1 is faster.
+    /// The load rate against the base's, as its cell is judged.
     pub fn verdict(&self) -> Option<Verdict> {
-        self.relative.map(verdict)
+        self.verdict
     }
 }
 
 impl RequestRow {
-    /// Requests a second against the base's: above 1 is faster.
+    /// Requests a second against the base's, as its cell is judged.
     pub fn verdict(&self) -> Option<Verdict> {
-        self.relative.map(verdict)
+        self.verdict
     }
 }
 

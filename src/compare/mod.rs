@@ -15,6 +15,7 @@ mod build;
 mod cell;
 mod hosts;
 mod targets;
+mod verdicts;
 
 mod campaign;
 mod cost;
@@ -54,7 +55,7 @@ pub use adaptive::{Open, WindowSplit};
 pub use build::{build, build_all, build_subset, Comparison, ComparisonSpec};
 use build::{row_title, step_rows};
 use cell::{cell, compare};
-pub use cell::{Cell, Method, PlanDiff, Significance, StatementLatency};
+pub use cell::{cost_medians, Cell, Method, PlanDiff, Significance, StatementLatency};
 use targets::column_order;
 pub use targets::{RunMeta, TargetMeta, UnknownBase};
 
@@ -69,6 +70,7 @@ pub fn cell_of<'a>(results: impl Iterator<Item = &'a StepResult>) -> Cell {
 /// with the builds on either side as target and base).
 pub fn explain_change(c: &mut Cell, base: &Cell) -> String {
     compare(c, base, false);
+    verdicts::test_pair(c, base);
     let rel = c.relative.unwrap_or(1.0);
     explain(rel, c, base)
 }
@@ -84,26 +86,31 @@ pub const SHORT_WINDOW_SECS: f64 = crate::metrics::MIN_WINDOW_SECS;
 pub const SLOWER: f64 = 0.95;
 pub const FASTER: f64 = 1.05;
 
-/// How a ratio compares with the thresholds.
+/// What a report says of a change: *changed* (`Worse`, `Better`: past
+/// the band and shown so by its test), *same* (`Same`: its interval lies
+/// inside the band: equivalence shown, never read off a point estimate),
+/// or *undecided* (every other variant: the test could not tell, or the
+/// cell could not be judged, each saying why). Only the first three are
+/// answers; the colours are the seeds' (red ≤ 0.95, green ≥ 1.05) on
+/// changed cells alone.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
 #[serde(rename_all = "lowercase")]
 pub enum Verdict {
     Worse,
     Same,
     Better,
-    /// Past a threshold, but the repeats cannot tell it from noise.
-    Unsure,
+    /// Tested, but neither past the band with its interval clear of 1 nor
+    /// inside the band: more repeats (or quieter windows) would decide.
+    Undecided,
     /// Not judged: other programs or the hypervisor took enough of the
     /// machine, in this target's window or its base's, to explain it.
     Disturbed,
-    /// Within the spread of identical runs (the plan's A/A copies).
-    Noise,
     /// Not judged: the target's or the base's window was too short to
     /// measure ([`SHORT_WINDOW_SECS`]).
     TooShort,
-    /// Past a threshold, but no test could judge it: one repeat, and
-    /// windows too short for the within-run test. Never counted as slower
-    /// or faster; `run --confirm` adds the repeats it needs.
+    /// No test could judge it: one repeat, and windows too short for the
+    /// within-run test (or no A/A copies). Never counted as slower,
+    /// faster or the same; `run --confirm` adds the repeats it needs.
     Untested,
     /// Not judged: a window of the target or its base never became
     /// steady (`measure::steady`); more repeats would not settle it, a
@@ -111,14 +118,34 @@ pub enum Verdict {
     Unsteady,
 }
 
-/// Classifies a throughput ratio (higher is better), as printed: on the
-/// ratio rounded to two decimals, so a cell that reads 0.95 is always
-/// past the threshold, in every table and format.
+impl Verdict {
+    /// Slower or faster, shown.
+    pub fn is_change(self) -> bool {
+        matches!(self, Verdict::Worse | Verdict::Better)
+    }
+
+    /// Changed or the same: an answer. Everything else is undecided.
+    pub fn is_decided(self) -> bool {
+        matches!(self, Verdict::Worse | Verdict::Better | Verdict::Same)
+    }
+}
+
+/// Classifies a ratio by the band alone (higher is better), as printed:
+/// on the ratio rounded to two decimals, so a cell that reads 0.95 is
+/// always past the threshold, in every table and format. A point says
+/// where a ratio lies, never that it is the same: [`Cell::verdict`]
+/// decides that from the interval.
 pub fn verdict(relative: f64) -> Verdict {
+    band_verdict(relative, SLOWER, FASTER)
+}
+
+/// [`verdict`] against a band of its own (the A/A floor's, where that is
+/// wider than 5%).
+pub fn band_verdict(relative: f64, slower: f64, faster: f64) -> Verdict {
     let relative = (relative * 100.0).round() / 100.0;
-    if relative <= SLOWER {
+    if relative <= slower {
         Verdict::Worse
-    } else if relative >= FASTER {
+    } else if relative >= faster {
         Verdict::Better
     } else {
         Verdict::Same
@@ -134,11 +161,11 @@ pub fn cost_verdict(relative: f64) -> Verdict {
     }
 }
 
-/// The verdict the report acts on: past a threshold and, when both sides
-/// have repeats, significant by the rank test; otherwise `Unsure`.
+/// A cost's verdict: past a threshold and, when both sides have
+/// repeats, significant; otherwise `Undecided`.
 pub fn judged(v: Verdict, p_value: Option<f64>) -> Verdict {
     match (v, p_value) {
-        (Verdict::Worse | Verdict::Better, Some(p)) if p >= stats::ALPHA => Verdict::Unsure,
+        (Verdict::Worse | Verdict::Better, Some(p)) if p >= stats::ALPHA => Verdict::Undecided,
         (v, _) => v,
     }
 }
@@ -277,13 +304,13 @@ pub struct TargetSummary {
     pub compared: usize,
     pub slower: usize,
     pub faster: usize,
+    /// Shown the same: the interval inside the band (or the A/A floor).
     pub same: usize,
-    /// Past a threshold but not significant over the repeats.
-    pub unsure: usize,
+    /// Tested but neither changed nor shown the same, each with what
+    /// would decide it.
+    pub undecided: Vec<NotJudged>,
     /// Not judged: the target or its base missed the Insert Benchmark's SLA.
     pub unjudged: usize,
-    /// Past a threshold but within the A/A noise floor.
-    pub noise: usize,
     /// Not judged: the target's or its base's window was disturbed.
     pub disturbed: Vec<NotJudged>,
     /// Not judged: the target's or its base's window was too short to
@@ -383,6 +410,9 @@ pub struct Unsettled {
     pub at: StepId,
     /// Repeats measured so far.
     pub repeats: usize,
+    /// The repeats that would decide it, when its test could say (an
+    /// undecided cell's `repeats_needed`).
+    pub wants: Option<u32>,
     /// Why, in words.
     pub why: String,
 }
@@ -452,22 +482,40 @@ impl Report {
         let mut out: Vec<Unsettled> = Vec::new();
         for row in &self.rows {
             for (ti, c) in row.cells.iter().enumerate() {
+                let wants = c.significance.as_ref().and_then(|s| s.repeats_needed);
                 let why = match c.verdict() {
                     Some(Verdict::Disturbed) => "disturbed",
                     // A missed SLA is the target's result, not noise.
-                    Some(Verdict::Unsure) if c.sla_missed.is_none() && !c.base_sla_missed => {
-                        "not significant"
+                    Some(Verdict::Undecided)
+                        if c.sla_missed.is_none()
+                            && !c.base_sla_missed
+                            && c.rate_missed.is_none() =>
+                    {
+                        // At the band's edge no number of repeats decides
+                        // it: the report says so, and repeats are not spent.
+                        if wants.is_none() {
+                            continue;
+                        }
+                        "undecided"
                     }
                     Some(Verdict::Untested) => "not tested",
                     _ => continue,
                 };
                 for t in [ti, self.base_of[ti]] {
                     let cell = &row.cells[t];
-                    if !out.iter().any(|u| u.target == t && u.at == row.id) {
+                    // A disturbed cell's windows are no quiet repeats: it
+                    // wants them all.
+                    let repeats = if why == "disturbed" { 0 } else { cell.repeats };
+                    // A base several cells need gets the most any of them wants.
+                    if let Some(u) = out.iter_mut().find(|u| u.target == t && u.at == row.id) {
+                        u.wants = u.wants.max(wants);
+                        u.repeats = u.repeats.min(repeats);
+                    } else {
                         out.push(Unsettled {
                             target: t,
                             at: row.id.clone(),
-                            repeats: cell.repeats,
+                            repeats,
+                            wants,
                             why: format!(
                                 "{} ({} c{}: {why})",
                                 self.targets[t].name,
@@ -543,54 +591,93 @@ mod tests {
         assert_eq!(median(&mut []), None);
     }
 
-    /// A significance as a test that found the change real gives it.
-    fn tested() -> Option<Significance> {
+    /// A significance with the interval `lo`–`hi` (95%).
+    fn tested(lo: f64, hi: f64) -> Option<Significance> {
         Some(Significance {
-            method: Method::RankSum,
-            p_value: 0.01,
-            interval: None,
+            method: Method::Paired,
+            p_value: if lo > 1.0 || hi < 1.0 { 0.01 } else { 0.5 },
+            interval: Some(stats::Interval {
+                lo,
+                hi,
+                level: 0.95,
+            }),
             repeats_needed: None,
             aa_pairs: None,
-            df: None,
+            df: Some(3.0),
+            rounds: Some(4),
         })
     }
 
+    fn judged(rel: f64, lo: f64, hi: f64) -> Option<Verdict> {
+        Cell {
+            relative: Some(rel),
+            significance: tested(lo, hi),
+            ..Cell::default()
+        }
+        .verdict()
+    }
+
     /// Regression: untested ratios (one repeat, short windows) were
-    /// counted and coloured as slower or faster.
+    /// counted and coloured as slower or faster, and a 1.01 with no test
+    /// was counted "within 5%".
     #[test]
-    fn a_change_no_test_could_judge_is_untested() {
-        let c = Cell {
-            relative: Some(0.6),
-            ..Cell::default()
-        };
-        assert_eq!(c.verdict(), Some(Verdict::Untested));
-        let c = Cell {
-            relative: Some(1.01),
-            ..Cell::default()
-        };
-        assert_eq!(c.verdict(), Some(Verdict::Same));
+    fn a_change_no_test_could_judge_is_untested_never_the_same() {
+        for rel in [0.6, 1.01] {
+            let c = Cell {
+                relative: Some(rel),
+                ..Cell::default()
+            };
+            assert_eq!(c.verdict(), Some(Verdict::Untested), "{rel}");
+        }
+    }
+
+    /// Regression: `0.96 (0.72–1.27)` and `0.97 (0.72–1.32)` on MySQL
+    /// 5.6 → 5.7 were counted "within 5%", read off the point estimate.
+    #[test]
+    fn the_same_is_shown_by_the_interval_never_read_off_the_ratio() {
+        assert_eq!(judged(0.96, 0.72, 1.27), Some(Verdict::Undecided));
+        assert_eq!(judged(0.97, 0.72, 1.32), Some(Verdict::Undecided));
+        assert_eq!(judged(1.00, 0.97, 1.03), Some(Verdict::Same));
+        // A significant change smaller than the band is the same.
+        assert_eq!(judged(0.97, 0.96, 0.98), Some(Verdict::Same));
+        // As printed: an interval that reaches 0.95 or 1.05 is not inside.
+        assert_eq!(judged(1.00, 0.9504, 1.03), Some(Verdict::Undecided));
+        assert_eq!(judged(1.00, 0.96, 1.0496), Some(Verdict::Undecided));
     }
 
     #[test]
-    fn a_disturbed_cell_is_not_judged_and_an_aa_spread_is_not_coloured() {
+    fn a_change_is_past_the_band_with_its_interval_clear_of_1() {
+        assert_eq!(judged(0.60, 0.55, 0.66), Some(Verdict::Worse));
+        assert_eq!(judged(1.97, 1.86, 2.54), Some(Verdict::Better));
+        // Past the band, but the interval holds 1: undecided.
+        assert_eq!(judged(0.93, 0.85, 1.02), Some(Verdict::Undecided));
+        // Clear of 1 but not past the band, nor inside it.
+        assert_eq!(judged(0.97, 0.93, 0.99), Some(Verdict::Undecided));
+    }
+
+    #[test]
+    fn a_disturbed_cell_is_not_judged_and_an_aa_spread_widens_the_band() {
         let mut c = Cell {
             relative: Some(0.6),
-            significance: tested(),
+            significance: tested(0.5, 0.7),
             ..Cell::default()
         };
         assert_eq!(c.verdict(), Some(Verdict::Worse));
         c.base_disturbed = true;
         assert_eq!(c.verdict(), Some(Verdict::Disturbed));
+        // Identical runs 7% apart: a 0.94 clear of 1 is not a change,
+        // and the same once its interval lies within 7%.
         let mut c = Cell {
             relative: Some(0.94),
             noise_floor: Some(0.07),
-            significance: tested(),
+            significance: tested(0.935, 0.95),
             ..Cell::default()
         };
-        assert_eq!(c.verdict(), Some(Verdict::Noise));
-        c.relative = Some(1.0 / 0.94);
-        assert_eq!(c.verdict(), Some(Verdict::Noise));
+        assert_eq!(c.verdict(), Some(Verdict::Same));
+        c.significance = tested(0.90, 0.97);
+        assert_eq!(c.verdict(), Some(Verdict::Undecided));
         c.relative = Some(0.9);
+        c.significance = tested(0.85, 0.92);
         assert_eq!(c.verdict(), Some(Verdict::Worse));
     }
 }

@@ -38,31 +38,31 @@ pub(super) fn summarise(
     let mut disturbed = Vec::new();
     let mut too_short = Vec::new();
     let mut unsteady = Vec::new();
+    let mut undecided = Vec::new();
     let mut changes: Vec<(Verdict, Change)> = Vec::new();
     for r in rows {
         match classify(r, ti, base, settings_differ) {
             Some(Judged::TooShort(n)) => too_short.push(n),
             Some(Judged::Unsteady(n)) => unsteady.push(n),
             Some(Judged::Disturbed(n)) => disturbed.push(n),
+            Some(Judged::Undecided(n)) => undecided.push(n),
             Some(Judged::Change(v, c)) => changes.push((v, c)),
             None => {}
         }
     }
     let count = |v: Verdict| changes.iter().filter(|c| c.0 == v).count();
-    let (slower, faster, same, unsure, noise, untested) = (
+    let (slower, faster, same, untested) = (
         count(Verdict::Worse),
         count(Verdict::Better),
         count(Verdict::Same),
-        count(Verdict::Unsure),
-        count(Verdict::Noise),
         count(Verdict::Untested),
     );
     changes.sort_by(|a, b| a.1.relative.total_cmp(&b.1.relative));
-    // The worst and the best among the judged steps only: a ratio within
-    // the A/A floor, not significant or not tested is no finding.
+    // The worst and the best among the decided steps only: an undecided
+    // or untested ratio is no finding.
     let judged: Vec<&Change> = changes
         .iter()
-        .filter(|c| matches!(c.0, Verdict::Worse | Verdict::Better | Verdict::Same))
+        .filter(|c| c.0.is_decided())
         .map(|c| &c.1)
         .collect();
     let of = |v: Verdict| -> Vec<Change> {
@@ -93,17 +93,16 @@ pub(super) fn summarise(
     TargetSummary {
         target: name.to_string(),
         copy_of: copy_of.map(str::to_string),
-        noise,
         disturbed,
         too_short,
         unsteady,
         warming,
         base: base_name.to_string(),
-        compared: changes.len(),
+        compared: changes.len() + undecided.len(),
         slower,
         faster,
         same,
-        unsure,
+        undecided,
         unjudged,
         untested,
         // Worst and best need two judged steps to tell apart.
@@ -129,11 +128,13 @@ pub(super) fn summarise(
 }
 
 /// How a row's cell of a target was judged: its window too short, a
-/// window disturbed, or a change with its verdict.
+/// window disturbed, undecided (and what would decide it), or a verdict
+/// with the costs behind it.
 enum Judged {
     TooShort(NotJudged),
     Unsteady(NotJudged),
     Disturbed(NotJudged),
+    Undecided(NotJudged),
     Change(Verdict, Change),
 }
 
@@ -185,6 +186,9 @@ fn classify(
         let why = whose(&c.disturbed, &r.cells[base].disturbed, "disturbed");
         return Some(Judged::Disturbed(not_judged(why)));
     }
+    if v == Verdict::Undecided {
+        return Some(Judged::Undecided(not_judged(undecided_why(c))));
+    }
     Some(Judged::Change(
         v,
         Change {
@@ -194,6 +198,48 @@ fn classify(
             explanation: explain_beside(rel, c, &r.cells[base], settings_differ),
         },
     ))
+}
+
+/// Why a tested cell is undecided, with its interval, and what would
+/// decide it.
+fn undecided_why(c: &super::Cell) -> String {
+    let Some(sig) = &c.significance else {
+        return "not tested".into();
+    };
+    let (lo, hi) = c.band();
+    let rel = c.relative.unwrap_or(1.0);
+    let band = if (lo - super::SLOWER).abs() < 1e-9 && (hi - super::FASTER).abs() < 1e-9 {
+        "5%".to_string()
+    } else {
+        format!("the A/A spread (±{:.1}%)", (hi - 1.0) * 100.0)
+    };
+    let what = match sig.interval {
+        Some(i) if rel <= lo || rel >= hi => format!(
+            "({:.2}–{:.2}) past {band}, but its interval holds 1",
+            i.lo, i.hi
+        ),
+        Some(i) => format!(
+            "({:.2}–{:.2}) within {band}, but its interval reaches past it",
+            i.lo, i.hi
+        ),
+        None => format!("p = {:.2}", sig.p_value),
+    };
+    // Within a hair of an edge no interval can clear it; further off,
+    // it is the windows' noise that more than 100 repeats would not beat.
+    let at_edge = [lo, hi].iter().any(|e| (rel / e).ln().abs() < 0.01);
+    let decide = match sig.repeats_needed {
+        Some(n) => format!("about {n} repeats would decide it"),
+        None if at_edge => format!(
+            "no number of repeats up to {} would: the change is about the size of the band; read it as a change of about {:.0}%, or measure it with longer windows",
+            super::verdicts::MOST_REPEATS,
+            (rel - 1.0).abs() * 100.0
+        ),
+        None => format!(
+            "more than {} repeats at this noise: longer windows or a quieter host would decide it sooner",
+            super::verdicts::MOST_REPEATS
+        ),
+    };
+    format!("{what}; {decide}")
 }
 
 /// Which window a cell is not judged by, and why: this target's, the
@@ -269,22 +315,19 @@ pub fn lines(summary: &[TargetSummary]) -> Vec<SummaryLine> {
                 format!("{}{copy} against {}: no step could be judged", s.target, s.base)
             } else {
                 format!(
-                    "{}{copy} against {}: {} of {} steps slower, {} faster, {} within 5%",
+                    "{}{copy} against {}: {} of {} steps slower, {} faster, {} the same (their intervals inside ±5%)",
                     s.target, s.base, s.slower, s.compared, s.faster, s.same
                 )
             };
-            if s.noise > 0 {
-                head += &format!(", {} within the A/A noise floor", s.noise);
-            }
-            if s.unsure > 0 {
+            if !s.undecided.is_empty() {
                 head += &format!(
-                    ", {} past 5% but not significant over the repeats",
-                    s.unsure
+                    ", {} undecided (neither past 5% with an interval clear of 1 nor inside ±5%)",
+                    s.undecided.len()
                 );
             }
             if s.untested > 0 {
                 head += &format!(
-                    ", {} past 5% but not tested (one window a side and no A/A copies to say how far windows lie apart, or windows under 5 s: `relbench run --confirm` adds repeats)",
+                    ", {} not tested (one window a side and no A/A copies to say how far windows lie apart, or windows under 5 s: `relbench run --confirm` adds repeats)",
                     s.untested
                 );
             }
@@ -346,6 +389,21 @@ pub fn lines(summary: &[TargetSummary]) -> Vec<SummaryLine> {
                         kind.trim_end_matches(':')
                     ));
                 }
+            }
+            details.extend(s.undecided.iter().take(SHOWN).map(|d| {
+                format!(
+                    "undecided: {} ({}) {:.2} {}",
+                    d.step,
+                    clients(d.clients),
+                    d.relative,
+                    d.why
+                )
+            }));
+            if s.undecided.len() > SHOWN {
+                details.push(format!(
+                    "and {} more undecided steps (see the tables)",
+                    s.undecided.len() - SHOWN
+                ));
             }
             details.extend(unjudged_details(s, SHOWN));
             SummaryLine { head, details }

@@ -4,12 +4,22 @@
 //! (fresh data, interleaved), and adding repeats where the tests cannot
 //! yet tell which end the midpoint is like, up to a cap. A midpoint
 //! unlike both ends splits the search: the change came in more than one
-//! build. This file decides; `cli` runs the rounds it asks for.
+//! build. Two builds are compared by the verdicts' test
+//! (`measure::paired`): their windows paired within a round, repeat by
+//! repeat, so a host that drifts between rounds cancels out.
+//!
+//! A culprit must replicate: once the search names a pair, the pair is
+//! measured again in a fresh interleaved round, and only a change in the
+//! same direction, its interval clear of 1 on that round alone, makes it
+//! a culprit (exit 0). A pair the search picked from noise beside a busy
+//! host does not replicate, and the search ends unclear (exit 4) rather
+//! than name a wrong build. This file decides; `cli` runs the rounds it
+//! asks for.
 
 use serde::Serialize;
 
 use crate::compare::median;
-use crate::measure::stats;
+use crate::measure::{paired, stats};
 
 /// A significance level for each comparison of two builds.
 pub const ALPHA: f64 = 0.05;
@@ -17,10 +27,12 @@ pub const ALPHA: f64 = 0.05;
 #[derive(Debug, Clone)]
 pub struct Bisect {
     pub builds: Vec<String>,
-    /// Every repeat measured of each build, with the round it was
-    /// measured in: builds are compared on the rounds that measured both,
-    /// interleaved, never across rounds (a busy host drifts between them).
-    pub samples: Vec<Vec<(usize, f64)>>,
+    /// Every repeat measured of each build, keyed by its round and its
+    /// repeat in the round: builds are compared on the rounds that
+    /// measured both, each repeat paired with the other build's of the
+    /// same round and number, never across rounds (a busy host drifts
+    /// between them).
+    pub samples: Vec<Vec<(Key, f64)>>,
     /// The round being measured (each `Measure` starts one).
     round: usize,
     /// Repeats asked of each build, quiet or not: the cap counts these,
@@ -41,6 +53,17 @@ pub struct Bisect {
     /// A midpoint could not be told from either end at the cap and was
     /// taken as the nearer: a culprit found past it is a guess.
     guessed: bool,
+    /// The culprit being measured again, and the round that does it.
+    replicating: Option<(usize, usize)>,
+    /// The search is over; only culprits' replications are left.
+    searched: bool,
+}
+
+/// Where a window was measured: its round, and its repeat in the round.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Key {
+    pub round: usize,
+    pub repeat: u32,
 }
 
 /// How a search ended, and `relbench bisect`'s exit code for it.
@@ -81,13 +104,29 @@ pub struct Culprit {
     /// The last build like the good end, and the first like the bad end.
     pub before: String,
     pub after: String,
-    /// Median after ÷ median before, and the rank-sum p of the two.
+    /// After ÷ before (the paired test's estimate) on the rounds that
+    /// measured both, and its p.
     pub ratio: f64,
     pub p: f64,
     /// Whether the tests were clear at the cap of repeats.
     pub clear: bool,
+    /// What the fresh round that measured the pair again said: its ratio
+    /// and p; `None` until it has run.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub replicated: Option<Replication>,
     #[serde(skip)]
     pub after_index: usize,
+}
+
+/// A culprit's pair measured again, alone, in a fresh round.
+#[derive(Debug, Clone, Copy, Serialize)]
+pub struct Replication {
+    pub ratio: f64,
+    pub lo: f64,
+    pub hi: f64,
+    pub p: f64,
+    /// The same direction as the search found, its interval clear of 1.
+    pub held: bool,
 }
 
 /// What to measure next, or the end.
@@ -118,6 +157,8 @@ impl Bisect {
             started: false,
             unmeasured: false,
             guessed: false,
+            replicating: None,
+            searched: false,
         }
     }
 
@@ -130,36 +171,63 @@ impl Bisect {
         self.samples.iter().map(Vec::len).sum()
     }
 
-    /// Adds what the current round measured of `build`.
-    pub fn add(&mut self, build: usize, values: &[f64]) {
-        let r = self.round;
-        self.samples[build].extend(values.iter().map(|v| (r, *v)));
+    /// Adds what the current round measured of `build`: its quiet
+    /// windows' throughputs, each with its repeat in the round.
+    pub fn add(&mut self, build: usize, values: &[(u32, f64)]) {
+        let round = self.round;
+        self.samples[build].extend(values.iter().map(|&(repeat, v)| (Key { round, repeat }, v)));
     }
 
     /// Each build's values from the rounds that measured all of `builds`.
     fn together(&self, builds: &[usize]) -> Vec<Vec<f64>> {
+        self.together_keyed(builds, |_| true)
+            .into_iter()
+            .map(|v| v.into_iter().map(|x| x.1).collect())
+            .collect()
+    }
+
+    /// Each build's (key, value) from the rounds `keep` keeps that
+    /// measured all of `builds`.
+    fn together_keyed(
+        &self,
+        builds: &[usize],
+        keep: impl Fn(usize) -> bool,
+    ) -> Vec<Vec<(Key, f64)>> {
         let in_all = |r: usize| {
-            builds
-                .iter()
-                .all(|&b| self.samples[b].iter().any(|s| s.0 == r))
+            keep(r)
+                && builds
+                    .iter()
+                    .all(|&b| self.samples[b].iter().any(|s| s.0.round == r))
         };
         builds
             .iter()
             .map(|&b| {
                 self.samples[b]
                     .iter()
-                    .filter(|s| in_all(s.0))
-                    .map(|s| s.1)
+                    .filter(|s| in_all(s.0.round))
+                    .copied()
                     .collect()
             })
             .collect()
     }
 
+    /// The paired test of `b` against `a` on the rounds `keep` keeps that
+    /// measured both (each repeat paired with the same round's repeat of
+    /// the same number); `None` with too little to test.
+    fn test(&self, a: usize, b: usize, keep: impl Fn(usize) -> bool) -> Option<paired::Test> {
+        let t = self.together_keyed(&[a, b], keep);
+        let key = |k: Key| (k.round as u32) << 16 | k.repeat;
+        let side = |v: &[(Key, f64)]| v.iter().map(|(k, x)| (key(*k), *x)).collect::<Vec<_>>();
+        let s = paired::Sample::of(&side(&t[1]), &side(&t[0]))?;
+        paired::test(&s, None, ALPHA)
+    }
+
     /// Whether `a` and `b` differ on the rounds that measured both, and p.
     fn differ(&self, a: usize, b: usize) -> (bool, f64) {
-        let t = self.together(&[a, b]);
-        let p = stats::rank_sum_p(&t[0], &t[1]).unwrap_or(1.0);
-        (p < ALPHA, p)
+        match self.test(a, b, |_| true) {
+            Some(t) => (t.p_value < ALPHA, t.p_value),
+            None => (false, 1.0),
+        }
     }
 
     fn full(&self, b: usize) -> bool {
@@ -168,6 +236,9 @@ impl Bisect {
 
     /// The next round, from what has been measured.
     pub fn advance(&mut self) -> Next {
+        if self.searched {
+            return self.replicate();
+        }
         let (g, b) = (0, self.builds.len() - 1);
         if !self.started {
             if self.asked[g] == 0 || self.asked[b] == 0 {
@@ -226,12 +297,16 @@ impl Bisect {
                     continue;
                 }
                 let m = |v: &[f64]| median(&mut v.to_vec()).unwrap_or(0.0);
+                let ratio = self
+                    .test(lo, hi, |_| true)
+                    .map_or(m(&t[1]) / m(&t[0]), |t| t.ratio);
                 self.culprits.push(Culprit {
                     before: self.builds[lo].clone(),
                     after: self.builds[hi].clone(),
-                    ratio: m(&t[1]) / m(&t[0]),
+                    ratio,
                     p,
                     clear: d,
+                    replicated: None,
                     after_index: hi,
                 });
                 continue;
@@ -297,12 +372,93 @@ impl Bisect {
             }
             self.culprits = clear;
         }
-        Next::Done
+        self.searched = true;
+        self.replicate()
+    }
+
+    /// Each clear culprit's pair measured again in a fresh round of its
+    /// own, then judged on that round alone: a change in the direction
+    /// the search found, its interval clear of 1, or not a culprit.
+    fn replicate(&mut self) -> Next {
+        if let Some((ci, round)) = self.replicating.take() {
+            let c = &self.culprits[ci];
+            let (lo, hi) = (
+                self.builds
+                    .iter()
+                    .position(|b| *b == c.before)
+                    .expect("a build"),
+                c.after_index,
+            );
+            let found_down = c.ratio < 1.0;
+            let r = self.test(lo, hi, |r| r == round).map(|t| Replication {
+                ratio: t.ratio,
+                lo: t.interval.lo,
+                hi: t.interval.hi,
+                p: t.p_value,
+                held: if found_down {
+                    t.interval.hi < 1.0
+                } else {
+                    t.interval.lo > 1.0
+                },
+            });
+            let c = &mut self.culprits[ci];
+            match r {
+                Some(r) => {
+                    if !r.held {
+                        self.notes.push(format!(
+                            "{} → {}: ×{:.3} in the search, ×{:.3} ({:.3}–{:.3}) measured again in a fresh round: it did not replicate, not a culprit",
+                            c.before, c.after, c.ratio, r.ratio, r.lo, r.hi
+                        ));
+                        c.clear = false;
+                    }
+                    c.replicated = Some(r);
+                }
+                None => {
+                    self.notes.push(format!(
+                        "{} → {}: the fresh round that measured it again had too few quiet windows to test; not a culprit",
+                        c.before, c.after
+                    ));
+                    c.clear = false;
+                    self.unmeasured = true;
+                }
+            }
+        }
+        let Some(ci) = self
+            .culprits
+            .iter()
+            .position(|c| c.clear && c.replicated.is_none())
+        else {
+            return Next::Done;
+        };
+        let c = &self.culprits[ci];
+        let lo = self
+            .builds
+            .iter()
+            .position(|b| *b == c.before)
+            .expect("a build");
+        let next = self.measure(vec![lo, c.after_index]);
+        self.replicating = Some((ci, self.round));
+        next
+    }
+
+    /// A culprit's evidence found wanting after the search (its costs per
+    /// operation unchanged and its p near the level): said, and not named.
+    pub fn doubt(&mut self, culprit: usize, why: String) {
+        if let Some(c) = self.culprits.get_mut(culprit) {
+            c.clear = false;
+            self.notes
+                .push(format!("{} → {}: {why}; not a culprit", c.before, c.after));
+        }
     }
 
     /// How the search ended (call once [`Bisect::advance`] is `Done`).
     pub fn outcome(&self) -> Outcome {
-        if self.culprits.iter().any(|c| c.clear) && !self.unmeasured && !self.guessed {
+        let replicated = |c: &Culprit| c.clear && c.replicated.is_some_and(|r| r.held);
+        if self.culprits.iter().any(replicated)
+            && self.culprits.iter().all(|c| !c.clear || replicated(c))
+            && !self.unmeasured
+            && !self.guessed
+        {
             Outcome::Found
         } else if self.unmeasured {
             Outcome::Unmeasured
@@ -432,9 +588,10 @@ mod tests {
         while let Next::Measure { builds, repeats } = b.advance() {
             round += 1;
             for x in builds {
-                let v: Vec<f64> = (0..repeats)
+                let v: Vec<(u32, f64)> = (0..repeats)
                     .map(|r| {
-                        level(x) * drift(round) * (1.0 + ((r as usize + round) % 3) as f64 * 0.002)
+                        let spread = ((r as usize + round + x) % 3) as f64 * 0.002;
+                        (r + 1, level(x) * drift(round) * (1.0 + spread))
                     })
                     .collect();
                 b.add(x, &v);
@@ -539,7 +696,9 @@ mod tests {
                 if x == 4 {
                     b4_kept += n;
                 }
-                let v: Vec<f64> = (0..n).map(|r| level + r as f64 * 0.1).collect();
+                let v: Vec<(u32, f64)> = (0..n)
+                    .map(|r| (r as u32 + 1, level + r as f64 * 0.1))
+                    .collect();
                 b.add(x, &v);
             }
         }
@@ -554,10 +713,48 @@ mod tests {
     }
 
     #[test]
-    fn a_clear_culprit_is_found_and_exits_0() {
+    fn a_clear_culprit_is_found_replicated_and_exits_0() {
         let b = simulate(8, |i| if i >= 6 { 80.0 } else { 100.0 });
         assert_eq!(b.outcome(), Outcome::Found, "{:?}", b.notes);
         assert_eq!(b.culprits[0].after, "b6");
+        let r = b.culprits[0].replicated.expect("measured again");
+        assert!(r.held && (r.ratio - 0.8).abs() < 0.01, "{r:?}");
+    }
+
+    /// Regression: beside a busy host, `culprit: b7 (after b6):
+    /// point-query ×0.850, p 0.0317` exited 0 (the change was at b6). A
+    /// pair the search picked whose fresh round shows no change is not a
+    /// culprit, and the search ends unclear.
+    #[test]
+    fn a_culprit_that_does_not_replicate_is_not_named() {
+        let names = (0..8).map(|i| format!("b{i}")).collect();
+        let mut b = Bisect::new(names, 4, 12);
+        let mut round = 0;
+        while let Next::Measure { builds, repeats } = b.advance() {
+            round += 1;
+            // The search's rounds see a change at b6; the fresh round
+            // that measures the pair again sees none (the host made it).
+            let again = b.replicating.is_some();
+            for x in builds {
+                let level = if x >= 6 && !again { 80.0 } else { 100.0 };
+                let v: Vec<(u32, f64)> = (0..repeats)
+                    .map(|r| {
+                        let spread = ((r as usize + round + x) % 3) as f64 * 0.01;
+                        (r + 1, level * (1.0 + spread))
+                    })
+                    .collect();
+                b.add(x, &v);
+            }
+        }
+        assert_eq!(b.culprits.len(), 1, "{:?}", b.culprits);
+        assert!(!b.culprits[0].replicated.unwrap().held);
+        assert_eq!(b.outcome(), Outcome::Unclear, "{:?}", b.notes);
+        assert_eq!(b.outcome().code(), 4);
+        assert!(
+            b.notes.iter().any(|n| n.contains("did not replicate")),
+            "{:?}",
+            b.notes
+        );
     }
 
     /// Regression: bisect-check said 125 (cannot tell) for a 2–5× good/bad

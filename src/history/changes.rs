@@ -319,11 +319,14 @@ fn figures_of(
 /// The figures of one side of a change, as a report's cell holds a
 /// target's: medians over its repeats, each cost's samples for its test.
 fn side_cell(values: Vec<f64>, reps: &[&Repeat]) -> Cell {
-    let mut cost_samples: BTreeMap<Cost, Vec<f64>> = BTreeMap::new();
-    for r in reps {
+    // Builds measured in different runs: no rounds to pair them by, so
+    // each repeat is numbered by itself (`verdicts::sample` pairs only
+    // cells that carry rounds).
+    let mut cost_samples: BTreeMap<Cost, Vec<(u32, f64)>> = BTreeMap::new();
+    for (i, r) in reps.iter().enumerate() {
         for (k, v) in &r.costs {
             if let Some(c) = Cost::ALL.iter().find(|c| c.key() == k) {
-                cost_samples.entry(*c).or_default().push(*v);
+                cost_samples.entry(*c).or_default().push((i as u32, *v));
             }
         }
     }
@@ -334,10 +337,7 @@ fn side_cell(values: Vec<f64>, reps: &[&Repeat]) -> Cell {
         throughput: median(&mut values.clone()),
         repeats: values.len(),
         throughputs: values,
-        costs: cost_samples
-            .iter()
-            .filter_map(|(k, v)| Some((*k, median(&mut v.clone())?)))
-            .collect(),
+        costs: crate::compare::cost_medians(&cost_samples),
         cost_samples,
         p99_us: med(|r| r.p99_us),
         cpu_util_pct: med(|r| r.cpu_pct),

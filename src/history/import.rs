@@ -274,11 +274,24 @@ fn cells_of(runs: &[LoadedRun], names: &BuildNames) -> anyhow::Result<Vec<Cell>>
                 .or_default()
                 .push(s);
         }
+        for reps in groups.values_mut() {
+            reps.sort_by_key(|s| s.id.repeat);
+        }
+        // The reference build run beside the others: every other target's
+        // windows become ratios to its windows of the same round.
+        let reference = run.info.plan.reference.as_deref();
         // What a target is (its host, configuration and build), worked
         // out once per target, not once per step.
         let mut of_target: HashMap<String, Target> = HashMap::new();
-        for ((target, seq, clients), mut reps) in groups {
-            reps.sort_by_key(|s| s.id.repeat);
+        for ((target, seq, clients), reps) in &groups {
+            let (target, seq, clients) = (target.clone(), *seq, *clients);
+            let against = reference
+                .filter(|r| *r != original(&target))
+                .and_then(|r| Some((r, groups.get(&(r.to_string(), seq, clients))?)));
+            if reference.is_some_and(|r| r != original(&target)) && against.is_none() {
+                // Nothing of the reference's to divide by on this step.
+                continue;
+            }
             let first = reps[0];
             if !of_target.contains_key(&target) {
                 let (host, host_desc) = host_fingerprint(run, &target);
@@ -300,25 +313,36 @@ fn cells_of(runs: &[LoadedRun], names: &BuildNames) -> anyhow::Result<Vec<Cell>>
                 );
             }
             let t = &of_target[&target];
-            let judged = judge(&reps);
-            let rs: Vec<(f64, bool, Repeat)> = reps
+            let judged = judge(reps);
+            let mut rs: Vec<(f64, bool, Repeat)> = reps
                 .iter()
                 .zip(&judged)
                 .map(|(s, j)| repeat_of(s, j))
                 .collect();
+            let mut config = (t.config.clone(), t.config_text.clone());
+            let mut unit = first.unit.name().to_string();
+            if let Some((name, refs)) = against {
+                rs = against_reference(reps, rs, refs);
+                config.1 = format!("{} against {name}", config.1);
+                config.0 = short_hash(&config.1);
+                unit = format!("× {name}");
+            }
+            if rs.is_empty() {
+                continue;
+            }
             out.push(Cell {
                 run: ri,
                 target: target.clone(),
                 step: first.id.at.clone(),
-                config: t.config.clone(),
+                config: config.0,
                 host: t.host.clone(),
                 series_meta: (
                     first
                         .group
                         .map(|g| g.name().to_string())
                         .unwrap_or_default(),
-                    first.unit.name().to_string(),
-                    t.config_text.clone(),
+                    unit,
+                    config.1,
                 ),
                 host_desc: t.host_desc.clone(),
                 build: t.build.clone(),
@@ -335,6 +359,29 @@ fn cells_of(runs: &[LoadedRun], names: &BuildNames) -> anyhow::Result<Vec<Cell>>
         }
     }
     Ok(out)
+}
+
+/// A target's repeats as ratios to the reference's window of the same
+/// round (its repeat number): left out where the reference has no window
+/// of that round, disturbed where either window was not quiet. The
+/// target's own figures (costs per operation) are kept as they are.
+fn against_reference(
+    reps: &[&StepResult],
+    rs: Vec<(f64, bool, Repeat)>,
+    refs: &[&StepResult],
+) -> Vec<(f64, bool, Repeat)> {
+    let judged = judge(refs);
+    reps.iter()
+        .zip(rs)
+        .filter_map(|(s, (v, left_out, figures))| {
+            let (i, r) = refs
+                .iter()
+                .enumerate()
+                .find(|(_, r)| r.id.repeat == s.id.repeat)?;
+            (r.throughput > 0.0)
+                .then(|| (v / r.throughput, left_out || !judged[i].is_quiet(), figures))
+        })
+        .collect()
 }
 
 /// A run's identity: where and when it started, and its plan.

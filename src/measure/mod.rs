@@ -18,6 +18,7 @@
 
 pub mod hdr;
 pub mod outcome;
+pub mod paired;
 pub mod plans;
 pub mod recorder;
 pub mod sequential;

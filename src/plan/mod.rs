@@ -5,12 +5,14 @@
 //! walks ([`Plan::schedule`]).
 
 pub mod adaptive;
+mod observe;
 mod parse;
 pub mod schedule;
 pub mod shard;
 pub mod share;
 
 pub use adaptive::Adaptive;
+pub use observe::{Internals, Profiling, DEFAULT_WAIT_SAMPLING_MS};
 pub use parse::{parse, PlanError, PlanErrors};
 pub use schedule::{ExecId, Execution, Part, Schedule, StepId, Work, WorkloadRun};
 pub use shard::Shard;
@@ -62,6 +64,11 @@ pub struct Plan {
     /// How ids are drawn where the catalogue leaves it open.
     #[serde(default)]
     pub distribution: crate::workload::dist::Kind,
+    /// The order of the targets inside each round (repeat): drawn afresh
+    /// per round from the seed (`random`, the default), or as listed
+    /// (`fixed`: what results recorded before the choice existed ran).
+    #[serde(default)]
+    pub order: RoundOrder,
     pub warmup_secs: f64,
     pub read: Stop,
     pub write: Stop,
@@ -93,6 +100,12 @@ pub struct Plan {
     /// 100 is sysbench's own all-random digits.
     #[serde(default = "all_random")]
     pub random_pct: u8,
+    /// The reference build run beside the others in every round
+    /// (`reference = "NAME"`): a history stores every other target's
+    /// windows as ratios to the reference's of the same round, so a level
+    /// shift of the machine between runs is no change point.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub reference: Option<String>,
     /// What the report compares (`[[comparison]]`): none means every
     /// target against the first.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
@@ -109,105 +122,27 @@ pub struct Plan {
     pub internals: Internals,
 }
 
-/// The engine's own accounting a plan reads, and what it turns on for it
-/// (`[internals]`): never a silent change to the server.
-#[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]
-pub struct Internals {
-    /// MySQL and MariaDB servers relbench starts get
-    /// `--performance-schema=ON` (true) or `OFF` (false); `None` leaves
-    /// each server as its build and configuration have it.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub performance_schema: Option<bool>,
-    /// performance_schema instruments turned on as well
-    /// (`--performance-schema-instrument='NAME=ON'`).
-    #[serde(default, skip_serializing_if = "Vec::is_empty")]
-    pub instruments: Vec<String>,
-    /// PostgreSQL servers relbench starts preload pg_stat_statements (and
-    /// relbench creates the extension in the benchmark's database).
-    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
-    pub pg_stat_statements: bool,
-    /// How often PostgreSQL's waits are sampled in a measured window, in
-    /// ms; `None`: not sampled.
-    #[serde(default)]
-    pub wait_sampling_ms: Option<u64>,
+/// The order of the targets inside a round. The rounds are blocks the
+/// verdict pairs a target's window with its base's in; drawing each
+/// round's order (randomised multiple interleaved trials: Abedi & Brecht,
+/// ICPE 2017) leaves nothing systematic to a target's place in the round
+/// (the second target always running after the first's writes were
+/// flushed, on a CPU the first left warm).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum RoundOrder {
+    Random,
+    /// As listed, every round.
+    #[default]
+    Fixed,
 }
 
-impl Default for Internals {
-    fn default() -> Self {
-        Internals {
-            performance_schema: None,
-            instruments: Vec::new(),
-            pg_stat_statements: false,
-            wait_sampling_ms: Some(DEFAULT_WAIT_SAMPLING_MS),
+impl RoundOrder {
+    pub fn name(self) -> &'static str {
+        match self {
+            RoundOrder::Random => "random",
+            RoundOrder::Fixed => "fixed",
         }
-    }
-}
-
-/// Every 100 ms: every 10 ms cost PostgreSQL 2–4% of its throughput on 2
-/// busy cores (bench/internals_overhead.py); every 100 ms its point
-/// queries ran at 1.001× (within that machine's noise).
-pub const DEFAULT_WAIT_SAMPLING_MS: u64 = 100;
-
-impl Internals {
-    pub fn wait_sampling(&self) -> Option<std::time::Duration> {
-        self.wait_sampling_ms.map(std::time::Duration::from_millis)
-    }
-
-    /// The server options a managed MySQL or MariaDB target gets, before
-    /// its own (a target's own `args` come later and win).
-    pub fn mysql_args(&self) -> Vec<String> {
-        let mut a: Vec<String> = self
-            .performance_schema
-            .map(|on| format!("--performance-schema={}", if on { "ON" } else { "OFF" }))
-            .into_iter()
-            .collect();
-        a.extend(
-            self.instruments
-                .iter()
-                .map(|i| format!("--performance-schema-instrument={i}=ON")),
-        );
-        a
-    }
-    /// The server options a managed PostgreSQL target gets, before its own.
-    pub fn postgres_args(&self) -> Vec<String> {
-        match self.pg_stat_statements {
-            true => vec![
-                "-c".into(),
-                "shared_preload_libraries=pg_stat_statements".into(),
-            ],
-            false => Vec::new(),
-        }
-    }
-}
-
-/// How a plan profiles its steps (`[profile]`).
-#[derive(Debug, Clone, Default, Serialize, Deserialize, PartialEq)]
-pub struct Profiling {
-    /// `None`: not profiled (no `[profile]`, or `mode = "off"`).
-    pub mode: Option<crate::metrics::profile::Mode>,
-    pub settings: crate::metrics::profile::Settings,
-    /// The steps profiled, by label (`point-query`); empty: every
-    /// workload step.
-    #[serde(default, skip_serializing_if = "Vec::is_empty")]
-    pub steps: Vec<String>,
-}
-
-impl Profiling {
-    pub fn is_off(&self) -> bool {
-        self.mode.is_none()
-    }
-
-    /// How an execution of `step` is profiled, if it is.
-    pub fn of(
-        &self,
-        step: &StepId,
-    ) -> Option<(
-        crate::metrics::profile::Mode,
-        crate::metrics::profile::Settings,
-    )> {
-        let mode = self.mode?;
-        (self.steps.is_empty() || self.steps.iter().any(|s| step.is_named(s)))
-            .then_some((mode, self.settings))
     }
 }
 

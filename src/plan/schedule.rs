@@ -17,7 +17,7 @@ use serde::{Deserialize, Serialize};
 pub use super::share::{ClientShare, Rendezvous};
 pub use super::Stop;
 pub use super::{Hook, HookAction, Retry, Step, StepKind};
-use super::{HookScope, Maint, Plan, ServerChange, When};
+use super::{HookScope, Maint, Plan, RoundOrder, ServerChange, When};
 use crate::db::spec::TargetSpec;
 use crate::workload::catalogue::{Catalogue, Entry};
 use crate::workload::{self, DurationClass, Group, Scale, Tables};
@@ -270,9 +270,30 @@ pub struct Schedule {
     /// meet (`run --client-share I/M`); `None`: every client runs here.
     pub rendezvous: Option<Rendezvous>,
     plan_seed: u64,
+    order: RoundOrder,
+}
+
+/// The targets' order in round `repeat`: as listed, or a permutation
+/// drawn from the plan's seed and the round (the same on every host, in
+/// every shard and client share, and when a run resumes).
+pub fn round_order(order: RoundOrder, plan_seed: u64, repeat: u32, targets: usize) -> Vec<usize> {
+    let mut out: Vec<usize> = (0..targets).collect();
+    if order == RoundOrder::Random {
+        use rand::{seq::SliceRandom, SeedableRng};
+        let mut rng = rand::rngs::SmallRng::seed_from_u64(
+            plan_seed ^ 0x6f72_6465_7200_0000 ^ u64::from(repeat),
+        );
+        out.shuffle(&mut rng);
+    }
+    out
 }
 
 impl Schedule {
+    /// The targets' order in round `repeat` ([`round_order`]).
+    pub fn round_order(&self, repeat: u32) -> Vec<usize> {
+        round_order(self.order, self.plan_seed, repeat, self.targets.len())
+    }
+
     /// The schedule of one process of several that share every step's
     /// clients: how they meet, and each execution's part (the leading
     /// share does everything but the other shares' clients; a following
@@ -370,8 +391,9 @@ impl Plan {
     }
 
     /// The plan compiled against its catalogue: every execution in run
-    /// order — repeats outermost, then targets (so targets take turns),
-    /// then the sequence, then client counts.
+    /// order — repeats outermost, then targets (so targets take turns, in
+    /// each round's order: [`round_order`]), then the sequence, then
+    /// client counts.
     pub fn schedule(&self, cat: &Catalogue) -> Schedule {
         let order = self.order(cat);
         let mut executions = Vec::new();
@@ -380,7 +402,8 @@ impl Plan {
         let separate = self.profile.mode == Some(Mode::Separate);
         for repeat in 1..=self.repeats + u32::from(separate) {
             let measured = repeat <= self.repeats;
-            for (ti, target) in self.targets.iter().enumerate() {
+            for ti in round_order(self.order, self.seed, repeat, self.targets.len()) {
+                let target = &self.targets[ti];
                 for &(i, clients) in &order {
                     let mut e = self.execution(cat, ti, target, repeat, i, clients);
                     e.measured = measured;
@@ -423,6 +446,7 @@ impl Plan {
             bases,
             rendezvous: None,
             plan_seed: self.seed,
+            order: self.order,
         }
     }
 

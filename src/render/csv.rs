@@ -184,9 +184,9 @@ fn judged(r: &Report, i: usize, cell: Option<&Cell>) -> Cols {
             "test".into(),
             cell.and_then(|c| c.significance.as_ref())
                 .map(|x| match x.method {
-                    crate::compare::Method::RankSum => "rank-sum",
+                    crate::compare::Method::Paired => "paired",
+                    crate::compare::Method::Unpaired => "unpaired",
                     crate::compare::Method::PerSecond => "per-second",
-                    crate::compare::Method::Sequential => "sequential",
                 })
                 .unwrap_or_default()
                 .to_string(),

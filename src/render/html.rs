@@ -23,7 +23,7 @@ table{border-collapse:collapse;margin:0 0 1.5em}\
 th,td{border:1px solid #ccc;padding:.25em .6em}th{background:#f3f3f3}th.group{background:#e6ecf5}\
 td.n{text-align:right;font-variant-numeric:tabular-nums}\
 td.worse{background:#f8c9c4;color:#7a1010}td.better{background:#c9eccb;color:#0b5a16}\
-td.same,td.unsure{color:#666}.note{background:#fff4d6;padding:.5em}\
+td.same,td.undecided{color:#666}.note{background:#fff4d6;padding:.5em}\
 .charts{display:flex;flex-wrap:wrap;gap:1em;align-items:flex-start;margin:0 0 1.5em}\
 .step{border:1px solid #ddd;padding:.4em}.step h4{margin:.2em 0 .4em}.why{color:#666;font-style:italic}\
 pre{background:#f6f6f6;padding:.6em;overflow:auto}details{margin:.3em 0}\
@@ -36,12 +36,11 @@ fn cell(out: &mut String, t: &Text, numeric: bool) {
         Some(Verdict::Worse) => "worse",
         Some(Verdict::Better) => "better",
         Some(Verdict::Same) => "same",
-        Some(Verdict::Unsure) => "unsure",
-        Some(Verdict::Disturbed)
+        Some(Verdict::Undecided)
+        | Some(Verdict::Disturbed)
         | Some(Verdict::TooShort)
         | Some(Verdict::Untested)
-        | Some(Verdict::Unsteady) => "unsure",
-        Some(Verdict::Noise) => "same",
+        | Some(Verdict::Unsteady) => "undecided",
         None if numeric => "n",
         None => "",
     };
@@ -97,7 +96,7 @@ const OPEN: [&str; 2] = ["Overview", "Summary"];
 /// Draws a collapsed section's tables from the page's JSON when it is
 /// opened (or reached by a link into it).
 const SCRIPT: &str = "const D=JSON.parse(document.getElementById('tables').textContent),T=D.t,S=D.s;\
-const K={w:'worse',b:'better',s:'same',u:'unsure'};\
+const K={w:'worse',b:'better',s:'same',u:'undecided'};\
 function e(n,c,x){const d=document.createElement(n);if(c)d.className=c;if(x!==undefined)d.textContent=x;return d}\
 function draw(s){for(const p of s.querySelectorAll('div.t:not(.done)')){const t=T[+p.dataset.t];const b=e('table');\
 if(t.g.length){const r=e('tr');for(const [g,n] of t.g){const h=e('th','group',g);h.colSpan=n;r.append(h)}b.append(r)}\
@@ -143,8 +142,8 @@ fn data<'a>(t: &'a Table, texts: &mut Texts<'a>) -> Data<'a> {
     let tone = |c: &Text| match c.tone {
         Some(Verdict::Worse) => 'w',
         Some(Verdict::Better) => 'b',
-        Some(Verdict::Same) | Some(Verdict::Noise) => 's',
-        Some(Verdict::Unsure)
+        Some(Verdict::Same) => 's',
+        Some(Verdict::Undecided)
         | Some(Verdict::Disturbed)
         | Some(Verdict::TooShort)
         | Some(Verdict::Untested)

@@ -7,8 +7,8 @@
 //!
 //! A heat-map cell is coloured by the same verdict as the tables' cells
 //! (`Cell::verdict`): red past 0.95 and green past 1.05, deeper the
-//! further from 1 (full at ×2 or ×½); white within 5% or within the A/A
-//! noise floor; grey when the change cannot be judged (not significant,
+//! further from 1 (full at ×2 or ×½), for a change shown; white for the
+//! same shown; grey when the change is undecided (neither shown,
 //! disturbed, a missed SLA). Every cell is a `<rect class="heat">` with a
 //! `<title>` tooltip: both throughputs, the significance and the cost that
 //! moved most.
@@ -53,11 +53,11 @@ pub fn heat(c: &Cell) -> (String, &'static str) {
             mix(PALE_GREEN, GREEN, depth),
             if depth > 0.5 { "#fff" } else { "#000" },
         ),
-        Verdict::Same | Verdict::Noise => ("#ffffff".into(), "#000"),
-        // Disturbed is told apart from "not significant" at a glance: its
+        Verdict::Same => ("#ffffff".into(), "#000"),
+        // Disturbed is told apart from "undecided" at a glance: its
         // own pale violet (and a `*` on the figure), never red or green.
         Verdict::Disturbed => (DISTURBED.into(), "#3b2f6b"),
-        Verdict::Unsure | Verdict::TooShort | Verdict::Untested | Verdict::Unsteady => {
+        Verdict::Undecided | Verdict::TooShort | Verdict::Untested | Verdict::Unsteady => {
             (GREY.into(), "#555")
         }
     }
@@ -88,9 +88,9 @@ fn tip(r: &Report, row: &Row, ti: usize) -> String {
     }
     if let Some(sig) = &c.significance {
         let test = match sig.method {
-            Method::RankSum => "rank-sum over repeats",
+            Method::Paired => "paired t over the rounds",
+            Method::Unpaired => "t over the repeats, unpaired",
             Method::PerSecond => "per-second test",
-            Method::Sequential => "adaptive run's test over repeats",
         };
         let _ = write!(s, "; p={:.3} ({test})", sig.p_value);
         if let Some(i) = sig.interval {
@@ -105,8 +105,8 @@ fn tip(r: &Report, row: &Row, ti: usize) -> String {
     }
     match c.verdict() {
         Some(Verdict::Disturbed) => s.push_str("; disturbed, not judged"),
-        Some(Verdict::Noise) => s.push_str("; within the A/A noise floor"),
-        Some(Verdict::Unsure) => s.push_str("; not significant"),
+        Some(Verdict::Same) => s.push_str("; the same: its interval inside the band"),
+        Some(Verdict::Undecided) => s.push_str("; undecided"),
         Some(Verdict::TooShort) => s.push_str("; a window too short to judge"),
         Some(Verdict::Unsteady) => s.push_str("; a window that never became steady, not judged"),
         Some(Verdict::Untested) => {

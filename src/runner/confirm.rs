@@ -1,6 +1,6 @@
 //! `relbench run --confirm DIR`: more repeats of the steps a report could
-//! not judge (disturbed windows, or changes past the thresholds that are
-//! not significant), added to the same results so the report tightens.
+//! not judge (disturbed windows, or undecided cells: neither a change
+//! nor the same shown), added to the same results so the report tightens.
 //!
 //! A step runs on the data the sequence left before it, so each target
 //! starts afresh and replays the steps before the last one to confirm
@@ -56,7 +56,7 @@ fn jobs(opts: &ConfirmOptions) -> Vec<Job> {
     let mut out = Vec::new();
     for round in 0..rounds {
         let repeat = opts.first_repeat + round;
-        for ti in 0..schedule.targets.len() {
+        for ti in schedule.round_order(repeat) {
             let sequence: Vec<_> = schedule.of(ti, 1).collect();
             let wanted = |e: &Execution| {
                 opts.needs

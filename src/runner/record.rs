@@ -54,7 +54,23 @@ impl RunRecord {
                 }
                 *t = record;
             }
-            None => self.info.targets.push(record),
+            None => {
+                // In the plan's order, whatever order the rounds opened
+                // them in (a round's order is drawn: `plan::RoundOrder`).
+                let place = |name: &str| {
+                    let plan = &self.info.plan.targets;
+                    plan.iter()
+                        .position(|t| t.name == name)
+                        .unwrap_or(plan.len())
+                };
+                let at = self
+                    .info
+                    .targets
+                    .iter()
+                    .position(|t| place(&t.name) > place(&record.name))
+                    .unwrap_or(self.info.targets.len());
+                self.info.targets.insert(at, record);
+            }
         }
     }
 

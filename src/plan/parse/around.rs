@@ -188,6 +188,37 @@ pub(super) fn hooks(
     out
 }
 
+/// `reference = "NAME"`: a target of the plan, not an A/A copy (a copy is
+/// its original's build).
+pub(super) fn reference(cx: &mut Ctx<'_>, raw: &RawPlan, targets: &[TargetSpec]) -> Option<String> {
+    let r = raw.reference.as_ref()?;
+    let name = r.get_ref();
+    match targets.iter().find(|t| &t.name == name) {
+        Some(t) if t.copy_of.is_none() => Some(name.clone()),
+        Some(_) => {
+            cx.err(
+                r.span(),
+                format!("the reference \"{name}\" is an A/A copy"),
+                Some("name the target it copies".into()),
+            );
+            None
+        }
+        None => {
+            let names: Vec<&str> = targets.iter().map(|t| t.name.as_str()).collect();
+            let help = did_you_mean(name, names.iter().copied()).map_or_else(
+                || format!("the plan's targets are {}", names.join(", ")),
+                |m| format!("did you mean \"{m}\"?"),
+            );
+            cx.err(
+                r.span(),
+                format!("the reference \"{name}\" is not a target of this plan"),
+                Some(help),
+            );
+            None
+        }
+    }
+}
+
 /// The plan's `[[comparison]]` tables, each naming targets of the plan.
 pub(super) fn comparisons(
     cx: &mut Ctx<'_>,

@@ -12,7 +12,7 @@ mod targets;
 #[cfg(test)]
 mod tests;
 
-use around::{comparisons, hooks, phase_settings, restarts};
+use around::{comparisons, hooks, phase_settings, reference, restarts};
 use observe::{internals, profile, with_internals};
 use scripts::scripts;
 use steps::{family_clients, find, intervals, steps};
@@ -27,7 +27,7 @@ use toml::Spanned;
 
 use super::{
     Access, Comparison, Hook, HookAction, HookScope, Interval, Maint, Managed, Phase, Plan,
-    ServerChange, Settle, Step, StepKind, Stop, TargetSpec, When,
+    RoundOrder, ServerChange, Settle, Step, StepKind, Stop, TargetSpec, When,
 };
 use crate::db::{server, sqlite, tls::Tls, url::ServerUrl, EngineKind};
 use crate::util::did_you_mean;
@@ -49,6 +49,8 @@ struct RawPlan {
     repeats: Option<Spanned<toml::Value>>,
     adaptive: Option<RawAdaptive>,
     seed: Option<Spanned<i64>>,
+    order: Option<Spanned<String>>,
+    reference: Option<Spanned<String>>,
     distribution: Option<Spanned<String>>,
     scale: Option<RawScale>,
     duration: Option<RawDuration>,
@@ -384,6 +386,7 @@ fn validate(cx: &mut Ctx<'_>, raw: RawPlan) -> Plan {
     let (repeats, adaptive) = repeats(cx, &raw);
     let (seed, seed_fixed) = seed(cx, &raw);
     let distribution = distribution(cx, &raw);
+    let order = round_order(cx, &raw);
     let (tables, rows) = scale(cx, &raw);
     rows_fit(cx, &raw, &steps, &cat, rows);
     let (warmup_secs, stops) = durations(cx, &raw);
@@ -398,6 +401,7 @@ fn validate(cx: &mut Ctx<'_>, raw: RawPlan) -> Plan {
     phase_settings(cx, &raw, &targets);
     let hooks = hooks(cx, &raw, &steps, &phases);
     let comparisons = comparisons(cx, &raw, &targets);
+    let reference = reference(cx, &raw, &targets);
     let interference = interference(cx, &raw);
     let profile = profile(cx, &raw, &steps);
     let internals = internals(cx, &raw);
@@ -420,12 +424,14 @@ fn validate(cx: &mut Ctx<'_>, raw: RawPlan) -> Plan {
         seed,
         seed_fixed,
         distribution,
+        order,
         warmup_secs,
         read,
         write,
         insert,
         settle,
         targets,
+        reference,
         comparisons,
         interference,
         profile,
@@ -493,6 +499,29 @@ fn distribution(cx: &mut Ctx<'_>, raw: &RawPlan) -> dist::Kind {
             );
             dist::Kind::Uniform
         }),
+    }
+}
+
+/// `order`: the targets' order inside each round (random unless the plan
+/// fixes it).
+fn round_order(cx: &mut Ctx<'_>, raw: &RawPlan) -> RoundOrder {
+    match &raw.order {
+        None => RoundOrder::Random,
+        Some(o) => match o.get_ref().as_str() {
+            "random" => RoundOrder::Random,
+            "fixed" => RoundOrder::Fixed,
+            other => {
+                cx.err(
+                    o.span(),
+                    format!("unknown order \"{other}\""),
+                    Some(
+                        "use \"random\" (each round's order drawn from the seed, the default) or \"fixed\" (the targets as listed)"
+                            .into(),
+                    ),
+                );
+                RoundOrder::Random
+            }
+        },
     }
 }
 

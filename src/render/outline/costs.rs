@@ -94,12 +94,12 @@ pub(super) fn cost_relative(k: Cost, c: &Cell, base: &Cell) -> Text {
                 text: format!("{rel:.2} (disturbed)"),
                 tone: Some(Verdict::Disturbed),
             },
-            Some(Verdict::Unsure) => Text {
+            Some(Verdict::Undecided) => Text {
                 text: format!(
                     "~{rel:.2} p={:.2}",
                     c.costs_p.get(&k).copied().unwrap_or(1.0)
                 ),
-                tone: Some(Verdict::Unsure),
+                tone: Some(Verdict::Undecided),
             },
             Some(v) => tone_only_past_threshold(Text {
                 text: format!("{rel:.2}"),
@@ -125,7 +125,7 @@ pub fn efficiency_relative(r: &Report) -> Section {
             "Target ÷ base ({}) for each cost per operation: above 1 is more cost. Red at ≥ 1.05, green at ≤ 0.95; \
              uncoloured when the cost is too small at the step's rate to matter on either side (under 2% of a core, 1,000 cs/s, \
              50 requests/s or 1 MiB/s). \
-             With repeats, ~ and the rank test's p-value where the change is not significant.",
+             With repeats, ~ and the p-value (a t-test on the rounds' logs, paired) where the change is not significant.",
             r.base
         ),
         groups: groups_of(r, |r, g| {

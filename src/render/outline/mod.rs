@@ -116,9 +116,9 @@ fn interval(i: &Interval, digits: usize) -> String {
     format!("({:.digits$}–{:.digits$})", i.lo, i.hi)
 }
 
-/// A throughput ratio with what the repeats say of it: the interval, and
-/// `~` with the p-value (and the repeats a rank test would need) when the
-/// change is past a threshold but not significant.
+/// A throughput ratio with what the repeats say of it: the interval,
+/// coloured when changed, plain when the same, and `~` with the repeats
+/// that would decide it when undecided.
 fn relative_cell(c: &Cell) -> Text {
     let (Some(rel), Some(v)) = (c.relative, c.verdict()) else {
         return no_ratio(false, c);
@@ -126,19 +126,19 @@ fn relative_cell(c: &Cell) -> Text {
     if let Some(m) = c.sla_missed {
         return Text {
             text: format!("{rel:.2} (SLA missed: {:.0}%)", m * 100.0),
-            tone: Some(Verdict::Unsure),
+            tone: Some(Verdict::Undecided),
         };
     }
     if let Some(m) = c.rate_missed {
         return Text {
             text: format!("{rel:.2} (rate missed: {:.0}%)", m * 100.0),
-            tone: Some(Verdict::Unsure),
+            tone: Some(Verdict::Undecided),
         };
     }
     if c.base_sla_missed {
         return Text {
             text: format!("{rel:.2} (the base missed the SLA)"),
-            tone: Some(Verdict::Unsure),
+            tone: Some(Verdict::Undecided),
         };
     }
     if v == Verdict::Disturbed {
@@ -166,9 +166,6 @@ fn relative_cell(c: &Cell) -> Text {
             tone: Some(Verdict::Unsteady),
         };
     }
-    if v == Verdict::Noise {
-        return Text::plain(format!("{rel:.2} (≤ A/A)"));
-    }
     if v == Verdict::Untested {
         return Text {
             text: format!("{rel:.2} (untested)"),
@@ -183,14 +180,14 @@ fn relative_cell(c: &Cell) -> Text {
         .as_ref()
         .map(|i| format!(" {}", interval(i, 2)))
         .unwrap_or_default();
-    if v == Verdict::Unsure {
+    if v == Verdict::Undecided {
         let needed = sig
             .repeats_needed
-            .map(|n| format!(", needs {n} repeats"))
+            .map(|n| format!(" needs {n} repeats"))
             .unwrap_or_default();
         return Text {
-            text: format!("~{rel:.2}{ci} p={:.2}{needed}", sig.p_value),
-            tone: Some(Verdict::Unsure),
+            text: format!("~{rel:.2}{ci}{needed}"),
+            tone: Some(Verdict::Undecided),
         };
     }
     tone_only_past_threshold(Text {
@@ -206,7 +203,7 @@ fn interval_levels<'a>(cells: impl Iterator<Item = &'a Cell>, ratio: bool) -> Op
         let i = if ratio {
             c.significance
                 .as_ref()
-                .filter(|s| s.method == Method::RankSum)
+                .filter(|s| matches!(s.method, Method::Paired | Method::Unpaired))
                 .and_then(|s| s.interval)
         } else {
             c.throughput_interval
@@ -365,8 +362,9 @@ fn fig(v: f64) -> String {
 }
 
 const OVERVIEW_INTRO: &str = "Each step's throughput ÷ the base's, one column per target in plan order. Red at \
-    ≤ 0.95 and green at ≥ 1.05, deeper toward ×½ and ×2; white within 5% (or within the A/A noise floor); grey \
-    where the change cannot be judged (not significant, not tested, a missed SLA); pale violet with a * where \
+    ≤ 0.95 and green at ≥ 1.05 where a change is shown, deeper toward ×½ and ×2; white where the same is shown \
+    (the interval inside 5%, or inside the A/A spread); grey where it is undecided (not shown either way, not tested, a \
+    missed SLA); pale violet with a * where \
     another program disturbed the window, here or on the base. Hover a cell for both throughputs, the test \
     and the cost that moved most.";
 

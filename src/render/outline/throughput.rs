@@ -13,7 +13,11 @@ pub fn relative(r: &Report) -> Section {
         true,
     );
     let mut intro = format!(
-        "Target ÷ base ({}): above 1 is faster. Red at ≤ 0.95, green at ≥ 1.05.",
+        "Target ÷ base ({}): above 1 is faster. Each cell is changed, the same or undecided: \
+         changed (red at ≤ 0.95, green at ≥ 1.05) when it is past 5% and its interval is clear of 1; \
+         the same (plain) when its whole interval lies inside 0.95–1.05 (or inside the A/A spread, \
+         where that is wider); undecided (~) otherwise, and the summary says what would decide it. \
+         No cell is the same by its ratio alone.",
         r.base
     );
     let cells = || {
@@ -22,32 +26,30 @@ pub fn relative(r: &Report) -> Section {
             .flat_map(|row| others.iter().map(move |&i| &row.cells[i]))
     };
     let uses = |m: Method| cells().any(|c| c.significance.as_ref().is_some_and(|s| s.method == m));
+    let repeated = uses(Method::Paired) || uses(Method::Unpaired);
+    if repeated {
+        intro += &format!(
+            " With repeats: the ratio and its interval ({}) come from {}.",
+            levels.as_deref().unwrap_or("95%"),
+            Method::Paired.describe()
+        );
+    }
+    if uses(Method::Unpaired) {
+        intro += &format!(" Cells marked ᵘ: {}.", Method::Unpaired.describe());
+    }
+    if r.adaptive.is_some() && repeated {
+        intro += " This run added repeats where a cell was undecided (`repeats = \"auto\"`): each \
+                   cell's interval is at the level its last look spends (2.5% of the 5% at the first \
+                   look, the rest shared by the looks repeats add), its p-value adjusted to match.";
+    }
     if uses(Method::PerSecond) {
         intro += &format!(
             " With one repeat on a side: the interval (95%) and p-value come from the two windows' \
-             seconds ({}); a cell is coloured only when p < {}, otherwise it shows ~ and the p-value.",
-            Method::PerSecond.describe(),
-            stats::ALPHA
+             seconds ({}).",
+            Method::PerSecond.describe()
         );
     }
-    if uses(Method::Sequential) {
-        intro += &format!(
-            " This run added repeats where a verdict was open (`repeats = \"auto\"`): its intervals \
-             and p-values come from {}; a cell is coloured only when the adjusted p < {}.",
-            Method::Sequential.describe(),
-            stats::ALPHA
-        );
-    }
-    if let Some(levels) = levels.filter(|_| uses(Method::RankSum)) {
-        intro += &format!(
-            " With repeats: the median's ratio and its confidence interval ({levels}; Mann–Whitney \
-             rank-sum test inverted); a cell is coloured only when the change is also significant \
-             (two-sided rank-sum p < {}), otherwise it shows ~ with the p-value and the repeats a \
-             rank test would need.",
-            stats::ALPHA
-        );
-    }
-    if uses(Method::PerSecond) && uses(Method::RankSum) {
+    if uses(Method::PerSecond) && repeated {
         intro +=
             " Cells marked ˢ use the per-second test (a target or its base has one repeat there).";
     }
@@ -59,7 +61,7 @@ pub fn relative(r: &Report) -> Section {
     if r.rows.iter().any(|row| row.noise_floor.is_some()) {
         intro +=
             " A/A: the spread between identical runs of one target (its `copies`) on each step; \
-                   a change within it is not coloured and is marked ≤ A/A.";
+                   where it is wider than 5% it is the band a cell is judged by.";
     }
     let hosts = r.rows.iter().any(|row| row.host_floor.is_some());
     if hosts {
@@ -78,7 +80,7 @@ pub fn relative(r: &Report) -> Section {
             crate::metrics::interference::DISTURBED_SHARE_PCT
         );
     }
-    let mixed = uses(Method::PerSecond) && uses(Method::RankSum);
+    let mixed = uses(Method::PerSecond) && repeated;
     let noise = r
         .rows
         .iter()
@@ -119,6 +121,13 @@ pub fn relative(r: &Report) -> Section {
                             .is_some_and(|s| s.method == Method::PerSecond);
                         if mixed && per_second {
                             t.text.push_str(" ˢ");
+                        }
+                        let unpaired = c
+                            .significance
+                            .as_ref()
+                            .is_some_and(|s| s.method == Method::Unpaired);
+                        if unpaired {
+                            t.text.push_str(" ᵘ");
                         }
                         t
                     }));
@@ -181,11 +190,11 @@ pub fn absolute(r: &Report) -> Section {
                         match (c.sla_missed, c.rate_missed) {
                             (Some(_), _) => Text {
                                 text: format!("{} (SLA missed)", text.text),
-                                tone: Some(Verdict::Unsure),
+                                tone: Some(Verdict::Undecided),
                             },
                             (None, Some(_)) => Text {
                                 text: format!("{} (rate missed)", text.text),
-                                tone: Some(Verdict::Unsure),
+                                tone: Some(Verdict::Undecided),
                             },
                             (None, None) => text,
                         }
