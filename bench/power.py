@@ -72,7 +72,7 @@ def main():
         if r.returncode not in (0, 3):
             sys.exit(f"run {run} failed:\n{r.stderr}")
         report = json.loads((out / "report.json").read_text())
-        row = next(x for x in report["rows"] if x["step"].get("workload") == args.step)
+        row = next(x for x in report["rows"] if x["step"].get("kind", {}).get("workload") == args.step)
         c = row["cells"][1]
         v, rel = c.get("verdict"), c.get("relative")
         iv = (c.get("significance") or {}).get("interval") or {}

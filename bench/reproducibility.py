@@ -72,7 +72,7 @@ def plan(engine, repeats, secs, seed):
     rep = f"repeats = {repeats}" if repeats != "auto" else 'repeats = "auto"'
     adaptive = "" if repeats != "auto" else f"[adaptive]\nmin = 2\nmax = {ARGS.repeats}\n"
     return (
-        f"steps = [{steps}]\nclients = [1]\n{rep}\nseed = {seed}\n{adaptive}"
+        f"steps = [{steps}]\nclients = [1]\n{rep}\nseed = {seed}\norder = \"{ARGS.order}\"\n{adaptive}"
         f"[scale]\nrows = 20000\n"
         f'[duration]\nwarmup = "200ms"\nread = "{secs}s"\nwrite = "{secs}s"\ninsert = "{secs}s"\n'
         f'[settle]\nbase = "0s"\nper_million_rows = "0s"\nmax = "1s"\n'
@@ -86,9 +86,10 @@ def verdicts(out):
     names = [t["name"] for t in report["targets"]]
     cells = {}
     for row in report["rows"]:
-        if row.get("group") in ("load", None) or row["step"].get("kind") != "workload":
+        kind = row["step"].get("kind", {})
+        if row.get("group") in ("load", None) or kind.get("kind") != "workload":
             continue
-        step = row["step"].get("workload")
+        step = kind.get("workload")
         for i, name in enumerate(names):
             c = row["cells"][i]
             if i == report["base_of"][i] or c.get("relative") is None:
@@ -98,6 +99,16 @@ def verdicts(out):
             cells[(step, row["clients"], name)] = (
                 c.get("verdict"), c.get("relative"), (iv.get("lo"), iv.get("hi")))
     return cells
+
+
+def wall(out):
+    """A kept run's wall time: its first step's start to its last step's end."""
+    starts, ends = [], []
+    for f in (out / "steps").glob("*/*.json"):
+        j = json.loads(f.read_text())
+        starts.append(j["started"])
+        ends.append(j["started"] + j.get("warmup_secs", 0) + j["secs"])
+    return max(ends) - min(starts) if starts else 0.0
 
 
 def answer(v):
@@ -128,14 +139,18 @@ def compare(a, b, label):
 
 def run(engine, repeats, seed, tmp, tag):
     p = tmp / f"{engine}-{tag}.toml"
-    p.write_text(plan(engine, repeats, ARGS.secs, seed))
     out = tmp / f"{engine}-{tag}"
-    t0 = time.time()
-    r = subprocess.run([ARGS.relbench, "run", "-q", str(p), "--out", str(out)],
-                       capture_output=True, text=True)
-    took = time.time() - t0
-    if r.returncode not in (0, 3):
-        sys.exit(f"{engine} {tag} failed:\n{r.stderr}")
+    if ARGS.reuse and (out / "report.json").exists():
+        info = json.loads((out / "run.json").read_text())
+        took = info.get("elapsed_secs") or wall(out)
+    else:
+        p.write_text(plan(engine, repeats, ARGS.secs, seed))
+        t0 = time.time()
+        r = subprocess.run([ARGS.relbench, "run", "-q", str(p), "--out", str(out)],
+                           capture_output=True, text=True)
+        took = time.time() - t0
+        if r.returncode not in (0, 3):
+            sys.exit(f"{engine} {tag} failed:\n{r.stderr}")
     cells = verdicts(out)
     counts = {}
     for v in cells.values():
@@ -151,9 +166,13 @@ def main():
     ap.add_argument("--repeats", type=int, default=6)
     ap.add_argument("--secs", type=float, default=1.0)
     ap.add_argument("--seed", type=int, default=7)
+    ap.add_argument("--order", default="random", choices=["random", "fixed"],
+                    help="the targets' order inside a round (the plan's `order`)")
     ap.add_argument("--adaptive", action="store_true")
     ap.add_argument("--relbench", default=str(RELBENCH))
     ap.add_argument("--keep", help="keep the runs' results here")
+    ap.add_argument("--reuse", action="store_true",
+                    help="with --keep: read the runs kept there instead of running them again")
     ARGS = ap.parse_args()
     if ARGS.relbench == str(RELBENCH):
         subprocess.run(["cargo", "build", "--release", "-q"], cwd=ROOT, check=True)

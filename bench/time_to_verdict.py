@@ -124,7 +124,7 @@ def comparisons(engines):
     )
 
 
-JUDGED = {"worse": "slower", "better": "faster", "same": "same", "noise": "same"}
+JUDGED = {"worse": "slower", "better": "faster", "same": "same"}
 
 
 def verdicts(out):

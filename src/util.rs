@@ -234,6 +234,53 @@ pub fn printable(s: &str, max: usize) -> String {
     out
 }
 
+/// The most bytes a results file relbench reads back may hold (a step
+/// file with a day of per-second series and its histograms is a few MB).
+pub const MAX_RECORD_BYTES: u64 = 64 << 20;
+
+/// Reads a file relbench wrote earlier and now reads back (a step file,
+/// `run.json`, a profile, `adaptive.json`, a merge's record): a regular
+/// file only (a FIFO would block, a device never end, a link point
+/// anywhere), opened without following a link and without blocking, and
+/// at most `max` bytes (a larger one is refused, not read).
+pub fn read_record(path: &Path, max: u64) -> anyhow::Result<Vec<u8>> {
+    use std::io::Read;
+    use std::os::unix::fs::OpenOptionsExt;
+    let f = fs::OpenOptions::new()
+        .read(true)
+        .custom_flags(libc::O_NOFOLLOW | libc::O_NONBLOCK)
+        .open(path)
+        .with_context(|| format!("reading {}", path.display()))?;
+    let m = f
+        .metadata()
+        .with_context(|| format!("reading {}", path.display()))?;
+    if !m.is_file() {
+        bail!(
+            "{} is not a regular file; relbench wrote none like it",
+            path.display()
+        );
+    }
+    if m.len() > max {
+        bail!(
+            "{} holds {} bytes, more than the {} a file relbench writes there can; it was not read",
+            path.display(),
+            m.len(),
+            max
+        );
+    }
+    let mut out = Vec::with_capacity(m.len() as usize);
+    f.take(max + 1)
+        .read_to_end(&mut out)
+        .with_context(|| format!("reading {}", path.display()))?;
+    if out.len() as u64 > max {
+        bail!(
+            "{} grew past {max} bytes while it was read; it was not read",
+            path.display()
+        );
+    }
+    Ok(out)
+}
+
 /// Refuses a directory of results (or one inside it) that is a symbolic
 /// link: files written through it would land wherever it points.
 pub fn refuse_link(path: &Path) -> anyhow::Result<()> {
@@ -336,10 +383,23 @@ fn secure(dir: &Path, owners: &[u32], what: &str, create: bool) -> anyhow::Resul
         check(&real, true)?;
     }
     for a in real.ancestors().skip(usize::from(missing.is_empty())) {
-        let sticky = fs::metadata(a).is_ok_and(|m| m.mode() & 0o1000 != 0);
+        let m = fs::metadata(a).with_context(|| format!("reading {}", a.display()))?;
+        let sticky = m.mode() & 0o1000 != 0;
         check(a, false)?;
         if sticky {
             break;
+        }
+        // Below the first sticky directory, every one on the way is root's
+        // or ours: its owner could rename what is in it, and swap the
+        // directory relbench writes into for one of links.
+        if m.uid() != 0 && !ours(m.uid()) {
+            bail!(
+                "{what} {}: {} belongs to another user (uid {}), who could rename what is in it and swap \
+                 the directory relbench writes into; name a directory under one only you (or root) own",
+                dir.display(),
+                a.display(),
+                m.uid()
+            );
         }
     }
     let mut p = real;
@@ -469,6 +529,25 @@ mod tests {
         assert_eq!(utc_stamp(0.0), "19700101T000000Z");
         assert_eq!(utc_stamp(1_795_305_600.0 + 3661.0), "20261122T010101Z");
         assert_eq!(utc_iso(951_782_400.0), "2000-02-29T00:00:00Z");
+    }
+
+    /// Regression: a FIFO in place of a step file hung `report`, and a
+    /// file of any size was read whole.
+    #[test]
+    fn a_record_is_a_bounded_regular_file_never_a_fifo_or_a_link() {
+        let d = tempfile::tempdir().unwrap();
+        let f = d.path().join("r.json");
+        std::fs::write(&f, b"{}").unwrap();
+        assert_eq!(read_record(&f, 10).unwrap(), b"{}");
+        assert!(format!("{:#}", read_record(&f, 1).unwrap_err()).contains("more than"));
+        let fifo = d.path().join("fifo");
+        let c = std::ffi::CString::new(fifo.to_str().unwrap()).unwrap();
+        // SAFETY: a path this test made, a mode.
+        assert_eq!(unsafe { libc::mkfifo(c.as_ptr(), 0o600) }, 0);
+        assert!(format!("{:#}", read_record(&fifo, 10).unwrap_err()).contains("not a regular file"));
+        let link = d.path().join("link");
+        std::os::unix::fs::symlink(&f, &link).unwrap();
+        assert!(read_record(&link, 10).is_err());
     }
 
     #[test]

@@ -680,7 +680,7 @@ fn a_url_targets_password_reaches_no_child() {
     let secret = "s3cret-in-the-environment";
     let seen = dir.path().join("seen");
     let text = format!(
-        "steps = [\"load\"]\n{SETTINGS}\n[[hook]]\nwhen = \"before\"\nstep = \"load\"\n\
+        "steps = [\"load\"]\norder = \"fixed\"\n{SETTINGS}\n[[hook]]\nwhen = \"before\"\nstep = \"load\"\n\
          shell = \"cat /proc/$RELBENCH_SERVER_PID/environ /proc/self/environ > {} 2>&1; true\"\n{}\
          \n[[target]]\nname = \"u\"\nengine = \"mariadb\"\nurl = \"mariadb://relbench@127.0.0.1:1/sbtest\"\npassword_env = \"RB_TEST_SECRET\"\n",
         seen.display(),
@@ -695,7 +695,7 @@ fn a_url_targets_password_reaches_no_child() {
         .output()
         .unwrap();
     // The URL target has no server behind it: the run stops there, after
-    // the managed one ran its hook.
+    // the managed one ran its hook (`order = "fixed"`: it runs first).
     assert!(!ran.status.success());
     let text = std::fs::read(&seen)
         .unwrap_or_else(|e| panic!("{e}: {}", String::from_utf8_lossy(&ran.stderr)));

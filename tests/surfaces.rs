@@ -344,3 +344,422 @@ fn a_history_file_or_link_another_user_made_is_refused_and_left_as_it_is() {
     assert!(String::from_utf8_lossy(&o.stderr).contains("there is no history at"));
     assert!(!typo.exists(), "ack made a new history");
 }
+
+// ---- Issue 60: the surfaces that came after (Lua scripts, profiles and
+// `--out`, records read back, durations, `host reset`, get-versions.sh,
+// the PostgreSQL history's SQL), each tried as `nobody` would. ----
+
+/// A script that leaves `mark` behind if it runs, in its main chunk.
+fn trap_script(mark: &Path) -> String {
+    format!(
+        "os.execute(\"touch {}\")\nfunction event() end\n",
+        mark.display()
+    )
+}
+
+/// A plan running `script` as a `[[workload]]` on SQLite.
+fn script_plan(script: &str) -> String {
+    format!(
+        "steps = [\"lw\"]\n{SETTINGS}[[workload]]\nname = \"lw\"\nscript = \"{script}\"\n\
+         [[target]]\nname = \"t\"\nengine = \"sqlite\"\n"
+    )
+}
+
+/// Regression: nobody's script beside a plan, nobody's folder, and
+/// nobody's link to sysbench's own script (modules were looked for beside
+/// the link, so a planted `oltp_common.lua` ran) each ran as root, at
+/// `relbench check` already; and `require` loaded any path.
+#[test]
+fn lua_code_another_user_can_change_never_runs() {
+    let dir = shared_tempdir();
+    let mark = dir.path().join("ran-as-root");
+    // A script in a folder nobody owns.
+    let theirs = dir.path().join("theirs");
+    std::fs::create_dir(&theirs).unwrap();
+    std::fs::write(theirs.join("s.lua"), trap_script(&mark)).unwrap();
+    assert!(Command::new("chown")
+        .args(["-R", "nobody"])
+        .arg(&theirs)
+        .status()
+        .unwrap()
+        .success());
+    let plan = plan_in(
+        &dir.path().join("p1"),
+        &script_plan(&theirs.join("s.lua").display().to_string()),
+    );
+    check_says(&plan, "belongs to another user");
+    // A root-owned script nobody can write (its folder 0777, not sticky).
+    let open = dir.path().join("open");
+    std::fs::create_dir(&open).unwrap();
+    std::fs::write(open.join("s.lua"), trap_script(&mark)).unwrap();
+    std::fs::set_permissions(&open, std::fs::Permissions::from_mode(0o777)).unwrap();
+    let plan = plan_in(
+        &dir.path().join("p2"),
+        &script_plan(&open.join("s.lua").display().to_string()),
+    );
+    check_says(&plan, "can be written by");
+    // nobody's link to sysbench's own script, in a sticky folder, with a
+    // module planted beside the link.
+    let sticky = dir.path().join("sticky");
+    std::fs::create_dir(&sticky).unwrap();
+    std::fs::set_permissions(&sticky, std::fs::Permissions::from_mode(0o1777)).unwrap();
+    let link = sticky.join("oltp_point_select.lua");
+    assert!(as_nobody(&format!(
+        "ln -s /usr/share/sysbench/oltp_point_select.lua {} && printf '{}' > {}",
+        link.display(),
+        trap_script(&mark).replace('\n', "\\n").replace('"', "\\\""),
+        sticky.join("oltp_common.lua").display()
+    )));
+    let plan = plan_in(
+        &dir.path().join("p3"),
+        &script_plan(&link.display().to_string()),
+    );
+    check_says(&plan, "symbolic link another user");
+    // require() of a path, or of `..`, is refused before anything loads.
+    let mine = dir.path().join("mine");
+    std::fs::create_dir(&mine).unwrap();
+    std::fs::write(dir.path().join("evil.lua"), trap_script(&mark)).unwrap();
+    for (name, req) in [
+        ("abs", format!("{}", dir.path().join("evil").display())),
+        ("dots", "..evil".to_string()),
+    ] {
+        let s = mine.join(format!("{name}.lua"));
+        std::fs::write(&s, format!("require(\"{req}\")\nfunction event() end\n")).unwrap();
+        let plan = plan_in(
+            &dir.path().join(format!("p-{name}")),
+            &script_plan(&s.display().to_string()),
+        );
+        check_says(&plan, "a module is named by dotted words");
+    }
+    assert!(!mark.exists(), "another user's Lua ran as root");
+}
+
+/// Regression: `while true do end` in a main chunk hung `relbench check`
+/// for ever, and one that allocated without end aborted relbench.
+#[test]
+fn a_main_chunk_that_never_ends_or_eats_memory_is_refused_in_bounded_time() {
+    let dir = shared_tempdir();
+    for (name, body, says) in [
+        (
+            "spin",
+            "while true do end",
+            "instructions when the plan was read",
+        ),
+        (
+            "grow",
+            "local t = {} while true do t[#t + 1] = {} end",
+            "MiB when the plan was read",
+        ),
+        ("rep", "local s = string.rep(\"x\", 1e12)", "string.rep of"),
+    ] {
+        let s = dir.path().join(format!("{name}.lua"));
+        std::fs::write(&s, format!("{body}\nfunction event() end\n")).unwrap();
+        let plan = plan_in(
+            &dir.path().join(name),
+            &script_plan(&s.display().to_string()),
+        );
+        let t0 = std::time::Instant::now();
+        check_says(&plan, says);
+        assert!(
+            t0.elapsed() < std::time::Duration::from_secs(60),
+            "{name}: {:?}",
+            t0.elapsed()
+        );
+    }
+}
+
+/// Regression: with `--out` under a folder another user owns, that user
+/// swapped the folder once `profiles/` appeared and root wrote perf's
+/// files through the links planted there.
+#[test]
+fn an_out_directory_under_another_users_folder_is_refused_before_anything_runs() {
+    let dir = shared_tempdir();
+    let theirs = dir.path().join("theirs");
+    std::fs::create_dir(&theirs).unwrap();
+    assert!(Command::new("chown")
+        .arg("nobody")
+        .arg(&theirs)
+        .status()
+        .unwrap()
+        .success());
+    let plan = plan_in(
+        &dir.path().join("p"),
+        &format!("steps = [\"load\"]\n{SETTINGS}[[target]]\nname = \"t\"\nengine = \"sqlite\"\n"),
+    );
+    let o = run_quiet(&plan, theirs.join("out")).output().unwrap();
+    let err = String::from_utf8_lossy(&o.stderr);
+    assert!(!o.status.success(), "{err}");
+    assert!(err.contains("belongs to another user"), "{err}");
+    assert!(!theirs.join("out").exists(), "something was written there");
+}
+
+/// Regression: a record read back was trusted: a FIFO in place of a step
+/// file or a profile hung `report` and `profile`, a gzip bomb grew
+/// `relbench profile` to 1.56 GB, escape sequences in a record's words
+/// reached the terminal, and adaptive.json's round at repeat 4294967295
+/// was accepted.
+#[test]
+fn records_read_back_are_bounded_regular_files_with_printable_words() {
+    let _one = serial();
+    let dir = shared_tempdir();
+    let plan = plan_in(
+        &dir.path().join("p"),
+        &format!(
+            "steps = [\"load\", \"point-query\"]\nrepeats = 2\n{SETTINGS}[profile]\nsteps = [\"point-query\"]\n\
+             [[target]]\nname = \"a\"\nengine = \"sqlite\"\n[[target]]\nname = \"b\"\nengine = \"sqlite\"\n"
+        ),
+    );
+    let out = dir.path().join("out");
+    run_quiet(&plan, &out).assert().success();
+    // Escape sequences in a step's failure and its error samples.
+    let f = out.join("steps/b/r1-02-point-query-c1.json");
+    let mut s = read_json(&f);
+    s["failed"] = "\u{1b}]0;owned\u{7}\u{1b}[2Jgone".into();
+    std::fs::write(&f, serde_json::to_vec(&s).unwrap()).unwrap();
+    let o = relbench()
+        .args(["report", "--format", "txt,json", "--out"])
+        .arg(dir.path().join("r"))
+        .arg(&out)
+        .output()
+        .unwrap();
+    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    for f in ["report.txt", "report.json"] {
+        let text = std::fs::read_to_string(dir.path().join("r").join(f)).unwrap();
+        assert!(!text.contains('\u{1b}'), "{f} carries an escape sequence");
+    }
+    for (what, text) in [("stdout", &o.stdout), ("stderr", &o.stderr)] {
+        assert!(
+            !text.contains(&0x1b),
+            "{what}: {}",
+            String::from_utf8_lossy(text).replace('\u{1b}', "<ESC>")
+        );
+    }
+    // A FIFO in place of a step file: left out and said, in bounded time.
+    let step = out.join("steps/a/r2-02-point-query-c1.json");
+    std::fs::remove_file(&step).unwrap();
+    assert!(Command::new("mkfifo")
+        .arg(&step)
+        .status()
+        .unwrap()
+        .success());
+    let t0 = std::time::Instant::now();
+    let o = relbench()
+        .args(["report", "--format", "txt", "--out"])
+        .arg(dir.path().join("r2"))
+        .arg(&out)
+        .output()
+        .unwrap();
+    assert!(t0.elapsed() < std::time::Duration::from_secs(60));
+    assert!(
+        String::from_utf8_lossy(&o.stderr).contains("not a regular file") || o.status.success(),
+        "{o:?}"
+    );
+    // A gzip bomb in a stored profile: refused, not unpacked whole.
+    let bombs: Vec<std::path::PathBuf> = std::fs::read_dir(out.join("profiles/a"))
+        .unwrap()
+        .flatten()
+        .map(|e| e.path())
+        .filter(|p| p.to_string_lossy().ends_with(".gz"))
+        .collect();
+    assert!(!bombs.is_empty(), "the run stored no profile");
+    let mut gz = flate2::write::GzEncoder::new(Vec::new(), flate2::Compression::best());
+    let chunk = vec![b'a'; 1 << 20];
+    for _ in 0..300 {
+        std::io::Write::write_all(&mut gz, &chunk).unwrap();
+    }
+    let bomb = gz.finish().unwrap();
+    for f in &bombs {
+        std::fs::write(f, &bomb).unwrap();
+    }
+    let o = relbench()
+        .args(["profile"])
+        .arg(&out)
+        .args(["--target", "a", "--step", "point-query"])
+        .output()
+        .unwrap();
+    let said = format!(
+        "{}{}",
+        String::from_utf8_lossy(&o.stdout),
+        String::from_utf8_lossy(&o.stderr)
+    );
+    assert!(said.contains("unpack past"), "{said}");
+    // An adaptive record no run wrote.
+    std::fs::write(
+        out.join("adaptive.json"),
+        r#"{"first_secs": 1.0, "rounds": [{"repeat": 4294967295, "look": 1, "open": [], "estimate_secs": 1.0}]}"#,
+    )
+    .unwrap();
+    let o = relbench()
+        .args(["report", "--format", "txt", "--out"])
+        .arg(dir.path().join("r3"))
+        .arg(&out)
+        .output()
+        .unwrap();
+    let err = String::from_utf8_lossy(&o.stderr);
+    assert!(!o.status.success() && err.contains("damaged"), "{err}");
+}
+
+/// Regression: `--budget=1e30h`, `--budget=1e20` and
+/// `--report-interval=1e30h` panicked (exit 101).
+#[test]
+fn durations_past_a_week_on_the_command_line_are_refused_not_panics() {
+    let dir = shared_tempdir();
+    let plan = plan_in(
+        &dir.path().join("p"),
+        &format!("steps = [\"load\"]\n{SETTINGS}[[target]]\nname = \"t\"\nengine = \"sqlite\"\n"),
+    );
+    for args in [
+        vec!["--budget=1e30h"],
+        vec!["--budget=1e20"],
+        vec!["--report-interval=1e30h"],
+    ] {
+        let o = relbench()
+            .arg("run")
+            .arg(&plan)
+            .args(&args)
+            .arg("--out")
+            .arg(dir.path().join("o"))
+            .output()
+            .unwrap();
+        let err = String::from_utf8_lossy(&o.stderr);
+        assert_eq!(o.status.code(), Some(2), "{args:?}: {err}");
+        assert!(err.contains("at most 7 days"), "{args:?}: {err}");
+    }
+}
+
+/// Regression: `relbench host reset` wrote what its saved file said:
+/// `sys/../../../x` passed a prefix check, and `sys/power/state` (a file
+/// tune never sets) and 64 KiB values were written.
+#[test]
+fn host_reset_writes_only_the_files_tune_sets_with_values_they_take() {
+    let dir = tempfile::tempdir().unwrap();
+    let root = dir.path().join("root");
+    for p in [
+        "sys/devices/system/cpu/cpu0/cpufreq/scaling_governor",
+        "sys/power/state",
+        "proc/sys/vm/swappiness",
+        "run/.keep",
+    ] {
+        let p = root.join(p);
+        std::fs::create_dir_all(p.parent().unwrap()).unwrap();
+        std::fs::write(p, "x\n").unwrap();
+    }
+    let victim = dir.path().join("victim");
+    let gov = root.join("sys/devices/system/cpu/cpu0/cpufreq/scaling_governor");
+    let swap = root.join("proc/sys/vm/swappiness");
+    let escape = root.join("sys/../victim");
+    for (saved, says) in [
+        (
+            vec![(escape.clone(), "1".to_string())],
+            "not a file `relbench host tune` sets",
+        ),
+        (
+            vec![(root.join("sys/power/state"), "disk".to_string())],
+            "not a file `relbench host tune` sets",
+        ),
+        (
+            vec![(gov.clone(), "x".repeat(1000))],
+            "not a value governor takes",
+        ),
+        (
+            vec![(swap.clone(), "60; reboot".to_string())],
+            "not a value swappiness takes",
+        ),
+    ] {
+        let state = root.join("run/relbench-host-tune.json");
+        let list: Vec<(String, String)> = saved
+            .iter()
+            .map(|(p, v)| (p.display().to_string(), v.clone()))
+            .collect();
+        std::fs::write(&state, serde_json::to_vec(&list).unwrap()).unwrap();
+        let o = relbench()
+            .args(["host", "reset"])
+            .env("RELBENCH_SYSROOT", &root)
+            .output()
+            .unwrap();
+        let err = String::from_utf8_lossy(&o.stderr);
+        assert!(!o.status.success() && err.contains(says), "{err}");
+    }
+    assert!(!victim.exists());
+    assert_eq!(
+        std::fs::read_to_string(root.join("sys/power/state")).unwrap(),
+        "x\n"
+    );
+    assert_eq!(std::fs::read_to_string(&gov).unwrap(), "x\n");
+}
+
+/// Regression: get-versions.sh as root into a directory another user can
+/// write counted a planted `NAME/.complete` as done, unpacked through
+/// nobody's link, and ran nobody's `bin/mysqld --version`.
+#[test]
+fn get_versions_refuses_a_destination_another_user_can_change() {
+    let dir = shared_tempdir();
+    let open = dir.path().join("open");
+    std::fs::create_dir(&open).unwrap();
+    std::fs::set_permissions(&open, std::fs::Permissions::from_mode(0o777)).unwrap();
+    let theirs = dir.path().join("theirs");
+    std::fs::create_dir(&theirs).unwrap();
+    assert!(Command::new("chown")
+        .arg("nobody")
+        .arg(&theirs)
+        .status()
+        .unwrap()
+        .success());
+    for (dest, says) in [
+        (open.join("v"), "can be written by others"),
+        (theirs.join("v"), "belongs to another user"),
+    ] {
+        let o = Command::new("examples/get-versions.sh")
+            .arg(&dest)
+            .output()
+            .unwrap();
+        let err = String::from_utf8_lossy(&o.stderr);
+        assert!(!o.status.success() && err.contains(says), "{err}");
+        assert!(
+            !dest.join(".downloads").exists(),
+            "it went on into {}",
+            dest.display()
+        );
+    }
+}
+
+/// Regression: with `standard_conforming_strings = off` on the history's
+/// database, a results directory name or `--build` ending in `\'` ran the
+/// attacker's SQL (`CREATE TABLE pwned_dir`), and a `back\slash` build
+/// name was stored as `backslash`.
+#[test]
+fn a_postgres_history_with_backslash_escapes_on_runs_no_name_as_sql() {
+    let _one = serial();
+    let dir = shared_tempdir();
+    let (server, url) = postgres_with(
+        dir.path(),
+        "ALTER DATABASE sbtest SET standard_conforming_strings = off;",
+    );
+    let plan = plan_in(&dir.path().join("p"), &format!("steps = [\"load\", \"point-query\"]\n{SETTINGS}[[target]]\nname = \"t\"\nengine = \"sqlite\"\n"));
+    let out = dir
+        .path()
+        .join("out\\'); CREATE TABLE pwned_dir (i int); --");
+    run_quiet(&plan, &out).assert().success();
+    let build = "back\\slash\\'); CREATE TABLE pwned_build (i int); --";
+    let o = relbench()
+        .args(["history", "add"])
+        .arg(&out)
+        .args(["--build", build, "--history", &url])
+        .env("PGPASSWORD", server.rt.password.expose())
+        .output()
+        .unwrap();
+    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    let mut c = relbench::db::postgres::wire::WireConn::connect(
+        &relbench::db::server::postgres::Postgres::admin(&server.rt, "sbtest"),
+    )
+    .unwrap();
+    let tables = c
+        .query_text("SELECT count(*) FROM pg_tables WHERE tablename LIKE 'pwned%'")
+        .unwrap();
+    assert_eq!(tables[0][0].as_deref(), Some("0"), "a name ran as SQL");
+    let names = c.query_text("SELECT name FROM builds").unwrap();
+    assert!(
+        names.iter().any(|r| r[0].as_deref() == Some(build)),
+        "{names:?}"
+    );
+}

@@ -97,29 +97,26 @@ fn tune(root: &Path) -> anyhow::Result<()> {
 
 fn reset(root: &Path) -> anyhow::Result<()> {
     let file = state(root);
-    let text = match std::fs::read(&file) {
-        Ok(t) => t,
-        Err(e) if e.kind() == std::io::ErrorKind::NotFound => {
-            crate::outln!("nothing to put back: `relbench host tune` changed nothing here since the last boot");
-            return Ok(());
-        }
-        Err(e) => return Err(e).with_context(|| format!("reading {}", file.display())),
-    };
+    if std::fs::symlink_metadata(&file).is_err_and(|e| e.kind() == std::io::ErrorKind::NotFound) {
+        crate::outln!(
+            "nothing to put back: `relbench host tune` changed nothing here since the last boot"
+        );
+        return Ok(());
+    }
+    // What tune wrote is a few hundred bytes.
+    let text = crate::util::read_record(&file, 64 << 10)?;
     let saved: Vec<(String, String)> = serde_json::from_slice(&text)
         .with_context(|| format!("{} is not what `relbench host tune` wrote", file.display()))?;
     let saved: Saved = saved
         .into_iter()
         .map(|(p, v)| (PathBuf::from(p), v))
         .collect();
-    // Only the files tune writes, under this root: a state file someone
-    // edited cannot make reset write anywhere else.
-    let allowed =
-        |p: &Path| p.starts_with(root.join("sys")) || p == root.join("proc/sys/vm/swappiness");
-    if let Some((p, _)) = saved.iter().find(|(p, _)| !allowed(p)) {
+    // Only the files tune writes, with values they take: a state file
+    // someone edited cannot make reset write anywhere else, or anything.
+    if let Err(why) = tuning::check_saved(root, &saved) {
         bail!(
-            "{} names {}, which `relbench host tune` never sets; remove the file",
-            file.display(),
-            p.display()
+            "{}: {why}; it is not what `relbench host tune` wrote: remove the file",
+            file.display()
         );
     }
     let failed = tuning::reset(&saved);

@@ -453,6 +453,12 @@ fn duration_flag(
 ) -> anyhow::Result<Option<std::time::Duration>> {
     let Some(text) = text else { return Ok(None) };
     match workload::check::parse_duration(text) {
+        // The plan's cap: a duration past 7 days is a typo, and one past
+        // what a Duration holds would panic (`--budget=1e30h`).
+        Some(s) if s > workload::check::MAX_SECS => Err(Exit::BadInput(format!(
+            "--{name} {text}: at most 7 days; a longer study is several runs"
+        ))
+        .into()),
         Some(s) if s > 0.0 => Ok(Some(std::time::Duration::from_secs_f64(s))),
         _ => Err(Exit::BadInput(format!(
             "--{name} {text}: not a duration; write it like {like}"

@@ -360,6 +360,47 @@ pub fn tune(root: &Path) -> (Saved, Vec<String>) {
     (saved, failed)
 }
 
+/// Whether `value` is one a setting's file takes: what `reset` may write
+/// back there (a governor's name, 0 or 1, a THP mode, a swappiness).
+fn takes(name: &str, value: &str) -> bool {
+    let word = |v: &str| {
+        !v.is_empty() && v.len() <= 32 && v.chars().all(|c| c.is_ascii_lowercase() || c == '_')
+    };
+    match name {
+        "governor" => word(value),
+        "boost" => value == "0" || value == "1",
+        "thp" => ["always", "madvise", "never"].contains(&value),
+        "thp_defrag" => ["always", "defer", "defer+madvise", "madvise", "never"].contains(&value),
+        "swappiness" => value.parse::<u32>().is_ok_and(|n| n <= 200),
+        _ => false,
+    }
+}
+
+/// Refuses a saved state `reset` must not write: a file that is not one
+/// `tune` sets on this machine (as `settings` names it, not a path that
+/// merely starts like one: `sys/../../x`), or a value that file never
+/// takes.
+pub fn check_saved(root: &Path, saved: &Saved) -> Result<(), String> {
+    let known = settings(root);
+    for (f, v) in saved {
+        let Some(s) = known.iter().find(|s| s.files.iter().any(|k| k == f)) else {
+            return Err(format!(
+                "{} is not a file `relbench host tune` sets",
+                f.display()
+            ));
+        };
+        if !takes(s.name, v) {
+            return Err(format!(
+                "{} = {:?} is not a value {} takes",
+                f.display(),
+                crate::util::printable(v, 40),
+                s.name
+            ));
+        }
+    }
+    Ok(())
+}
+
 /// Puts back what [`tune`] saved; the files it could not write.
 pub fn reset(saved: &Saved) -> Vec<String> {
     saved
@@ -466,6 +507,35 @@ mod tests {
             (f["thp"].as_str(), f["swappiness"].as_str()),
             ("always", "60")
         );
+    }
+
+    /// Regression: `host reset` wrote what its saved file said.
+    #[test]
+    fn reset_takes_only_the_files_tune_sets_and_values_they_take() {
+        let d = tree(&[
+            (
+                "sys/devices/system/cpu/cpu0/cpufreq/scaling_governor",
+                "powersave\n",
+            ),
+            ("proc/sys/vm/swappiness", "60\n"),
+            ("sys/power/state", "mem\n"),
+        ]);
+        let root = d.path();
+        let gov = root.join("sys/devices/system/cpu/cpu0/cpufreq/scaling_governor");
+        let ok: Saved = vec![
+            (gov.clone(), "powersave".into()),
+            (root.join("proc/sys/vm/swappiness"), "60".into()),
+        ];
+        assert_eq!(check_saved(root, &ok), Ok(()));
+        for bad in [
+            vec![(root.join("sys/../x"), "1".to_string())],
+            vec![(root.join("sys/power/state"), "disk".to_string())],
+            vec![(gov.clone(), "x".repeat(40))],
+            vec![(gov, "power save".to_string())],
+            vec![(root.join("proc/sys/vm/swappiness"), "1000".to_string())],
+        ] {
+            assert!(check_saved(root, &bad).is_err(), "{bad:?}");
+        }
     }
 
     #[test]

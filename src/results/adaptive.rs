@@ -88,7 +88,35 @@ pub struct Ending {
     pub still_open: Vec<OpenCell>,
 }
 
+/// The most repeats an adaptive run's record may name: a plan's
+/// `[adaptive] max` is far below it, and a round's `repeat + 1` never
+/// overflows.
+pub const MOST_REPEAT: u32 = 100_000;
+
 impl AdaptiveRecord {
+    /// Refuses a record no run could have written: a round past
+    /// [`MOST_REPEAT`] or at look 0, times that are not finite and
+    /// non-negative.
+    pub fn plausible(&self) -> anyhow::Result<()> {
+        let time = |s: f64| s.is_finite() && s >= 0.0;
+        if !time(self.first_secs) {
+            anyhow::bail!("its first repeats' time is {}", self.first_secs);
+        }
+        for r in &self.rounds {
+            if r.repeat == 0 || r.repeat > MOST_REPEAT || r.look == 0 || r.look > MOST_REPEAT {
+                anyhow::bail!(
+                    "a round at repeat {} (look {}): no run has one",
+                    r.repeat,
+                    r.look
+                );
+            }
+            if !time(r.estimate_secs) || !time(r.partial_secs) || r.secs.is_some_and(|s| !time(s)) {
+                anyhow::bail!("round {}'s times are not times", r.look);
+            }
+        }
+        Ok(())
+    }
+
     /// The wall time measuring took so far: the minimum repeats and every
     /// round, interrupted parts included.
     pub fn spent_secs(&self) -> f64 {
@@ -109,16 +137,33 @@ impl AdaptiveRecord {
 /// The run's record; `None` before the first decision.
 pub fn read(dir: &Path) -> anyhow::Result<Option<AdaptiveRecord>> {
     let path = dir.join(ADAPTIVE_FILE);
-    match std::fs::read(&path) {
-        Ok(bytes) => serde_json::from_slice(&bytes).map(Some).with_context(|| {
-            format!(
-                "reading {}: damaged; delete it to decide again",
-                path.display()
-            )
-        }),
-        Err(e) if e.kind() == std::io::ErrorKind::NotFound => Ok(None),
-        Err(e) => Err(e).with_context(|| format!("reading {}", path.display())),
+    if std::fs::symlink_metadata(&path).is_err_and(|e| e.kind() == std::io::ErrorKind::NotFound) {
+        return Ok(None);
     }
+    let bytes = crate::util::read_record(&path, crate::util::MAX_RECORD_BYTES)?;
+    let rec: AdaptiveRecord = serde_json::from_slice(&bytes).with_context(|| {
+        format!(
+            "reading {}: damaged; delete it to decide again",
+            path.display()
+        )
+    })?;
+    let mut rec = rec;
+    rec.plausible().with_context(|| {
+        format!(
+            "reading {}: damaged; delete it to decide again",
+            path.display()
+        )
+    })?;
+    // Words read back reach a terminal: no escape sequence of theirs.
+    let clean = |t: &mut String| *t = crate::util::printable(t, 4096);
+    for r in &mut rec.rounds {
+        r.open.iter_mut().for_each(|c| clean(&mut c.why));
+    }
+    if let Some(e) = rec.ended.as_mut() {
+        clean(&mut e.words);
+        e.still_open.iter_mut().for_each(|c| clean(&mut c.why));
+    }
+    Ok(Some(rec))
 }
 
 /// Writes the record whole (a temporary file renamed over it, as

@@ -90,12 +90,29 @@ fn read_steps(files: &[PathBuf]) -> Vec<anyhow::Result<StepResult>> {
 /// (3–4 KB a class), which only a merge of client shares adds up, so a
 /// report's memory stays proportional to targets × steps.
 fn read_for_report(path: &Path) -> anyhow::Result<StepResult> {
-    crate::measure::hdr::skipped(|| read_json(path))
+    crate::measure::hdr::skipped(|| read_json(path)).map(printable)
 }
 
 /// One step result file, whole.
 pub fn read_step(path: &Path) -> anyhow::Result<StepResult> {
-    read_json(path)
+    read_json(path).map(printable)
+}
+
+/// A step result's words as a terminal may print them: a message read
+/// back from a file (a failure, an error's sample, a note) with its
+/// control characters escaped, never an escape sequence of its own.
+fn printable(mut s: StepResult) -> StepResult {
+    const MAX: usize = 4096;
+    let clean = |t: &mut String| *t = crate::util::printable(t, MAX);
+    if let Some(f) = s.failed.as_mut() {
+        clean(f);
+    }
+    s.error_samples.values_mut().for_each(clean);
+    s.notes.values_mut().for_each(clean);
+    if let Some(t) = s.server_settings.as_mut() {
+        clean(t);
+    }
+    s
 }
 
 pub fn read_run_info(dir: &Path) -> anyhow::Result<RunInfo> {

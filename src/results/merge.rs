@@ -426,9 +426,10 @@ pub fn read_merge(dir: &Path) -> anyhow::Result<Option<MergeInfo>> {
     if !path.exists() {
         return Ok(None);
     }
-    let info: MergeInfo = serde_json::from_slice(
-        &fs::read(&path).with_context(|| format!("reading {}", path.display()))?,
-    )
+    let info: MergeInfo = serde_json::from_slice(&crate::util::read_record(
+        &path,
+        crate::util::MAX_RECORD_BYTES,
+    )?)
     .with_context(|| format!("{} is not a merge's record", path.display()))?;
     if !info.complete {
         bail!(

@@ -97,10 +97,17 @@ pub fn records(run: &Path) -> Vec<Record> {
         .collect();
     files.sort();
     for f in files {
-        if let Ok(r) = std::fs::read(&f)
-            .map_err(anyhow::Error::from)
+        if let Ok(mut r) = crate::util::read_record(&f, crate::util::MAX_RECORD_BYTES)
             .and_then(|b| Ok(serde_json::from_slice::<Record>(&b)?))
         {
+            // Words read back reach a terminal: no escape sequence of theirs.
+            let clean = |t: &mut String| *t = crate::util::printable(t, 4096);
+            r.meta.error.iter_mut().for_each(clean);
+            r.meta.disturbed.iter_mut().for_each(clean);
+            for u in &mut r.meta.unnamed {
+                clean(&mut u.object);
+                clean(&mut u.why);
+            }
             out.push(r);
         }
     }
@@ -110,6 +117,6 @@ pub fn records(run: &Path) -> Vec<Record> {
 /// Reads one of a profile's stacks.
 pub fn read_stacks(run: &Path, id: &ExecId, which: Stacks) -> anyhow::Result<Folded> {
     let f = run.join(stacks_file(id, which));
-    let bytes = std::fs::read(&f).with_context(|| format!("reading {}", f.display()))?;
+    let bytes = crate::util::read_record(&f, crate::util::MAX_RECORD_BYTES)?;
     Folded::from_gzip(&bytes).with_context(|| format!("{} is damaged", f.display()))
 }

@@ -2,7 +2,6 @@
 //! files of this version straight into their type, older ones upgraded
 //! as they are read, newer ones refused with what to do.
 
-use std::fs;
 use std::path::Path;
 
 use anyhow::{bail, Context};
@@ -18,11 +17,9 @@ const OLDEST_READ: u32 = 2;
 
 pub(super) fn read_json<T: for<'de> Deserialize<'de>>(path: &Path) -> anyhow::Result<T> {
     // A FIFO or a device named like a result would block or never end.
-    let m = fs::symlink_metadata(path).with_context(|| format!("reading {}", path.display()))?;
-    if !m.is_file() {
-        bail!("{} is not a regular file", path.display());
-    }
-    let text = fs::read_to_string(path).with_context(|| format!("reading {}", path.display()))?;
+    let bytes = crate::util::read_record(path, crate::util::MAX_RECORD_BYTES)?;
+    let text =
+        String::from_utf8(bytes).with_context(|| format!("{} is not text", path.display()))?;
     // Files of this version are read straight into their type; only older
     // ones go through a JSON value to be upgraded (the value cost a
     // 20,000-file report a fifth of its time).

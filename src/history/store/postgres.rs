@@ -41,6 +41,23 @@ impl Postgres {
         let mut p = Postgres { conn };
         // Notices of "relation already exists" and the like stay quiet.
         p.batch("SET client_min_messages = warning")?;
+        // Every text the store writes is a literal `store::lit` made:
+        // quotes doubled, a backslash as it is. That is safe only where
+        // a backslash escapes nothing; a database or role that turns
+        // standard_conforming_strings off would let a build or directory
+        // name ending in \' close the literal and run its own SQL. Set for
+        // this session, and checked.
+        p.batch("SET standard_conforming_strings = on")?;
+        let mut on = String::new();
+        p.scan("SHOW standard_conforming_strings", &mut |r| {
+            on = r[0].text();
+        })?;
+        if on != "on" {
+            anyhow::bail!(
+                "the history at {url} keeps standard_conforming_strings {on:?} after relbench set it on; relbench writes \
+                 no text into it that way (a backslash would escape its quotes)"
+            );
+        }
         Ok(p)
     }
 }

@@ -17,6 +17,10 @@ pub mod perf;
 use std::collections::BTreeMap;
 use std::io::{Read, Write};
 
+/// The most a stored profile's stacks may unpack to: a window's folded
+/// stacks are a few MB.
+pub const MAX_FOLDED_BYTES: u64 = 256 << 20;
+
 use serde::{Deserialize, Serialize};
 
 /// How the plan profiles (`[profile]`): the sampler's rate, whether it
@@ -131,9 +135,20 @@ impl Folded {
         e.finish().expect("writing to memory")
     }
 
+    /// Its folded stacks, at most [`MAX_FOLDED_BYTES`] of them
+    /// unpacked: a gzip that unpacks past that was not written by relbench
+    /// (a 6.9 MB one grew `relbench profile` to 1.56 GB).
     pub fn from_gzip(bytes: &[u8]) -> std::io::Result<Folded> {
         let mut s = String::new();
-        flate2::read::GzDecoder::new(bytes).read_to_string(&mut s)?;
+        flate2::read::GzDecoder::new(bytes)
+            .take(MAX_FOLDED_BYTES + 1)
+            .read_to_string(&mut s)?;
+        if s.len() as u64 > MAX_FOLDED_BYTES {
+            return Err(std::io::Error::new(
+                std::io::ErrorKind::InvalidData,
+                format!("its stacks unpack past {} MiB", MAX_FOLDED_BYTES >> 20),
+            ));
+        }
         Ok(Folded::from_text(&s))
     }
 
@@ -265,5 +280,20 @@ mod tests {
         assert_eq!(m["c"], (2, 2));
         assert!(!m.contains_key("t"));
         assert_eq!(Folded::from_gzip(&f.to_gzip()).unwrap(), f);
+    }
+
+    /// Regression: a 6.9 MB gzip in a stored profile grew `relbench
+    /// profile` to 1.56 GB.
+    #[test]
+    fn stacks_that_unpack_past_the_bound_are_refused() {
+        let mut gz = flate2::write::GzEncoder::new(Vec::new(), flate2::Compression::best());
+        let chunk = vec![b'a'; 1 << 20];
+        for _ in 0..=(MAX_FOLDED_BYTES >> 20) {
+            gz.write_all(&chunk).unwrap();
+        }
+        let bomb = gz.finish().unwrap();
+        assert!(bomb.len() < 2 << 20, "{}", bomb.len());
+        let e = Folded::from_gzip(&bomb).unwrap_err();
+        assert!(e.to_string().contains("unpack past"), "{e}");
     }
 }

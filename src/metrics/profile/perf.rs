@@ -62,7 +62,18 @@ pub fn start(
     let data = dir.join(format!(".{name}.perf.data"));
     let log = dir.join(format!(".{name}.perf.log"));
     let stat_file = dir.join(format!(".{name}.perf.stat"));
-    let log_file = fs::File::create(&log).map_err(|e| format!("{}: {e}", log.display()))?;
+    // Never through a link (the folder is relbench's own: `secure_dir`).
+    let log_file = {
+        use std::os::unix::fs::OpenOptionsExt;
+        fs::OpenOptions::new()
+            .write(true)
+            .create(true)
+            .truncate(true)
+            .custom_flags(libc::O_NOFOLLOW)
+            .mode(0o644)
+            .open(&log)
+            .map_err(|e| format!("{}: {e}", log.display()))?
+    };
     let mut cmd = Command::new("perf");
     cmd.args(["record", "--no-buildid", "--no-buildid-cache"])
         .args(["-k", "CLOCK_MONOTONIC"])

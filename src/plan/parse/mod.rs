@@ -232,12 +232,14 @@ const MIN_STEP_SECS: f64 = 0.1;
 /// Parses and validates a plan. `file` names it in error messages; files
 /// it names are looked up relative to `dir`.
 pub fn parse(text: &str, file: &str, dir: &Path) -> Result<Plan, PlanErrors> {
-    let raw = shape(text, file)?;
+    // Unknown keys do not hide the rest: the plan without them is checked
+    // too, and every problem said in one pass.
+    let (raw, unknown) = shape(text, file)?;
     let mut cx = Ctx {
         file,
         text,
         dir,
-        errors: Vec::new(),
+        errors: unknown,
     };
     let plan = validate(&mut cx, raw);
     // Report in file order, whatever order the checks ran in.
@@ -266,8 +268,11 @@ fn fresh_seed() -> u64 {
 /// serde's list of sixteen (four mistakes took four `check` cycles).
 /// Each unknown key found is blanked out — its line, and the lines of a
 /// value that spans several, replaced by spaces so positions hold — and
-/// the text read again, until it reads or fails otherwise.
-fn shape(text: &str, file: &str) -> Result<RawPlan, PlanErrors> {
+/// the text read again, until it reads or fails otherwise. What reads is
+/// returned with the unknown keys' errors, so the plan's other checks run
+/// too (`repeat = 2`, a step `point-qeury` and `read = "5sec"` in one plan
+/// were said one fix at a time).
+fn shape(text: &str, file: &str) -> Result<(RawPlan, Vec<PlanError>), PlanErrors> {
     let error = |text: &str, e: &toml::de::Error| {
         let start = e.span().map_or(0, |s| s.start);
         let (line, column) = line_col(text, start);
@@ -295,8 +300,7 @@ fn shape(text: &str, file: &str) -> Result<RawPlan, PlanErrors> {
     // Bounded: each round blanks at least one line.
     for _ in 0..=text.lines().count() {
         match toml::from_str::<RawPlan>(&current) {
-            Ok(raw) if errors.is_empty() => return Ok(raw),
-            Ok(_) => break,
+            Ok(raw) => return Ok((raw, errors)),
             Err(e) => {
                 let start = e.span().map(|s| s.start);
                 match (unknown_key(e.message()), start) {

@@ -71,9 +71,10 @@ fn the_insert_benchmark_starts_with_l_i0_and_runs_whole_per_client_count() {
 fn the_built_in_plans_are_valid() {
     let q = parse(super::super::QUICK_PLAN, "quick", Path::new(".")).unwrap();
     assert_eq!(q.targets.len(), 2);
-    // A small study: a few steps of each kind, repeated so each is tested.
-    assert_eq!(q.steps.len(), 11);
-    assert_eq!(q.repeats, 4);
+    // A small study: a point query, a range, the writes and the inserts,
+    // repeated so each is tested on its rounds.
+    assert_eq!(q.steps.len(), 8);
+    assert_eq!(q.repeats, 5);
     // One client: two SQLite connections to one file fall into a lock
     // convoy or not, run by run.
     assert_eq!(q.clients, vec![1]);
@@ -90,6 +91,24 @@ fn unknown_key_names_line_column_and_the_allowed_keys() {
     assert_eq!((e[0].line, e[0].column), (3, 1));
     assert_eq!(e[0].message, "unknown key `rowz`");
     assert_eq!(e[0].help.as_deref(), Some("did you mean `rows`?"));
+}
+
+/// Regression: an unknown key hid the plan's other problems: `repeat =
+/// 2`, a step `point-qeury` and `read = "5sec"` in one plan were said one
+/// fix at a time.
+#[test]
+fn an_unknown_key_does_not_hide_the_other_problems() {
+    let e = errors(&format!(
+        "steps = [\"load\", \"point-qeury\"]\nrepeat = 2\n[duration]\nread = \"5sec\"\n{TARGET}"
+    ));
+    let said: Vec<&str> = e.iter().map(|x| x.message.as_str()).collect();
+    assert_eq!(e.len(), 3, "{said:?}");
+    assert!(
+        said.iter().any(|m| m.contains("unknown key `repeat`")),
+        "{said:?}"
+    );
+    assert!(said.iter().any(|m| m.contains("point-qeury")), "{said:?}");
+    assert!(said.iter().any(|m| m.contains("5sec")), "{said:?}");
 }
 
 /// Regression: `check` stopped at the first unknown key with serde's list

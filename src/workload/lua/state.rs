@@ -21,6 +21,17 @@ use super::{Command, LuaSpec, Module};
 /// bare script name and for the modules a script requires.
 pub const SYSBENCH_DIR: &str = "/usr/share/sysbench";
 
+/// The most Lua instructions a script's main chunk may run when the plan
+/// is read: sysbench's own scripts' main chunks declare options and
+/// functions in a few thousand; a chunk past this never ends.
+const LOAD_INSTRUCTIONS: u64 = 100_000_000;
+
+/// The most memory a script's state may hold when the plan is read.
+const LOAD_MEMORY: usize = 256 << 20;
+
+/// Every how many instructions the load's limits and Ctrl-C are checked.
+const LOAD_CHECK_EVERY: u32 = 1_000;
+
 /// A script that cannot run, said with its file and line where it has one.
 #[derive(Debug, Clone, PartialEq)]
 pub struct ScriptError(pub String);
@@ -91,10 +102,20 @@ enum Modules<'a> {
 
 fn new_lua() -> mlua::Result<Lua> {
     let lua = Lua::new();
-    // A script ends its client with an error, never the process.
+    // A script ends its client with an error, never the process. A
+    // string too large for the load's memory limit is refused before it
+    // is made (one `string.rep` would otherwise allocate it whole).
     lua.load(
         r#"os.exit = function() error("os.exit() is not supported by relbench", 2) end
            package.path = "" package.cpath = ""
+           local rep, limit = string.rep, ...
+           string.rep = function(s, n, sep)
+              local size = #tostring(s) * (tonumber(n) or 0) + #(sep or "") * (tonumber(n) or 0)
+              if size > limit then
+                 error(string.format("string.rep of %.0f bytes: past relbench's %d MiB for a script", size, limit / 1048576), 2)
+              end
+              return rep(s, n, sep)
+           end
            print = function(...)
               local t = {}
               for i = 1, select('#', ...) do t[i] = tostring((select(i, ...))) end
@@ -102,19 +123,79 @@ fn new_lua() -> mlua::Result<Lua> {
            end"#,
     )
     .set_name("=relbench")
-    .exec()?;
+    .call::<()>(LOAD_MEMORY as f64)?;
     Ok(lua)
+}
+
+/// The main chunk's limits at load: the interpreter only (LuaJIT's
+/// compiled traces call no hook), and every [`LOAD_CHECK_EVERY`]
+/// instructions the count, the memory held and Ctrl-C checked.
+fn limit_load(lua: &Lua, shown: &str) -> mlua::Result<()> {
+    lua.load("if jit then jit.off() end").exec()?;
+    let ran = std::cell::Cell::new(0u64);
+    let shown = shown.to_string();
+    lua.set_hook(
+        mlua::HookTriggers::new().every_nth_instruction(LOAD_CHECK_EVERY),
+        move |lua, _| {
+            ran.set(ran.get() + u64::from(LOAD_CHECK_EVERY));
+            if crate::util::INTERRUPT.load(std::sync::atomic::Ordering::Relaxed) {
+                return Err(mlua::Error::runtime(format!("{shown}: interrupted (Ctrl-C) while its main chunk ran")));
+            }
+            if ran.get() > LOAD_INSTRUCTIONS {
+                return Err(mlua::Error::runtime(format!(
+                    "{shown}: its main chunk ran {LOAD_INSTRUCTIONS} instructions when the plan was read and had not ended \
+                     (a loop that never ends?); a script's main chunk declares its options and functions, the work is in its commands"
+                )));
+            }
+            if lua.used_memory() > LOAD_MEMORY {
+                return Err(mlua::Error::runtime(format!(
+                    "{shown}: its main chunk held more than {} MiB when the plan was read; a script's main chunk declares its \
+                     options and functions, the work is in its commands",
+                    LOAD_MEMORY >> 20
+                )));
+            }
+            Ok(mlua::VmState::Continue)
+        },
+    )
+}
+
+/// A module name as sysbench's scripts give it: dotted words
+/// (`oltp_common`, `lib.util`), never a path.
+fn module_name_ok(name: &str) -> bool {
+    !name.is_empty()
+        && name.split('.').all(|w| {
+            !w.is_empty()
+                && w.chars()
+                    .all(|c| c.is_ascii_alphanumeric() || c == '_' || c == '-')
+        })
+}
+
+/// A script or module relbench would run: its real path, refused unless
+/// no other user can change it (`util::trusted`: the file and every
+/// directory above it, and any link on the way as named).
+pub fn trusted_source(path: &Path, what: &str) -> Result<PathBuf, String> {
+    crate::util::trusted(path, what).map_err(|e| format!("{e:#}"))?;
+    std::fs::canonicalize(path).map_err(|e| format!("{what} {}: {e}", path.display()))
 }
 
 fn install_require(lua: &Lua, modules: Modules<'_>) -> mlua::Result<()> {
     let loader: Function = match modules {
         Modules::Disk { dirs, found } => lua.create_function(move |lua, name: String| {
+            if !module_name_ok(&name) {
+                return Err(mlua::Error::runtime(format!(
+                    "require(\"{name}\"): a module is named by dotted words (oltp_common, lib.util), looked for beside \
+                     the script and in {SYSBENCH_DIR}; a path or .. is not looked for"
+                )));
+            }
             for d in &dirs {
                 let p = d.join(format!("{}.lua", name.replace('.', "/")));
-                let Ok(source) = std::fs::read_to_string(&p) else {
+                if !p.exists() {
                     continue;
-                };
-                let path = p.display().to_string();
+                }
+                let real = trusted_source(&p, &format!("module {name}")).map_err(mlua::Error::runtime)?;
+                let source = std::fs::read_to_string(&real)
+                    .map_err(|e| mlua::Error::runtime(format!("module {name}: {}: {e}", real.display())))?;
+                let path = real.display().to_string();
                 let f = lua
                     .load(&source)
                     .set_name(format!("@{path}"))
@@ -317,7 +398,9 @@ pub fn inspect(
     path: &Path,
     options_given: BTreeMap<String, String>,
 ) -> Result<LuaSpec, ScriptError> {
-    let source = std::fs::read_to_string(path)
+    // Its real path: modules are looked for beside it, not beside a link.
+    let real = trusted_source(path, "the sysbench script").map_err(ScriptError)?;
+    let source = std::fs::read_to_string(&real)
         .map_err(|e| ScriptError(format!("cannot read {}: {e}", path.display())))?;
     let shown = path.display().to_string();
     super::scan::unsupported(&source, &shown).map_err(ScriptError)?;
@@ -341,7 +424,7 @@ pub fn inspect(
         .map_err(e)?;
     let found = Rc::new(RefCell::new(Vec::new()));
     let dirs = vec![
-        path.parent().unwrap_or(Path::new(".")).to_path_buf(),
+        real.parent().unwrap_or(Path::new("/")).to_path_buf(),
         PathBuf::from(SYSBENCH_DIR),
     ];
     install_require(
@@ -352,10 +435,12 @@ pub fn inspect(
         },
     )
     .map_err(e)?;
+    limit_load(&lua, &shown).map_err(e)?;
     current::enter(&cur, || {
         lua.load(&source).set_name(format!("@{shown}")).exec()
     })
     .map_err(e)?;
+    lua.remove_hook();
     let modules = found.take();
     for m in &modules {
         super::scan::unsupported(&m.source, &m.path).map_err(ScriptError)?;
@@ -407,4 +492,21 @@ fn commands(lua: &Lua, sb: &Table) -> mlua::Result<Vec<Command>> {
     }
     out.sort_by(|a, b| a.name.cmp(&b.name));
     Ok(out)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// Regression: `require("/abs/x")` and `require("..tmp.x")` loaded
+    /// any file.
+    #[test]
+    fn a_module_is_dotted_words_never_a_path() {
+        for ok in ["oltp_common", "lib.util", "a-b"] {
+            assert!(module_name_ok(ok), "{ok}");
+        }
+        for bad in ["/abs/x", "..tmp.x", "a..b", "", "a/b", ".x", "x.", "a b"] {
+            assert!(!module_name_ok(bad), "{bad}");
+        }
+    }
 }
