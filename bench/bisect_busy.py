@@ -11,7 +11,7 @@ beside it. Each attempt's exit code and culprit line are printed; the
 bar (the verdicts issue): no wrong culprit with exit 0. An exit 1, 4 or
 5 (no change, unclear, unmeasured) is an honest "cannot tell".
 
-Usage: python3 bench/bisect_busy.py [--attempts 10] [--server]
+Usage: python3 bench/bisect_busy.py [--attempts 10] [--server | --idle-server] [--burners N]
        [--burn-on 0.3] [--burn-period 1.5] [--relbench PATH]
 """
 
@@ -45,6 +45,12 @@ SERVER_PLAN = ('steps = ["load", "write-only", "update-index", "insert"]\nclient
                '[scale]\nrows = 50000\n[duration]\nwarmup = "1s"\nwrite = "5s"\n'
                '[[target]]\nname = "other"\nengine = "mariadb"\nbasedir = "/usr"\n')
 
+# A server that runs beside the bisect but is not driven: loaded, then
+# left to its background work (purge, flushing) for ten minutes.
+IDLE_SERVER_PLAN = ('steps = ["load", "settle"]\nclients = [1]\n'
+                    '[scale]\nrows = 200000\n[settle]\nbase = "600s"\nmax = "600s"\n'
+                    '[[target]]\nname = "other"\nengine = "mariadb"\nbasedir = "/usr"\n')
+
 
 def burn(on, period, stop_at):
     while time.time() < stop_at:
@@ -58,6 +64,9 @@ def main():
     ap = argparse.ArgumentParser()
     ap.add_argument("--attempts", type=int, default=10)
     ap.add_argument("--server", action="store_true")
+    ap.add_argument("--idle-server", action="store_true",
+                    help="the server beside is loaded, then left running without a client")
+    ap.add_argument("--burners", type=int, default=os.cpu_count() or 2)
     ap.add_argument("--burn-on", type=float, default=0.3)
     ap.add_argument("--burn-period", type=float, default=1.5)
     ap.add_argument("--relbench", default=str(RELBENCH))
@@ -73,16 +82,16 @@ def main():
     for attempt in range(args.attempts):
         stop_at = time.time() + 600
         burners = [multiprocessing.Process(target=burn, args=(args.burn_on, args.burn_period, stop_at))
-                   for _ in range(os.cpu_count() or 2)]
+                   for _ in range(args.burners)]
         for b in burners:
             b.start()
         server = None
-        if args.server:
+        if args.server or args.idle_server:
             sp = tmp / "server.toml"
-            sp.write_text(SERVER_PLAN)
+            sp.write_text(IDLE_SERVER_PLAN if args.idle_server else SERVER_PLAN)
             server = subprocess.Popen([args.relbench, "run", "-q", str(sp), "--out", str(tmp / f"server-{attempt}")],
                                       stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
-            time.sleep(5)
+            time.sleep(15 if args.idle_server else 5)
         out = tmp / f"bisect-{attempt}"
         t0 = time.time()
         r = subprocess.run([args.relbench, "bisect", str(plan), "--builds", names, "--step", "point-query",
@@ -102,7 +111,8 @@ def main():
               f"{' WRONG' if wrong else ''}: {culprit[0] if culprit else r.stderr.strip().splitlines()[-1]}")
     found = sum(1 for c, w in outcomes if c == 0 and not w)
     wrong = sum(1 for _, w in outcomes if w)
-    print(f"\n{args.attempts} attempts{' beside a MariaDB writing' if args.server else ''}: "
+    beside = " beside a MariaDB writing" if args.server else " beside an idle MariaDB" if args.idle_server else ""
+    print(f"\n{args.attempts} attempts, {args.burners} burner(s){beside}: "
           f"right culprit (exit 0) {found}, wrong culprit with exit 0 {wrong}, "
           f"cannot tell (exit 1/4/5) {args.attempts - found - wrong}")
 
