@@ -6,6 +6,7 @@ use super::targets::name_targets;
 use super::targets::resolve_base;
 use super::targets::sampler_cost;
 use super::*;
+use crate::measure::paired::Sample;
 use std::collections::{HashMap, HashSet};
 
 /// For each step result, the index of its row (settle steps have none).
@@ -554,24 +555,90 @@ pub(super) fn base_failed(
         .collect()
 }
 
-/// The largest spread between A/A copies of one target on a row: the
-/// largest ÷ the smallest throughput, less 1.
 /// The A/A noise floor of the copy group of target `original`: the
 /// spread of the throughputs of it and its copies, over the windows no
 /// other program disturbed (a disturbed copy measures the other program,
-/// and would hide real changes under its spread). `None` when fewer than
-/// two of them are left.
+/// and would hide real changes under its spread), and never narrower
+/// than a copy's own ratio to the original as its test will estimate it
+/// (paired by round or not): the geometric mean of the rounds' ratios
+/// can lie past the ratio of the means, and a copy is identical work by
+/// construction, never a change. `None` when fewer than two are left.
+/// Regression: an A/A copy of the quick plan's base was coloured.
 pub(super) fn noise_floor(targets: &[TargetMeta], cells: &[Cell], original: usize) -> Option<f64> {
-    let same: Vec<f64> = (0..targets.len())
+    let quiet: Vec<usize> = (0..targets.len())
         .filter(|&j| j == original || targets[j].copy_of == Some(original))
         .filter(|&j| cells[j].disturbed.is_none())
-        .filter_map(|j| cells[j].throughput)
         .collect();
+    let same: Vec<f64> = quiet.iter().filter_map(|&j| cells[j].throughput).collect();
     if same.len() < 2 {
         return None;
     }
     let (lo, hi) = same
         .iter()
         .fold((f64::MAX, f64::MIN), |(l, h), &v| (l.min(v), h.max(v)));
-    (lo > 0.0).then(|| hi / lo - 1.0)
+    let base = &cells[original];
+    let estimated = quiet
+        .iter()
+        .filter(|&&j| j != original)
+        .flat_map(|&j| {
+            let c = &cells[j];
+            [
+                super::verdicts::sample(c, base),
+                Sample::unpaired(&c.throughputs, &base.throughputs),
+            ]
+        })
+        .flatten()
+        .map(|s| s.estimate().abs().exp_m1())
+        .fold(0.0, f64::max);
+    (lo > 0.0).then(|| (hi / lo - 1.0).max(estimated))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn meta(name: &str, copy_of: Option<usize>) -> TargetMeta {
+        TargetMeta {
+            name: name.into(),
+            plan_name: name.into(),
+            host: "h".into(),
+            engine: "sqlite".into(),
+            embedded: true,
+            version: String::new(),
+            config: Default::default(),
+            settings: Default::default(),
+            filesystem: None,
+            transport: None,
+            run: 0,
+            plan_index: 0,
+            copy_of,
+            settings_differ: Vec::new(),
+        }
+    }
+
+    fn rounds(v: &[f64]) -> Cell {
+        Cell {
+            throughput: Some(v.iter().sum::<f64>() / v.len() as f64),
+            throughputs: v.to_vec(),
+            rounds: (1..=v.len() as u32).collect(),
+            ..Cell::default()
+        }
+    }
+
+    /// Regression: an A/A copy of the quick plan's base was coloured: its
+    /// mean throughput equal to the base's (a floor of 0), its rounds'
+    /// ratios 0.90 and 1.03 (a geometric mean of 0.964).
+    #[test]
+    fn an_aa_floor_covers_each_copys_ratio_as_its_test_estimates_it() {
+        let targets = [meta("a", None), meta("a-aa2", Some(0))];
+        let cells = [rounds(&[100.0, 300.0]), rounds(&[90.0, 310.0])];
+        let floor = noise_floor(&targets, &cells, 0).unwrap();
+        let geomean = (0.9f64 * 310.0 / 300.0).sqrt();
+        assert!(floor >= 1.0 / geomean - 1.0 - 1e-12, "{floor}");
+        let mut copy = cells[1].clone();
+        copy.relative = Some(geomean);
+        copy.noise_floor = Some(floor);
+        let (lo, _) = copy.band();
+        assert!(lo <= geomean, "{lo} {geomean}");
+    }
 }

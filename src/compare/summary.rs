@@ -390,46 +390,49 @@ pub fn lines(summary: &[TargetSummary]) -> Vec<SummaryLine> {
                     ));
                 }
             }
-            details.extend(s.undecided.iter().take(SHOWN).map(|d| {
-                format!(
-                    "undecided: {} ({}) {:.2} {}",
-                    d.step,
-                    clients(d.clients),
-                    d.relative,
-                    d.why
-                )
-            }));
-            if s.undecided.len() > SHOWN {
-                details.push(format!(
-                    "and {} more undecided steps (see the tables)",
-                    s.undecided.len() - SHOWN
-                ));
-            }
+            details.extend(listed(
+                ("undecided:", " "),
+                &s.undecided,
+                SHOWN,
+                "undecided steps (see the tables)",
+            ));
             details.extend(unjudged_details(s, SHOWN));
             SummaryLine { head, details }
         })
         .collect()
 }
 
+/// The first `shown` of `list`, each `KIND step (clients) ratio` and its
+/// why after `sep`, and how many more there are (`more`: what they are).
+fn listed((kind, sep): (&str, &str), list: &[NotJudged], shown: usize, more: &str) -> Vec<String> {
+    let mut out: Vec<String> = list
+        .iter()
+        .take(shown)
+        .map(|d| {
+            format!(
+                "{kind} {} ({}) {:.2}{sep}{}",
+                d.step,
+                clients(d.clients),
+                d.relative,
+                d.why
+            )
+        })
+        .collect();
+    if list.len() > shown {
+        out.push(format!("and {} more {more}", list.len() - shown));
+    }
+    out
+}
+
 /// The steps of a target that were not judged, and why; its warm-ups
 /// longer than the plan's, failed steps and missed SLAs.
 fn unjudged_details(s: &TargetSummary, shown: usize) -> Vec<String> {
-    let mut details = Vec::new();
-    details.extend(s.disturbed.iter().take(shown).map(|d| {
-        format!(
-            "disturbed: {} ({}) {:.2}, not judged: {}",
-            d.step,
-            clients(d.clients),
-            d.relative,
-            d.why
-        )
-    }));
-    if s.disturbed.len() > shown {
-        details.push(format!(
-            "and {} more disturbed steps (see the interference table)",
-            s.disturbed.len() - shown
-        ));
-    }
+    let mut details = listed(
+        ("disturbed:", ", not judged: "),
+        &s.disturbed,
+        shown,
+        "disturbed steps (see the interference table)",
+    );
     details.extend(s.too_short.iter().map(|d| {
         format!(
             "too short to judge: {} ({}) {:.2}: {}",

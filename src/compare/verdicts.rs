@@ -17,7 +17,7 @@ use super::{band_verdict, Row, Verdict};
 use crate::measure::paired::{self, Sample, Var};
 use crate::measure::stats::ALPHA;
 
-/// Rounds up to which a cell with no prior is compared unpaired.
+/// Rounds up to which a cell alone in its study is compared unpaired.
 const SMALL_UNPAIRED: usize = 3;
 
 /// The most repeats "what would decide it" counts up to: past this a
@@ -83,13 +83,17 @@ pub(super) fn test_cells(
         .filter_map(|(_, _, s)| s.own())
         .collect();
     let prior = paired::prior(&own);
+    let alone = own.len() <= 1;
     for (ri, ti, s) in samples {
-        // With no other cells to moderate by, a pairing of two or three
-        // rounds costs half the degrees of freedom (at 2 rounds the t
-        // quantile is 12.7 paired, 4.3 unpaired): the windows are
-        // compared unpaired there, which round-to-round drift only makes
-        // more careful. Decided by the design, before any figure is read.
-        let small = prior.is_none() && matches!(&s, Sample::Paired(d) if d.len() <= SMALL_UNPAIRED);
+        // A cell alone in its study (no other judged cell to moderate
+        // by): a pairing of two or three rounds costs half the degrees of
+        // freedom (at 2 rounds the t quantile is 12.7 paired, 4.3
+        // unpaired), so its windows are compared unpaired, which
+        // round-to-round drift only makes more careful. Decided by the
+        // study's design, before any figure is read. With other cells
+        // and still no prior (two, or spreads below resolution) the
+        // pairing is kept: a cell whose rounds agree shows it.
+        let small = alone && matches!(&s, Sample::Paired(d) if d.len() <= SMALL_UNPAIRED);
         let s = if small {
             let (c, b) = (&rows[ri].cells[ti], &rows[ri].cells[base_of[ti]]);
             Sample::unpaired(&c.throughputs, &b.throughputs).unwrap_or(s)

@@ -118,24 +118,22 @@ impl Sample {
 
     /// The sample's own variance of a round's difference, when it has
     /// degrees of freedom (a window's variance counts twice: a difference
-    /// has two windows).
+    /// has two windows), never under [`RESOLUTION`]².
     pub fn own(&self) -> Option<Var> {
-        match self {
+        let (var, df) = match self {
             Sample::Paired(d) => {
                 let df = d.len() as f64 - 1.0;
-                (df >= 1.0).then(|| Var {
-                    var: ss(d) / df,
-                    df,
-                })
+                (ss(d) / df, df)
             }
             Sample::Unpaired(t, b) => {
                 let df = (t.len() + b.len()) as f64 - 2.0;
-                (df >= 1.0).then(|| Var {
-                    var: 2.0 * (ss(t) + ss(b)) / df,
-                    df,
-                })
+                (2.0 * (ss(t) + ss(b)) / df, df)
             }
-        }
+        };
+        (df >= 1.0).then(|| Var {
+            var: var.max(RESOLUTION * RESOLUTION),
+            df,
+        })
     }
 
     /// se² of the estimate ÷ the variance of one round's difference.
@@ -211,6 +209,15 @@ pub fn moderated(own: Option<Var>, prior: Option<Var>) -> Option<Var> {
         (o, p) => o.or(p),
     }
 }
+
+/// The finest a ratio of two windows is known to, in ln units: a
+/// throughput is a count over a clock, and rounds that agree to the last
+/// bit (a rate-limited step held at its rate, a record written by hand)
+/// measured a spread below this, not none. Without the floor such cells
+/// carry no variance, the study's prior cannot be fitted, and a cell
+/// whose rounds all agree would be judged by the test that ignores
+/// their pairing.
+pub const RESOLUTION: f64 = 1e-6;
 
 /// What the test says of target ÷ base.
 #[derive(Debug, Clone, Copy, PartialEq)]

@@ -147,3 +147,30 @@ fn the_rounds_a_width_needs_grow_with_the_variance() {
     assert_eq!(rounds_for(&t, 4, 1e-5, 0.05, 100), None);
     assert_eq!(rounds_for(&t, 4, 10.0, 0.05, 100), Some(4));
 }
+
+/// Regression: a study whose target measured 1.01 × its base in every
+/// round (a record edited by hand; a rate-limited step held at its rate)
+/// had no variance in any cell, so no prior, and its cells were compared
+/// unpaired at 2 rounds: `~1.01 (0.43–2.39)` undecided where every
+/// round said 1.01.
+#[test]
+fn rounds_that_agree_to_the_last_bit_keep_their_pairing_and_a_prior() {
+    let cells: Vec<Sample> = [100.0, 2000.0, 35.0]
+        .iter()
+        .map(|a| {
+            Sample::of(
+                &[(1, a * 1.01), (2, a * 0.9 * 1.01)],
+                &[(1, *a), (2, a * 0.9)],
+            )
+            .unwrap()
+        })
+        .collect();
+    let own: Vec<Var> = cells.iter().filter_map(Sample::own).collect();
+    assert!(
+        own.iter().all(|v| v.var >= RESOLUTION * RESOLUTION),
+        "{own:?}"
+    );
+    let p = prior(&own).expect("a prior from cells that agree to the last bit");
+    let t = test(&cells[0], Some(p), 0.05).unwrap();
+    assert!(t.interval.lo > 1.009 && t.interval.hi < 1.011, "{t:?}");
+}
