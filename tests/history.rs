@@ -818,11 +818,40 @@ fn bisect_names_the_build_a_smaller_cache_came_in_within_six_evaluations() {
         (&good_plan, "no-such-step", 128),
     ] {
         let o = check(plan, step);
-        assert_eq!(
-            o.status.code(),
-            Some(code),
-            "{}",
-            String::from_utf8_lossy(&o.stderr)
+        let said = String::from_utf8_lossy(&o.stderr);
+        assert_eq!(o.status.code(), Some(code), "{said}");
+        if code != 128 {
+            assert!(said.contains("measured again"), "{said}");
+        }
+    }
+    // With the good build as the plan's second target, the build just
+    // made is measured beside it, round by round.
+    let beside = |locking: &str, name: &str| {
+        let d = dir.path().join(name);
+        std::fs::create_dir_all(&d).unwrap();
+        let text = builds_plan(17).replacen(
+            "locking_mode = \"exclusive\"",
+            &format!("locking_mode = \"{locking}\""),
+            1,
+        );
+        let two: String = text
+            .split("[[target]]")
+            .take(3)
+            .collect::<Vec<_>>()
+            .join("[[target]]");
+        write_plan(&d, &two)
+    };
+    for (plan, code) in [
+        (beside("exclusive", "good-beside"), 0),
+        (beside("normal", "bad-beside"), 1),
+    ] {
+        let o = check(&plan, "point-query");
+        let said = String::from_utf8_lossy(&o.stderr);
+        assert_eq!(o.status.code(), Some(code), "{said}");
+        assert!(
+            said.contains("against the good build run beside it")
+                && said.contains("measured again"),
+            "{said}"
         );
     }
 }

@@ -370,10 +370,7 @@ fn weigh(b: &mut Bisect, kept: &[Vec<StepResult>], names: &[String]) -> Vec<Stri
         base.rounds.clear();
         cell.rounds.clear();
         let why = crate::compare::explain_change(&mut cell, &base);
-        let moved = cell
-            .costs_relative
-            .keys()
-            .any(|k| cell.cost_verdict(*k, &base).is_some_and(|v| v.is_change()));
+        let moved = costs_moved(&cell, &base);
         let p = c.replicated.map_or(c.p, |r| r.p.max(c.p));
         if c.clear && !moved && p >= UNEXPLAINED_P {
             b.doubt(
@@ -507,7 +504,11 @@ fn profile_culprit(
     }))
 }
 
-/// `bisect-check`: its exit code is `git bisect run`'s.
+/// `bisect-check`: its exit code is `git bisect run`'s. With one target
+/// the build just made is judged against the good and bad builds' stored
+/// results; with two, beside the second (the good build, installed
+/// apart), in the same rounds. Either way the answer is given only when a
+/// second measurement, made after the first, gives it too.
 pub(super) fn bisect_check(
     plan_path: &Path,
     step: &str,
@@ -548,6 +549,7 @@ pub(super) fn bisect_check(
             ))
         });
         let repeats = plan.repeats;
+        let beside = plan.targets.len() >= 2;
         let mut r = Rounds {
             plan,
             text,
@@ -556,9 +558,20 @@ pub(super) fn bisect_check(
             out,
             n: 0,
         };
-        let now = r.run(&[0], repeats)?;
-        let now = quiet_throughputs(&now[0], step);
-        Ok(bisect::check(&now, &g, &b))
+        let measure = |r: &mut Rounds| -> anyhow::Result<(u8, String)> {
+            if beside {
+                let both = r.run(&[0, 1], repeats)?;
+                Ok(check_beside(&both[0], &both[1], step, &g, &b))
+            } else {
+                let now = r.run(&[0], repeats)?;
+                Ok(bisect::check(&quiet_throughputs(&now[0], step), &g, &b))
+            }
+        };
+        let first = measure(&mut r)?;
+        if first.0 == 125 {
+            return Ok(first);
+        }
+        Ok(bisect::replicated(first, measure(&mut r)?))
     };
     match go() {
         Ok((code, why)) => {
@@ -582,4 +595,64 @@ pub(super) fn bisect_check(
             125
         }
     }
+}
+
+/// The build just made (`now`) against the good build run beside it in
+/// the same rounds (`reference`), placed between the stored good and bad
+/// results (`good`, `bad`). A "bad" whose costs per operation did not
+/// move and whose p is near the level is not said: as for a bisect's
+/// culprit, the host may have made it.
+fn check_beside(
+    now: &[StepResult],
+    reference: &[StepResult],
+    step: &str,
+    good: &[f64],
+    bad: &[f64],
+) -> (u8, String) {
+    let (now, _) = quiet_of(of_step(now, step));
+    let (reference, _) = quiet_of(of_step(reference, step));
+    let m = |v: &[f64]| crate::compare::median(&mut v.to_vec()).unwrap_or(0.0);
+    let expected = m(bad) / m(good);
+    if !(expected.is_finite() && expected > 0.0) || (expected.ln().abs()) < 1.05f64.ln() {
+        return (
+            125,
+            format!(
+                "cannot tell: the good and bad builds' results lie ×{expected:.3} apart, within 5%"
+            ),
+        );
+    }
+    let mut cell = crate::compare::cell_of(now.iter().copied());
+    let base = crate::compare::cell_of(reference.iter().copied());
+    let why = crate::compare::explain_change(&mut cell, &base);
+    let (Some(ratio), Some(sig)) = (cell.relative, cell.significance.as_ref()) else {
+        return (
+            125,
+            format!(
+                "cannot tell: {} and {} quiet windows of the build and of the good build beside it: too few to test; raise the plan's repeats",
+                now.len(),
+                reference.len()
+            ),
+        );
+    };
+    let Some(i) = sig.interval.as_ref() else {
+        return (125, "cannot tell: the test gave no interval".into());
+    };
+    let (code, said) = bisect::check_beside(ratio, (i.lo, i.hi), expected);
+    if code == 1 && !costs_moved(&cell, &base) && sig.p_value >= UNEXPLAINED_P {
+        return (
+            125,
+            format!(
+                "cannot tell: {said}, p {}, but its costs per operation did not move: the host, not the build, may have made it",
+                changes::fmt_p(sig.p_value)
+            ),
+        );
+    }
+    (code, format!("{said}: {why}"))
+}
+
+/// Whether any of a cell's costs per operation changed against its base.
+fn costs_moved(cell: &crate::compare::Cell, base: &crate::compare::Cell) -> bool {
+    cell.costs_relative
+        .keys()
+        .any(|k| cell.cost_verdict(*k, base).is_some_and(|v| v.is_change()))
 }

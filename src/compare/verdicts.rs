@@ -54,6 +54,18 @@ fn judgeable(c: &Cell) -> bool {
         && !c.base_unsteady
 }
 
+/// A lone cell's sample (no other cells to moderate its variance by):
+/// unpaired at up to [`SMALL_UNPAIRED`] rounds, where pairing costs more
+/// degrees of freedom than the drift it cancels.
+fn unpaired_when_few(s: Sample, c: &Cell, base: &Cell) -> Sample {
+    match &s {
+        Sample::Paired(d) if d.len() <= SMALL_UNPAIRED => {
+            Sample::unpaired(&c.throughputs, &base.throughputs).unwrap_or(s)
+        }
+        _ => s,
+    }
+}
+
 /// Tests every compared cell with repeats, cell `(row, target)` at level
 /// `level(row, target)` (5%, or an adaptive run's look's), and fills its
 /// significance, its ratio (the test's estimate, so the ratio is the
@@ -93,10 +105,8 @@ pub(super) fn test_cells(
         // study's design, before any figure is read. With other cells
         // and still no prior (two, or spreads below resolution) the
         // pairing is kept: a cell whose rounds agree shows it.
-        let small = alone && matches!(&s, Sample::Paired(d) if d.len() <= SMALL_UNPAIRED);
-        let s = if small {
-            let (c, b) = (&rows[ri].cells[ti], &rows[ri].cells[base_of[ti]]);
-            Sample::unpaired(&c.throughputs, &b.throughputs).unwrap_or(s)
+        let s = if alone {
+            unpaired_when_few(s, &rows[ri].cells[ti], &rows[ri].cells[base_of[ti]])
         } else {
             s
         };
@@ -155,6 +165,7 @@ fn repeats_needed(c: &Cell, t: &paired::Test, rounds: usize, alpha: f64) -> Opti
 /// point quotes.
 pub(super) fn test_pair(c: &mut Cell, base: &Cell) {
     let Some(s) = sample(c, base) else { return };
+    let s = unpaired_when_few(s, c, base);
     let Some(t) = paired::test(&s, None, ALPHA) else {
         return;
     };

@@ -565,6 +565,53 @@ pub fn check(now: &[f64], good: &[f64], bad: &[f64]) -> (u8, String) {
     }
 }
 
+/// `bisect-check`'s answer from the build just made measured beside the
+/// good build in the same rounds (the plan's second target), `ratio` and
+/// its interval `(lo, hi)` its test against that good build, `expected`
+/// the bad build's ratio to the good one (their stored results): 0 when
+/// the whole interval lies on the good build's side of the midpoint
+/// between them (in ln: a 0.5× bad build's midpoint is 0.71×), 1 when on
+/// the bad one's, 125 when it reaches the midpoint. The machine's level
+/// between runs cancels in the pairing, as it cannot against stored runs.
+pub fn check_beside(ratio: f64, (lo, hi): (f64, f64), expected: f64) -> (u8, String) {
+    let span = expected.ln();
+    // 0 at the good build, 1 at the bad one.
+    let at = |x: f64| x.ln() / span;
+    let (a, b) = (at(lo), at(hi));
+    let say = format!(
+        "×{ratio:.3} ({lo:.3}–{hi:.3}) against the good build run beside it, the bad build's results at ×{expected:.3}"
+    );
+    if a.max(b) < 0.5 {
+        (0, format!("good: {say}"))
+    } else if a.min(b) > 0.5 {
+        (1, format!("bad: {say}"))
+    } else {
+        (
+            125,
+            format!(
+                "cannot tell: {say}: its interval reaches the midpoint ×{:.3}",
+                expected.sqrt()
+            ),
+        )
+    }
+}
+
+/// The answer of two measurements made one after the other: given only
+/// when both give it, so a level the machine held through one of them
+/// does not decide a commit.
+pub fn replicated(first: (u8, String), again: (u8, String)) -> (u8, String) {
+    match (first.0, again.0) {
+        (a, b) if a == b => (a, format!("{}; measured again: {}", first.1, again.1)),
+        _ => (
+            125,
+            format!(
+                "cannot tell: the answer did not replicate: {}; measured again: {}",
+                first.1, again.1
+            ),
+        ),
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -786,5 +833,24 @@ mod tests {
         assert_eq!(check(&[88.0, 88.5, 87.9, 88.2], &good, &bad).0, 1);
         assert_eq!(check(&[95.0, 95.2, 94.9, 95.1], &good, &bad).0, 125);
         assert_eq!(check(&[95.0, 95.2, 94.9, 95.1], &good, &good).0, 125);
+    }
+
+    /// Regression (the verdicts issue): bisect-check compared the build
+    /// just made with results stored from other runs, and read the
+    /// machine's level between runs as the builds' difference.
+    #[test]
+    fn a_build_beside_the_good_one_is_judged_by_its_interval_against_the_midpoint() {
+        // The bad build measured at half the good one's rate.
+        assert_eq!(check_beside(0.98, (0.95, 1.01), 0.5).0, 0);
+        assert_eq!(check_beside(0.52, (0.49, 0.55), 0.5).0, 1);
+        // Past the midpoint (0.707) but its interval reaches it.
+        assert_eq!(check_beside(0.68, (0.60, 0.75), 0.5).0, 125);
+        // A faster bad build, and a build faster than both: nearer bad.
+        assert_eq!(check_beside(1.9, (1.8, 2.0), 2.0).0, 1);
+        assert_eq!(check_beside(2.5, (2.3, 2.7), 2.0).0, 1);
+        assert_eq!(check_beside(1.02, (0.97, 1.06), 2.0).0, 0);
+        let (code, why) = replicated((1, "bad: a".into()), (0, "good: b".into()));
+        assert_eq!(code, 125, "{why}");
+        assert_eq!(replicated((0, "good".into()), (0, "good".into())).0, 0);
     }
 }
