@@ -777,21 +777,24 @@ fn bisect_names_the_build_a_smaller_cache_came_in_within_six_evaluations() {
     // The good build and a bad one far from it (SQLite's normal locking
     // takes a lock per statement: several times slower), so that the
     // answers are clear however busy the machine is.
-    let one = |locking: &str, name: &str| {
+    // A plan of the build just made (its locking) and, with `beside`,
+    // the good build as its second target.
+    let plan_of = |locking: &str, name: &str, beside: bool| {
         let d = dir.path().join(name);
         std::fs::create_dir_all(&d).unwrap();
-        let text = builds_plan(17).replace(
+        let text = builds_plan(17).replacen(
             "locking_mode = \"exclusive\"",
             &format!("locking_mode = \"{locking}\""),
+            1,
         );
-        // Only the first target: the build just made.
-        let first: String = text
+        let targets: String = text
             .split("[[target]]")
-            .take(2)
+            .take(if beside { 3 } else { 2 })
             .collect::<Vec<_>>()
             .join("[[target]]");
-        write_plan(&d, &first)
+        write_plan(&d, &targets)
     };
+    let one = |locking: &str, name: &str| plan_of(locking, name, false);
     let good_plan = one("exclusive", "good");
     let bad_plan = one("normal", "bad");
     let (good, bad) = (dir.path().join("good/out"), dir.path().join("bad/out"));
@@ -826,21 +829,7 @@ fn bisect_names_the_build_a_smaller_cache_came_in_within_six_evaluations() {
     }
     // With the good build as the plan's second target, the build just
     // made is measured beside it, round by round.
-    let beside = |locking: &str, name: &str| {
-        let d = dir.path().join(name);
-        std::fs::create_dir_all(&d).unwrap();
-        let text = builds_plan(17).replacen(
-            "locking_mode = \"exclusive\"",
-            &format!("locking_mode = \"{locking}\""),
-            1,
-        );
-        let two: String = text
-            .split("[[target]]")
-            .take(3)
-            .collect::<Vec<_>>()
-            .join("[[target]]");
-        write_plan(&d, &two)
-    };
+    let beside = |locking: &str, name: &str| plan_of(locking, name, true);
     for (plan, code) in [
         (beside("exclusive", "good-beside"), 0),
         (beside("normal", "bad-beside"), 1),

@@ -624,7 +624,7 @@ fn steadiness(ok: &[&&StepResult]) -> (Option<String>, f64, Option<f64>) {
 }
 
 /// Fills a cell's ratios against its base and, when both have repeats,
-/// each cost's p-value (the throughput's test is `super::verdicts`').
+/// each cost's p-value (the throughput's test is in the verdicts module, which reads cells).
 pub(super) fn compare(c: &mut Cell, base: &Cell, is_base: bool) {
     c.is_base = is_base;
     c.relative = ratio(c.throughput, base.throughput);
@@ -671,7 +671,7 @@ pub(super) fn compare(c: &mut Cell, base: &Cell, is_base: bool) {
         return;
     }
     // The throughput's test takes every cell of the study at once (each
-    // cell's variance is moderated by the others': `super::verdicts`);
+    // cell's variance is moderated by the others': the verdicts module);
     // a cost's is the cell's own.
     // Paired by round only where both cells carry their rounds (a
     // history's sides are builds of different runs).

@@ -567,13 +567,24 @@ pub fn check(now: &[f64], good: &[f64], bad: &[f64]) -> (u8, String) {
 
 /// `bisect-check`'s answer from the build just made measured beside the
 /// good build in the same rounds (the plan's second target), `ratio` and
-/// its interval `(lo, hi)` its test against that good build, `expected`
-/// the bad build's ratio to the good one (their stored results): 0 when
-/// the whole interval lies on the good build's side of the midpoint
-/// between them (in ln: a 0.5× bad build's midpoint is 0.71×), 1 when on
-/// the bad one's, 125 when it reaches the midpoint. The machine's level
-/// between runs cancels in the pairing, as it cannot against stored runs.
-pub fn check_beside(ratio: f64, (lo, hi): (f64, f64), expected: f64) -> (u8, String) {
+/// its interval `(lo, hi)` its test against that good build, placed
+/// against `expected`, the bad build's ratio to the good one (the medians
+/// of their stored results, `good` and `bad`, which must differ as
+/// [`check`] asks): 0 when the whole interval lies on the good build's
+/// side of the midpoint between them (in ln: a 0.5× bad build's midpoint
+/// is 0.71×), 1 when on the bad one's, 125 when it reaches the midpoint.
+/// The machine's level between runs cancels in the pairing, as it cannot
+/// against stored runs.
+pub fn check_beside(ratio: f64, (lo, hi): (f64, f64), good: &[f64], bad: &[f64]) -> (u8, String) {
+    let (gb, how) = apart(good, bad);
+    let m = |v: &[f64]| median(&mut v.to_vec()).unwrap_or(0.0);
+    let expected = m(bad) / m(good);
+    if !(gb && expected.is_finite() && expected > 0.0 && expected != 1.0) {
+        return (
+            125,
+            format!("cannot tell: the good and bad builds' results do not differ ({how})"),
+        );
+    }
     let span = expected.ln();
     // 0 at the good build, 1 at the bad one.
     let at = |x: f64| x.ln() / span;
@@ -840,15 +851,20 @@ mod tests {
     /// machine's level between runs as the builds' difference.
     #[test]
     fn a_build_beside_the_good_one_is_judged_by_its_interval_against_the_midpoint() {
-        // The bad build measured at half the good one's rate.
-        assert_eq!(check_beside(0.98, (0.95, 1.01), 0.5).0, 0);
-        assert_eq!(check_beside(0.52, (0.49, 0.55), 0.5).0, 1);
+        // The bad build measured at half the good one's rate, and at twice.
+        let good = [100.0, 101.0, 99.0, 100.5];
+        let half = [50.0, 50.5, 49.5, 50.2];
+        let twice = [200.0, 202.0, 198.0, 201.0];
+        assert_eq!(check_beside(0.98, (0.95, 1.01), &good, &half).0, 0);
+        assert_eq!(check_beside(0.52, (0.49, 0.55), &good, &half).0, 1);
         // Past the midpoint (0.707) but its interval reaches it.
-        assert_eq!(check_beside(0.68, (0.60, 0.75), 0.5).0, 125);
+        assert_eq!(check_beside(0.68, (0.60, 0.75), &good, &half).0, 125);
         // A faster bad build, and a build faster than both: nearer bad.
-        assert_eq!(check_beside(1.9, (1.8, 2.0), 2.0).0, 1);
-        assert_eq!(check_beside(2.5, (2.3, 2.7), 2.0).0, 1);
-        assert_eq!(check_beside(1.02, (0.97, 1.06), 2.0).0, 0);
+        assert_eq!(check_beside(1.9, (1.8, 2.0), &good, &twice).0, 1);
+        assert_eq!(check_beside(2.5, (2.3, 2.7), &good, &twice).0, 1);
+        assert_eq!(check_beside(1.02, (0.97, 1.06), &good, &twice).0, 0);
+        // Good and bad results that do not differ: nothing to place it by.
+        assert_eq!(check_beside(0.5, (0.49, 0.51), &good, &good).0, 125);
         let (code, why) = replicated((1, "bad: a".into()), (0, "good: b".into()));
         assert_eq!(code, 125, "{why}");
         assert_eq!(replicated((0, "good".into()), (0, "good".into())).0, 0);
