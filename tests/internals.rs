@@ -177,11 +177,17 @@ fn a_commit_that_waits_for_its_wal_is_named_by_the_wal_wait() {
         "{}",
         base["waits"]
     );
+    // The cause is named: the log's syncs, by the waits where the base
+    // spent its time waiting, by the costs (fsync) where the VM's fsync
+    // was quick enough that the base counted as CPU-bound (76% of a core
+    // in one ./test run, 40% in others).
     let summary = serde_json::to_string(&report["summary_lines"]).unwrap();
     assert!(
-        summary.contains("less time in the server's waits (the log's writes and syncs)"),
+        summary.contains("less time in the server's waits (the log's writes and syncs)")
+            || summary.contains("fewer writes and waits per operation (fsync)"),
         "{summary}"
     );
+    assert!(summary.contains("synchronous_commit off here"), "{summary}");
 }
 
 /// PostgreSQL with index scans off against on: the point query's plan

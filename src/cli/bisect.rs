@@ -9,7 +9,8 @@ use anyhow::{bail, Context};
 
 use super::args::BisectArgs;
 use super::{compile, install_ctrlc, read_plan, Exit};
-use crate::history::bisect::{self, Bisect, Next, Outcome};
+use crate::history::bisect::{Bisect, Next, Outcome};
+use crate::history::bisect_check;
 use crate::history::changes;
 use crate::results::StepResult;
 use crate::runner::{self, Progress, RunEnd, RunOptions};
@@ -564,14 +565,18 @@ pub(super) fn bisect_check(
                 Ok(check_beside(&both[0], &both[1], step, &g, &b))
             } else {
                 let now = r.run(&[0], repeats)?;
-                Ok(bisect::check(&quiet_throughputs(&now[0], step), &g, &b))
+                Ok(bisect_check::check(
+                    &quiet_throughputs(&now[0], step),
+                    &g,
+                    &b,
+                ))
             }
         };
         let first = measure(&mut r)?;
         if first.0 == 125 {
             return Ok(first);
         }
-        Ok(bisect::replicated(first, measure(&mut r)?))
+        Ok(bisect_check::replicated(first, measure(&mut r)?))
     };
     match go() {
         Ok((code, why)) => {
@@ -627,7 +632,7 @@ fn check_beside(
     let Some(i) = sig.interval.as_ref() else {
         return (125, "cannot tell: the test gave no interval".into());
     };
-    let (code, said) = bisect::check_beside(ratio, (i.lo, i.hi), good, bad);
+    let (code, said) = bisect_check::check_beside(ratio, (i.lo, i.hi), good, bad);
     if code == 1 && !costs_moved(&cell, &base) && sig.p_value >= UNEXPLAINED_P {
         return (
             125,

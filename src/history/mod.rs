@@ -3,10 +3,12 @@
 //! found in them (`detect`, judged on every repeat, disturbed windows left
 //! out, the A/A floor respected) and explained by the costs that moved
 //! (`changes`: `history changes`, `history ack`), laid out over builds
-//! (`report`), and a culprit found among ordered builds by measuring
-//! them (`bisect`).
+//! (`report`), a culprit found among ordered builds by measuring them
+//! (`bisect`), and one build judged for `git bisect run`
+//! (`bisect_check`).
 
 pub mod bisect;
+pub mod bisect_check;
 pub mod changes;
 pub mod detect;
 pub mod import;
