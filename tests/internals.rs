@@ -177,16 +177,19 @@ fn a_commit_that_waits_for_its_wal_is_named_by_the_wal_wait() {
         "{}",
         base["waits"]
     );
-    // The cause is named: the log's syncs, by the waits where the base
-    // spent its time waiting, by the costs (fsync) where the VM's fsync
-    // was quick enough that the base counted as CPU-bound (76% of a core
-    // in one ./test run, 40% in others).
+    // The cause is named: the log's syncs, by the waits where they
+    // account for most of the change; otherwise by the costs (fsync),
+    // phrased by what bounded the base: CPU-bound where the VM's fsync was
+    // quick (76% of a core in one ./test run), waiting where it was not
+    // (38% in a CI run, whose sampled waits fell short of the share that
+    // leads).
     let summary = serde_json::to_string(&report["summary_lines"]).unwrap();
-    assert!(
-        summary.contains("less time in the server's waits (the log's writes and syncs)")
-            || summary.contains("fewer writes and waits per operation (fsync)"),
-        "{summary}"
-    );
+    let named = [
+        "less time in the server's waits (the log's writes and syncs)",
+        "fewer writes and waits per operation (fsync)",
+        "less waiting on fsync",
+    ];
+    assert!(named.iter().any(|n| summary.contains(n)), "{summary}");
     assert!(summary.contains("synchronous_commit off here"), "{summary}");
 }
 
