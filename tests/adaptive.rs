@@ -298,3 +298,56 @@ fn adaptive_plans_and_flags_that_cannot_work_are_refused() {
             "a shard or a client share has only its part",
         ));
 }
+
+/// `run --history` on an adaptive run: the rounds run in the run's
+/// session, so the history hears the run's end after the last round and
+/// holds every repeat the rounds measured. Regression: the history sink
+/// imported the run at the first pass's end, and the adaptive rounds ran
+/// without it: the windows that decided the open cells never reached the
+/// history.
+#[test]
+fn run_history_with_auto_repeats_stores_every_repeat_the_rounds_measured() {
+    let _one = serial();
+    let dir = tempfile::tempdir().unwrap();
+    // Both cores busy through b's first two windows: its cell is
+    // disturbed, so a round (repeat 3) is taken.
+    let burn = "timeout 3 sh -c 'while :; do :; done' >/dev/null 2>&1 &";
+    let hook = format!(
+        r#"
+[[hook]]
+when = "before"
+step = "update-index"
+shell = "if [ $RELBENCH_TARGET = b ] && [ $RELBENCH_REPEAT -le 2 ]; then {burn} {burn} fi"
+"#
+    );
+    let plan = write_plan(dir.path(), &open_plan(&hook));
+    let out = dir.path().join("out");
+    let history = dir.path().join("h.sqlite");
+    run_quiet(&plan, &out)
+        .args(["--history", history.to_str().unwrap()])
+        .args(["--build", "a=build-a", "--build", "b=build-b"])
+        .assert()
+        .success();
+    assert!(!rounds(&out).is_empty(), "the run took no round");
+    // Each target's update-index windows, as its step files hold them.
+    let measured = |t: &str| {
+        step_files(&out)
+            .iter()
+            .filter(|f| f.starts_with(&format!("{t}/")) && f.contains("update-index"))
+            .count()
+    };
+    assert_eq!(measured("b"), 3, "{:?}", step_files(&out));
+    let db = rusqlite::Connection::open(&history).unwrap();
+    let stored = |t: &str| -> usize {
+        db.query_row(
+            "SELECT length(c.disturbed) FROM cells c JOIN series s ON s.id = c.series \
+             WHERE c.target = ?1 AND s.step LIKE '%update-index%'",
+            [t],
+            |r| r.get::<_, i64>(0),
+        )
+        .unwrap() as usize
+    };
+    for t in ["a", "b"] {
+        assert_eq!(stored(t), measured(t), "target {t}: the history's repeats");
+    }
+}

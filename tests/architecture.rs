@@ -896,3 +896,38 @@ fn one_function_writes_the_run_record() {
         "the runner's writers of its record"
     );
 }
+
+/// A run's sinks are assembled in one place (`runner::Session::sinks`),
+/// and only the session ends a run: every pass (a run, `--resume`,
+/// `--confirm`, an adaptive round) hears the same list and `Ended` fires
+/// once. Regressions: the confirmation's own list had no profile files;
+/// `run --history` imported an adaptive run before its rounds.
+#[test]
+fn sinks_are_assembled_in_one_place() {
+    let src = Path::new(env!("CARGO_MANIFEST_DIR")).join("src");
+    let mut files = Vec::new();
+    rust_files(&src, &mut files);
+    let (mut assembled, mut ended) = (Vec::new(), Vec::new());
+    for f in &files {
+        let rel = f.strip_prefix(&src).unwrap().display().to_string();
+        let blank = non_test(&fs::read_to_string(f).unwrap());
+        for (name, a, b) in function_spans(&blank) {
+            let body = &blank[a..b];
+            if body.contains("Sinks::new(") {
+                assembled.push(format!("{rel} {name}"));
+            }
+            if body.contains("emit(&Event::Ended(") {
+                ended.push(format!("{rel} {name}"));
+            }
+        }
+    }
+    assert_eq!(
+        assembled,
+        ["runner/session.rs sinks"],
+        "where sinks are assembled"
+    );
+    assert!(
+        ended.iter().all(|e| e.starts_with("runner/session.rs ")),
+        "only the session ends a run: {ended:?}"
+    );
+}

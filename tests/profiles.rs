@@ -245,3 +245,42 @@ fn a_profile_section_is_checked_before_anything_runs() {
         "off-CPU profiles are taken in a profiled repeat only",
     );
 }
+
+/// A confirmation round is a pass of the run's own session: its windows
+/// are profiled inline as the run's were, and the profiles are kept.
+/// Regression: confirm's sink list had no profile files, so a
+/// confirmation round's inline profiles were emitted and dropped.
+#[test]
+fn an_inline_profile_of_a_confirmation_round_is_kept() {
+    let _one = serial();
+    let dir = tempfile::tempdir().unwrap();
+    let plan = KNOWN
+        .replace("read = \"2s\"", "read = \"500ms\"")
+        .replace("write = \"5s\"", "write = \"500ms\"")
+        .replace("[profile]\n", "[profile]\nmode = \"inline\"\n")
+        .replace(
+            "steps = [\"point-query\", \"update-index\"]",
+            "steps = [\"point-query\"]",
+        );
+    let plan = write_plan(dir.path(), &plan);
+    let out = dir.path().join("out");
+    run_quiet(&plan, &out).assert().success();
+    let first = out.join("profiles/exclusive/r1-02-point-query-c1.json");
+    assert!(first.exists(), "the run's own window is profiled inline");
+    // One window another program shared: `--confirm` measures it again.
+    mark_disturbed(&out.join("steps/exclusive/r1-02-point-query-c1.json"));
+    relbench()
+        .args(["run", "-q", "--confirm"])
+        .arg(&out)
+        .assert()
+        .success();
+    let added = out.join("steps/exclusive/r2-02-point-query-c1.json");
+    assert!(added.exists(), "the confirmation measured repeat 2");
+    let kept = read_json(&out.join("profiles/exclusive/r2-02-point-query-c1.json"));
+    assert!(kept.is_object(), "{kept}");
+    assert!(
+        out.join("profiles/exclusive/r2-02-point-query-c1.cpu.folded.gz")
+            .exists(),
+        "the confirmation round's stacks are kept"
+    );
+}

@@ -21,10 +21,10 @@ use crate::runner::{self, Progress, RunEnd};
 /// one (what it measured is kept, and `--resume` finishes it), otherwise
 /// how the rounds' steps ended.
 pub(super) fn go_on(
+    session: &mut runner::Session,
     dir: &Path,
     a: Adaptive,
     quiet: bool,
-    new_host: bool,
 ) -> anyhow::Result<RunEnd> {
     loop {
         let runs = crate::results::load_runs(dir)?;
@@ -64,7 +64,7 @@ pub(super) fn go_on(
         };
         announce(&round, a, &rec);
         let began = std::time::Instant::now();
-        let end = run_round(dir, &runs, &round, quiet, new_host)?;
+        let end = run_round(session, &runs, &round, quiet)?;
         let took = began.elapsed().as_secs_f64();
         let last = rec.rounds.last_mut().expect("the round is recorded");
         if matches!(end, RunEnd::Interrupted) {
@@ -291,11 +291,10 @@ fn estimate_secs(steps: &[&StepResult], open: &[OpenCell]) -> f64 {
 /// One round, run as a confirmation runs its rounds; the cells already
 /// measured at its repeat (before an interruption) are not run again.
 fn run_round(
-    dir: &Path,
+    session: &mut runner::Session,
     runs: &[LoadedRun],
     round: &Round,
     quiet: bool,
-    new_host: bool,
 ) -> anyhow::Result<RunEnd> {
     let run = &runs[0];
     let done = |t: &str, at: &StepId| {
@@ -320,14 +319,12 @@ fn run_round(
         return Ok(RunEnd::clean());
     }
     let opts = runner::ConfirmOptions {
-        out: dir.to_path_buf(),
         schedule: super::compile(&run.info.plan)?,
         secrets: crate::db::Secrets::take(&run.info.plan.targets)?,
         needs,
         first_repeat: round.repeat,
-        new_host,
         adaptive: true,
     };
     let mut ui = Progress::new(quiet);
-    Ok(runner::confirm(&opts, &mut ui)?.0)
+    Ok(session.confirm(&opts, &mut ui)?.0)
 }

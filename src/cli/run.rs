@@ -65,7 +65,6 @@ pub(super) fn confirm(dir: &Path, quiet: bool, new_host: bool) -> anyhow::Result
             .join(", ")
     );
     let opts = runner::ConfirmOptions {
-        out: dir.to_path_buf(),
         schedule: super::compile(&run.info.plan)?,
         secrets: crate::db::Secrets::take(&run.info.plan.targets)?,
         needs,
@@ -76,11 +75,12 @@ pub(super) fn confirm(dir: &Path, quiet: bool, new_host: bool) -> anyhow::Result
             .max()
             .unwrap_or(0)
             + 1,
-        new_host,
         adaptive: false,
     };
     let mut ui = Progress::new(quiet);
-    let (end, added) = runner::confirm(&opts, &mut ui)?;
+    let mut session = runner::Session::reopen(dir, new_host, Vec::new())?;
+    let (end, added) = session.confirm(&opts, &mut ui)?;
+    session.end(&end)?;
     crate::errln!(
         "relbench: added {added} step result(s) to {}",
         dir.display()
@@ -195,21 +195,21 @@ pub(super) fn run(
 ) -> anyhow::Result<()> {
     install_ctrlc();
     let mut ui = Progress::new(show.quiet).with_interval(show.every);
-    let end = match also {
-        Some(s) => runner::run(&opts, &mut ui, &mut [s])?,
-        None => runner::run(&opts, &mut ui, &mut [])?,
-    };
-    // An adaptive run goes on where its verdicts are open; the run's own
-    // end stands unless a round is interrupted.
+    let mut session = runner::Session::start(&opts, also.into_iter().collect())?;
+    let end = session.run(&opts, &mut ui)?;
+    // An adaptive run goes on where its verdicts are open, in the same
+    // session (what hears the run hears its rounds); the run's own end
+    // stands unless a round is interrupted.
     let end = match (end, opts.record.plan.adaptive) {
         (end @ RunEnd::Complete { .. }, Some(a)) => {
-            match super::adaptive::go_on(&opts.out, a, show.quiet, opts.new_host)? {
+            match super::adaptive::go_on(&mut session, &opts.out, a, show.quiet)? {
                 RunEnd::Interrupted => RunEnd::Interrupted,
                 RunEnd::Complete { .. } => end,
             }
         }
         (end, _) => end,
     };
+    session.end(&end)?;
     let one_off = opts.record.plan_source == super::args::ONE_OFF_SOURCE;
     if one_off {
         // One target: no relative table to print. What sysbench prints

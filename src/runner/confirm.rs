@@ -12,12 +12,8 @@
 //! chooses the jobs, and the one sequencer runs them as a run would
 //! (hooks, health checks, restarts and all).
 
-use super::events::{Event, Sinks, StepFiles};
-use super::record::RunRecord;
-use super::sequence::{self, Job, Keeping};
-use super::{finish, Progress, RunEnd};
+use super::sequence::{Job, Keeping};
 use crate::plan::schedule::{Execution, Schedule, StepId};
-use crate::results;
 
 /// One step of one target to repeat: the executions of every repeat
 /// of it share its target and step identity.
@@ -31,7 +27,6 @@ pub struct Need {
 }
 
 pub struct ConfirmOptions {
-    pub out: std::path::PathBuf,
     /// The run's plan compiled again from its record.
     pub schedule: Schedule,
     /// URL targets' passwords, taken from the environment.
@@ -40,9 +35,6 @@ pub struct ConfirmOptions {
     /// The first repeat number the new results take (one past the run's
     /// highest).
     pub first_repeat: u32,
-    /// Go on on a machine the run was not measured on, recorded as a
-    /// host of its own (`--new-host`).
-    pub new_host: bool,
     /// An adaptive run's round (`repeats = "auto"`), not `--confirm`:
     /// its results are noted as such.
     pub adaptive: bool,
@@ -50,7 +42,7 @@ pub struct ConfirmOptions {
 
 /// The jobs of the confirmation rounds: per round and target, the wanted
 /// executions kept and the ones before them that change the data replayed.
-fn jobs(opts: &ConfirmOptions) -> Vec<Job> {
+pub(super) fn jobs(opts: &ConfirmOptions) -> Vec<Job> {
     let schedule = &opts.schedule;
     let rounds = opts.needs.iter().map(|n| n.rounds).max().unwrap_or(0);
     let mut out = Vec::new();
@@ -114,6 +106,15 @@ const ADAPTIVE_KEEPING: Keeping = Keeping {
     ..KEEPING
 };
 
+/// What a confirmation's round keeps, or an adaptive run's.
+pub(super) fn keeping(adaptive: bool) -> Keeping {
+    if adaptive {
+        ADAPTIVE_KEEPING
+    } else {
+        KEEPING
+    }
+}
+
 /// `[target] confirming (repeat 3): scan c4 → (insert c4, replayed)`.
 fn banner(target: &str, jobs: &[Job]) -> String {
     let first_left = &jobs.iter().find(|j| !j.done).expect("a job is left").exec;
@@ -132,49 +133,4 @@ fn banner(target: &str, jobs: &[Job]) -> String {
             .collect::<Vec<_>>()
             .join(" → ")
     )
-}
-
-/// Runs the confirmation rounds; returns how many results it added.
-pub fn confirm(opts: &ConfirmOptions, ui: &mut Progress) -> anyhow::Result<(RunEnd, usize)> {
-    let out = &opts.out;
-    let _lock = results::lock_run(out)?;
-    let mut info = results::read_run_info(out)?;
-    let host = super::host_place(
-        &mut info,
-        &crate::metrics::host::facts(),
-        opts.new_host,
-        out,
-    )?;
-    let plan_dir = std::path::PathBuf::from(&info.plan_dir);
-    // The run itself was complete, and stays so if the confirmation
-    // stops: only the confirmation stopped (what it added is kept).
-    let mut record = RunRecord::begin(out.clone(), info, results::RunStatus::Complete)?;
-    // The targets' facts are the run's, read when it ran.
-    record.takes_targets = false;
-    let jobs = jobs(opts);
-    let dirs = crate::db::Dirs {
-        plan_dir,
-        out: out.clone(),
-        data: record.info.data_dir.clone(),
-        secrets: opts.secrets.clone(),
-    };
-    let mut files = StepFiles {
-        out: out.clone(),
-        host,
-    };
-    let mut sinks = Sinks::new(vec![&mut files, &mut record]);
-    let keeping = if opts.adaptive {
-        ADAPTIVE_KEEPING
-    } else {
-        KEEPING
-    };
-    let ran = sequence::run(&opts.schedule, &dirs, &jobs, keeping, &mut sinks, ui);
-    let ran = match ran {
-        Ok(ran) => ran,
-        Err(e) => {
-            let _ = sinks.emit(&Event::Ended(results::RunStatus::Failed));
-            return Err(e);
-        }
-    };
-    Ok((finish(&mut sinks, out, ui, ran.end)?, ran.written))
 }

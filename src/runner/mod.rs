@@ -18,26 +18,24 @@ mod progress;
 mod record;
 mod restart;
 mod sequence;
+mod session;
 mod step;
 
-pub use confirm::{confirm, ConfirmOptions, Need};
+pub use confirm::{ConfirmOptions, Need};
 pub use events::{Event, Sink};
 pub use progress::Progress;
+pub use session::Session;
 
-use std::path::{Path, PathBuf};
+use std::path::PathBuf;
 use std::sync::atomic::Ordering;
 use std::time::{Duration, Instant};
 
 use anyhow::{bail, Context};
 
-use crate::db::{Dirs, ErrorKind, Secrets, Target};
-use crate::measure::units::human_secs;
+use crate::db::{ErrorKind, Secrets, Target};
 use crate::metrics::{self, host, Probe};
 use crate::plan::schedule::{Execution, Schedule, Work};
 use crate::results::{self, RunInfo, RunStatus, TargetRecord};
-use events::{ProfileFiles, Sinks, StepFiles};
-use record::RunRecord;
-use sequence::{Job, Keeping};
 
 /// Set by the Ctrl-C handler; every loop that can take long checks it
 /// (kept on the ground floor, where a workload's long command reads it).
@@ -91,140 +89,16 @@ pub(crate) fn interrupted() -> bool {
     INTERRUPT.load(Ordering::Relaxed)
 }
 
-/// Runs the plan; `more` are sinks of the caller's that hear the run's
-/// events after the step files and the record (`run --history`).
-pub fn run<'a>(
+/// Runs the plan in a session of its own, with no rounds after it;
+/// `more` hear the run's events after the step files and the record.
+pub fn run(
     opts: &RunOptions,
     ui: &mut Progress,
-    more: &'a mut [&'a mut dyn Sink],
+    more: Vec<&mut dyn Sink>,
 ) -> anyhow::Result<RunEnd> {
-    let out = &opts.out;
-    // Held until the run returns: no other relbench writes here meanwhile.
-    let _lock = results::lock_run(out)?;
-    let mut info = prepare_out_dir(opts)?;
-    if opts.record.data_dir.is_some() {
-        info.data_dir = opts.record.data_dir.clone();
-    }
-    let host = if opts.resume {
-        host_place(&mut info, &opts.record.host, opts.new_host, out)?
-    } else {
-        None
-    };
-    let fresh = !opts.resume;
-    let mut record = match RunRecord::begin(out.clone(), info, RunStatus::Failed) {
-        Err(e) if fresh && crate::util::disk_full(&e) => {
-            // Nothing measured, nothing to resume: the same command again.
-            bail!(
-                "writing {}: the disk is full before anything was measured; free space and run the same \
-                 command again (there is nothing to resume yet)",
-                out.join(results::RUN_FILE).display()
-            );
-        }
-        r => r?,
-    };
-    let schedule = &opts.schedule;
-    // A step is done when it has a successful result: a failed one, one
-    // that never ran, or a damaged file runs (again) on --resume, once.
-    // Each file is read once, here: what this run writes is not asked again.
-    let jobs: Vec<Job> = schedule
-        .executions
-        .iter()
-        .map(|e| {
-            // The profiled repeat's executions are done when their
-            // profile is on disk; their results are not kept.
-            let done = if e.measured {
-                let file = out.join(results::step_file(&e.id));
-                file.exists() && results::read_step(&file).is_ok_and(|r| r.failed.is_none())
-            } else {
-                out.join(results::profiles::record_file(&e.id)).exists()
-            };
-            Job {
-                exec: e.clone(),
-                keep: e.measured,
-                done,
-                announce: None,
-            }
-        })
-        .collect();
-    let remaining = jobs.iter().filter(|j| !j.done).count();
-    let info = &record.info;
-    ui.line(&format!(
-        "relbench: {} — {} target{}, {} step runs{}, about {} plus loads; results in {}",
-        info.plan_source,
-        schedule.targets.len(),
-        if schedule.targets.len() == 1 { "" } else { "s" },
-        jobs.len(),
-        if remaining < jobs.len() {
-            format!(" ({remaining} left to run)")
-        } else {
-            String::new()
-        },
-        human_secs(schedule.estimated_secs),
-        out.display()
-    ));
-    for why in &schedule.skipped {
-        ui.line(&format!("relbench: {why}"));
-    }
-    if !info.plan.seed_fixed {
-        ui.line(&format!(
-            "relbench: seed {} (drawn for this run and recorded; `seed = {}` in the plan repeats it)",
-            info.plan.seed, info.plan.seed
-        ));
-    }
-    let dirs = Dirs {
-        plan_dir: opts.plan_dir.clone(),
-        out: out.clone(),
-        data: record.info.data_dir.clone(),
-        secrets: opts.secrets.clone(),
-    };
-    let mut files = StepFiles {
-        out: out.clone(),
-        host,
-    };
-    let mut profiles = ProfileFiles { out: out.clone() };
-    let mut sinks: Vec<&mut dyn Sink> = vec![&mut files, &mut profiles, &mut record];
-    sinks.extend(more.iter_mut().map(|s| &mut **s as &mut dyn Sink));
-    let mut sinks = Sinks::new(sinks);
-    // A run records its failures as results (the report shows the holes,
-    // `--resume` runs them) and keeps a target's data on Ctrl-C.
-    let keeping = Keeping {
-        failures: true,
-        data_on_interrupt: true,
-        note: None,
-    };
-    let ran = sequence::run(schedule, &dirs, &jobs, keeping, &mut sinks, ui);
-    // An error after Ctrl-C is the interruption's doing (a statement or a
-    // connection cut short as the run stopped): the run is interrupted,
-    // resumable, not failed.
-    let end = match ran {
-        Err(e) if interrupted() => {
-            ui.warn(&format!("stopped by Ctrl-C while: {e:#}"));
-            RunEnd::Interrupted
-        }
-        Err(e) => {
-            // The record says so ("failed", not "running"), so that
-            // `report` and a later `--resume` know.
-            let _ = sinks.emit(&Event::Ended(RunStatus::Failed));
-            return Err(e);
-        }
-        Ok(ran) => ran.end,
-    };
-    finish(&mut sinks, out, ui, end)
-}
-
-/// The run's record once the loop has ended: complete or interrupted.
-fn finish(sinks: &mut Sinks, out: &Path, ui: &mut Progress, end: RunEnd) -> anyhow::Result<RunEnd> {
-    if end == RunEnd::Interrupted {
-        ui.finish_step(
-            "interrupted: the step in flight was dropped; every finished step is kept",
-            true,
-        );
-        sinks.emit(&Event::Ended(RunStatus::Interrupted))?;
-        return Ok(RunEnd::Interrupted);
-    }
-    // Embedded targets kept their files here; remove the folder once empty.
-    let _ = std::fs::remove_dir(out.join("data"));
-    sinks.emit(&Event::Ended(RunStatus::Complete))?;
+    let mut session = Session::start(opts, more)?;
+    let end = session.run(opts, ui)?;
+    session.end(&end)?;
     Ok(end)
 }
 
