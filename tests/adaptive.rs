@@ -323,12 +323,57 @@ shell = "if [ $RELBENCH_TARGET = b ] && [ $RELBENCH_REPEAT -le 2 ]; then {burn} 
     let plan = write_plan(dir.path(), &open_plan(&hook));
     let out = dir.path().join("out");
     let history = dir.path().join("h.sqlite");
+    let events = dir.path().join("events.jsonl");
     run_quiet(&plan, &out)
         .args(["--history", history.to_str().unwrap()])
         .args(["--build", "a=build-a", "--build", "b=build-b"])
+        .arg("--events")
+        .arg(&events)
         .assert()
         .success();
     assert!(!rounds(&out).is_empty(), "the run took no round");
+    // The JSON lines heard the rounds too, and the run's end once, last.
+    let lines: Vec<serde_json::Value> = std::fs::read_to_string(&events)
+        .unwrap()
+        .lines()
+        .map(|l| serde_json::from_str(l).unwrap())
+        .collect();
+    let kinds: Vec<&str> = lines.iter().map(|l| l["event"].as_str().unwrap()).collect();
+    assert_eq!(
+        kinds.iter().filter(|k| **k == "ended").count(),
+        1,
+        "{kinds:?}"
+    );
+    assert_eq!(lines.last().unwrap()["status"], "complete");
+    let finished = |repeat: u64| {
+        lines
+            .iter()
+            .filter(|l| l["event"] == "finished" && l["id"]["repeat"] == repeat)
+            .count()
+    };
+    assert!(
+        finished(3) >= 1,
+        "the round's results are events: {kinds:?}"
+    );
+    // Each measured window's events in order: started, opened, closed,
+    // ended, its result.
+    let key = "b/r3/002:update-index/c1";
+    let of: Vec<&str> = lines
+        .iter()
+        .filter(|l| l["id"]["key"] == key && l["event"] != "live")
+        .map(|l| l["event"].as_str().unwrap())
+        .collect();
+    assert_eq!(
+        of,
+        [
+            "step_started",
+            "window_opened",
+            "window_closed",
+            "step_ended",
+            "finished"
+        ],
+        "{key}"
+    );
     // Each target's update-index windows, as its step files hold them.
     let measured = |t: &str| {
         step_files(&out)

@@ -931,3 +931,35 @@ fn sinks_are_assembled_in_one_place() {
         "only the session ends a run: {ended:?}"
     );
 }
+
+/// The terminal is a sink (`runner/progress.rs`): nothing else in the
+/// runner prints or names it, so a run's progress, its lines and its
+/// warnings reach every sink alike (`run --events` hears what the
+/// terminal shows).
+#[test]
+fn no_terminal_ui_call_in_the_runner() {
+    let src = Path::new(env!("CARGO_MANIFEST_DIR")).join("src");
+    let mut files = Vec::new();
+    rust_files(&src.join("runner"), &mut files);
+    let mut found = Vec::new();
+    for f in &files {
+        let rel = f.strip_prefix(&src).unwrap().display().to_string();
+        if rel == "runner/progress.rs" {
+            continue;
+        }
+        let code = non_test(&fs::read_to_string(f).unwrap());
+        for word in [
+            "Progress",
+            "errln!",
+            "eprintln!",
+            "println!",
+            "outln!",
+            "err!(",
+        ] {
+            if code.contains(word) && !(rel == "runner/mod.rs" && word == "Progress") {
+                found.push(format!("{rel}: {word}"));
+            }
+        }
+    }
+    assert!(found.is_empty(), "terminal calls in the runner: {found:?}");
+}

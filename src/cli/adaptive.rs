@@ -15,7 +15,7 @@ use crate::measure::units::human_secs;
 use crate::plan::{Adaptive, StepId};
 use crate::results::adaptive::{self as record, AdaptiveRecord, EndWhy, Ending, OpenCell, Round};
 use crate::results::{LoadedRun, StepResult};
-use crate::runner::{self, Progress, RunEnd};
+use crate::runner::{self, RunEnd};
 
 /// Rounds until none is left to take; `Interrupted` when Ctrl-C stopped
 /// one (what it measured is kept, and `--resume` finishes it), otherwise
@@ -24,7 +24,6 @@ pub(super) fn go_on(
     session: &mut runner::Session,
     dir: &Path,
     a: Adaptive,
-    quiet: bool,
 ) -> anyhow::Result<RunEnd> {
     loop {
         let runs = crate::results::load_runs(dir)?;
@@ -64,7 +63,7 @@ pub(super) fn go_on(
         };
         announce(&round, a, &rec);
         let began = std::time::Instant::now();
-        let end = run_round(session, &runs, &round, quiet)?;
+        let end = run_round(session, &runs, &round)?;
         let took = began.elapsed().as_secs_f64();
         let last = rec.rounds.last_mut().expect("the round is recorded");
         if matches!(end, RunEnd::Interrupted) {
@@ -294,7 +293,6 @@ fn run_round(
     session: &mut runner::Session,
     runs: &[LoadedRun],
     round: &Round,
-    quiet: bool,
 ) -> anyhow::Result<RunEnd> {
     let run = &runs[0];
     let done = |t: &str, at: &StepId| {
@@ -325,6 +323,5 @@ fn run_round(
         first_repeat: round.repeat,
         adaptive: true,
     };
-    let mut ui = Progress::new(quiet);
-    Ok(session.confirm(&opts, &mut ui)?.0)
+    Ok(session.confirm(&opts)?.0)
 }

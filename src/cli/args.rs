@@ -418,6 +418,12 @@ pub(super) struct RunArgs {
     /// (sysbench's --report-interval), on stderr.
     #[arg(long, value_name = "DURATION")]
     pub(super) report_interval: Option<String>,
+    /// Append the run's events to FILE as JSON lines, one object per
+    /// event as it happens (steps, windows' edges with the server's pid,
+    /// progress once a second, results, the run's end): for a CI log or
+    /// a dashboard. docs/guide/events.md lists them.
+    #[arg(long, value_name = "FILE")]
+    pub(super) events: Option<PathBuf>,
     /// Run one part of the plan: I/N (part I of N, from 1), or `env`
     /// to read it from a Slurm array task or a Kubernetes Indexed Job.
     /// The bases run on every part; each other target on one. Needs

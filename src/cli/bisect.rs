@@ -54,7 +54,7 @@ impl Rounds {
             new_host: false,
         };
         let mut ui = Progress::new(true);
-        if runner::run(&opts, &mut ui, Vec::new())? == RunEnd::Interrupted {
+        if runner::run(&opts, vec![&mut ui])? == RunEnd::Interrupted {
             return Err(Exit::Interrupted.into());
         }
         let run = crate::results::load_run(&out)?;

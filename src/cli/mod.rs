@@ -256,7 +256,13 @@ fn dispatch(cmd: Command) -> anyhow::Result<()> {
 /// plan, or a plan (the quick one without).
 fn run_command(a: RunArgs) -> anyhow::Result<()> {
     if let Some(dir) = &a.confirm {
-        return run::confirm(dir, a.quiet, a.new_host);
+        let show = run::Show {
+            quiet: a.quiet,
+            every: None,
+            json: false,
+            events: a.events.clone(),
+        };
+        return run::confirm(dir, &show, a.new_host);
     }
     if !a.resume
         && (a.one_off.given() || a.one_off.workload.is_some() || !a.one_off.script.is_empty())
@@ -290,6 +296,7 @@ fn run_one_off(a: RunArgs) -> anyhow::Result<()> {
         quiet: a.quiet,
         every,
         json: a.one_off.json,
+        events: a.events,
     };
     run_with_history(opts, show, history, &a.build, a.order)
 }
@@ -345,6 +352,7 @@ fn run_plan(a: RunArgs) -> anyhow::Result<()> {
         quiet: a.quiet,
         every,
         json: false,
+        events: a.events,
     };
     run_with_history(opts, show, history, &a.build, a.order)
 }

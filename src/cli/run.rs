@@ -21,7 +21,7 @@ const CONFIRM_REPEATS: u32 = 3;
 /// so.
 const CONFIRM_MOST: u32 = 12;
 
-pub(super) fn confirm(dir: &Path, quiet: bool, new_host: bool) -> anyhow::Result<()> {
+pub(super) fn confirm(dir: &Path, show: &Show, new_host: bool) -> anyhow::Result<()> {
     install_ctrlc();
     // One run a host it was measured on (`--new-host`).
     let runs = crate::results::load_runs(dir)?;
@@ -77,9 +77,9 @@ pub(super) fn confirm(dir: &Path, quiet: bool, new_host: bool) -> anyhow::Result
             + 1,
         adaptive: false,
     };
-    let mut ui = Progress::new(quiet);
-    let mut session = runner::Session::reopen(dir, new_host, Vec::new())?;
-    let (end, added) = session.confirm(&opts, &mut ui)?;
+    let mut watch = Watchers::of(show)?;
+    let mut session = runner::Session::reopen(dir, new_host, watch.sinks(None))?;
+    let (end, added) = session.confirm(&opts)?;
     session.end(&end)?;
     crate::errln!(
         "relbench: added {added} step result(s) to {}",
@@ -184,6 +184,43 @@ pub(super) struct Show {
     pub every: Option<std::time::Duration>,
     /// A one-off run's figures as JSON on stdout (`--json`).
     pub json: bool,
+    /// The run's events as JSON lines (`--events FILE`).
+    pub events: Option<std::path::PathBuf>,
+}
+
+/// Who watches a run as it goes: the terminal, and the JSON lines of
+/// `--events`.
+struct Watchers {
+    progress: Progress,
+    lines: Option<runner::JsonLines>,
+}
+
+impl Watchers {
+    fn of(show: &Show) -> anyhow::Result<Watchers> {
+        Ok(Watchers {
+            progress: Progress::new(show.quiet).with_interval(show.every),
+            lines: show
+                .events
+                .as_deref()
+                .map(runner::JsonLines::open)
+                .transpose()?,
+        })
+    }
+
+    /// The watchers as sinks, then `also` (the caller's own).
+    fn sinks<'a>(
+        &'a mut self,
+        also: Option<&'a mut dyn runner::Sink>,
+    ) -> Vec<&'a mut dyn runner::Sink> {
+        let mut v: Vec<&mut dyn runner::Sink> = vec![&mut self.progress];
+        if let Some(l) = self.lines.as_mut() {
+            v.push(l);
+        }
+        if let Some(s) = also {
+            v.push(s);
+        }
+        v
+    }
 }
 
 /// Runs the plan, with `also` hearing the run's events after the step
@@ -194,15 +231,16 @@ pub(super) fn run(
     also: Option<&mut dyn runner::Sink>,
 ) -> anyhow::Result<()> {
     install_ctrlc();
-    let mut ui = Progress::new(show.quiet).with_interval(show.every);
-    let mut session = runner::Session::start(&opts, also.into_iter().collect())?;
-    let end = session.run(&opts, &mut ui)?;
+    let mut watch = Watchers::of(&show)?;
+    let also = also.map(|s| s as &mut dyn runner::Sink);
+    let mut session = runner::Session::start(&opts, watch.sinks(also))?;
+    let end = session.run(&opts)?;
     // An adaptive run goes on where its verdicts are open, in the same
     // session (what hears the run hears its rounds); the run's own end
     // stands unless a round is interrupted.
     let end = match (end, opts.record.plan.adaptive) {
         (end @ RunEnd::Complete { .. }, Some(a)) => {
-            match super::adaptive::go_on(&mut session, &opts.out, a, show.quiet)? {
+            match super::adaptive::go_on(&mut session, &opts.out, a)? {
                 RunEnd::Interrupted => RunEnd::Interrupted,
                 RunEnd::Complete { .. } => end,
             }

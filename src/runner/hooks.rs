@@ -15,7 +15,7 @@ use std::time::{Duration, Instant};
 
 use anyhow::Context;
 
-use super::Progress;
+use super::events::Sinks;
 use crate::db::Target;
 use crate::plan::schedule::{Execution, Hook, HookAction};
 
@@ -36,7 +36,7 @@ pub(super) fn run(
     hooks: &[Hook],
     moment: &str,
     out: &Path,
-    ui: &mut Progress,
+    sinks: &mut Sinks,
 ) -> anyhow::Result<Ran> {
     let mut ran = Ran::default();
     let target = &e.settings;
@@ -81,7 +81,7 @@ pub(super) fn run(
         if let Err(err) = result {
             let msg =
                 format!("the hook {moment} the step ({what}) failed: {err:#} (its output: {rel})");
-            ui.warn(&format!("[{}] {msg}", target.name));
+            sinks.warn(&format!("[{}] {msg}", target.name));
             ran.failed = Some(msg);
             break;
         }

@@ -13,6 +13,7 @@ mod barrier;
 mod confirm;
 mod events;
 mod hooks;
+mod json_lines;
 mod profile;
 mod progress;
 mod record;
@@ -22,7 +23,8 @@ mod session;
 mod step;
 
 pub use confirm::{ConfirmOptions, Need};
-pub use events::{Event, Sink};
+pub use events::{Event, Sink, Tone};
+pub use json_lines::JsonLines;
 pub use progress::Progress;
 pub use session::Session;
 
@@ -36,6 +38,7 @@ use crate::db::{ErrorKind, Secrets, Target};
 use crate::metrics::{self, host, Probe};
 use crate::plan::schedule::{Execution, Schedule, Work};
 use crate::results::{self, RunInfo, RunStatus, TargetRecord};
+use events::Sinks;
 
 /// Set by the Ctrl-C handler; every loop that can take long checks it
 /// (kept on the ground floor, where a workload's long command reads it).
@@ -90,14 +93,11 @@ pub(crate) fn interrupted() -> bool {
 }
 
 /// Runs the plan in a session of its own, with no rounds after it;
-/// `more` hear the run's events after the step files and the record.
-pub fn run(
-    opts: &RunOptions,
-    ui: &mut Progress,
-    more: Vec<&mut dyn Sink>,
-) -> anyhow::Result<RunEnd> {
+/// `more` (the terminal's progress, the caller's own) hear the run's
+/// events after the step files and the record.
+pub fn run(opts: &RunOptions, more: Vec<&mut dyn Sink>) -> anyhow::Result<RunEnd> {
     let mut session = Session::start(opts, more)?;
-    let end = session.run(opts, ui)?;
+    let end = session.run(opts)?;
     session.end(&end)?;
     Ok(end)
 }
@@ -163,7 +163,7 @@ const SERVING_WAIT: Duration = Duration::from_secs(60);
 /// step that starts during a recovery would fail for nothing. A server
 /// that is gone is not waited for, nor one that answers but refuses the
 /// login (waiting would not change its mind): the step fails and says why.
-fn wait_serving(db: &dyn Target, ui: &Progress, name: &str) {
+fn wait_serving(db: &dyn Target, sinks: &mut Sinks, name: &str) {
     let t0 = Instant::now();
     let mut said = false;
     while db.health().is_none() && t0.elapsed() < SERVING_WAIT && !interrupted() {
@@ -173,7 +173,7 @@ fn wait_serving(db: &dyn Target, ui: &Progress, name: &str) {
             Err(_) => {}
         }
         if !said {
-            ui.line(&format!(
+            sinks.line(&format!(
                 "[{name}] waiting for the server to accept connections again"
             ));
             said = true;

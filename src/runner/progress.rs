@@ -1,5 +1,6 @@
-//! What the user sees while a run goes: a progress bar per step on a
-//! terminal, one plain line per step otherwise (logs, CI).
+//! What the user sees while a run goes, as a sink of its events: a
+//! progress bar per step on a terminal, one plain line per step otherwise
+//! (logs, CI), sysbench's interval lines when asked.
 
 use std::cell::Cell;
 use std::io::IsTerminal;
@@ -7,7 +8,9 @@ use std::time::Duration;
 
 use indicatif::{ProgressBar, ProgressStyle};
 
+use super::events::{Event, Sink, Tone};
 use crate::engine::Live;
+use crate::results::RunStatus;
 
 pub struct Progress {
     bar: Option<ProgressBar>,
@@ -41,7 +44,7 @@ impl Progress {
     }
 
     /// A line of its own (run start, notes), above any bar.
-    pub fn line(&self, msg: &str) {
+    fn line(&self, msg: &str) {
         if self.quiet {
             return;
         }
@@ -52,14 +55,14 @@ impl Progress {
     }
 
     /// A failure or a skipped step: printed even with --quiet.
-    pub fn warn(&self, msg: &str) {
+    fn warn(&self, msg: &str) {
         match &self.bar {
             Some(b) => b.println(msg),
             None => crate::errln!("{msg}"),
         }
     }
 
-    pub fn start_step(&mut self, label: &str, total: Option<Duration>) {
+    fn start_step(&mut self, label: &str, total: Option<Duration>) {
         self.label = label.to_string();
         self.next_line.set(self.interval.unwrap_or_default());
         self.events_then.set(0);
@@ -92,7 +95,7 @@ impl Progress {
         self.bar = Some(bar);
     }
 
-    pub fn update(&self, live: &Live) {
+    fn update(&self, live: &Live) {
         if let Some(every) = self.interval {
             // One line per interval crossed, its rate over that interval.
             while !live.warming_up && live.window >= self.next_line.get() {
@@ -134,13 +137,34 @@ impl Progress {
 
     /// Ends the step's bar and prints its one-line result (a failed step's
     /// even with --quiet).
-    pub fn finish_step(&mut self, line: &str, failed: bool) {
+    fn finish_step(&mut self, line: &str, failed: bool) {
         if let Some(b) = self.bar.take() {
             b.finish_and_clear();
         }
         if !self.quiet || failed {
             crate::errln!("{line}");
         }
+    }
+}
+
+impl Sink for Progress {
+    fn on(&mut self, event: &Event) -> anyhow::Result<()> {
+        match event {
+            Event::Said(Tone::Info, msg) => self.line(msg),
+            Event::Said(Tone::Warn, msg) => self.warn(msg),
+            Event::StepStarted { label, total, .. } => self.start_step(label, *total),
+            Event::Live(_, live) => self.update(live),
+            Event::StepEnded { line, failed, .. } => self.finish_step(line, *failed),
+            // A step cut short (Ctrl-C) leaves its bar: cleared as the
+            // run ends.
+            Event::Ended(RunStatus::Interrupted | RunStatus::Failed) => {
+                if let Some(b) = self.bar.take() {
+                    b.finish_and_clear();
+                }
+            }
+            _ => {}
+        }
+        Ok(())
     }
 }
 

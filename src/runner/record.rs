@@ -99,7 +99,6 @@ impl Sink for RunRecord {
     fn on(&mut self, event: &Event) -> anyhow::Result<()> {
         match event {
             Event::TargetOpened(t) if self.takes_targets => self.target(t),
-            Event::TargetOpened(_) | Event::Profiled(..) => return Ok(()),
             Event::Finished(r) => {
                 if !self.load_method(r) {
                     return Ok(());
@@ -115,6 +114,7 @@ impl Sink for RunRecord {
                     _ => Some(utc_iso(unix_now())),
                 };
             }
+            _ => return Ok(()),
         }
         self.save()
     }

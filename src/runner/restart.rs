@@ -6,8 +6,9 @@
 
 use std::time::Instant;
 
+use super::events::{Event, Sinks};
+use super::probe_of;
 use super::step::{blank_result, record_sizes};
-use super::{probe_of, Progress};
 use crate::db::{self, Dirs, Target};
 use crate::metrics::costs::{self, Scope};
 use crate::metrics::{Probe, Sampler};
@@ -21,7 +22,7 @@ pub(super) fn restart(
     driver: &mut Box<dyn Target>,
     dirs: &Dirs,
     e: &Execution,
-    ui: &mut Progress,
+    sinks: &mut Sinks,
 ) -> anyhow::Result<StepResult> {
     let spec = &e.settings;
     let label = e.label();
@@ -34,7 +35,11 @@ pub(super) fn restart(
         server_pid: None,
         server_elsewhere_here: false,
     };
-    ui.start_step(&label, None);
+    sinks.tell(&Event::StepStarted {
+        id: &e.id,
+        label: &label,
+        total: None,
+    });
     let t0 = Instant::now();
     let sampler = Sampler::start(probe.clone(), t0);
     let stopped = driver.cleanup(false);
@@ -46,7 +51,7 @@ pub(super) fn restart(
         Err(err) => r.failed = Some(format!("stopping the server: {err:#}")),
         Ok(()) => {
             let t1 = Instant::now();
-            match db::open(spec, dirs, &mut |line| ui.line(line)) {
+            match db::open(spec, dirs, &mut |line| sinks.line(line)) {
                 Ok(d) => {
                     *driver = d;
                     start = Some(t1.elapsed().as_secs_f64());
@@ -83,6 +88,10 @@ pub(super) fn restart(
             start.unwrap_or_default()
         ),
     };
-    ui.finish_step(&line, r.failed.is_some());
+    sinks.tell(&Event::StepEnded {
+        id: &e.id,
+        line: &line,
+        failed: r.failed.is_some(),
+    });
     Ok(r)
 }

@@ -16,7 +16,7 @@ use super::events::{Event, Sinks};
 use super::step::{blank_result, measure_step, StepCtx};
 use super::{
     hooks, interrupted, probe_of, remove_earlier_data, restart, set_up_workload, target_record,
-    wait_serving, Progress, RunEnd,
+    wait_serving, RunEnd,
 };
 use crate::db::spec::TargetSpec;
 use crate::db::{self, Dirs, Target};
@@ -70,14 +70,12 @@ pub(super) fn run(
     jobs: &[Job],
     keeping: Keeping,
     sinks: &mut Sinks,
-    ui: &mut Progress,
 ) -> anyhow::Result<Ran> {
     let mut run = Loop {
         schedule,
         dirs,
         keeping,
         sinks,
-        ui,
         tally: Tally::default(),
     };
     for group in
@@ -129,7 +127,6 @@ struct Loop<'a, 's> {
     dirs: &'a Dirs,
     keeping: Keeping,
     sinks: &'a mut Sinks<'s>,
-    ui: &'a mut Progress,
     tally: Tally,
 }
 
@@ -157,7 +154,7 @@ impl Loop<'_, '_> {
         let target = &self.schedule.targets[jobs[0].exec.target];
         let first_left = &jobs.iter().find(|j| !j.done).expect("a job is left").exec;
         if let Some(a) = &jobs[0].announce {
-            self.ui.line(a);
+            self.sinks.line(a);
         }
         let Some(driver) = self.open(target, first_left)? else {
             return Ok(Flow::On);
@@ -197,13 +194,13 @@ impl Loop<'_, '_> {
         if let (Some(b), Some(last)) = (&g.barrier, jobs.last()) {
             let end = format!("{}/r{}:end", target.name, last.exec.id.repeat);
             match b.meet(&end, false).and_then(|_| b.leave(&end)) {
-                Ok(true) => self.ui.line(&format!(
+                Ok(true) => self.sinks.line(&format!(
                     "[{}] every client share is done: the barrier's rows are deleted from relbench_barrier \
                      in the target database (the empty table stays; drop it when no study runs)",
                     target.name
                 )),
                 Ok(false) => {}
-                Err(why) => self.ui.warn(&format!(
+                Err(why) => self.sinks.warn(&format!(
                     "[{}] {why}; the barrier's rows stay in relbench_barrier in the target database (a share \
                      that comes late fails on them): once every share has stopped, delete them with \
                      DELETE FROM relbench_barrier WHERE barrier = '{}'",
@@ -227,11 +224,13 @@ impl Loop<'_, '_> {
         target: &TargetSpec,
         first_left: &Execution,
     ) -> anyhow::Result<Option<Box<dyn Target>>> {
-        let ui = &mut *self.ui;
-        let driver = match db::open(&first_left.settings, self.dirs, &mut |line| ui.line(line)) {
+        let sinks = &mut *self.sinks;
+        let driver = match db::open(&first_left.settings, self.dirs, &mut |line| {
+            sinks.line(line)
+        }) {
             Ok(d) => d,
             Err(err) if !self.keeping.failures => {
-                ui.warn(&format!(
+                sinks.warn(&format!(
                     "[{}] could not start, nothing confirmed for it this round: {err:#}",
                     target.name
                 ));
@@ -242,11 +241,11 @@ impl Loop<'_, '_> {
                 // target's first step left and go on with the others.
                 let mut r = blank_result(first_left);
                 r.failed = Some(format!("{err:#}"));
-                ui.warn(&format!(
+                sinks.warn(&format!(
                     "[{}] FAILED to start (no step of it ran): {err:#}",
                     target.name
                 ));
-                self.sinks.emit(&Event::Finished(&r))?;
+                sinks.emit(&Event::Finished(&r))?;
                 if !self.tally.not_started.contains(&target.name) {
                     self.tally.not_started.push(target.name.clone());
                 }
@@ -298,7 +297,7 @@ impl Loop<'_, '_> {
         // creates the tables runs again, and its result says why.
         let reload = loads && started && !has_data && !dropped;
         if reload {
-            self.ui.warn(&format!(
+            self.sinks.warn(&format!(
                 "[{}] the data the earlier steps ran on is gone: creating it again before the steps left",
                 target.name
             ));
@@ -321,7 +320,7 @@ impl Loop<'_, '_> {
             if self.keeping.failures && job.keep {
                 // Not run: said in its result, so that the report shows
                 // the hole and --resume runs it.
-                self.ui.warn(&format!(
+                self.sinks.warn(&format!(
                     "[{}] skipping {}: {why}",
                     g.target.name,
                     e.id.at.step.label()
@@ -334,7 +333,7 @@ impl Loop<'_, '_> {
             return Ok(Flow::On);
         }
         if g.target.engine.is_server() && e.maintenance() != Some(Maint::Restart) {
-            wait_serving(g.driver.as_ref(), self.ui, &g.target.name);
+            wait_serving(g.driver.as_ref(), self.sinks, &g.target.name);
         }
         if self.left_to_the_leader(g, e)? {
             return Ok(Flow::On);
@@ -365,7 +364,7 @@ impl Loop<'_, '_> {
                 &e.after,
                 "after",
                 &self.dirs.out,
-                self.ui,
+                self.sinks,
             )?;
             result.notes.extend(after.notes);
             result.failed = after.failed;
@@ -421,7 +420,7 @@ impl Loop<'_, '_> {
         let out = &self.dirs.out;
         // A following share's executions have no hooks (the schedule's
         // doing); its set-up is the leader's.
-        let mut before = hooks::run(g.driver.as_ref(), e, &e.before, "before", out, self.ui)?;
+        let mut before = hooks::run(g.driver.as_ref(), e, &e.before, "before", out, self.sinks)?;
         if before.failed.is_none() && e.leads() {
             if let Err(why) =
                 set_up_workload(g.driver.as_ref(), e, &mut g.set_up, &mut before.notes)
@@ -434,7 +433,7 @@ impl Loop<'_, '_> {
             r.failed = Some(why);
             r
         } else if e.maintenance() == Some(Maint::Restart) {
-            restart::restart(&mut g.driver, self.dirs, e, self.ui)?
+            restart::restart(&mut g.driver, self.dirs, e, self.sinks)?
         } else {
             let probe = probe_of(g.driver.as_ref());
             let profiles = match e.profile {
@@ -448,7 +447,7 @@ impl Loop<'_, '_> {
                 share: g.share,
                 profiles: profiles.as_deref(),
             };
-            let r = measure_step(&cx, e, self.ui)?;
+            let r = measure_step(&cx, e, self.sinks)?;
             // A window measured again would be one share's alone.
             match g.share {
                 Some(_) => r,
@@ -458,7 +457,7 @@ impl Loop<'_, '_> {
                     r,
                     &self.schedule.retry,
                     &mut self.tally.spent,
-                    self.ui,
+                    self.sinks,
                 )?,
             }
         };
@@ -477,7 +476,7 @@ impl Loop<'_, '_> {
     ) -> Option<String> {
         let (e, name) = (&job.exec, &g.target.name);
         let gone = if e.maintenance() == Some(Maint::Restart) {
-            self.ui.warn(&format!(
+            self.sinks.warn(&format!(
                 "[{name}] {}",
                 r.failed.as_deref().unwrap_or_default()
             ));
@@ -489,7 +488,7 @@ impl Loop<'_, '_> {
             // The server died: say so in the step, and stop sending it
             // work.
             r.failed = Some(format!("{}; {h}", r.failed.take().unwrap_or_default()));
-            self.ui.warn(&format!("[{name}] {h}"));
+            self.sinks.warn(&format!("[{name}] {h}"));
             Some("the server died".into())
         } else if e.creates_tables {
             Some("the step that creates the tables failed".into())
@@ -500,7 +499,7 @@ impl Loop<'_, '_> {
         };
         // Steps that will not run and are not recorded are said.
         if !self.keeping.failures && gone.is_some() {
-            self.ui.warn(&format!(
+            self.sinks.warn(&format!(
                 "[{name}] {} failed, so the steps after it are not confirmed this round",
                 e.id.at.step.label()
             ));
@@ -530,7 +529,7 @@ fn again_if_disturbed(
     mut r: crate::results::StepResult,
     retry: &crate::plan::schedule::Retry,
     spent: &mut f64,
-    ui: &mut Progress,
+    sinks: &mut Sinks,
 ) -> anyhow::Result<crate::results::StepResult> {
     let crate::plan::schedule::Work::Workload(w) = &e.work else {
         return Ok(r);
@@ -550,7 +549,7 @@ fn again_if_disturbed(
         if *spent + cost > retry.max_extra_secs || interrupted() {
             break;
         }
-        ui.line(&format!(
+        sinks.line(&format!(
             "{}: disturbed ({why}); measuring it again in {:.0} s",
             e.label(),
             retry.wait_secs
@@ -570,7 +569,7 @@ fn again_if_disturbed(
             disturbed: why,
             cost_secs: 0.0,
         };
-        r = measure_step(cx, e, ui)?;
+        r = measure_step(cx, e, sinks)?;
         let took = t0.elapsed().as_secs_f64();
         attempt.cost_secs = (took * 1e3).round() / 1e3;
         kept.push(attempt);

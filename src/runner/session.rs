@@ -17,7 +17,7 @@ use super::confirm::{self, ConfirmOptions};
 use super::events::{Event, ProfileFiles, Sink, Sinks, StepFiles};
 use super::record::RunRecord;
 use super::sequence::{self, Job, Keeping, Ran};
-use super::{host_place, interrupted, prepare_out_dir, Progress, RunEnd, RunOptions};
+use super::{host_place, interrupted, prepare_out_dir, RunEnd, RunOptions};
 use crate::db::{Dirs, Secrets};
 use crate::measure::units::human_secs;
 use crate::plan::schedule::Schedule;
@@ -116,12 +116,12 @@ impl<'a> Session<'a> {
 
     /// The first pass: every execution of the plan that has no successful
     /// result yet.
-    pub fn run(&mut self, opts: &RunOptions, ui: &mut Progress) -> anyhow::Result<RunEnd> {
+    pub fn run(&mut self, opts: &RunOptions) -> anyhow::Result<RunEnd> {
         let schedule = &opts.schedule;
         let jobs = first_pass(schedule, &self.out);
         let remaining = jobs.iter().filter(|j| !j.done).count();
         let info = &self.record.info;
-        ui.line(&format!(
+        let mut said = vec![format!(
             "relbench: {} — {} target{}, {} step runs{}, about {} plus loads; results in {}",
             info.plan_source,
             schedule.targets.len(),
@@ -134,16 +134,24 @@ impl<'a> Session<'a> {
             },
             human_secs(schedule.estimated_secs),
             self.out.display()
-        ));
-        for why in &schedule.skipped {
-            ui.line(&format!("relbench: {why}"));
-        }
+        )];
+        said.extend(
+            schedule
+                .skipped
+                .iter()
+                .map(|why| format!("relbench: {why}")),
+        );
         if !info.plan.seed_fixed {
-            ui.line(&format!(
+            said.push(format!(
                 "relbench: seed {} (drawn for this run and recorded; `seed = {}` in the plan repeats it)",
                 info.plan.seed, info.plan.seed
             ));
         }
+        let mut sinks = self.sinks();
+        for line in &said {
+            sinks.line(line);
+        }
+        drop(sinks);
         // A run records its failures as results (the report shows the
         // holes, `--resume` runs them) and keeps a target's data on Ctrl-C.
         let keeping = Keeping {
@@ -151,23 +159,19 @@ impl<'a> Session<'a> {
             data_on_interrupt: true,
             note: None,
         };
-        let ran = self.pass(schedule, &opts.plan_dir, &opts.secrets, &jobs, keeping, ui)?;
+        let ran = self.pass(schedule, &opts.plan_dir, &opts.secrets, &jobs, keeping)?;
         Ok(ran.end)
     }
 
     /// Rounds of more repeats of the steps `opts.needs` names; returns how
     /// the rounds ended and how many results they added.
-    pub fn confirm(
-        &mut self,
-        opts: &ConfirmOptions,
-        ui: &mut Progress,
-    ) -> anyhow::Result<(RunEnd, usize)> {
+    pub fn confirm(&mut self, opts: &ConfirmOptions) -> anyhow::Result<(RunEnd, usize)> {
         // The targets' facts are the run's, read when it ran.
         self.record.takes_targets = false;
         let plan_dir = PathBuf::from(&self.record.info.plan_dir);
         let jobs = confirm::jobs(opts);
         let keeping = confirm::keeping(opts.adaptive);
-        let ran = self.pass(&opts.schedule, &plan_dir, &opts.secrets, &jobs, keeping, ui)?;
+        let ran = self.pass(&opts.schedule, &plan_dir, &opts.secrets, &jobs, keeping)?;
         Ok((ran.end, ran.written))
     }
 
@@ -183,7 +187,6 @@ impl<'a> Session<'a> {
         secrets: &Secrets,
         jobs: &[Job],
         keeping: Keeping,
-        ui: &mut Progress,
     ) -> anyhow::Result<Ran> {
         let dirs = Dirs {
             plan_dir: plan_dir.to_path_buf(),
@@ -191,27 +194,28 @@ impl<'a> Session<'a> {
             data: self.record.info.data_dir.clone(),
             secrets: secrets.clone(),
         };
-        let ran = sequence::run(schedule, &dirs, jobs, keeping, &mut self.sinks(), ui);
+        let mut sinks = self.sinks();
+        let ran = sequence::run(schedule, &dirs, jobs, keeping, &mut sinks);
         let ran = match ran {
             Err(e) if interrupted() => {
-                ui.warn(&format!("stopped by Ctrl-C while: {e:#}"));
+                sinks.warn(&format!("stopped by Ctrl-C while: {e:#}"));
                 Ran {
                     end: RunEnd::Interrupted,
                     written: 0,
                 }
             }
             Err(e) => {
+                drop(sinks);
                 self.fail();
                 return Err(e);
             }
             Ok(ran) => ran,
         };
         if ran.end == RunEnd::Interrupted {
-            ui.finish_step(
-                "interrupted: the step in flight was dropped; every finished step is kept",
-                true,
-            );
+            sinks.warn("interrupted: the step in flight was dropped; every finished step is kept");
         }
+        // An error a sink gave on a line or a tick stops the run here.
+        sinks.emit_pending()?;
         Ok(ran)
     }
 

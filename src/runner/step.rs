@@ -10,7 +10,8 @@ use std::time::{Duration, Instant};
 
 use anyhow::bail;
 
-use super::{interrupted, Progress, INTERRUPT};
+use super::events::{Event, Sinks};
+use super::{interrupted, INTERRUPT};
 use crate::db::{Driver, Target};
 use crate::engine::{self, StepSpec};
 use crate::measure::size::DbSize;
@@ -92,9 +93,21 @@ pub(super) fn blank_result(e: &Execution) -> StepResult {
 pub(super) fn measure_step<'a>(
     cx: &StepCtx<'a>,
     e: &Execution,
-    ui: &mut Progress,
+    sinks: &mut Sinks,
 ) -> anyhow::Result<StepResult> {
     let label = e.label();
+    let total = match &e.work {
+        Work::Workload(w) => match w.stop {
+            Stop::Time(d) => Some(w.warmup + d),
+            Stop::Events(_) => None,
+        },
+        _ => None,
+    };
+    sinks.tell(&Event::StepStarted {
+        id: &e.id,
+        label: &label,
+        total,
+    });
     let mut r = blank_result(e);
     let db_size_before = cx.db.data_size();
     let before = cx.db.counters(false);
@@ -104,14 +117,10 @@ pub(super) fn measure_step<'a>(
             rows,
             seed,
             random_pct,
-        } => load(cx, (*tables, *rows, *seed, *random_pct), &mut r, ui, &label)?,
-        Work::Settle { tables, sleep, max } => {
-            settle(cx, &tables.names, *sleep, *max, &mut r, ui, &label)?
-        }
-        Work::Workload(_) => run_workload(cx, e, &mut r, ui, &label)?,
-        Work::Maintenance { maint, tables } => {
-            maintain(cx, *maint, &tables.names, &mut r, ui, &label)?
-        }
+        } => load(cx, (*tables, *rows, *seed, *random_pct), &mut r)?,
+        Work::Settle { tables, sleep, max } => settle(cx, &tables.names, *sleep, *max, &mut r)?,
+        Work::Workload(_) => run_workload(cx, e, &mut r, sinks)?,
+        Work::Maintenance { maint, tables } => maintain(cx, *maint, &tables.names, &mut r)?,
     };
     let scope = Scope {
         here: cx.db.runs_here(),
@@ -166,7 +175,11 @@ pub(super) fn measure_step<'a>(
         }
     }
     record_sizes(&mut r, db_size_before, cx.db.data_size());
-    ui.finish_step(&step_line(&label, &r), r.failed.is_some());
+    sinks.tell(&Event::StepEnded {
+        id: &e.id,
+        line: &step_line(&label, &r),
+        failed: r.failed.is_some(),
+    });
     Ok(r)
 }
 
@@ -184,12 +197,9 @@ fn load(
     cx: &StepCtx,
     (tables, rows, seed, random_pct): (u32, i64, u64, u8),
     r: &mut StepResult,
-    ui: &mut Progress,
-    label: &str,
 ) -> anyhow::Result<Done<'static>> {
     r.group = Some(workload::Group::Load);
     r.unit = Unit::RowsPerSec;
-    ui.start_step(label, None);
     let t0 = Instant::now();
     let sampler = Sampler::start(cx.probe.clone(), t0);
     let driver: &dyn Driver = cx.db;
@@ -222,10 +232,7 @@ fn settle(
     sleep: Duration,
     max: Duration,
     r: &mut StepResult,
-    ui: &mut Progress,
-    label: &str,
 ) -> anyhow::Result<Done<'static>> {
-    ui.start_step(label, None);
     let t0 = Instant::now();
     // Settle has no operations to divide by, but its per-second series
     // shows the write-back and compaction it waited for.
@@ -266,11 +273,8 @@ fn maintain(
     m: Maint,
     tables: &[String],
     r: &mut StepResult,
-    ui: &mut Progress,
-    label: &str,
 ) -> anyhow::Result<Done<'static>> {
     let statements = m.statements(cx.db.dialect(), tables);
-    ui.start_step(label, None);
     let t0 = Instant::now();
     let sampler = Sampler::start(cx.probe.clone(), t0);
     if m == Maint::DropDatabase {
@@ -312,8 +316,7 @@ fn run_workload<'a>(
     cx: &StepCtx<'a>,
     e: &Execution,
     r: &mut StepResult,
-    ui: &mut Progress,
-    label: &str,
+    sinks: &mut Sinks,
 ) -> anyhow::Result<Done<'a>> {
     let Work::Workload(run) = &e.work else {
         unreachable!("a workload step's work is a workload")
@@ -335,13 +338,6 @@ fn run_workload<'a>(
     if r.rows_per_event.is_some() {
         r.unit = Unit::RowsPerSec;
     }
-    ui.start_step(
-        label,
-        match stop {
-            Stop::Time(d) => Some(warmup + d),
-            Stop::Events(_) => None,
-        },
-    );
     // The shares' processes meet once their connections are set up: the
     // warm-up, and the window after it, start together on every host.
     let met = std::sync::Mutex::new(None);
@@ -376,7 +372,11 @@ fn run_workload<'a>(
     // edge.
     let mut sampling = e.wait_sampling.and_then(|every| cx.db.sample_waits(every));
     let mut sampled_waits = None;
-    let m = engine::run(&spec, &mut |live| ui.update(live), &mut |edge| {
+    // Both of the engine's callbacks tell the sinks, one at a time.
+    let sinks = std::cell::RefCell::new(sinks);
+    let server_pid = cx.db.server_pid();
+    let live = &mut |live: &engine::Live| sinks.borrow_mut().tell(&Event::Live(&e.id, live));
+    let m = engine::run(&spec, live, &mut |edge| {
         if let Some(p) = profiler.as_mut() {
             p.edge(edge);
         }
@@ -385,8 +385,15 @@ fn run_workload<'a>(
                 if let Some(Ok(s)) = sampling.as_mut() {
                     s.start();
                 }
+                sinks.borrow_mut().tell(&Event::WindowOpened {
+                    id: &e.id,
+                    server_pid,
+                });
             }
-            engine::Edge::Closed => sampled_waits = sampling.take().map(|s| s?.finish()),
+            engine::Edge::Closed => {
+                sampled_waits = sampling.take().map(|s| s?.finish());
+                sinks.borrow_mut().tell(&Event::WindowClosed(&e.id));
+            }
         }
     });
     if interrupted() {
