@@ -963,3 +963,57 @@ fn no_terminal_ui_call_in_the_runner() {
     }
     assert!(found.is_empty(), "terminal calls in the runner: {found:?}");
 }
+
+/// No error is told apart by its text: a server's code
+/// (`db::ServerCode`), a typed error (`lua::state::Blame`) or a flag
+/// (`perf::Stopped::denied`) says what it is. Regressions: a MySQL
+/// privilege error found by "1227" or "Access denied" in its message, a
+/// missing PostgreSQL database by "does not exist", a script option by
+/// "is not an option", perf's refusal by "may not".
+#[test]
+fn no_error_is_told_apart_by_its_text() {
+    let src = Path::new(env!("CARGO_MANIFEST_DIR")).join("src");
+    let mut files = Vec::new();
+    rust_files(&src, &mut files);
+    let errorish = [
+        "to_string()",
+        "message",
+        "e",
+        "err",
+        "error",
+        "why",
+        "e.0",
+        "msg",
+        "last",
+    ];
+    let mut found = Vec::new();
+    for f in &files {
+        let rel = f.strip_prefix(&src).unwrap().display().to_string();
+        if rel.ends_with("tests.rs") || rel.contains("/tests/") {
+            continue;
+        }
+        let code = non_test(&fs::read_to_string(f).unwrap());
+        for (i, _) in code.match_indices(".contains(") {
+            let before = &code[..i];
+            let start = before
+                .rfind(|c: char| !(c.is_alphanumeric() || "_.()".contains(c)))
+                .map_or(0, |p| p + 1);
+            let receiver = &before[start..];
+            let last = receiver.rsplit('.').next().unwrap_or(receiver);
+            let tail2 = receiver.rsplitn(3, '.').take(2).collect::<Vec<_>>();
+            let hit = errorish.contains(&last)
+                || errorish.contains(&receiver)
+                || tail2.join(".") == "0.e"
+                || receiver.ends_with("to_string()");
+            if hit {
+                let line = code[..i].lines().count();
+                found.push(format!("{rel}:{line}: {receiver}.contains("));
+            }
+        }
+    }
+    assert!(
+        found.is_empty(),
+        "errors told apart by their text:\n{}",
+        found.join("\n")
+    );
+}

@@ -19,8 +19,10 @@ pub mod stream;
 pub mod tls;
 pub mod url;
 
+mod error;
 mod open;
 
+pub use error::{DbError, DbResult, ServerCode};
 pub use open::{open, server_spec, Dirs};
 pub use secrets::Secrets;
 
@@ -189,90 +191,6 @@ pub enum Param<'a> {
 /// A statement prepared on one connection.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct Stmt(pub usize);
-
-/// An error from the database, with the engine's own message. What tells
-/// errors apart is its kind, the server's code and whether a read timed
-/// out, never the message's text.
-#[derive(Debug, Clone, thiserror::Error)]
-#[error("{message}")]
-pub struct DbError {
-    pub kind: ErrorKind,
-    pub message: String,
-    /// The server's own code for it, when the server sent one.
-    pub code: Option<ServerCode>,
-    /// The connection's read or write timed out (its timeout was set).
-    pub timed_out: bool,
-}
-
-/// A server's code for an error: MySQL's number, PostgreSQL's SQLSTATE
-/// (five characters, kept inline: every statement's result carries room
-/// for an error).
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum ServerCode {
-    Mysql(u16),
-    Sqlstate([u8; 5]),
-}
-
-impl ServerCode {
-    /// A SQLSTATE as the server sent it; `None` when it is not one.
-    pub fn sqlstate(code: &str) -> Option<ServerCode> {
-        Some(ServerCode::Sqlstate(code.as_bytes().try_into().ok()?))
-    }
-
-    /// MySQL's ER_BAD_DB_ERROR: the connection's default database does
-    /// not exist.
-    pub const MYSQL_NO_DATABASE: ServerCode = ServerCode::Mysql(1049);
-}
-
-impl DbError {
-    pub fn new(kind: ErrorKind, message: impl Into<String>) -> Self {
-        DbError {
-            kind,
-            message: message.into(),
-            code: None,
-            timed_out: false,
-        }
-    }
-
-    /// The same error, with the server's code for it.
-    pub fn with_code(mut self, code: Option<ServerCode>) -> Self {
-        self.code = code;
-        self
-    }
-
-    /// An IO error of the connection: lost, or timed out.
-    pub fn io(e: &std::io::Error) -> Self {
-        let timed_out = matches!(
-            e.kind(),
-            std::io::ErrorKind::TimedOut | std::io::ErrorKind::WouldBlock
-        );
-        DbError {
-            timed_out,
-            ..DbError::new(
-                ErrorKind::Connection,
-                format!("lost the connection to the server: {e}"),
-            )
-        }
-    }
-
-    /// Whether `e` (an error of any layer) is this database error with
-    /// this code.
-    pub fn has_code(e: &anyhow::Error, code: &ServerCode) -> bool {
-        e.chain()
-            .filter_map(|c| c.downcast_ref::<DbError>())
-            .any(|d| d.code.as_ref() == Some(code))
-    }
-
-    /// Whether `e` (an error of any layer) is a database read that timed
-    /// out.
-    pub fn is_timeout(e: &anyhow::Error) -> bool {
-        e.chain()
-            .filter_map(|c| c.downcast_ref::<DbError>())
-            .any(|d| d.timed_out)
-    }
-}
-
-pub type DbResult<T> = Result<T, DbError>;
 
 /// One client connection. Not shared between threads.
 pub trait Conn: Send {

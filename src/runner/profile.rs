@@ -121,10 +121,12 @@ impl<'a> Profiler<'a> {
                     if !r.gave_up() {
                         return State::Running(r);
                     }
-                    last = r.stop().fold().meta.error.unwrap_or_default();
+                    let stopped = r.stop();
+                    let denied = stopped.denied();
+                    last = stopped.fold().meta.error.unwrap_or_default();
                     // Not allowed to record the whole machine: the
                     // processes themselves, at a cost the profile says.
-                    if scope == Scope::Machine && last.contains("may not") {
+                    if scope == Scope::Machine && denied {
                         scope = Scope::Threads;
                     }
                 }

@@ -379,9 +379,7 @@ impl Driver for MysqlDriver {
         let t0 = Instant::now();
         // A URL target's user may lack SUPER, which forcing a flush takes:
         // settle then says it did not, instead of failing the step.
-        let denied = |e: &crate::db::DbError| {
-            e.message.contains("1227") || e.message.contains("Access denied")
-        };
+        let denied = |e: &crate::db::DbError| e.code.is_some_and(|c| c.mysql_denied());
         if self.is_rocksdb() {
             // Flush the memtable, then wait until compaction stops writing.
             match w.execute_text("SET GLOBAL rocksdb_force_flush_memtable_now = 1") {

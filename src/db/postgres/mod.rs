@@ -13,7 +13,8 @@ use super::server::{postgres as flavor, Handle, ManagedServer, ServerSpec};
 use super::spec::Auth;
 use super::tls::Tls;
 use super::{
-    numeric, Conn, Counters, DbResult, Driver, EngineKind, LoadMode, Param, Site, TargetFacts,
+    numeric, Conn, Counters, DbResult, Driver, EngineKind, LoadMode, Param, ServerCode, Site,
+    TargetFacts,
 };
 use wire::{Address, Opts, WireConn};
 
@@ -190,14 +191,14 @@ impl Driver for PgDriver {
         sql: &str,
         timeout: Option<Duration>,
     ) -> anyhow::Result<Vec<Vec<Option<String>>>> {
-        let mut w = match self.admin() {
+        let mut w = match WireConn::connect(&self.admin) {
             Ok(w) => w,
             // After a drop-database step: in the `postgres` database.
-            Err(e) if e.to_string().contains("does not exist") => WireConn::connect(&Opts {
+            Err(e) if e.code == Some(ServerCode::PG_NO_DATABASE) => WireConn::connect(&Opts {
                 database: "postgres".into(),
                 ..self.admin.clone()
             })?,
-            Err(e) => return Err(e),
+            Err(e) => return Err(e.into()),
         };
         w.set_read_timeout(timeout);
         Ok(w.query_text(sql)?)

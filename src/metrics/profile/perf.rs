@@ -238,12 +238,14 @@ impl Recording {
             Some(_) => Some(perf_error(&log)),
             None => Some("perf did not stop within 60 s".into()),
         };
+        let denied = error.is_some() && perf_denied(&log);
         let _ = fs::remove_file(&self.log);
         let _ = fs::remove_file(&self.stat_file);
         Stopped {
             data: self.data,
             follow: self.follow,
             error,
+            denied,
             meta: Meta {
                 scope: Some(self.scope),
                 mode: Some(self.mode),
@@ -263,10 +265,18 @@ pub struct Stopped {
     data: PathBuf,
     follow: Followed,
     error: Option<String>,
+    /// perf was not allowed to follow what it was asked to.
+    denied: bool,
     meta: Meta,
 }
 
 impl Stopped {
+    /// Whether perf gave up because it may not follow what it was asked
+    /// to (the machine, where `perf_event_paranoid` forbids it).
+    pub fn denied(&self) -> bool {
+        self.denied
+    }
+
     /// The CPU the profiler's processes used over the window.
     pub fn profiler_cpu_secs(&self) -> Option<f64> {
         self.meta.profiler_cpu_secs
@@ -342,7 +352,7 @@ fn perf_error(log: &str) -> String {
         .map(str::trim)
         .find(|l| !l.is_empty())
         .unwrap_or("no message");
-    if log.contains("perf_event_paranoid") || log.contains("Permission") || log.contains("Access") {
+    if perf_denied(log) {
         format!(
             "perf may not follow these processes: {first} (run relbench as root, or \
              sysctl kernel.perf_event_paranoid=1)"
@@ -350,6 +360,11 @@ fn perf_error(log: &str) -> String {
     } else {
         format!("perf record failed: {first}")
     }
+}
+
+/// Whether perf's own log says it was not allowed (its words, not ours).
+fn perf_denied(log: &str) -> bool {
+    log.contains("perf_event_paranoid") || log.contains("Permission") || log.contains("Access")
 }
 
 /// `perf stat -x,` output: `value,unit,event,…`, a value of

@@ -118,10 +118,9 @@ fn lua_script(cx: &mut Ctx<'_>, w: &RawWorkload, script: &Spanned<String>) -> Op
     match lua::state::inspect(w.name.get_ref(), &path, options) {
         Ok(spec) => Some(spec),
         Err(e) => {
-            let span = if e.0.contains("is not an option") {
-                options_span
-            } else {
-                script.span()
+            let span = match e.1 {
+                lua::state::Blame::Options => options_span,
+                lua::state::Blame::Script => script.span(),
             };
             cx.err(span, e.0, None);
             None

@@ -32,9 +32,28 @@ const LOAD_MEMORY: usize = 256 << 20;
 /// Every how many instructions the load's limits and Ctrl-C are checked.
 const LOAD_CHECK_EVERY: u32 = 1_000;
 
-/// A script that cannot run, said with its file and line where it has one.
+/// A script that cannot run, said with its file and line where it has one,
+/// and whether the plan's options for it are what is wrong.
 #[derive(Debug, Clone, PartialEq)]
-pub struct ScriptError(pub String);
+pub struct ScriptError(pub String, pub Blame);
+
+/// What a script's error is the fault of: the script, or the options the
+/// plan gives it (`options = { … }`, where the plan's error points).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Blame {
+    Script,
+    Options,
+}
+
+impl ScriptError {
+    pub fn script(message: String) -> Self {
+        ScriptError(message, Blame::Script)
+    }
+
+    pub fn options(message: String) -> Self {
+        ScriptError(message, Blame::Options)
+    }
+}
 
 impl std::fmt::Display for ScriptError {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
@@ -369,7 +388,7 @@ pub fn open(
     threads: u32,
     cur: &Rc<Current>,
 ) -> Result<Lua, ScriptError> {
-    let e = |e: mlua::Error| ScriptError(lua_message(&e));
+    let e = |e: mlua::Error| ScriptError::script(lua_message(&e));
     let lua = new_lua().map_err(e)?;
     let sb = sysbench_table(&lua, &spec.path, command, tid).map_err(e)?;
     api::install(&lua, cur).map_err(e)?;
@@ -385,7 +404,7 @@ pub fn open(
             .exec()
     })
     .map_err(e)?;
-    options(&lua, &sb, &spec.options, threads).map_err(ScriptError)?;
+    options(&lua, &sb, &spec.options, threads).map_err(ScriptError::options)?;
     Ok(lua)
 }
 
@@ -399,12 +418,12 @@ pub fn inspect(
     options_given: BTreeMap<String, String>,
 ) -> Result<LuaSpec, ScriptError> {
     // Its real path: modules are looked for beside it, not beside a link.
-    let real = trusted_source(path, "the sysbench script").map_err(ScriptError)?;
+    let real = trusted_source(path, "the sysbench script").map_err(ScriptError::script)?;
     let source = std::fs::read_to_string(&real)
-        .map_err(|e| ScriptError(format!("cannot read {}: {e}", path.display())))?;
+        .map_err(|e| ScriptError::script(format!("cannot read {}: {e}", path.display())))?;
     let shown = path.display().to_string();
-    super::scan::unsupported(&source, &shown).map_err(ScriptError)?;
-    let e = |e: mlua::Error| ScriptError(lua_message(&e));
+    super::scan::unsupported(&source, &shown).map_err(ScriptError::script)?;
+    let e = |e: mlua::Error| ScriptError::script(lua_message(&e));
     let lua = new_lua().map_err(e)?;
     let sb = sysbench_table(&lua, &shown, "run", 0).map_err(e)?;
     let draw = super::rand::Draw {
@@ -443,12 +462,12 @@ pub fn inspect(
     lua.remove_hook();
     let modules = found.take();
     for m in &modules {
-        super::scan::unsupported(&m.source, &m.path).map_err(ScriptError)?;
+        super::scan::unsupported(&m.source, &m.path).map_err(ScriptError::script)?;
     }
-    options(&lua, &sb, &options_given, 1).map_err(ScriptError)?;
+    options(&lua, &sb, &options_given, 1).map_err(ScriptError::options)?;
     let commands = commands(&lua, &sb).map_err(e)?;
     if commands.is_empty() {
-        return Err(ScriptError(format!(
+        return Err(ScriptError::script(format!(
             "{shown} defines no event() and no command: there is nothing to run"
         )));
     }
