@@ -18,6 +18,7 @@ pub mod plan;
 pub mod render;
 pub mod results;
 pub mod runner;
+pub mod study;
 pub mod util;
 pub mod workload;
 

@@ -396,3 +396,76 @@ shell = "if [ $RELBENCH_TARGET = b ] && [ $RELBENCH_REPEAT -le 2 ]; then {burn} 
         assert_eq!(stored(t), measured(t), "target {t}: the history's repeats");
     }
 }
+
+/// An adaptive run on servers by URL whose password is in the
+/// environment: its rounds run with the secrets the run took at its start.
+/// Regression: each round took them from the environment again, after the
+/// run's start had removed them from it, and the round failed ("not
+/// set"). The round is a recorded one that `--resume` finishes (whether
+/// two second-long windows of PostgreSQL take a round by themselves is
+/// the machine's to say).
+#[test]
+fn an_adaptive_run_on_url_targets_takes_its_rounds_with_the_secrets_of_its_start() {
+    let _one = serial();
+    let dir = shared_tempdir();
+    let (server, url) = postgres_elsewhere(dir.path());
+    let by_url = |name: &str| {
+        format!(
+            "[[target]]\nname = \"{name}\"\nengine = \"postgres\"\nurl = \"{url}\"\npassword_env = \"RB_ADAPTIVE_PW\"\ntls = \"off\"\n"
+        )
+    };
+    let plan = open_plan("");
+    let plan = format!(
+        "{}{}\n{}",
+        &plan[..plan.find("[[target]]").unwrap()],
+        by_url("a"),
+        by_url("b")
+    );
+    let plan = write_plan(dir.path(), &plan);
+    let out = dir.path().join("out");
+    let password = server.rt.password.expose().to_string();
+    run_quiet(&plan, &out)
+        .env("RB_ADAPTIVE_PW", &password)
+        .assert()
+        .success();
+    // A round recorded and not yet run, as an interruption leaves one: b's
+    // update-index once more.
+    let repeat = step_files(&out)
+        .iter()
+        .filter_map(|f| f.split_once("/r")?.1.split_once('-')?.0.parse::<u64>().ok())
+        .max()
+        .unwrap()
+        + 1;
+    let step = read_json(&out.join("steps/b/r1-02-update-index-c1.json"));
+    let mut rec = read_json(&out.join("adaptive.json"));
+    rec.as_object_mut().unwrap().remove("ended");
+    let look = rec["rounds"].as_array().unwrap().len() + 1;
+    rec["rounds"]
+        .as_array_mut()
+        .unwrap()
+        .push(serde_json::json!({
+            "repeat": repeat,
+            "look": look,
+            "open": [{
+                "target": "b", "base": "a", "kind": step["kind"], "occurrence": 1, "clients": 1,
+                "openness": 0.5, "why": "b (update-index c1): recorded by the test",
+            }],
+            "estimate_secs": 2.0,
+        }));
+    std::fs::write(out.join("adaptive.json"), rec.to_string()).unwrap();
+    let resumed = relbench()
+        .args(["run", "-q", "--resume", "--out"])
+        .arg(&out)
+        .env("RB_ADAPTIVE_PW", &password)
+        .assert()
+        .success();
+    let said = String::from_utf8_lossy(&resumed.get_output().stderr).to_string();
+    assert!(
+        said.contains(&format!(
+            "adaptive round {look} (repeat {repeat}) was interrupted: finishing it"
+        )),
+        "{said}"
+    );
+    let added = format!("steps/b/r{repeat}-02-update-index-c1.json");
+    assert!(out.join(&added).exists(), "{added}: {:?}", step_files(&out));
+}

@@ -17,7 +17,7 @@ const LAYERS: &[&[&str]] = &[
     &["plan"],
     &["engine", "results"],
     &["runner", "compare"],
-    &["history"],
+    &["history", "study"],
     &["render"],
     &["cli"],
 ];

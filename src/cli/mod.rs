@@ -1,7 +1,6 @@
 //! The command line: clap definitions (`args.rs`), resolution into typed
-//! options, and dispatch to the commands (`run.rs`: run and confirm;
-//! `adaptive.rs`: the rounds of `repeats = "auto"`;
-//! `check.rs`; `catalogue.rs`: list, show, init; `serve.rs`). Exit codes
+//! options, and dispatch to the commands (`run.rs`: run and confirm, the
+//! rounds of `repeats = "auto"` handed to `study::adaptive`; `check.rs`; `catalogue.rs`: list, show, init; `serve.rs`). Exit codes
 //! (also in `relbench --help`):
 //!
 //! | code | meaning |
@@ -12,7 +11,6 @@
 //! | 3 | the run finished, but some steps failed (the report lists them) |
 //! | 130 | interrupted by Ctrl-C; finished steps are kept (`--resume` goes on) |
 
-mod adaptive;
 mod args;
 mod bisect;
 mod catalogue;

@@ -240,7 +240,8 @@ pub(super) fn run(
     // stands unless a round is interrupted.
     let end = match (end, opts.record.plan.adaptive) {
         (end @ RunEnd::Complete { .. }, Some(a)) => {
-            match super::adaptive::go_on(&mut session, &opts.out, a)? {
+            let specs = plan_comparisons(&opts.out);
+            match crate::study::adaptive::go_on(&mut session, &opts, a, &specs)? {
                 RunEnd::Interrupted => RunEnd::Interrupted,
                 RunEnd::Complete { .. } => end,
             }

@@ -57,11 +57,13 @@ pub enum Event<'a> {
     Ended(RunStatus),
 }
 
-/// How a line is meant: news, or a failure or a skipped step, which even
-/// a quiet run says.
+/// How a line is meant: news; what the run decided (an adaptive round
+/// and why), which even a quiet run says; or a failure or a skipped step,
+/// which it says too.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Tone {
     Info,
+    Note,
     Warn,
 }
 

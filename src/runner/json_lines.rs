@@ -89,7 +89,7 @@ impl Sink for JsonLines {
         let v = match event {
             Event::Said(tone, text) => json!({
                 "event": "said",
-                "tone": match tone { Tone::Info => "info", Tone::Warn => "warn" },
+                "tone": match tone { Tone::Info => "info", Tone::Note => "note", Tone::Warn => "warn" },
                 "text": text,
             }),
             Event::TargetOpened(t) => json!({

@@ -151,7 +151,7 @@ impl Sink for Progress {
     fn on(&mut self, event: &Event) -> anyhow::Result<()> {
         match event {
             Event::Said(Tone::Info, msg) => self.line(msg),
-            Event::Said(Tone::Warn, msg) => self.warn(msg),
+            Event::Said(Tone::Note | Tone::Warn, msg) => self.warn(msg),
             Event::StepStarted { label, total, .. } => self.start_step(label, *total),
             Event::Live(_, live) => self.update(live),
             Event::StepEnded { line, failed, .. } => self.finish_step(line, *failed),

@@ -14,7 +14,7 @@ use std::path::{Path, PathBuf};
 use anyhow::bail;
 
 use super::confirm::{self, ConfirmOptions};
-use super::events::{Event, ProfileFiles, Sink, Sinks, StepFiles};
+use super::events::{Event, ProfileFiles, Sink, Sinks, StepFiles, Tone};
 use super::record::RunRecord;
 use super::sequence::{self, Job, Keeping, Ran};
 use super::{host_place, interrupted, prepare_out_dir, RunEnd, RunOptions};
@@ -97,6 +97,11 @@ impl<'a> Session<'a> {
             more,
             ended: false,
         }
+    }
+
+    /// A line for whoever watches the session (the terminal, `--events`).
+    pub fn say(&mut self, tone: Tone, msg: &str) {
+        self.sinks().tell(&Event::Said(tone, msg));
     }
 
     /// The run's record as it stands.

@@ -1,5 +1,6 @@
-//! `repeats = "auto"`: after the minimum repeats, rounds of one more
-//! repeat for the cells whose verdict is still open (`compare::Open`),
+//! `repeats = "auto"`, a study's policy over passes of one run session:
+//! after the minimum repeats, rounds of one more repeat for the cells
+//! whose verdict is still open (`compare::Open`),
 //! most open first, until each is decided, at its maximum, or the budget
 //! would be spent. Each round is chosen from the step files alone and
 //! recorded (`results::adaptive`) before it runs, and run as
@@ -7,24 +8,27 @@
 //! change the data replayed), so `--resume` finishes the recorded round
 //! and the same step files always give the same decisions.
 
-use std::path::Path;
-
-use super::args::plan_comparisons;
-use crate::compare;
+use crate::compare::{self, ComparisonSpec};
 use crate::measure::units::human_secs;
 use crate::plan::{Adaptive, StepId};
 use crate::results::adaptive::{self as record, AdaptiveRecord, EndWhy, Ending, OpenCell, Round};
 use crate::results::{LoadedRun, StepResult};
-use crate::runner::{self, RunEnd};
+use crate::runner::{self, RunEnd, RunOptions, Session, Tone};
 
-/// Rounds until none is left to take; `Interrupted` when Ctrl-C stopped
-/// one (what it measured is kept, and `--resume` finishes it), otherwise
-/// how the rounds' steps ended.
-pub(super) fn go_on(
-    session: &mut runner::Session,
-    dir: &Path,
+/// Rounds until none is left to take, in the run's own session (what
+/// hears the run hears its rounds); `Interrupted` when Ctrl-C stopped one
+/// (what it measured is kept, and `--resume` finishes it), otherwise how
+/// the rounds' steps ended. `opts` is the run's, compiled once: each round
+/// runs its schedule with its secrets (taken from the environment once,
+/// at the start: regression — each round took them again, after the
+/// first had removed them, and a URL target's round failed).
+pub fn go_on(
+    session: &mut Session,
+    opts: &RunOptions,
     a: Adaptive,
+    specs: &[ComparisonSpec],
 ) -> anyhow::Result<RunEnd> {
+    let dir = opts.out.as_path();
     loop {
         let runs = crate::results::load_runs(dir)?;
         let mut rec = match runs[0].adaptive.clone() {
@@ -35,35 +39,43 @@ pub(super) fn go_on(
             },
         };
         if let Some(e) = &rec.ended {
-            crate::errln!("relbench: adaptive repeats: {}", e.words);
+            session.say(
+                Tone::Note,
+                &format!("relbench: adaptive repeats: {}", e.words),
+            );
             return Ok(RunEnd::clean());
         }
         let round = match rec.unfinished() {
             Some(r) => {
-                crate::errln!(
-                    "relbench: adaptive round {} (repeat {}) was interrupted: finishing it with the cells it chose",
-                    r.look,
-                    r.repeat
+                session.say(
+                    Tone::Note,
+                    &format!(
+                        "relbench: adaptive round {} (repeat {}) was interrupted: finishing it with the cells it chose",
+                        r.look, r.repeat
+                    ),
                 );
                 r.clone()
             }
-            None => match next_round(&runs, dir, a, &rec)? {
+            None => match next_round(&runs, specs, a, &rec)? {
                 Ok(r) => {
                     rec.rounds.push(r.clone());
                     record::write(dir, &rec)?;
                     r
                 }
                 Err(ending) => {
-                    crate::errln!("relbench: adaptive repeats: {}", ending.words);
+                    session.say(
+                        Tone::Note,
+                        &format!("relbench: adaptive repeats: {}", ending.words),
+                    );
                     rec.ended = Some(ending);
                     record::write(dir, &rec)?;
                     return Ok(RunEnd::clean());
                 }
             },
         };
-        announce(&round, a, &rec);
+        session.say(Tone::Note, &announce(&round, a, &rec));
         let began = std::time::Instant::now();
-        let end = run_round(session, &runs, &round)?;
+        let end = run_round(session, opts, &runs, &round)?;
         let took = began.elapsed().as_secs_f64();
         let last = rec.rounds.last_mut().expect("the round is recorded");
         if matches!(end, RunEnd::Interrupted) {
@@ -77,7 +89,8 @@ pub(super) fn go_on(
     }
 }
 
-fn announce(round: &Round, a: Adaptive, rec: &AdaptiveRecord) {
+/// What a round is about to do, said before it runs.
+fn announce(round: &Round, a: Adaptive, rec: &AdaptiveRecord) -> String {
     let budget = a.budget_secs.map_or(String::new(), |b| {
         format!(
             "; {} of the {} budget left",
@@ -85,14 +98,14 @@ fn announce(round: &Round, a: Adaptive, rec: &AdaptiveRecord) {
             human_secs(b)
         )
     });
-    crate::errln!(
+    format!(
         "relbench: adaptive round {} (repeat {}, about {}{budget}): {} open, most open first: {}",
         round.look,
         round.repeat,
         human_secs(round.estimate_secs),
         round.open.len(),
         whys(&round.open)
-    );
+    )
 }
 
 /// The open cells of every comparison, each once, by whether repeats
@@ -140,12 +153,11 @@ fn cells(comparisons: &[compare::Comparison]) -> Cells {
 /// The next round from the step files, or why there is none.
 fn next_round(
     runs: &[LoadedRun],
-    dir: &Path,
+    specs: &[ComparisonSpec],
     a: Adaptive,
     rec: &AdaptiveRecord,
 ) -> anyhow::Result<Result<Round, Ending>> {
-    let specs = plan_comparisons(dir);
-    let comparisons = compare::build_all(runs, None, &specs)?;
+    let comparisons = compare::build_all(runs, None, specs)?;
     let steps: Vec<&StepResult> = runs.iter().flat_map(|r| &r.steps).collect();
     let Cells {
         mut open,
@@ -290,11 +302,11 @@ fn estimate_secs(steps: &[&StepResult], open: &[OpenCell]) -> f64 {
 /// One round, run as a confirmation runs its rounds; the cells already
 /// measured at its repeat (before an interruption) are not run again.
 fn run_round(
-    session: &mut runner::Session,
+    session: &mut Session,
+    opts: &RunOptions,
     runs: &[LoadedRun],
     round: &Round,
 ) -> anyhow::Result<RunEnd> {
-    let run = &runs[0];
     let done = |t: &str, at: &StepId| {
         runs.iter()
             .flat_map(|r| &r.steps)
@@ -316,12 +328,12 @@ fn run_round(
     if needs.is_empty() {
         return Ok(RunEnd::clean());
     }
-    let opts = runner::ConfirmOptions {
-        schedule: super::compile(&run.info.plan)?,
-        secrets: crate::db::Secrets::take(&run.info.plan.targets)?,
+    let round = runner::ConfirmOptions {
+        schedule: opts.schedule.clone(),
+        secrets: opts.secrets.clone(),
         needs,
         first_repeat: round.repeat,
         adaptive: true,
     };
-    Ok(session.confirm(&opts)?.0)
+    Ok(session.confirm(&round)?.0)
 }
