@@ -143,6 +143,21 @@ engine = "sqlite"
     )
 }
 
+/// A hook that keeps both cores busy through b's first two update-index
+/// windows (its cell disturbed, so the run takes a round), then does what
+/// `more` says (shell, `elif …; then …; ` or nothing).
+fn burning_b(more: &str) -> String {
+    let burn = "timeout 3 sh -c 'while :; do :; done' >/dev/null 2>&1 &";
+    format!(
+        r#"
+[[hook]]
+when = "before"
+step = "update-index"
+shell = "if [ $RELBENCH_TARGET = b ] && [ $RELBENCH_REPEAT -le 2 ]; then {burn} {burn} {more}fi"
+"#
+    )
+}
+
 fn rounds(out: &std::path::Path) -> Vec<serde_json::Value> {
     read_json(&out.join("adaptive.json"))["rounds"]
         .as_array()
@@ -159,16 +174,10 @@ fn an_interrupted_round_is_finished_by_resume_with_the_cells_it_chose() {
     // measured its repeat of it (its mark is outside the results, which
     // the test copies).
     let mark = dir.path().join("stopped");
-    let burn = "timeout 3 sh -c 'while :; do :; done' >/dev/null 2>&1 &";
-    let hook = format!(
-        r#"
-[[hook]]
-when = "before"
-step = "update-index"
-shell = "if [ $RELBENCH_TARGET = b ] && [ $RELBENCH_REPEAT -le 2 ]; then {burn} {burn} elif [ $RELBENCH_REPEAT = 3 ] && [ $RELBENCH_TARGET = b ] && [ ! -e {m} ]; then touch {m}; kill -INT $PPID; fi"
-"#,
+    let hook = burning_b(&format!(
+        "elif [ $RELBENCH_REPEAT = 3 ] && [ $RELBENCH_TARGET = b ] && [ ! -e {m} ]; then touch {m}; kill -INT $PPID; ",
         m = mark.display()
-    );
+    ));
     let plan = write_plan(dir.path(), &open_plan(&hook));
     let out = dir.path().join("out");
     let first = run_quiet(&plan, &out).assert().code(130);
@@ -311,15 +320,7 @@ fn run_history_with_auto_repeats_stores_every_repeat_the_rounds_measured() {
     let dir = tempfile::tempdir().unwrap();
     // Both cores busy through b's first two windows: its cell is
     // disturbed, so a round (repeat 3) is taken.
-    let burn = "timeout 3 sh -c 'while :; do :; done' >/dev/null 2>&1 &";
-    let hook = format!(
-        r#"
-[[hook]]
-when = "before"
-step = "update-index"
-shell = "if [ $RELBENCH_TARGET = b ] && [ $RELBENCH_REPEAT -le 2 ]; then {burn} {burn} fi"
-"#
-    );
+    let hook = burning_b("");
     let plan = write_plan(dir.path(), &open_plan(&hook));
     let out = dir.path().join("out");
     let history = dir.path().join("h.sqlite");
