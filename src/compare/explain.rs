@@ -134,7 +134,7 @@ pub fn explain_beside(
         .iter()
         .filter(|(k, _, _)| moves(k).is_some_and(|m| moved.iter().any(|c| m.explains(*c))))
         .take(4)
-        .map(|(k, mine, theirs)| format!("{k} {mine} here, {theirs} in the base"))
+        .map(|(k, mine, theirs)| super::setting::describe(k, mine, theirs))
         .collect();
     if named.is_empty() {
         why

@@ -23,6 +23,7 @@ mod explain;
 pub mod linkbench;
 pub mod profile;
 mod series;
+mod setting;
 pub mod statements;
 mod summary;
 pub mod waits;
