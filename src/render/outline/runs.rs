@@ -91,6 +91,16 @@ pub(super) fn target_details(t: &TargetMeta) -> Block {
     }
 }
 
+/// A setting's value in a table: an empty one said as empty, not left a
+/// blank cell that reads as "not read".
+fn shown(v: &str) -> String {
+    if v.is_empty() {
+        "(empty)".into()
+    } else {
+        v.to_string()
+    }
+}
+
 /// Server settings, as read back from each server, that differ from its
 /// base's.
 pub(super) fn settings(doc: &mut Vec<Block>, r: &Report) {
@@ -104,8 +114,8 @@ pub(super) fn settings(doc: &mut Vec<Block>, r: &Report) {
                     Text::plain(t.name.clone()),
                     Text::plain(r.targets[r.base_of[ti]].name.clone()),
                     Text::plain(k.clone()),
-                    Text::plain(v.clone()),
-                    Text::plain(b.clone()),
+                    Text::plain(shown(v)),
+                    Text::plain(shown(b)),
                 ]
             })
         })
