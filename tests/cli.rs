@@ -420,3 +420,40 @@ fn a_full_stdout_loses_no_result() {
     assert_eq!(read_json(&out.join("run.json"))["status"], "complete");
     assert!(out.join("report.html").exists());
 }
+
+/// `--events` to a file that cannot be opened (its folder is not there, or
+/// it is a link) is refused before anything runs, saying what to do.
+#[test]
+fn an_events_file_that_cannot_be_opened_is_refused_before_anything_runs() {
+    let dir = tempfile::tempdir().unwrap();
+    let plan = write_plan(
+        dir.path(),
+        "steps = [\"point-query\"]\n[[target]]\nname = \"a\"\nengine = \"sqlite\"\n",
+    );
+    let out = dir.path().join("out");
+    let missing = dir.path().join("no-such-folder/events.jsonl");
+    relbench()
+        .args(["run", "-q", "--out"])
+        .arg(&out)
+        .arg("--events")
+        .arg(&missing)
+        .arg(&plan)
+        .assert()
+        .code(2)
+        .stderr(predicates::str::contains(
+            "for the run's events (--events): give a file in a folder you can write to",
+        ));
+    assert!(!out.join("run.json").exists(), "nothing ran");
+    // A link is not followed (it could point at another user's file).
+    let link = dir.path().join("link.jsonl");
+    std::os::unix::fs::symlink(dir.path().join("target.jsonl"), &link).unwrap();
+    relbench()
+        .args(["run", "-q", "--out"])
+        .arg(&out)
+        .arg("--events")
+        .arg(&link)
+        .arg(&plan)
+        .assert()
+        .code(2);
+    assert!(!dir.path().join("target.jsonl").exists());
+}

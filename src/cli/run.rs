@@ -199,11 +199,14 @@ impl Watchers {
     fn of(show: &Show) -> anyhow::Result<Watchers> {
         Ok(Watchers {
             progress: Progress::new(show.quiet).with_interval(show.every),
+            // A file that cannot be opened is the command line's fault,
+            // said before anything runs.
             lines: show
                 .events
                 .as_deref()
                 .map(runner::JsonLines::open)
-                .transpose()?,
+                .transpose()
+                .map_err(|e| Exit::BadInput(format!("{e:#}")))?,
         })
     }
 
