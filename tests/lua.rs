@@ -381,3 +381,31 @@ fn ctrl_c_stops_a_scripts_long_prepare() {
     };
     assert_eq!(status.code(), Some(130), "{status:?}");
 }
+
+/// A script's prepared statements on PostgreSQL: each `?` numbered `$n`
+/// as sysbench's pgsql driver numbers it, so `UPDATE … set c=? WHERE id IN
+/// (?, ?, ?)` and `WHERE id=?` prepare and run on a managed PostgreSQL.
+/// Regression (issue 64): they reached the server with their `?` and
+/// failed ("syntax error at or near \"=?\"").
+#[test]
+fn prepared_statements_with_question_marks_run_on_postgres() {
+    let _serial = serial();
+    let dir = tempfile::tempdir().unwrap();
+    let plan = format!(
+        "steps = [\"inlist.prepare\", \"inlist\", \"inlist.cleanup\"]\nclients = [2]\nseed = 1\n\
+         [duration]\nwarmup = \"0s\"\nevents = 300\n\
+         [[workload]]\nname = \"inlist\"\nscript = \"{}\"\noptions = {{ rows = 100 }}\n\
+         [[target]]\nname = \"pg\"\nengine = \"postgres\"\nbasedir = \"/usr/lib/postgresql/15\"\n",
+        fixture("pg_in_list.lua")
+    );
+    let plan = write_plan(dir.path(), &plan);
+    let out = dir.path().join("out");
+    run_quiet(&plan, &out).assert().success();
+    let step = read_json(&out.join("steps/pg/r1-02-inlist-c2.json"));
+    assert!(step["failed"].is_null(), "{}", step["failed"]);
+    assert_eq!(step["events"].as_u64(), Some(300), "{step}");
+    let errors: u64 = step["errors"]
+        .as_object()
+        .map_or(0, |e| e.values().filter_map(|v| v.as_u64()).sum());
+    assert_eq!(errors, 0, "{}", step["errors"]);
+}
