@@ -409,3 +409,34 @@ fn prepared_statements_with_question_marks_run_on_postgres() {
         .map_or(0, |e| e.values().filter_map(|v| v.as_u64()).sum());
     assert_eq!(errors, 0, "{}", step["errors"]);
 }
+
+/// Report hooks as sysbench-tpcc defines them are taken, not refused:
+/// relbench never calls them (it reports its own figures), and the report
+/// functions they call work when the script calls them. Regression (issue
+/// 64): `tpcc.lua:56: sysbench.hooks.report_intermediate is not supported`.
+#[test]
+fn report_hooks_are_taken_and_the_report_functions_are_callable() {
+    let _serial = serial();
+    let dir = tempfile::tempdir().unwrap();
+    let db = dir.path().join("r.db");
+    let ran = relbench()
+        .args(["run", "-q", "--sqlite"])
+        .arg(&db)
+        .arg("--out")
+        .arg(dir.path().join("out"))
+        .args([
+            "--script",
+            &fixture("report_hooks.lua"),
+            "--threads=1",
+            "--events=20",
+        ])
+        .assert()
+        .success();
+    let said = String::from_utf8_lossy(&ran.get_output().stderr).to_string();
+    assert!(
+        said.contains(
+            "[ 1s ] thds: 1 tps: 10.00 qps: 10.00 (r/w/o: 5.00/3.00/2.00) lat (ms): 2.00"
+        ),
+        "{said}"
+    );
+}

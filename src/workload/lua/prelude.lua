@@ -7,6 +7,39 @@ local rb = __relbench
 __relbench = nil
 
 sysbench.hooks = {}
+
+-- sysbench's report functions, callable from a script's own report hooks
+-- (sysbench-tpcc's report_intermediate calls report_default or
+-- report_csv). relbench never calls report_intermediate or
+-- report_cumulative: it reports its own figures (docs/guide/plans.md), so
+-- these run only when the script calls them; they write to stderr, as
+-- print does here.
+local function per_sec(stat, n)
+   local t = stat.time_interval or 0
+   if t <= 0 then return 0 end
+   return (n or 0) / t
+end
+function sysbench.report_default(stat)
+   local q = (stat.reads or 0) + (stat.writes or 0) + (stat.other or 0)
+   io.stderr:write(string.format(
+      "[ %.0fs ] thds: %d tps: %4.2f qps: %4.2f (r/w/o: %4.2f/%4.2f/%4.2f) lat (ms): %4.2f err/s: %4.2f reconn/s: %4.2f\n",
+      stat.time_total or 0, stat.threads_running or 0, per_sec(stat, stat.events), per_sec(stat, q),
+      per_sec(stat, stat.reads), per_sec(stat, stat.writes), per_sec(stat, stat.other),
+      (stat.latency_pct or 0) * 1000, per_sec(stat, stat.errors), per_sec(stat, stat.reconnects)))
+end
+function sysbench.report_csv(stat)
+   local q = (stat.reads or 0) + (stat.writes or 0) + (stat.other or 0)
+   io.stderr:write(string.format("%.0f,%d,%4.2f,%4.2f,%4.2f,%4.2f,%4.2f,%4.2f,%4.2f,%4.2f\n",
+      stat.time_total or 0, stat.threads_running or 0, per_sec(stat, stat.events), per_sec(stat, q),
+      per_sec(stat, stat.reads), per_sec(stat, stat.writes), per_sec(stat, stat.other),
+      (stat.latency_pct or 0) * 1000, per_sec(stat, stat.errors), per_sec(stat, stat.reconnects)))
+end
+function sysbench.report_json(stat)
+   io.stderr:write(string.format(
+      '{"time": %.0f, "threads": %d, "tps": %4.2f, "latency": %4.2f, "errors": %4.2f, "reconnects": %4.2f}\n',
+      stat.time_total or 0, stat.threads_running or 0, per_sec(stat, stat.events),
+      (stat.latency_pct or 0) * 1000, per_sec(stat, stat.errors), per_sec(stat, stat.reconnects)))
+end
 sysbench.error = { NONE = 0, RESTART_EVENT = 1 }
 sysbench.cmdline.PARALLEL_COMMAND = true
 sysbench.cmdline.ARG_NULL = 0
