@@ -440,3 +440,61 @@ fn report_hooks_are_taken_and_the_report_functions_are_callable() {
         "{said}"
     );
 }
+
+/// LuaJIT's `ffi` as sysbench-tpcc reaches it: `ffi.cdef` of sysbench's C
+/// API, `ffi.C.sb_counter_inc(…, SB_CNT_ERROR)` counted as an ignored
+/// error of the event (its sample says so), `ffi.C.usleep`; anything else
+/// through `ffi.C` is refused by name. Regression (issue 64):
+/// `tpcc_common.lua:21: module 'ffi' not found`.
+#[test]
+fn a_scripts_ffi_counts_its_errors_sleeps_and_reaches_nothing_else() {
+    let _serial = serial();
+    let dir = tempfile::tempdir().unwrap();
+    let run = |out: &str, reach: &str| {
+        relbench()
+            .args(["run", "-q", "--sqlite"])
+            .arg(dir.path().join(format!("{out}.db")))
+            .arg("--out")
+            .arg(dir.path().join(out))
+            .args([
+                "--script",
+                &fixture("ffi_counts.lua"),
+                "--threads=1",
+                "--events=400",
+            ])
+            .arg(format!("--reach={reach}"))
+            .assert()
+    };
+    run("ok", "no").success();
+    let step = read_json(&dir.path().join("ok/steps/target/r1-01-ffi_counts-c1.json"));
+    assert!(step["failed"].is_null(), "{}", step["failed"]);
+    assert_eq!(step["events"].as_u64(), Some(400), "{step}");
+    let counted: u64 = step["errors"]
+        .as_object()
+        .unwrap()
+        .values()
+        .filter_map(|v| v.as_u64())
+        .sum();
+    // One event in four, give or take the draw.
+    assert!((40..=160).contains(&counted), "{}", step["errors"]);
+    assert!(
+        step["error_samples"]
+            .to_string()
+            .contains("ffi.C.sb_counter_inc"),
+        "{}",
+        step["error_samples"]
+    );
+    // A C call past sysbench's: the step fails with the script's line.
+    run("reach", "yes").code(3);
+    let step = read_json(
+        &dir.path()
+            .join("reach/steps/target/r1-01-ffi_counts-c1.json"),
+    );
+    let why = step["failed"].as_str().unwrap_or_default();
+    assert!(
+        why.contains(
+            "ffi.C.system: relbench's ffi offers sysbench's sb_counter_inc and usleep only"
+        ),
+        "{why}"
+    );
+}

@@ -25,7 +25,33 @@ pub fn install(lua: &Lua, cur: &Rc<Current>) -> mlua::Result<()> {
     connection(lua, &rb, cur)?;
     statements(lua, &rb, cur)?;
     rand(lua, &rb, cur)?;
+    c_calls(lua, &rb, cur)?;
     lua.globals().raw_set("__relbench", rb)?;
+    Ok(())
+}
+
+/// The C calls relbench's `ffi` offers (prelude.lua): sysbench's error
+/// counter and `usleep`, nothing else — relbench runs as root, and a
+/// script's C calls would run with its rights.
+fn c_calls(lua: &Lua, rb: &Table, cur: &Rc<Current>) -> mlua::Result<()> {
+    let c = cur.clone();
+    rb.raw_set(
+        "count_error",
+        lua.create_function(move |_, ()| {
+            c.counted_error();
+            Ok(())
+        })?,
+    )?;
+    rb.raw_set(
+        "usleep",
+        lua.create_function(|_, us: f64| {
+            // At most 10 s a call: a client asleep longer than that is
+            // past any window's edge.
+            let us = us.clamp(0.0, 10e6);
+            std::thread::sleep(std::time::Duration::from_secs_f64(us / 1e6));
+            Ok(0)
+        })?,
+    )?;
     Ok(())
 }
 

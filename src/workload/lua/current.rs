@@ -180,6 +180,21 @@ impl Current {
         }
     }
 
+    /// An error the script counted itself, as sysbench counts an ignored
+    /// one (`ffi.C.sb_counter_inc(sysbench.tid, ffi.C.SB_CNT_ERROR)`:
+    /// sysbench-tpcc counts its deliberate rollbacks so); the event goes
+    /// on.
+    pub(super) fn counted_error(&self) {
+        let Some(rec) = self.rec.get() else { return };
+        // SAFETY: as `with_conn`.
+        let rec = unsafe { &mut *rec };
+        rec.error(OTHER, ErrorKind::Other, || {
+            "counted by the script: ffi.C.sb_counter_inc(sysbench.tid, ffi.C.SB_CNT_ERROR), as sysbench counts an \
+             ignored error"
+                .into()
+        });
+    }
+
     /// The error as a script sees it (sysbench's errdesc), remembered for
     /// the event's outcome; a failed transaction the driver would end is
     /// ended.

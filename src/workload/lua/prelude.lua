@@ -8,6 +8,33 @@ __relbench = nil
 
 sysbench.hooks = {}
 
+-- LuaJIT's ffi as sysbench's scripts use it, and no more: ffi.cdef takes
+-- declarations; ffi.C has sysbench's counter (an SB_CNT_ERROR counted is
+-- an ignored error of the event, as sysbench counts it; the other
+-- counters relbench keeps itself) and usleep. Anything else is refused by
+-- name: relbench runs as root, and a script's C calls would too.
+do
+   local SB_CNT = { "SB_CNT_OTHER", "SB_CNT_READ", "SB_CNT_WRITE", "SB_CNT_EVENT", "SB_CNT_ERROR",
+                    "SB_CNT_RECONNECT", "SB_CNT_BYTES_READ", "SB_CNT_BYTES_WRITTEN" }
+   local C = {}
+   for i, name in ipairs(SB_CNT) do C[name] = i - 1 end
+   function C.sb_counter_inc(tid, kind)
+      if kind == C.SB_CNT_ERROR then rb.count_error() end
+   end
+   function C.usleep(us) return rb.usleep(tonumber(us) or 0) end
+   setmetatable(C, { __index = function(_, k)
+      error("ffi.C." .. tostring(k) .. ": relbench's ffi offers sysbench's sb_counter_inc and usleep only "
+            .. "(relbench runs as root; a script's C calls would too)", 2)
+   end })
+   local ffi = { C = C }
+   function ffi.cdef(decls) end
+   setmetatable(ffi, { __index = function(_, k)
+      error("ffi." .. tostring(k) .. " is not offered by relbench's ffi (ffi.cdef, and ffi.C's "
+            .. "sb_counter_inc and usleep, are)", 2)
+   end })
+   package.loaded.ffi = ffi
+end
+
 -- sysbench's report functions, callable from a script's own report hooks
 -- (sysbench-tpcc's report_intermediate calls report_default or
 -- report_csv). relbench never calls report_intermediate or
