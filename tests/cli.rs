@@ -456,4 +456,34 @@ fn an_events_file_that_cannot_be_opened_is_refused_before_anything_runs() {
         .assert()
         .code(2);
     assert!(!dir.path().join("target.jsonl").exists());
+    // Another local user's file, made first where both can write, is not
+    // written into; a FIFO does not hold the run.
+    let theirs = dir.path().join("theirs.jsonl");
+    std::fs::write(&theirs, "theirs\n").unwrap();
+    std::os::unix::fs::chown(&theirs, Some(65534), Some(65534)).unwrap();
+    let fifo = dir.path().join("fifo.jsonl");
+    assert!(std::process::Command::new("mkfifo")
+        .arg(&fifo)
+        .status()
+        .unwrap()
+        .success());
+    for (path, why) in [
+        (&theirs, "another user's file (uid 65534)"),
+        // With no reader the open itself fails (ENXIO); with one, the
+        // check after it refuses it.
+        (&fifo, "(--events)"),
+    ] {
+        relbench()
+            .args(["run", "-q", "--out"])
+            .arg(&out)
+            .arg("--events")
+            .arg(path)
+            .arg(&plan)
+            .timeout(std::time::Duration::from_secs(30))
+            .assert()
+            .code(2)
+            .stderr(predicates::str::contains(why));
+    }
+    assert_eq!(std::fs::read_to_string(&theirs).unwrap(), "theirs\n");
+    assert!(!out.join("run.json").exists(), "nothing ran");
 }

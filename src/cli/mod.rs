@@ -1,6 +1,7 @@
 //! The command line: clap definitions (`args.rs`), resolution into typed
 //! options, and dispatch to the commands (`run.rs`: run and confirm, the
-//! rounds of `repeats = "auto"` handed to `study::adaptive`; `check.rs`; `catalogue.rs`: list, show, init; `serve.rs`). Exit codes
+//! rounds of `repeats = "auto"` handed to `study::adaptive`; `check.rs`;
+//! `catalogue.rs`: list, show, init; `serve.rs`). Exit codes
 //! (also in `relbench --help`):
 //!
 //! | code | meaning |

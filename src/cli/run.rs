@@ -235,6 +235,8 @@ pub(super) fn run(
 ) -> anyhow::Result<()> {
     install_ctrlc();
     let mut watch = Watchers::of(&show)?;
+    // Reborrowed at the watchers' shorter lifetime (`&mut` holds its
+    // trait object's lifetime fixed otherwise).
     let also = also.map(|s| s as &mut dyn runner::Sink);
     let mut session = runner::Session::start(&opts, watch.sinks(also))?;
     let end = session.run(&opts)?;

@@ -22,20 +22,23 @@ const LIVE_EVERY: f64 = 1.0;
 pub struct JsonLines {
     path: PathBuf,
     w: BufWriter<File>,
-    /// The elapsed seconds of the last live tick written, per step.
-    last_live: Option<(String, f64)>,
+    /// The step and elapsed seconds of the last live tick written.
+    last_live: Option<(ExecId, f64)>,
 }
 
 impl JsonLines {
     /// Opens `path` to append to (a resumed run's events follow the first
-    /// attempt's); a file of ours, never through a link.
+    /// attempt's): a regular file of this user's, never through a link,
+    /// checked on the file opened — another local user's file (in /tmp, made
+    /// first) is not written into, and a FIFO cannot hold the run (opened
+    /// without blocking, then refused).
     pub fn open(path: &Path) -> anyhow::Result<JsonLines> {
-        use std::os::unix::fs::OpenOptionsExt;
+        use std::os::unix::fs::{MetadataExt, OpenOptionsExt};
         let f = std::fs::OpenOptions::new()
             .create(true)
             .append(true)
             .mode(0o644)
-            .custom_flags(libc::O_NOFOLLOW)
+            .custom_flags(libc::O_NOFOLLOW | libc::O_NONBLOCK)
             .open(path)
             .with_context(|| {
                 format!(
@@ -43,6 +46,19 @@ impl JsonLines {
                     path.display()
                 )
             })?;
+        let m = f.metadata()?;
+        if !m.is_file() || m.uid() != crate::util::my_uid() {
+            anyhow::bail!(
+                "{} (--events) is {}: relbench appends its events only to a regular file of its own user's; \
+                 name a new file",
+                path.display(),
+                if m.is_file() {
+                    format!("another user's file (uid {})", m.uid())
+                } else {
+                    "not a regular file".to_string()
+                }
+            );
+        }
         Ok(JsonLines {
             path: path.to_path_buf(),
             w: BufWriter::new(f),
@@ -61,15 +77,19 @@ impl JsonLines {
 
     /// Whether a live tick of `id` at `elapsed` is a second past the last
     /// one written.
+    /// (A tick comes every 200 ms of the measured window: nothing is
+    /// allocated for one that is not written.)
     fn live_due(&mut self, id: &ExecId, elapsed: f64) -> bool {
-        let key = id.to_string();
-        match &self.last_live {
-            Some((k, at)) if *k == key && elapsed - at < LIVE_EVERY => false,
-            _ => {
-                self.last_live = Some((key, elapsed));
-                true
+        match &mut self.last_live {
+            Some((k, at)) if k == id => {
+                if elapsed - *at < LIVE_EVERY {
+                    return false;
+                }
+                *at = elapsed;
             }
+            _ => self.last_live = Some((id.clone(), elapsed)),
         }
+        true
     }
 }
 

@@ -21,7 +21,7 @@ use super::{host_place, interrupted, prepare_out_dir, RunEnd, RunOptions};
 use crate::db::{Dirs, Secrets};
 use crate::measure::units::human_secs;
 use crate::plan::schedule::Schedule;
-use crate::results::{self, RunInfo, RunStatus};
+use crate::results::{self, RunStatus};
 
 /// A results directory taken for a run and its rounds.
 pub struct Session<'a> {
@@ -102,11 +102,6 @@ impl<'a> Session<'a> {
     /// A line for whoever watches the session (the terminal, `--events`).
     pub fn say(&mut self, tone: Tone, msg: &str) {
         self.sinks().tell(&Event::Said(tone, msg));
-    }
-
-    /// The run's record as it stands.
-    pub fn info(&self) -> &RunInfo {
-        &self.record.info
     }
 
     /// Every sink of the session, in the order each event reaches them:
