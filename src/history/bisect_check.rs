@@ -19,6 +19,18 @@ fn smallest_p(n: usize, m: usize) -> f64 {
     (2.0 / ways).min(1.0)
 }
 
+/// The median of a side's results (0 for none: the callers refuse an
+/// empty side first).
+fn mid(v: &[f64]) -> f64 {
+    median(&mut v.to_vec()).unwrap_or(0.0)
+}
+
+/// A side's smallest and largest result.
+fn range(v: &[f64]) -> (f64, f64) {
+    v.iter()
+        .fold((f64::MAX, 0.0), |(lo, hi), &x| (lo.min(x), hi.max(x)))
+}
+
 /// Whether `a` and `b` differ, and how that was decided: the rank test
 /// where their sizes can reach [`ALPHA`], and [`FAR_APART`] below that.
 fn apart(a: &[f64], b: &[f64]) -> (bool, String) {
@@ -26,14 +38,7 @@ fn apart(a: &[f64], b: &[f64]) -> (bool, String) {
         let p = stats::rank_sum_p(a, b).unwrap_or(1.0);
         return (p < ALPHA, format!("p {p:.3}"));
     }
-    let (lo_a, hi_a) = (
-        a.iter().copied().fold(f64::MAX, f64::min),
-        a.iter().copied().fold(0.0, f64::max),
-    );
-    let (lo_b, hi_b) = (
-        b.iter().copied().fold(f64::MAX, f64::min),
-        b.iter().copied().fold(0.0, f64::max),
-    );
+    let ((lo_a, hi_a), (lo_b, hi_b)) = (range(a), range(b));
     let gap = if hi_a < lo_b {
         lo_b / hi_a.max(1e-12)
     } else if hi_b < lo_a {
@@ -69,8 +74,7 @@ pub fn check(now: &[f64], good: &[f64], bad: &[f64]) -> (u8, String) {
             ),
         );
     }
-    let m = |v: &[f64]| median(&mut v.to_vec()).unwrap_or(0.0);
-    let (mn, mg, mb) = (m(now), m(good), m(bad));
+    let (mn, mg, mb) = (mid(now), mid(good), mid(bad));
     let ((dg, hg), (db, hb)) = (apart(now, good), apart(now, bad));
     let say = format!("median {mn:.1} against good {mg:.1} ({hg}) and bad {mb:.1} ({hb})");
     let (gb, how) = apart(good, bad);
@@ -102,8 +106,7 @@ pub fn check(now: &[f64], good: &[f64], bad: &[f64]) -> (u8, String) {
 /// against stored runs.
 pub fn check_beside(ratio: f64, (lo, hi): (f64, f64), good: &[f64], bad: &[f64]) -> (u8, String) {
     let (gb, how) = apart(good, bad);
-    let m = |v: &[f64]| median(&mut v.to_vec()).unwrap_or(0.0);
-    let expected = m(bad) / m(good);
+    let expected = mid(bad) / mid(good);
     if !(gb && expected.is_finite() && expected > 0.0 && expected != 1.0) {
         return (
             125,
