@@ -630,7 +630,10 @@ fn check_beside(
         );
     };
     let Some(i) = sig.interval.as_ref() else {
-        return (125, "cannot tell: the test gave no interval".into());
+        return (
+            125,
+            "cannot tell: the test gave no interval (too few quiet windows a side): raise the plan's repeats".into(),
+        );
     };
     let (code, said) = bisect_check::check_beside(ratio, (i.lo, i.hi), good, bad);
     if code == 1 && !costs_moved(&cell, &base) && sig.p_value >= UNEXPLAINED_P {
