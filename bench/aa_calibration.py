@@ -32,6 +32,7 @@ the machine: disturbed cells are left out and counted apart.
 
 Usage: python3 bench/aa_calibration.py [--engines sqlite,mariadb,postgres]
        [--runs 3] [--secs 2] [--repeats 4] [--relbench PATH]
+       python3 bench/aa_calibration.py --keep DIR --rejudge [--engines …] [--runs N]
        python3 bench/aa_calibration.py --within [--secs 5] [--runs 5]
        python3 bench/aa_calibration.py --adaptive [--aa 4] [--max 6]
        [--runs 3] [--engines sqlite] [--relbench PATH]
@@ -249,10 +250,12 @@ def adaptive_main(args):
 
 def verdicts_main(args):
     """The verdicts' rates on A/A cells at --repeats repeats."""
-    tmp = Path(tempfile.mkdtemp(prefix="relbench-aa-"))
+    tmp = Path(args.keep) if args.keep else Path(tempfile.mkdtemp(prefix="relbench-aa-"))
+    tmp.mkdir(parents=True, exist_ok=True)
     # A managed server runs as its own OS user, which must reach its datadir.
     tmp.chmod(0o755)
-    print(f"A/A cells (a target against its own copy), {args.repeats} repeats of {args.secs} s windows:")
+    print(f"A/A cells (a target against its own copy), {args.repeats} repeats of {args.secs} s windows"
+          f"{' (rejudged: the kept runs reported again by this relbench)' if args.rejudge else ''}:")
     print(f"  {'engine':8} {'cells':>6} {'changed':>8} {'same':>8} {'undecided':>10} {'p<0.05':>7} {'disturbed':>10}")
     grand = {"changed": 0, "same": 0, "undecided": 0}
     for engine in args.engines.split(","):
@@ -260,10 +263,14 @@ def verdicts_main(args):
         t = s = d = 0
         for run in range(args.runs):
             p = tmp / f"{engine}-{run}.toml"
-            p.write_text(plan(engine, args.secs, args.repeats, 1000 + run))
             out = tmp / f"{engine}-{run}"
-            r = subprocess.run([args.relbench, "run", "-q", str(p), "--out", str(out)],
-                               capture_output=True, text=True)
+            if args.rejudge:
+                # The windows as measured then, judged by this build.
+                cmd = [args.relbench, "report", str(out), "--format", "json"]
+            else:
+                p.write_text(plan(engine, args.secs, args.repeats, 1000 + run))
+                cmd = [args.relbench, "run", "-q", str(p), "--out", str(out)]
+            r = subprocess.run(cmd, capture_output=True, text=True)
             if r.returncode not in (0, 3):
                 sys.exit(f"{engine} run {run} failed:\n{r.stderr}")
             ti, si, di, ans = cells(json.loads((out / "report.json").read_text()))
@@ -327,7 +334,12 @@ def main():
     ap.add_argument("--secs", type=float, default=2)
     ap.add_argument("--repeats", type=int, default=4)
     ap.add_argument("--relbench", default=str(RELBENCH))
+    ap.add_argument("--keep", help="the runs' directory (kept; default: a new temporary one)")
+    ap.add_argument("--rejudge", action="store_true",
+                    help="report the runs kept in --keep again with this relbench instead of running")
     args = ap.parse_args()
+    if args.rejudge and not args.keep:
+        sys.exit("--rejudge reads the runs kept in --keep DIR: name it")
     if args.relbench == str(RELBENCH):
         subprocess.run(["cargo", "build", "--release", "-q"], cwd=ROOT, check=True)
     if args.adaptive:

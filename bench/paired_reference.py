@@ -7,7 +7,7 @@ variance moderated towards a prior fitted to every cell's variance by
 moments of the log variances (Smyth 2004, limma's fitFDist, here with
 SciPy's polygamma and a root finder instead of Newton's iteration); a t
 interval at 95% on the mean difference with the cell's and the prior's
-degrees of freedom.
+degrees of freedom, and at 90% for the two one-sided tests of equivalence.
 
     python3 -m venv /tmp/sp && /tmp/sp/bin/pip install scipy
     /tmp/sp/bin/python bench/paired_reference.py
@@ -75,3 +75,5 @@ if __name__ == "__main__":
     print("prior (s0^2, d0):", prior)
     print("cell 2 (p, lo, hi, df):", paired(CELLS[1], prior))
     print("cell 1 (p, lo, hi, df):", paired(CELLS[0], prior))
+    # The two one-sided tests at 5% each: the interval at 90%.
+    print("cell 2 equivalence (p, lo, hi, df):", paired(CELLS[1], prior, alpha=0.10))

@@ -77,6 +77,7 @@ pub(super) fn test_single_windows(rows: &mut [Row], targets: &[TargetMeta], base
                     method: Method::PerSecond,
                     p_value: w.p_value,
                     interval: w.interval,
+                    equivalence: w.equivalence,
                     repeats_needed: None,
                     aa_pairs: Some(between.pairs),
                     df: None,

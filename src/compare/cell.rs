@@ -65,6 +65,12 @@ pub struct Significance {
     /// it says: a change is shown when it excludes 1, the same when it
     /// lies inside the band.
     pub interval: Option<stats::Interval>,
+    /// The interval of the two one-sided tests at the same level (1 − 2α:
+    /// 90% beside a 95% `interval`): the same is shown when it lies inside
+    /// the band. `None` where the test gives none; `interval` then
+    /// stands in, which only makes the same harder to show.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub equivalence: Option<stats::Interval>,
     /// Repeats per target that would decide an undecided cell (its
     /// variance as now, the degrees of freedom the repeats add); `None`
     /// when decided, or when no number up to the most asked would (a
@@ -300,13 +306,26 @@ impl Cell {
         if v.is_change() && (i.hi < 1.0 || i.lo > 1.0) {
             return Some(v);
         }
-        // The same: the whole interval inside the band, as printed.
-        if band_verdict(i.lo, lo, hi) == Verdict::Same
-            && band_verdict(i.hi, lo, hi) == Verdict::Same
+        // The same: the two one-sided tests' whole interval inside the
+        // band, as printed.
+        let e = sig.equivalence.unwrap_or(i);
+        if band_verdict(e.lo, lo, hi) == Verdict::Same
+            && band_verdict(e.hi, lo, hi) == Verdict::Same
         {
             return Some(Verdict::Same);
         }
         Some(Verdict::Undecided)
+    }
+}
+
+impl Significance {
+    /// The interval a verdict is read from: the equivalence interval for
+    /// a cell shown the same, the test's interval for any other.
+    pub fn shown(&self, v: Verdict) -> Option<stats::Interval> {
+        match v {
+            Verdict::Same => self.equivalence.or(self.interval),
+            _ => self.interval,
+        }
     }
 }
 

@@ -602,6 +602,7 @@ mod tests {
                 hi,
                 level: 0.95,
             }),
+            equivalence: None,
             repeats_needed: None,
             aa_pairs: None,
             df: Some(3.0),
@@ -644,6 +645,44 @@ mod tests {
         // As printed: an interval that reaches 0.95 or 1.05 is not inside.
         assert_eq!(judged(1.00, 0.9504, 1.03), Some(Verdict::Undecided));
         assert_eq!(judged(1.00, 0.96, 1.0496), Some(Verdict::Undecided));
+    }
+
+    /// Regression: the same was read off the 95% interval (each side
+    /// tested at 2.5%), so a cell of a quick run whose rounds lay 1–5%
+    /// apart, `0.99 (0.98–1.05)`, stayed undecided though two one-sided
+    /// tests at 5% reject a change of 5% either way (0.99–1.04 at 90%;
+    /// bench/paired_reference.py). Each side's level is the test's.
+    #[test]
+    fn the_same_is_two_one_sided_tests_at_the_level_of_the_test() {
+        let mut c = Cell {
+            relative: Some(1.014),
+            significance: tested(0.978, 1.052),
+            ..Cell::default()
+        };
+        assert_eq!(c.verdict(), Some(Verdict::Undecided));
+        let equivalence = stats::Interval {
+            lo: 0.986,
+            hi: 1.044,
+            level: 0.90,
+        };
+        c.significance.as_mut().unwrap().equivalence = Some(equivalence);
+        assert_eq!(c.verdict(), Some(Verdict::Same));
+        let sig = c.significance.as_ref().unwrap();
+        assert_eq!(sig.shown(Verdict::Same), Some(equivalence));
+        assert_eq!(sig.shown(Verdict::Undecided), sig.interval);
+        // A change past the band is still read off the 95% interval.
+        c.relative = Some(0.93);
+        c.significance.as_mut().unwrap().interval = Some(stats::Interval {
+            lo: 0.86,
+            hi: 1.01,
+            level: 0.95,
+        });
+        c.significance.as_mut().unwrap().equivalence = Some(stats::Interval {
+            lo: 0.87,
+            hi: 0.99,
+            level: 0.90,
+        });
+        assert_eq!(c.verdict(), Some(Verdict::Undecided));
     }
 
     #[test]

@@ -218,10 +218,15 @@ fn undecided_why(c: &super::Cell) -> String {
             "({:.2}–{:.2}) past {band}, but its interval holds 1",
             i.lo, i.hi
         ),
-        Some(i) => format!(
-            "({:.2}–{:.2}) within {band}, but its interval reaches past it",
-            i.lo, i.hi
-        ),
+        Some(i) => {
+            let e = sig.equivalence.unwrap_or(i);
+            format!(
+                "({:.2}–{:.2} at {:.0}%) within {band}, but its interval reaches past it",
+                e.lo,
+                e.hi,
+                e.level * 100.0
+            )
+        }
         None => format!("p = {:.2}", sig.p_value),
     };
     // Within a hair of an edge no interval can clear it; further off,

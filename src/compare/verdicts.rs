@@ -125,6 +125,7 @@ pub(super) fn test_cells(
             },
             p_value: (t.p_value * ALPHA / alpha).min(1.0),
             interval: Some(t.interval),
+            equivalence: Some(t.equivalence),
             repeats_needed: needed,
             aa_pairs: None,
             df: Some(t.df),
@@ -139,25 +140,28 @@ pub(super) fn test_cells(
 /// is decided, or no number up to [`MOST_REPEATS`] would.
 fn repeats_needed(c: &Cell, t: &paired::Test, rounds: usize, alpha: f64) -> Option<u32> {
     let (lo, hi) = c.band();
-    let (ln, i) = (t.ratio.ln(), t.interval);
+    let ln = t.ratio.ln();
     let inside = t.ratio > lo && t.ratio < hi;
-    // As the verdict reads it: the interval as printed.
+    // As the verdict reads it: the equivalence interval inside the band,
+    // or the test's interval clear of 1.
     let decided = if inside {
-        band_verdict(i.lo, lo, hi) == Verdict::Same && band_verdict(i.hi, lo, hi) == Verdict::Same
+        let e = t.equivalence;
+        band_verdict(e.lo, lo, hi) == Verdict::Same && band_verdict(e.hi, lo, hi) == Verdict::Same
     } else {
-        i.lo > 1.0 || i.hi < 1.0
+        t.interval.lo > 1.0 || t.interval.hi < 1.0
     };
     if decided {
         return None;
     }
     // The half-width that would do, in ln(ratio), with a hair to spare
-    // for the rounding the verdict reads the interval with.
-    let want = if inside {
-        (hi.ln() - ln).min(ln - lo.ln()) - 0.005
+    // for the rounding the verdict reads the interval with; at the level
+    // the interval that would decide it is read at.
+    let (want, level) = if inside {
+        ((hi.ln() - ln).min(ln - lo.ln()) - 0.005, 2.0 * alpha)
     } else {
-        ln.abs()
+        (ln.abs(), alpha)
     };
-    paired::rounds_for(t, rounds, want, alpha, MOST_REPEATS)
+    paired::rounds_for(t, rounds, want, level, MOST_REPEATS)
 }
 
 /// A history's or a bisect's two sides tested alone (no other cells to
@@ -177,6 +181,7 @@ pub(super) fn test_pair(c: &mut Cell, base: &Cell) {
         },
         p_value: t.p_value,
         interval: Some(t.interval),
+        equivalence: Some(t.equivalence),
         repeats_needed: None,
         aa_pairs: None,
         df: Some(t.df),

@@ -44,7 +44,7 @@
 //! (`bench/paired_reference.py`).
 
 use super::stats::Interval;
-use super::within::{t_quantile_two_sided, t_two_sided_p};
+use super::within::{t_interval, t_quantile_two_sided, t_two_sided_p};
 
 /// A variance of ln(target ÷ base) for one round, and its degrees of
 /// freedom.
@@ -228,6 +228,13 @@ pub struct Test {
     pub p_value: f64,
     /// target ÷ base at 1 − `alpha`.
     pub interval: Interval,
+    /// target ÷ base at 1 − 2·`alpha`: the interval of the two one-sided
+    /// tests (Schuirmann, 1987) that show equivalence at `alpha`. A
+    /// change inside a band is rejected on each side by a one-sided test
+    /// at `alpha`, which is this interval inside the band; the interval
+    /// at 1 − `alpha` would test each side at `alpha` ÷ 2 and call far
+    /// fewer identical cells the same than the level allows.
+    pub equivalence: Interval,
     /// Its t's degrees of freedom (the cell's and the prior's).
     pub df: f64,
     /// The standard error of the estimate, in ln(ratio).
@@ -244,28 +251,26 @@ pub fn test(sample: &Sample, prior: Option<Var>, alpha: f64) -> Option<Test> {
     let se = (v.var * sample.factor()).sqrt();
     if se.is_nan() || se <= 0.0 || !se.is_finite() {
         let r = d.exp();
+        let point = |level| Interval {
+            lo: r,
+            hi: r,
+            level,
+        };
         return Some(Test {
             ratio: r,
             p_value: if d == 0.0 { 1.0 } else { 0.0 },
-            interval: Interval {
-                lo: r,
-                hi: r,
-                level: 1.0 - alpha,
-            },
+            interval: point(1.0 - alpha),
+            equivalence: point(1.0 - 2.0 * alpha),
             df: v.df,
             se: 0.0,
             var: v.var,
         });
     }
-    let q = t_quantile_two_sided(alpha, v.df);
     Some(Test {
         ratio: d.exp(),
         p_value: t_two_sided_p(d.abs() / se, v.df),
-        interval: Interval {
-            lo: (d - q * se).exp(),
-            hi: (d + q * se).exp(),
-            level: 1.0 - alpha,
-        },
+        interval: t_interval(d, se, v.df, alpha),
+        equivalence: t_interval(d, se, v.df, 2.0 * alpha),
         df: v.df,
         se,
         var: v.var,

@@ -121,13 +121,15 @@ pub fn within_run(target: &[f64], base: &[f64], between: &Between) -> Option<Wit
     if var <= 0.0 {
         let p_value = if r.ln == 0.0 { 1.0 } else { 0.0 };
         let v = r.ln.exp();
+        let point = |level| Interval {
+            lo: v,
+            hi: v,
+            level,
+        };
         return Some(WithinRun {
             p_value,
-            interval: Some(Interval {
-                lo: v,
-                hi: v,
-                level: LEVEL,
-            }),
+            interval: Some(point(LEVEL)),
+            equivalence: Some(point(2.0 * LEVEL - 1.0)),
             df: f64::INFINITY,
             n_eff: (na, nb),
         });
@@ -143,14 +145,10 @@ pub fn within_run(target: &[f64], base: &[f64], between: &Between) -> Option<Wit
     };
     let se = var.sqrt();
     let p_value = t_two_sided_p(r.ln.abs() / se, df);
-    let q = t_quantile_two_sided(1.0 - LEVEL, df);
     Some(WithinRun {
         p_value,
-        interval: Some(Interval {
-            lo: (r.ln - q * se).exp(),
-            hi: (r.ln + q * se).exp(),
-            level: LEVEL,
-        }),
+        interval: Some(t_interval(r.ln, se, df, 1.0 - LEVEL)),
+        equivalence: Some(t_interval(r.ln, se, df, 2.0 * (1.0 - LEVEL))),
         df,
         n_eff: (na, nb),
     })
@@ -163,6 +161,9 @@ pub struct WithinRun {
     /// Fieller's interval of the ratio of the means; `None` when the
     /// base's mean is not itself distinguishable from 0.
     pub interval: Option<Interval>,
+    /// The two one-sided tests' interval (at 1 − 2·(1 − [`LEVEL`])) an
+    /// equivalence is shown by; `None` with `interval`.
+    pub equivalence: Option<Interval>,
     /// Welch–Satterthwaite degrees of freedom.
     pub df: f64,
     /// Effective sample sizes (target, base).
@@ -213,6 +214,7 @@ pub fn seconds_only(target: &[f64], base: &[f64]) -> Option<WithinRun> {
                 hi: r,
                 level: LEVEL,
             }),
+            equivalence: None,
             df: f64::INFINITY,
             n_eff: (na, nb),
         });
@@ -234,6 +236,7 @@ pub fn seconds_only(target: &[f64], base: &[f64]) -> Option<WithinRun> {
     Some(WithinRun {
         p_value,
         interval,
+        equivalence: None,
         df,
         n_eff: (na, nb),
     })
@@ -349,6 +352,17 @@ pub fn t_two_sided_p(t: f64, df: f64) -> f64 {
         return super::stats::normal_two_sided_p(t);
     }
     inc_beta(df / 2.0, 0.5, df / (df + t * t)).clamp(0.0, 1.0)
+}
+
+/// exp of the t interval around `ln` with standard error `se` and `df`
+/// degrees of freedom, at 1 − `alpha`.
+pub fn t_interval(ln: f64, se: f64, df: f64, alpha: f64) -> Interval {
+    let q = t_quantile_two_sided(alpha, df);
+    Interval {
+        lo: (ln - q * se).exp(),
+        hi: (ln + q * se).exp(),
+        level: 1.0 - alpha,
+    }
 }
 
 /// The t with P(|T| ≥ t) = `p`, by bisection (60 halvings of [0, 10⁶]).

@@ -93,7 +93,7 @@ fn tip(r: &Report, row: &Row, ti: usize) -> String {
             Method::PerSecond => "per-second test",
         };
         let _ = write!(s, "; p={:.3} ({test})", sig.p_value);
-        if let Some(i) = sig.interval {
+        if let Some(i) = c.verdict().and_then(|v| sig.shown(v)) {
             let _ = write!(
                 s,
                 ", {:.0}% interval {:.2}–{:.2}",
@@ -105,7 +105,9 @@ fn tip(r: &Report, row: &Row, ti: usize) -> String {
     }
     match c.verdict() {
         Some(Verdict::Disturbed) => s.push_str("; disturbed, not judged"),
-        Some(Verdict::Same) => s.push_str("; the same: its interval inside the band"),
+        Some(Verdict::Same) => {
+            s.push_str("; the same: its interval (two one-sided tests) inside the band")
+        }
         Some(Verdict::Undecided) => s.push_str("; undecided"),
         Some(Verdict::TooShort) => s.push_str("; a window too short to judge"),
         Some(Verdict::Unsteady) => s.push_str("; a window that never became steady, not judged"),

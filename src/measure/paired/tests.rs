@@ -68,6 +68,9 @@ fn the_prior_and_the_moderated_test_match_the_reference() {
     assert!(close(t.interval.lo, 0.978_285_500_554_253_2, 6), "{t:?}");
     assert!(close(t.interval.hi, 1.052_274_202_052_370_5, 6), "{t:?}");
     assert!(close(t.df, 6.057_536_187_254_14, 6), "{t:?}");
+    assert!(close(t.equivalence.lo, 0.985_637_534_916_080_6, 6), "{t:?}");
+    assert!(close(t.equivalence.hi, 1.044_425_113_703_465_5, 6), "{t:?}");
+    assert!((t.equivalence.level - 0.90).abs() < 1e-12, "{t:?}");
     let t = test(&Sample::Paired(CELLS[0].to_vec()), Some(p), 0.05).unwrap();
     assert!(close(t.p_value, 8.025_699_216_925_366e-8, 4), "{t:?}");
     assert!(close(t.interval.lo, 1.719_892_746_551_332_7, 6), "{t:?}");

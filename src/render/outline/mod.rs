@@ -176,7 +176,7 @@ fn relative_cell(c: &Cell) -> Text {
         return tone_only_past_threshold(ratio_2(Some(rel), c.ratio_verdict()));
     };
     let ci = sig
-        .interval
+        .shown(v)
         .as_ref()
         .map(|i| format!(" {}", interval(i, 2)))
         .unwrap_or_default();

@@ -15,8 +15,9 @@ pub fn relative(r: &Report) -> Section {
     let mut intro = format!(
         "Target ÷ base ({}): above 1 is faster. Each cell is changed, the same or undecided: \
          changed (red at ≤ 0.95, green at ≥ 1.05) when it is past 5% and its interval is clear of 1; \
-         the same (plain) when its whole interval lies inside 0.95–1.05 (or inside the A/A spread, \
-         where that is wider); undecided (~) otherwise, and the summary says what would decide it. \
+         the same (plain) when the interval of two one-sided tests at 5% (90%, the interval a same \
+         cell shows) lies inside 0.95–1.05 (or inside the A/A spread, where that is wider); \
+         undecided (~) otherwise, and the summary says what would decide it. \
          No cell is the same by its ratio alone.",
         r.base
     );
