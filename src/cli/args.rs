@@ -456,6 +456,15 @@ pub(super) struct RunArgs {
     /// With --history: where the build comes in the history's order.
     #[arg(long, value_name = "N", requires = "history")]
     pub(super) order: Option<f64>,
+    /// Judge the run as a merge request's gate when it ends (`relbench
+    /// gate` on its results): gate.md, gate.xml and gate.json in --out,
+    /// exit 0 passed, 1 a regression, 3 a step failed, 4 undecided.
+    #[arg(long, conflicts_with_all = ["confirm", "shard", "client_share"])]
+    pub(super) gate: bool,
+    /// With --gate: the target judged [default: the one target besides
+    /// the base].
+    #[arg(long, value_name = "NAME", requires = "gate")]
+    pub(super) candidate: Option<String>,
     #[command(flatten)]
     pub(super) one_off: OneOff,
 }
@@ -481,6 +490,18 @@ pub(super) enum Command {
     /// Find the build a step's change came in, among ordered builds,
     /// by measuring them (Pinpoint's approach).
     Bisect(BisectArgs),
+    /// A merge request's gate on a finished run: the candidate's steps
+    /// against the reference's (the base), held to the plan's `[gate]`
+    /// allowances; writes gate.md, gate.xml (JUnit) and gate.json into the
+    /// run and exits 0 (passed), 1 (a regression), 3 (a step failed) or 4
+    /// (undecided). `run --gate` runs and judges in one command.
+    Gate {
+        /// The run's results directory.
+        dir: PathBuf,
+        /// The target judged [default: the one target besides the base].
+        #[arg(long)]
+        candidate: Option<String>,
+    },
     /// For `git bisect run`: run the plan against the build just made and
     /// exit 0 if the step is like the good build's results, 1 if like the
     /// bad build's, 125 if it cannot tell.

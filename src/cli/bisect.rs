@@ -355,7 +355,7 @@ fn search(
 /// p this far below the level: beside a busy host a window loses
 /// throughput without costing more per operation, and a p near 0.05 from
 /// such windows is the host's.
-const UNEXPLAINED_P: f64 = 0.01;
+use crate::compare::{costs_moved, UNEXPLAINED_P};
 
 /// Each culprit's explanation (the costs that moved), and a culprit whose
 /// costs per operation are unchanged and whose p lies near the level
@@ -646,11 +646,4 @@ fn check_beside(
         );
     }
     (code, format!("{said}: {why}"))
-}
-
-/// Whether any of a cell's costs per operation changed against its base.
-fn costs_moved(cell: &crate::compare::Cell, base: &crate::compare::Cell) -> bool {
-    cell.costs_relative
-        .keys()
-        .any(|k| cell.cost_verdict(*k, base).is_some_and(|v| v.is_change()))
 }

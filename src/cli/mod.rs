@@ -16,6 +16,7 @@ mod args;
 mod bisect;
 mod catalogue;
 mod check;
+mod gate;
 mod history;
 mod host;
 mod profile;
@@ -109,6 +110,7 @@ fn dispatch(cmd: Command) -> anyhow::Result<()> {
         Command::Run(a) => run_command(a),
         Command::History(cmd) => history::history(cmd),
         Command::Bisect(a) => bisect::bisect(a),
+        Command::Gate { dir, candidate } => gate::gate(&dir, candidate.as_deref()),
         Command::BisectCheck {
             plan,
             step,
@@ -254,6 +256,9 @@ fn dispatch(cmd: Command) -> anyhow::Result<()> {
 /// `relbench run`, in its shapes: a confirmation, one workload without a
 /// plan, or a plan (the quick one without).
 fn run_command(a: RunArgs) -> anyhow::Result<()> {
+    if a.gate {
+        return run_and_gate(a);
+    }
     if let Some(dir) = &a.confirm {
         let show = run::Show {
             quiet: a.quiet,
@@ -269,6 +274,29 @@ fn run_command(a: RunArgs) -> anyhow::Result<()> {
         return run_one_off(a);
     }
     run_plan(a)
+}
+
+/// `run --gate`: the run, then its judgement; a run whose steps failed
+/// is judged too (its failed steps are the gate's), one interrupted or
+/// refused is not.
+fn run_and_gate(mut a: RunArgs) -> anyhow::Result<()> {
+    let out = a
+        .out
+        .get_or_insert_with(|| Path::new("results").join(utc_stamp(unix_now())))
+        .clone();
+    let candidate = a.candidate.clone();
+    // A candidate the plan does not have is said before the run, not
+    // after it (a plan that does not parse is the run's to report).
+    if let Ok((plan, ..)) = plan_of_run(a.plan.as_deref(), a.resume, a.out.as_deref()) {
+        gate::check_plan(&plan, candidate.as_deref())?;
+    }
+    a.gate = false;
+    if let Err(e) = run_command(a) {
+        if !matches!(e.downcast_ref::<Exit>(), Some(Exit::StepsFailed(_))) {
+            return Err(e);
+        }
+    }
+    gate::gate(&out, candidate.as_deref())
 }
 
 /// One workload against one target, from the flags alone.

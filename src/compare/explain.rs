@@ -64,6 +64,20 @@ pub fn superseded(k: Cost, c: &Cell) -> bool {
         || (k == Cost::OwnCs && own(Cost::OwnVcs) && own(Cost::OwnIvcs))
 }
 
+/// The p below which a change whose costs per operation did not move is
+/// still taken as the build's: near the level, the host's own drift (a
+/// level shift between windows that no cost explains) makes such
+/// changes as often as the test allows for, and a gate or a bisect that
+/// named them would blame a build for the machine.
+pub const UNEXPLAINED_P: f64 = 0.01;
+
+/// Whether any of a cell's costs per operation changed against its base.
+pub fn costs_moved(cell: &Cell, base: &Cell) -> bool {
+    cell.costs_relative
+        .keys()
+        .any(|k| cell.cost_verdict(*k, base).is_some_and(|v| v.is_change()))
+}
+
 /// What bounded a step in a window.
 #[derive(Debug, Clone, Copy, PartialEq)]
 enum Bound {

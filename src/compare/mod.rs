@@ -14,12 +14,14 @@ mod adaptive;
 mod build;
 mod cell;
 mod hosts;
+mod significance;
 mod targets;
 mod verdicts;
 
 mod campaign;
 mod cost;
 mod explain;
+pub mod gate;
 pub mod linkbench;
 pub mod profile;
 mod series;
@@ -31,7 +33,8 @@ pub mod waits;
 pub use campaign::{TimelineCell, TimelineRow};
 pub use cost::{Cost, Rate};
 pub use explain::{
-    cost_matters, explain, superseded, CPU_BOUND_PCT, IO_BOUND_PCT, OWN_CPU_BOUND_PCT,
+    cost_matters, costs_moved, explain, superseded, CPU_BOUND_PCT, IO_BOUND_PCT, OWN_CPU_BOUND_PCT,
+    UNEXPLAINED_P,
 };
 pub use hosts::HostOffset;
 pub use series::{

@@ -5,6 +5,7 @@
 //! walks ([`Plan::schedule`]).
 
 pub mod adaptive;
+pub mod gate;
 mod observe;
 mod parse;
 pub mod schedule;
@@ -12,6 +13,7 @@ pub mod shard;
 pub mod share;
 
 pub use adaptive::Adaptive;
+pub use gate::Gate;
 pub use observe::{Internals, Profiling, DEFAULT_WAIT_SAMPLING_MS};
 pub use parse::{parse, PlanError, PlanErrors};
 pub use schedule::{ExecId, Execution, Part, Schedule, StepId, Work, WorkloadRun};
@@ -120,6 +122,9 @@ pub struct Plan {
     /// What relbench reads of the engine's own accounting (`[internals]`).
     #[serde(default)]
     pub internals: Internals,
+    /// The slowdowns `relbench gate` lets through (`[gate]`).
+    #[serde(default, skip_serializing_if = "Gate::is_default")]
+    pub gate: Gate,
 }
 
 /// The order of the targets inside a round. The rounds are blocks the

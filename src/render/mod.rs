@@ -6,6 +6,7 @@
 
 mod csv;
 mod escape;
+pub mod gate;
 pub mod history;
 mod html;
 mod json;

@@ -5,6 +5,7 @@
 //! sequence and the targets each have a file.
 
 mod around;
+mod gate;
 mod observe;
 mod scripts;
 mod steps;
@@ -65,6 +66,7 @@ struct RawPlan {
     interference: Option<RawInterference>,
     profile: Option<observe::RawProfile>,
     internals: Option<observe::RawInternals>,
+    gate: Option<gate::RawGate>,
 }
 
 /// `[adaptive]`: the bounds of `repeats = "auto"`.
@@ -410,6 +412,7 @@ fn validate(cx: &mut Ctx<'_>, raw: RawPlan) -> Plan {
     let profile = profile(cx, &raw, &steps);
     let internals = internals(cx, &raw);
     let targets = with_internals(targets, &internals);
+    let gate = gate::gate(cx, &raw, &steps);
     Plan {
         workloads,
         lua,
@@ -440,6 +443,7 @@ fn validate(cx: &mut Ctx<'_>, raw: RawPlan) -> Plan {
         interference,
         profile,
         internals,
+        gate,
     }
 }
 

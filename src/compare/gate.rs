@@ -1,0 +1,219 @@
+//! The gate's judgement of a run (`relbench gate`, `run --gate`): each
+//! step of one candidate against its reference, held to the plan's
+//! allowance (`[gate]`). A step is a **regression** when it is slower than
+//! the allowance and its interval is clear of 1 (the paired test over the
+//! run's interleaved rounds: every round replicated it); it **passes**
+//! when a one-sided test at 5% shows it is no slower than the allowance
+//! (the 90% interval's low end above it — faster passes too); a slowdown
+//! no cost per operation explains, at a p near the level, is undecided,
+//! as bisect doubts such a culprit; anything
+//! else is **undecided** and says what would decide it. A step that
+//! failed is a failure of its own. The load steps, which set the data up,
+//! are held only where `[gate.steps]` names them. Every output of the
+//! gate lays out this one model.
+
+use serde::Serialize;
+
+use super::{Report, Verdict};
+use crate::measure::stats::Interval;
+use crate::plan::Gate;
+
+/// What the gate answers for one step.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "lowercase")]
+pub enum Answer {
+    Pass,
+    Regression,
+    Undecided,
+    /// The step failed on the candidate or the reference.
+    Failed,
+}
+
+/// One step of the candidate against the reference.
+#[derive(Debug, Clone, Serialize)]
+pub struct Case {
+    /// The step as tables show it, and its clients.
+    pub step: String,
+    pub clients: u32,
+    pub group: &'static str,
+    /// The slowdown allowed, as a fraction (0.05: 5%), the A/A spread's
+    /// where the run measured identical targets further apart.
+    pub allowed: f64,
+    /// Candidate ÷ reference throughput.
+    pub ratio: Option<f64>,
+    /// Its interval at 95% (a regression is read off it) and at 90%
+    /// (a pass: its low end above the allowance).
+    pub interval: Option<Interval>,
+    pub equivalence: Option<Interval>,
+    pub answer: Answer,
+    /// A regression's cause, what would decide an undecided step, or a
+    /// failed step's error.
+    pub why: String,
+}
+
+/// The gate over a whole run.
+#[derive(Debug, Clone, Serialize)]
+pub struct Judgement {
+    pub reference: String,
+    pub candidate: String,
+    pub cases: Vec<Case>,
+    pub outcome: Answer,
+}
+
+impl Judgement {
+    /// The exit code: 0 passed, 1 a regression, 3 a step failed, 4
+    /// undecided (what more repeats or a quieter host would settle).
+    pub fn exit_code(&self) -> u8 {
+        match self.outcome {
+            Answer::Pass => 0,
+            Answer::Regression => 1,
+            Answer::Failed => 3,
+            Answer::Undecided => 4,
+        }
+    }
+
+    pub fn count(&self, a: Answer) -> usize {
+        self.cases.iter().filter(|c| c.answer == a).count()
+    }
+}
+
+/// Judges target `candidate` of `report` against its base, by `gate`.
+pub fn judge(report: &Report, candidate: usize, gate: &Gate) -> Judgement {
+    let base = report.base_of[candidate];
+    let settings = &report.targets[candidate].settings_differ;
+    let mut cases = Vec::new();
+    for row in &report.rows {
+        let (c, b) = (&row.cells[candidate], &row.cells[base]);
+        if c.relative.is_none() && c.failed.is_none() && b.failed.is_none() {
+            continue;
+        }
+        let (group, label) = (row.group.name(), row.id.step.label());
+        // The data's load sets the others up; held only when the plan
+        // names it in `[gate.steps]`.
+        let named = |k: &str| gate.per.iter().any(|(n, _)| n == k);
+        if row.group == crate::workload::Group::Load && !named(&label) && !named(group) {
+            continue;
+        }
+        let own = gate.allowed(&label, group);
+        // Identical runs that lay further apart than the allowance: the
+        // gate cannot hold a step to less than the machine's own spread.
+        let edge = (1.0 - own).min(c.band().0);
+        let sig = c.significance.as_ref();
+        let (answer, why) = answer(c, b, edge, settings);
+        cases.push(Case {
+            step: row.title(),
+            clients: row.id.clients,
+            group,
+            allowed: 1.0 - edge,
+            ratio: c.relative,
+            interval: sig.and_then(|s| s.interval),
+            equivalence: sig.and_then(|s| s.equivalence.or(s.interval)),
+            answer,
+            why,
+        });
+    }
+    let any = |a: Answer| cases.iter().any(|c| c.answer == a);
+    let outcome = [Answer::Regression, Answer::Failed, Answer::Undecided]
+        .into_iter()
+        .find(|a| any(*a))
+        .unwrap_or(Answer::Pass);
+    Judgement {
+        reference: report.targets[base].name.clone(),
+        candidate: report.targets[candidate].name.clone(),
+        cases,
+        outcome,
+    }
+}
+
+/// As printed: two decimals.
+fn printed(x: f64) -> f64 {
+    (x * 100.0).round() / 100.0
+}
+
+fn answer(
+    c: &super::Cell,
+    b: &super::Cell,
+    edge: f64,
+    settings: &[(String, String, String)],
+) -> (Answer, String) {
+    if let Some(f) = c.failed.as_ref().or(b.failed.as_ref()) {
+        let whose = if c.failed.is_some() {
+            "the candidate"
+        } else {
+            "the reference"
+        };
+        return (Answer::Failed, format!("failed on {whose}: {f}"));
+    }
+    let Some(rel) = c.relative else {
+        return (Answer::Undecided, "no throughput to compare".into());
+    };
+    let not_judged = |why: &str| (Answer::Undecided, format!("{rel:.2}: {why}"));
+    match c.verdict() {
+        Some(Verdict::Disturbed) => {
+            return not_judged(
+                "another program used the machine in its window or the reference's; run the gate on a quiet host",
+            )
+        }
+        Some(Verdict::TooShort) => return not_judged("a window too short to judge; give the step longer windows"),
+        Some(Verdict::Unsteady) => return not_judged("a window that never became steady; give the step a longer warm-up"),
+        Some(Verdict::Untested) => return not_judged("one window a side, not tested; give the plan repeats = 3 or more"),
+        _ => {}
+    }
+    if c.sla_missed.is_some() || c.base_sla_missed || c.rate_missed.is_some() {
+        return not_judged("a rate or SLA was missed; the step ran against less load than asked");
+    }
+    let Some(sig) = c.significance.as_ref() else {
+        return not_judged("not tested");
+    };
+    let Some(i) = sig.interval else {
+        return not_judged("the test gave no interval; raise the plan's repeats");
+    };
+    let e = sig.equivalence.unwrap_or(i);
+    let pct = (1.0 - edge) * 100.0;
+    if printed(rel) <= printed(edge) && i.hi < 1.0 {
+        // As bisect weighs a culprit: a slowdown no cost per operation
+        // explains, at a p near the level, may be the host's.
+        if !super::costs_moved(c, b) && sig.p_value >= super::UNEXPLAINED_P {
+            return (
+                Answer::Undecided,
+                format!(
+                    "{rel:.2} ({:.2}–{:.2}), slower than the {pct:.0}% allowed at p {:.3}, but no cost per operation \
+                     moved: the host, not the build, may have made it; run the gate again on a quiet host, or with more repeats",
+                    i.lo, i.hi, sig.p_value
+                ),
+            );
+        }
+        let cause = super::explain::explain_beside(rel, c, b, settings);
+        return (
+            Answer::Regression,
+            format!(
+                "{rel:.2} ({:.2}–{:.2}), slower than the {pct:.0}% allowed: {cause}",
+                i.lo, i.hi
+            ),
+        );
+    }
+    if printed(e.lo) > printed(edge) {
+        return (
+            Answer::Pass,
+            format!(
+                "{rel:.2} ({:.2}–{:.2} at {:.0}%): no slower than {pct:.0}%",
+                e.lo,
+                e.hi,
+                e.level * 100.0
+            ),
+        );
+    }
+    let decide = match sig.repeats_needed {
+        Some(n) => format!("about {n} repeats would decide it"),
+        None => "longer windows or a quieter host would decide it".into(),
+    };
+    (
+        Answer::Undecided,
+        format!(
+            "{rel:.2} ({:.2}–{:.2} at {:.0}%): its interval reaches past the {pct:.0}% allowed without showing a slowdown; {decide}",
+            e.lo,
+            e.hi,
+            e.level * 100.0
+        ),
+    )
+}
