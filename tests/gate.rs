@@ -46,14 +46,35 @@ fn a_candidate_that_fsyncs_every_commit_fails_the_gate_named_by_its_step_and_cau
         "[gate]\nslower = \"5%\"\n[gate.steps]\npoint = \"10%\"",
     );
     let out = dir.path().join("out");
-    let assert = relbench()
+    let got = relbench()
         .args(["run", "-q"])
         .arg(&plan)
         .args(["--gate", "--out"])
         .arg(&out)
-        .assert()
-        .code(1);
-    let stdout = String::from_utf8_lossy(&assert.get_output().stdout).into_owned();
+        .output()
+        .unwrap();
+    // Another program on the machine (a test binary's leftovers, a busy
+    // CI host) disturbs a window: the gate then says so and stays
+    // undecided (4), never passes. Anything else is the regression.
+    let json = read_json(&out.join("gate.json"));
+    if got.status.code() == Some(4) {
+        let update = json["cases"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .find(|c| c["step"] == "update-index")
+            .unwrap()
+            .clone();
+        assert_eq!(update["answer"], "undecided", "{json}");
+        assert!(
+            update["why"].as_str().unwrap().contains("another program"),
+            "{json}"
+        );
+        eprintln!("not judged: the machine was busy ({})", update["why"]);
+        return;
+    }
+    assert_eq!(got.status.code(), Some(1), "{json}");
+    let stdout = String::from_utf8_lossy(&got.stdout).into_owned();
     assert!(
         stdout.contains("## relbench gate: mr against main — regression (exit 1)"),
         "{stdout}"
@@ -77,7 +98,6 @@ fn a_candidate_that_fsyncs_every_commit_fails_the_gate_named_by_its_step_and_cau
         md.contains("| point-query | 1 |") && md.contains("| 10% |"),
         "{md}"
     );
-    let json = read_json(&out.join("gate.json"));
     assert_eq!(json["exit_code"], 1);
     assert_eq!(json["outcome"], "regression");
     let cases = json["cases"].as_array().unwrap();

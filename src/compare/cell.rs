@@ -185,6 +185,27 @@ impl Cell {
         (SLOWER.min(1.0 / (1.0 + floor)), FASTER.max(1.0 + floor))
     }
 
+    /// The band as a verdict reads it, against ratios rounded to two
+    /// decimals: where an A/A floor widened it, its edges put half a
+    /// hundredth past the floor's printed value, so that a copy's own
+    /// ratio, inside the floor as computed, never rounds past it
+    /// (regression: an A/A copy's update-index, `1.17 (1.06–1.28)` against
+    /// a floor of ±16.5%, was coloured faster). The plain band is as it is.
+    pub fn judged_band(&self) -> (f64, f64) {
+        let (lo, hi) = self.band();
+        let lo = if lo < SLOWER {
+            ((lo * 100.0).floor() - 0.5) / 100.0
+        } else {
+            lo
+        };
+        let hi = if hi > FASTER {
+            ((hi * 100.0).ceil() + 0.5) / 100.0
+        } else {
+            hi
+        };
+        (lo, hi)
+    }
+
     /// The throughput change as the report judges it: changed, the same,
     /// or undecided (and why); `None` for a base's own cell, and a cell
     /// with no ratio. A q-step whose background writes missed the SLA is
@@ -203,7 +224,7 @@ impl Cell {
         if self.disturbed.is_some() || self.base_disturbed {
             return Some(Verdict::Disturbed);
         }
-        let (lo, hi) = self.band();
+        let (lo, hi) = self.judged_band();
         let v = band_verdict(rel, lo, hi);
         // A window that drifts by d puts the ratio anywhere within a
         // factor 1 + d of its figure: a change that stays past the same

@@ -97,7 +97,7 @@ pub fn judge(report: &Report, candidate: usize, gate: &Gate) -> Judgement {
         let own = gate.allowed(&label, group);
         // Identical runs that lay further apart than the allowance: the
         // gate cannot hold a step to less than the machine's own spread.
-        let edge = (1.0 - own).min(c.band().0);
+        let edge = (1.0 - own).min(c.judged_band().0);
         let sig = c.significance.as_ref();
         let (answer, why) = answer(c, b, edge, settings);
         cases.push(Case {

@@ -688,6 +688,30 @@ mod tests {
         assert_eq!(c.verdict(), Some(Verdict::Undecided));
     }
 
+    /// Regression (fresh-clone CI): an A/A copy's update-index printed
+    /// `1.17 (1.06–1.28)` and was coloured faster against its own floor
+    /// of ±16.5%: a ratio inside the floor rounded past it.
+    #[test]
+    fn an_aa_copys_ratio_inside_its_floor_never_rounds_past_it() {
+        let c = Cell {
+            relative: Some(1.1652),
+            significance: tested(1.06, 1.28),
+            noise_floor: Some(0.1652),
+            ..Cell::default()
+        };
+        assert_eq!(c.verdict(), Some(Verdict::Undecided));
+        let c = Cell {
+            relative: Some(1.0 / 1.1652),
+            significance: tested(0.78, 0.94),
+            noise_floor: Some(0.1652),
+            ..Cell::default()
+        };
+        assert_eq!(c.verdict(), Some(Verdict::Undecided));
+        // Without a floor the band is 0.95–1.05 to the hundredth.
+        assert_eq!(judged(0.95, 0.90, 0.97), Some(Verdict::Worse));
+        assert_eq!(judged(1.05, 1.02, 1.08), Some(Verdict::Better));
+    }
+
     #[test]
     fn a_change_is_past_the_band_with_its_interval_clear_of_1() {
         assert_eq!(judged(0.60, 0.55, 0.66), Some(Verdict::Worse));
