@@ -76,7 +76,7 @@ def main():
         j = json.loads(gate.read_text())
         for c in j["cases"]:
             if c["answer"] != "pass":
-                held.append(f"run {run} exit {r.returncode}: {c['step']} c{c['clients']} {c['answer']}: {c['why']}")
+                held.append(f"run {run + 1} exit {r.returncode}: {c['step']} c{c['clients']} {c['answer']}: {c['why']}")
         print(f"run {run + 1}: exit {r.returncode}", file=sys.stderr)
     rounds = f"{args.repeats} to {args.auto} rounds (adaptive)" if args.auto else f"{args.repeats} rounds"
     print(f"{args.engine}, identical candidate, {args.runs} runs of {rounds} x {args.secs} s windows "

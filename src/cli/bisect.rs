@@ -9,6 +9,7 @@ use anyhow::{bail, Context};
 
 use super::args::BisectArgs;
 use super::{compile, install_ctrlc, read_plan, Exit};
+use crate::compare::{costs_moved, UNEXPLAINED_P};
 use crate::history::bisect::{Bisect, Next, Outcome};
 use crate::history::bisect_check;
 use crate::history::changes;
@@ -350,12 +351,6 @@ fn search(
     }
     Ok((kept, disturbed_left_out))
 }
-
-/// A culprit whose costs per operation did not move is believed only at a
-/// p this far below the level: beside a busy host a window loses
-/// throughput without costing more per operation, and a p near 0.05 from
-/// such windows is the host's.
-use crate::compare::{costs_moved, UNEXPLAINED_P};
 
 /// Each culprit's explanation (the costs that moved), and a culprit whose
 /// costs per operation are unchanged and whose p lies near the level

@@ -16,8 +16,7 @@ fn pick<'a>(
     names: impl Iterator<Item = (&'a str, bool)>,
     named: Option<&str>,
 ) -> Result<String, Exit> {
-    let all: Vec<(&str, bool)> = names.collect();
-    let candidates: Vec<&str> = all.iter().filter(|(_, c)| *c).map(|(n, _)| *n).collect();
+    let candidates: Vec<&str> = names.filter(|(_, c)| *c).map(|(n, _)| n).collect();
     match named {
         Some(n) if candidates.contains(&n) => Ok(n.to_string()),
         Some(n) => Err(Exit::BadInput(format!(
@@ -76,18 +75,14 @@ pub(super) fn gate(dir: &Path, named: Option<&str>) -> anyhow::Result<()> {
         ("gate.xml", render::gate::junit(&j, secs)),
         ("gate.json", render::gate::json(&j)),
     ] {
-        let p = dir.join(file);
-        std::fs::write(&p, text).with_context(|| format!("writing {}", p.display()))?;
+        // Never through a link another user planted in the directory:
+        // relbench runs as root.
+        crate::util::write_file(&dir.join(file), text.as_bytes())?;
     }
     crate::outln!("{md}");
     crate::errln!(
         "gate: {} — exit {} ({} of {} steps passed); gate.md, gate.xml and gate.json in {}",
-        match j.outcome {
-            Answer::Pass => "passed",
-            Answer::Regression => "a regression",
-            Answer::Failed => "a step failed",
-            Answer::Undecided => "undecided",
-        },
+        j.outcome.word(),
         j.exit_code(),
         j.count(Answer::Pass),
         j.cases.len(),

@@ -280,18 +280,19 @@ fn run_command(a: RunArgs) -> anyhow::Result<()> {
 /// is judged too (its failed steps are the gate's), one interrupted or
 /// refused is not.
 fn run_and_gate(mut a: RunArgs) -> anyhow::Result<()> {
+    if a.one_off.given() || a.one_off.workload.is_some() || !a.one_off.script.is_empty() {
+        return Err(Exit::BadInput(
+            "--gate judges a candidate against a reference: give a plan with both as targets"
+                .into(),
+        )
+        .into());
+    }
     let out = a
         .out
         .get_or_insert_with(|| Path::new("results").join(utc_stamp(unix_now())))
         .clone();
     let candidate = a.candidate.clone();
-    // A candidate the plan does not have is said before the run, not
-    // after it (a plan that does not parse is the run's to report).
-    if let Ok((plan, ..)) = plan_of_run(a.plan.as_deref(), a.resume, a.out.as_deref()) {
-        gate::check_plan(&plan, candidate.as_deref())?;
-    }
-    a.gate = false;
-    if let Err(e) = run_command(a) {
+    if let Err(e) = run_plan(a) {
         if !matches!(e.downcast_ref::<Exit>(), Some(Exit::StepsFailed(_))) {
             return Err(e);
         }
@@ -370,6 +371,11 @@ fn run_plan(a: RunArgs) -> anyhow::Result<()> {
     }
     let sharded = shard.is_some() || rendezvous.is_some();
     let mut opts = resolve_run(a.plan, a.out, a.resume, shard, rendezvous)?;
+    // A candidate the plan does not have is said before the run, not
+    // after it.
+    if a.gate {
+        gate::check_plan(&opts.record.plan, a.candidate.as_deref())?;
+    }
     opts.new_host = a.new_host;
     adaptive_fits(&mut opts, a.budget.as_deref(), sharded)?;
     if let Some(d) = a.data_dir {

@@ -65,10 +65,9 @@ pub fn superseded(k: Cost, c: &Cell) -> bool {
 }
 
 /// The p below which a change whose costs per operation did not move is
-/// still taken as the build's: near the level, the host's own drift (a
-/// level shift between windows that no cost explains) makes such
-/// changes as often as the test allows for, and a gate or a bisect that
-/// named them would blame a build for the machine.
+/// still taken as the build's (a bisect's culprit, a gate's regression):
+/// beside a busy host a window loses throughput without costing more per
+/// operation, and a p near 0.05 from such windows is the host's.
 pub const UNEXPLAINED_P: f64 = 0.01;
 
 /// Whether any of a cell's costs per operation changed against its base.

@@ -14,7 +14,7 @@
 
 use serde::Serialize;
 
-use super::{Report, Verdict};
+use super::{printed, Report, Verdict};
 use crate::measure::stats::Interval;
 use crate::plan::Gate;
 
@@ -58,6 +58,18 @@ pub struct Judgement {
     pub candidate: String,
     pub cases: Vec<Case>,
     pub outcome: Answer,
+}
+
+impl Answer {
+    /// The outcome in a word, as every output of the gate says it.
+    pub fn word(self) -> &'static str {
+        match self {
+            Answer::Pass => "passed",
+            Answer::Regression => "regression",
+            Answer::Undecided => "undecided",
+            Answer::Failed => "a step failed",
+        }
+    }
 }
 
 impl Judgement {
@@ -125,33 +137,26 @@ pub fn judge(report: &Report, candidate: usize, gate: &Gate) -> Judgement {
     }
 }
 
-/// The most repeats the gate's advice counts up to.
-const MOST_ROUNDS: u32 = 100;
-
-/// Rounds (up to [`MOST_ROUNDS`]) at which a step's one-sided bound would
-/// clear the allowance's edge, its round-to-round spread as now: the
-/// variance of one round read back from the test's interval, the degrees
-/// of freedom growing with the rounds added. `None` for a ratio at or
-/// under the edge, or when the test carries no rounds or degrees.
+/// Rounds at which a step's one-sided bound would clear the allowance's
+/// edge (`paired::rounds_for`, at the one-sided level): one round's
+/// variance read back from the test's interval, its degrees of freedom
+/// growing with the rounds added. `None` for a ratio at or under the
+/// edge, a test without rounds (unpaired), or more than the most counted.
 fn rounds_to_pass(rel: f64, edge: f64, sig: &super::Significance) -> Option<u32> {
+    use crate::measure::paired::{rounds_for, Var};
     use crate::measure::within::t_quantile_two_sided;
-    let (i, df, now) = (sig.interval?, sig.df?, sig.rounds? as f64);
-    let want = rel.ln() - edge.ln() - 0.005;
-    if want <= 0.0 || now < 1.0 {
-        return None;
-    }
+    let (i, df, now) = (sig.interval?, sig.df?, sig.rounds?);
     let alpha = 1.0 - i.level;
     let se = (i.hi / i.lo).ln() / 2.0 / t_quantile_two_sided(alpha, df.max(1.0));
-    let var = se * se * now;
-    (now as u32..=MOST_ROUNDS).find(|&n| {
-        let d = (df + f64::from(n) - now).max(1.0);
-        t_quantile_two_sided(2.0 * alpha, d) * (var / f64::from(n)).sqrt() <= want
-    })
-}
-
-/// As printed: two decimals.
-fn printed(x: f64) -> f64 {
-    (x * 100.0).round() / 100.0
+    let var = se * se * now as f64;
+    let want = rel.ln() - edge.ln() - 0.005;
+    rounds_for(
+        Var { var, df },
+        now,
+        want,
+        2.0 * alpha,
+        super::verdicts::MOST_REPEATS,
+    )
 }
 
 fn answer(
@@ -246,29 +251,12 @@ fn answer(
 mod tests {
     use super::*;
 
-    fn sig(lo: f64, hi: f64, df: f64, rounds: usize) -> super::super::Significance {
-        super::super::Significance {
-            method: super::super::Method::Paired,
-            p_value: 0.5,
-            interval: Some(Interval {
-                lo,
-                hi,
-                level: 0.95,
-            }),
-            equivalence: None,
-            repeats_needed: None,
-            aa_pairs: None,
-            df: Some(df),
-            rounds: Some(rounds),
-        }
-    }
-
     /// Regression: an undecided step's advice was the two-sided count
     /// ("about 96 repeats" for 0.97 (0.90–1.04)), which asks the upper
     /// edge too; the gate asks only that the lower bound clear 0.95.
     #[test]
     fn the_rounds_to_pass_ask_only_the_lower_bound_to_clear_the_edge() {
-        let s = sig(0.93, 1.03, 4.0, 3);
+        let s = super::super::Significance::paired(0.93, 1.03, 4.0, 3);
         let n = rounds_to_pass(0.98, 0.95, &s).unwrap();
         assert!((4..=30).contains(&n), "{n}");
         // Nearer the edge, more rounds; at or under it, none would do.

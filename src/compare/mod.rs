@@ -146,7 +146,7 @@ pub fn verdict(relative: f64) -> Verdict {
 /// [`verdict`] against a band of its own (the A/A floor's, where that is
 /// wider than 5%).
 pub fn band_verdict(relative: f64, slower: f64, faster: f64) -> Verdict {
-    let relative = (relative * 100.0).round() / 100.0;
+    let relative = printed(relative);
     if relative <= slower {
         Verdict::Worse
     } else if relative >= faster {
@@ -154,6 +154,12 @@ pub fn band_verdict(relative: f64, slower: f64, faster: f64) -> Verdict {
     } else {
         Verdict::Same
     }
+}
+
+/// A ratio as the tables print it, to two decimals: what every verdict
+/// reads, so that what is printed and what is judged agree.
+pub(crate) fn printed(x: f64) -> f64 {
+    (x * 100.0).round() / 100.0
 }
 
 /// Classifies a cost ratio (lower is better).
@@ -597,20 +603,7 @@ mod tests {
 
     /// A significance with the interval `lo`–`hi` (95%).
     fn tested(lo: f64, hi: f64) -> Option<Significance> {
-        Some(Significance {
-            method: Method::Paired,
-            p_value: if lo > 1.0 || hi < 1.0 { 0.01 } else { 0.5 },
-            interval: Some(stats::Interval {
-                lo,
-                hi,
-                level: 0.95,
-            }),
-            equivalence: None,
-            repeats_needed: None,
-            aa_pairs: None,
-            df: Some(3.0),
-            rounds: Some(4),
-        })
+        Some(Significance::paired(lo, hi, 3.0, 4))
     }
 
     fn judged(rel: f64, lo: f64, hi: f64) -> Option<Verdict> {

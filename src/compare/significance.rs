@@ -82,6 +82,26 @@ pub struct Significance {
 }
 
 impl Significance {
+    /// A paired test's significance with the 95% interval `lo`–`hi`, for
+    /// the tests of what reads it.
+    #[cfg(test)]
+    pub(crate) fn paired(lo: f64, hi: f64, df: f64, rounds: usize) -> Significance {
+        Significance {
+            method: Method::Paired,
+            p_value: if lo > 1.0 || hi < 1.0 { 0.01 } else { 0.5 },
+            interval: Some(stats::Interval {
+                lo,
+                hi,
+                level: 0.95,
+            }),
+            equivalence: None,
+            repeats_needed: None,
+            aa_pairs: None,
+            df: Some(df),
+            rounds: Some(rounds),
+        }
+    }
+
     /// The interval a verdict is read from: the equivalence interval for
     /// a cell shown the same, the test's interval for any other.
     pub fn shown(&self, v: Verdict) -> Option<stats::Interval> {

@@ -139,7 +139,7 @@ pub(super) fn test_cells(
 /// clear of 1 when it lies past it (its variance as now). `None` when it
 /// is decided, or no number up to [`MOST_REPEATS`] would.
 fn repeats_needed(c: &Cell, t: &paired::Test, rounds: usize, alpha: f64) -> Option<u32> {
-    let (lo, hi) = c.band();
+    let (lo, hi) = c.judged_band();
     let ln = t.ratio.ln();
     let inside = t.ratio > lo && t.ratio < hi;
     // As the verdict reads it: the equivalence interval inside the band,
@@ -161,7 +161,7 @@ fn repeats_needed(c: &Cell, t: &paired::Test, rounds: usize, alpha: f64) -> Opti
     } else {
         (ln.abs(), alpha)
     };
-    paired::rounds_for(t, rounds, want, level, MOST_REPEATS)
+    paired::rounds_for(t.per_round(), rounds, want, level, MOST_REPEATS)
 }
 
 /// A history's or a bisect's two sides tested alone (no other cells to

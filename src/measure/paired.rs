@@ -243,6 +243,16 @@ pub struct Test {
     pub var: f64,
 }
 
+impl Test {
+    /// One round's variance and the degrees of freedom it was used with.
+    pub fn per_round(&self) -> Var {
+        Var {
+            var: self.var,
+            df: self.df,
+        }
+    }
+}
+
 /// Tests `sample` at level `alpha`, its variance moderated by `prior`;
 /// `None` without a variance to go by (one round and no prior).
 pub fn test(sample: &Sample, prior: Option<Var>, alpha: f64) -> Option<Test> {
@@ -277,19 +287,19 @@ pub fn test(sample: &Sample, prior: Option<Var>, alpha: f64) -> Option<Test> {
     })
 }
 
-/// The fewest rounds (up to `most`) at which a comparison with this
-/// variance and degrees of freedom would have an interval of half-width
-/// at most `want` in ln(ratio) at level `alpha`: its variance as now, its
-/// degrees of freedom grown by the rounds added. `None` when even `most`
-/// would not.
-pub fn rounds_for(t: &Test, rounds_now: usize, want: f64, alpha: f64, most: u32) -> Option<u32> {
+/// The fewest rounds (up to `most`) at which a comparison whose one
+/// round's difference has variance `v.var` (a [`Test`]'s `var` and `df`)
+/// would have an interval of half-width at most `want` in ln(ratio) at
+/// level `alpha`: its variance as now, its degrees of freedom grown by
+/// the rounds added. `None` when even `most` would not.
+pub fn rounds_for(v: Var, rounds_now: usize, want: f64, alpha: f64, most: u32) -> Option<u32> {
     if want <= 0.0 {
         return None;
     }
     let from = rounds_now.max(1) as u32;
     (from..=most.max(from)).find(|&n| {
-        let df = t.df + f64::from(n) - rounds_now as f64;
-        let half = t_quantile_two_sided(alpha, df.max(1.0)) * (t.var / f64::from(n)).sqrt();
+        let df = v.df + f64::from(n) - rounds_now as f64;
+        let half = t_quantile_two_sided(alpha, df.max(1.0)) * (v.var / f64::from(n)).sqrt();
         half <= want
     })
 }

@@ -7,15 +7,6 @@ use std::fmt::Write as _;
 use super::escape::escape;
 use crate::compare::gate::{Answer, Case, Judgement};
 
-fn word(a: Answer) -> &'static str {
-    match a {
-        Answer::Pass => "passed",
-        Answer::Regression => "regression",
-        Answer::Undecided => "undecided",
-        Answer::Failed => "a step failed",
-    }
-}
-
 fn ratio(c: &Case) -> String {
     match (c.ratio, c.interval) {
         (Some(r), Some(i)) => format!("{r:.2} ({:.2}–{:.2})", i.lo, i.hi),
@@ -35,7 +26,7 @@ pub fn markdown(j: &Judgement) -> String {
         "## relbench gate: {} against {} — {} (exit {})\n\n",
         j.candidate,
         j.reference,
-        word(j.outcome),
+        j.outcome.word(),
         j.exit_code()
     );
     let _ = writeln!(
@@ -76,7 +67,7 @@ pub fn markdown(j: &Judgement) -> String {
             c.clients,
             ratio(c),
             c.allowed * 100.0,
-            word(c.answer)
+            c.answer.word()
         );
     }
     s

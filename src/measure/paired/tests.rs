@@ -145,10 +145,10 @@ fn a_prior_is_never_surer_than_the_cells_it_came_from() {
 #[test]
 fn the_rounds_a_width_needs_grow_with_the_variance() {
     let t = test(&Sample::Paired(vec![0.01, 0.03, -0.01, 0.02]), None, 0.05).unwrap();
-    let n = rounds_for(&t, 4, 0.02, 0.05, 100).unwrap();
+    let n = rounds_for(t.per_round(), 4, 0.02, 0.05, 100).unwrap();
     assert!((5..=20).contains(&n), "{n}");
-    assert_eq!(rounds_for(&t, 4, 1e-5, 0.05, 100), None);
-    assert_eq!(rounds_for(&t, 4, 10.0, 0.05, 100), Some(4));
+    assert_eq!(rounds_for(t.per_round(), 4, 1e-5, 0.05, 100), None);
+    assert_eq!(rounds_for(t.per_round(), 4, 10.0, 0.05, 100), Some(4));
 }
 
 /// Regression: a study whose target measured 1.01 × its base in every

@@ -33,7 +33,7 @@ fn percent(
     if parsed.is_none() {
         cx.err(
             span,
-            format!("{what} must be a percentage from 0 to 100, such as \"5%\", not {v}"),
+            format!("{what} must be a percentage above 0 and below 100, such as \"5%\", not {v}"),
             Some("the slowdown a step may show before the gate fails it".into()),
         );
     }
