@@ -680,6 +680,12 @@ engine = "sqlite"
         r["events"] = per.iter().sum::<u64>().into();
         r["throughput"] = mean.into();
         r["per_second"] = serde_json::json!(per);
+        // The seconds are this test's own, so no window was disturbed: a
+        // busy machine must not leave a pair out of what is asserted here.
+        // (Reports judge a window from its raw figures, so those go too.)
+        if let Some(m) = r["metrics"].as_object_mut() {
+            m.remove("interference");
+        }
         std::fs::write(&path, serde_json::to_vec_pretty(&r).unwrap()).unwrap();
     }
     relbench()
