@@ -2,7 +2,7 @@
 //! adaptive run (`repeats = "auto"`) records each round it decides before
 //! running it, so an interrupted round is finished by `--resume` with the
 //! cells it chose, and the same step files choose the same cells again.
-//! Real SQLite targets; the plans run one at a time (`common::serial`).
+//! Real SQLite targets; the plans run one at a time (`common::alone`).
 
 mod common;
 
@@ -66,7 +66,7 @@ synchronous = "off"
 
 #[test]
 fn a_window_whose_throughput_keeps_rising_is_not_steady_and_not_judged() {
-    let _one = serial();
+    let _one = alone();
     let dir = tempfile::tempdir().unwrap();
     let plan = write_plan(dir.path(), SHRINKING);
     let out = dir.path().join("out");
@@ -167,7 +167,7 @@ fn rounds(out: &std::path::Path) -> Vec<serde_json::Value> {
 
 #[test]
 fn an_interrupted_round_is_finished_by_resume_with_the_cells_it_chose() {
-    let _one = serial();
+    let _one = alone();
     let dir = tempfile::tempdir().unwrap();
     // The hook burns both cores through b's first two windows, then
     // stops the run as b begins the first added round, after a has
@@ -316,7 +316,7 @@ fn adaptive_plans_and_flags_that_cannot_work_are_refused() {
 /// history.
 #[test]
 fn run_history_with_auto_repeats_stores_every_repeat_the_rounds_measured() {
-    let _one = serial();
+    let _one = alone();
     let dir = tempfile::tempdir().unwrap();
     // Both cores busy through b's first two windows: its cell is
     // disturbed, so a round (repeat 3) is taken.
@@ -407,7 +407,7 @@ fn run_history_with_auto_repeats_stores_every_repeat_the_rounds_measured() {
 /// the machine's to say).
 #[test]
 fn an_adaptive_run_on_url_targets_takes_its_rounds_with_the_secrets_of_its_start() {
-    let _one = serial();
+    let _one = alone();
     let dir = shared_tempdir();
     let (server, url) = postgres_elsewhere(dir.path());
     let by_url = |name: &str| {

@@ -49,7 +49,7 @@ fn ci_python() -> std::path::PathBuf {
 
 #[test]
 fn a_candidate_that_fsyncs_every_commit_fails_the_gate_named_by_its_step_and_cause() {
-    let _serial = serial();
+    let _alone = alone();
     let dir = shared_tempdir();
     let plan = plan(
         dir.path(),
@@ -151,7 +151,7 @@ fn a_candidate_that_fsyncs_every_commit_fails_the_gate_named_by_its_step_and_cau
 /// not of the gate, that no test on a shared host may hang on.
 #[test]
 fn an_identical_candidate_is_no_regression() {
-    let _serial = serial();
+    let _alone = alone();
     let dir = shared_tempdir();
     let plan = plan(dir.path(), "normal", "[gate]\nslower = \"30%\"");
     let out = dir.path().join("out");

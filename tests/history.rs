@@ -83,7 +83,7 @@ fn draw(
 
 #[test]
 fn aa_histories_of_800_series_give_at_most_5pct_false_discoveries_and_the_same_output_every_time() {
-    let _one = serial();
+    let _one = alone();
     let pools = fixture();
     let mut rng = SmallRng::seed_from_u64(29);
     let series: Vec<Series> = (0..800)
@@ -131,7 +131,7 @@ fn aa_histories_of_800_series_give_at_most_5pct_false_discoveries_and_the_same_o
 
 #[test]
 fn a_5pct_step_with_3_builds_of_4_repeats_a_side_is_found() {
-    let _one = serial();
+    let _one = alone();
     let pools = fixture();
     let mut rng = SmallRng::seed_from_u64(5);
     // The steps whose identical runs lie within 5% of each other: on the
@@ -211,7 +211,7 @@ fn a_5pct_step_with_3_builds_of_4_repeats_a_side_is_found() {
 
 #[test]
 fn with_half_the_series_changed_at_most_5pct_of_the_change_points_found_are_false() {
-    let _one = serial();
+    let _one = alone();
     // Benjamini–Hochberg's line rises with the true changes: the test of
     // each split must be valid on its own (the choice of the best split
     // counted), not only when every series is unchanged.
@@ -499,7 +499,7 @@ fn the_history_on(
 
 #[test]
 fn a_history_on_sqlite_and_on_postgres_finds_the_same_change_once() {
-    let _one = serial();
+    let _one = alone();
     let dir = shared_tempdir();
     let plan = write_plan(dir.path(), &plan());
     // A real run, added to a history as it finishes.
@@ -581,7 +581,7 @@ fn as_build_of(src: &Path, dst: &Path, n: u32, scales: &[(&str, f64)]) {
 /// series shows the shift; the build 20% slower by itself is one.
 #[test]
 fn a_machine_level_shift_is_no_change_point_against_a_reference_run_beside() {
-    let _one = serial();
+    let _one = alone();
     let dir = shared_tempdir();
     let plan = write_plan(
         dir.path(),
@@ -654,7 +654,7 @@ fn a_machine_level_shift_is_no_change_point_against_a_reference_run_beside() {
 
 #[test]
 fn a_history_of_a_newer_schema_is_refused_and_left_as_it_is() {
-    let _one = serial();
+    let _one = alone();
     let dir = tempfile::tempdir().unwrap();
     let h = dir.path().join("h.sqlite");
     // `history add` makes a history; the commands that only read refuse
@@ -690,7 +690,7 @@ fn a_history_of_a_newer_schema_is_refused_and_left_as_it_is() {
 
 #[test]
 fn a_history_file_relbench_did_not_create_is_refused() {
-    let _one = serial();
+    let _one = alone();
     let dir = tempfile::tempdir().unwrap();
     let foreign = dir.path().join("app.sqlite");
     let c = rusqlite::Connection::open(&foreign).unwrap();
@@ -732,7 +732,7 @@ fn builds_plan(k: usize) -> String {
 
 #[test]
 fn bisect_names_the_build_a_smaller_cache_came_in_within_six_evaluations() {
-    let _one = serial();
+    let _one = alone();
     let dir = tempfile::tempdir().unwrap();
     let plan = write_plan(dir.path(), &builds_plan(11));
     let names: Vec<String> = (1..=16).map(|i| format!("b{i:02}")).collect();
@@ -847,7 +847,7 @@ fn bisect_names_the_build_a_smaller_cache_came_in_within_six_evaluations() {
 
 #[test]
 fn change_points_on_otavas_test_data_score_at_least_otavas_f1() {
-    let _one = serial();
+    let _one = alone();
     let python = std::env::var("RELBENCH_OTAVA_PYTHON").expect(
         "RELBENCH_OTAVA_PYTHON names a Python with apache-otava and otava-test-data: run the tests with ./test, \
          which makes that venv",
@@ -867,7 +867,7 @@ fn change_points_on_otavas_test_data_score_at_least_otavas_f1() {
 
 #[test]
 fn a_bisect_it_cannot_run_is_refused_before_anything_runs() {
-    let _one = serial();
+    let _one = alone();
     let dir = tempfile::tempdir().unwrap();
     let plan = write_plan(dir.path(), &builds_plan(11));
     let bisect = |builds: &str, extra: &[&str], says: &str| {
@@ -906,7 +906,7 @@ fn a_bisect_it_cannot_run_is_refused_before_anything_runs() {
 /// that the search stayed within its evaluations.
 #[test]
 fn bisect_over_postgresql_builds_starts_each_basedir_asked_for() {
-    let _one = serial();
+    let _one = alone();
     let Some(versions) = std::env::var_os("RELBENCH_VERSIONS").map(std::path::PathBuf::from) else {
         panic!(
             "set RELBENCH_VERSIONS to the directory examples/get-versions.sh filled (./test does)"
@@ -997,7 +997,7 @@ fn bisect_over_postgresql_builds_starts_each_basedir_asked_for() {
 
 #[test]
 fn a_runs_aa_copies_are_its_targets_build_and_carry_its_floor() {
-    let _one = serial();
+    let _one = alone();
     let dir = tempfile::tempdir().unwrap();
     let plan = write_plan(
         dir.path(),

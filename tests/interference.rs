@@ -11,18 +11,10 @@
 mod common;
 
 use std::sync::atomic::{AtomicBool, Ordering};
-use std::sync::{Arc, Mutex};
+use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 use common::*;
-
-/// One test at a time in this binary: another test's relbench would be
-/// "another program" to the burner test.
-static SERIAL: Mutex<()> = Mutex::new(());
-
-fn serial() -> std::sync::MutexGuard<'static, ()> {
-    SERIAL.lock().unwrap_or_else(|p| p.into_inner())
-}
 
 /// A thread of this test process spinning on one core until stopped or
 /// for at most `limit`: a program that is neither the server nor relbench.
@@ -101,7 +93,7 @@ fn one_step_plan(dir: &std::path::Path, name: &str) -> std::path::PathBuf {
 
 #[test]
 fn a_cpu_burner_beside_a_step_marks_it_disturbed_and_not_cpu_overhead() {
-    let _one = serial();
+    let _one = alone();
     let dir = tempfile::tempdir().unwrap();
     run_quiet(
         &one_step_plan(dir.path(), "quiet"),
@@ -183,7 +175,7 @@ fn a_cpu_burner_beside_a_step_marks_it_disturbed_and_not_cpu_overhead() {
 
 #[test]
 fn an_aa_run_of_the_quick_plans_base_shows_its_noise_floor_and_colours_none_of_its_ratios() {
-    let _one = serial();
+    let _one = alone();
     let dir = tempfile::tempdir().unwrap();
     // The quick plan, its base only, run twice as A/A copies.
     let text = include_str!("../src/plan/quick.toml");
@@ -238,7 +230,7 @@ fn an_aa_run_of_the_quick_plans_base_shows_its_noise_floor_and_colours_none_of_i
 
 #[test]
 fn confirm_adds_repeats_only_for_the_steps_that_need_them() {
-    let _one = serial();
+    let _one = alone();
     let dir = tempfile::tempdir().unwrap();
     // Two rounds: every cell tested (a cell of one window a side, with no
     // A/A copies, is untested, and `--confirm` would take them all).
@@ -333,7 +325,7 @@ journal_mode = "wal"
 /// results, left all 8 cells disturbed and said nothing of it.
 #[test]
 fn a_confirmation_on_a_machine_that_stays_busy_says_what_is_unsettled_and_why() {
-    let _one = serial();
+    let _one = alone();
     let dir = tempfile::tempdir().unwrap();
     let plan = write_plan(
         dir.path(),
@@ -392,7 +384,7 @@ engine = "sqlite"
 
 #[test]
 fn check_warns_when_steps_are_shorter_than_the_last_runs_noise_calls_for() {
-    let _one = serial();
+    let _one = alone();
     let dir = tempfile::tempdir().unwrap();
     let plan = write_plan(
         dir.path(),
@@ -449,7 +441,7 @@ fn doctor(out: &std::path::Path, file: &str, throughput: f64, disturbed: bool) {
 /// PostgreSQL's ±84.5%); an A/A copy was summarised against another base.
 #[test]
 fn a_disturbed_copy_sets_no_floor_and_each_copy_group_keeps_its_own() {
-    let _one = serial();
+    let _one = alone();
     let dir = tempfile::tempdir().unwrap();
     let plan = write_plan(
         dir.path(),
@@ -521,7 +513,7 @@ fn a_disturbed_copy_sets_no_floor_and_each_copy_group_keeps_its_own() {
 /// disturbs it, named.
 #[test]
 fn a_disk_writer_beside_a_write_step_disturbs_it_and_is_named() {
-    let _one = serial();
+    let _one = alone();
     let dir = tempfile::tempdir().unwrap();
     let plan = write_plan(
         dir.path(),
@@ -576,7 +568,7 @@ fn a_disk_writer_beside_a_write_step_disturbs_it_and_is_named() {
 /// report says what the retries took.
 #[test]
 fn a_disturbed_window_is_measured_again_until_it_is_quiet() {
-    let _one = serial();
+    let _one = alone();
     let dir = tempfile::tempdir().unwrap();
     let plan = write_plan(
         dir.path(),
@@ -625,7 +617,7 @@ fn a_disturbed_window_is_measured_again_until_it_is_quiet() {
 /// significant, one within them is not.
 #[test]
 fn one_window_a_side_is_tested_against_the_runs_aa_pairs() {
-    let _one = serial();
+    let _one = alone();
     let dir = tempfile::tempdir().unwrap();
     let plan = write_plan(
         dir.path(),
@@ -762,7 +754,7 @@ impl Drop for Quota {
 /// though the machine's CPUs were free and no other program ran.
 #[test]
 fn a_cpu_limit_that_throttles_the_run_disturbs_its_windows() {
-    let _one = serial();
+    let _one = alone();
     let Some(quota) = Quota::new(20) else {
         panic!("this machine lets root make no CPU-limited control group (cgroup v1 cpu, or v2 with cpu delegated)");
     };

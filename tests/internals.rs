@@ -9,15 +9,6 @@ mod common;
 
 use common::*;
 
-/// One test at a time, `relbench host` too: a window another test's
-/// servers or commands shared is disturbed, and a disturbed comparison is
-/// not explained.
-static SERIAL: std::sync::Mutex<()> = std::sync::Mutex::new(());
-
-fn serial() -> std::sync::MutexGuard<'static, ()> {
-    SERIAL.lock().unwrap_or_else(|p| p.into_inner())
-}
-
 /// A plan of one write step on two or more targets.
 fn plan(targets: &str, internals: &str) -> String {
     plan_of("update-index", targets, internals)
@@ -93,7 +84,7 @@ fn moved_most(c: &serde_json::Value) -> (String, f64) {
 /// says its waits were not measured, and why.
 #[test]
 fn a_binary_log_synced_per_commit_is_named_by_its_file_wait() {
-    let _one = serial();
+    let _one = alone();
     let dir = shared_tempdir();
     let log = |sync: &str| ["--log-bin=binlog", sync].map(String::from);
     let [a, b] = [log("--sync-binlog=1"), log("--sync-binlog=0")];
@@ -151,7 +142,7 @@ fn a_binary_log_synced_per_commit_is_named_by_its_file_wait() {
 /// and they are the cause the summary gives.
 #[test]
 fn a_commit_that_waits_for_its_wal_is_named_by_the_wal_wait() {
-    let _one = serial();
+    let _one = alone();
     let dir = shared_tempdir();
     let pg = "/usr/lib/postgresql/15";
     let targets = target("sync", "postgres", pg, &["-c", "synchronous_commit=on"])
@@ -199,7 +190,7 @@ fn a_commit_that_waits_for_its_wal_is_named_by_the_wal_wait() {
 /// report, the summary giving it as the cause.
 #[test]
 fn a_plan_that_differs_from_the_base_is_flagged_beside_the_ratio_everywhere() {
-    let _one = serial();
+    let _one = alone();
     let dir = shared_tempdir();
     let pg = "/usr/lib/postgresql/15";
     let off = ["-c", "enable_indexscan=off", "-c", "enable_bitmapscan=off"];
@@ -269,7 +260,7 @@ fn a_plan_that_differs_from_the_base_is_flagged_beside_the_ratio_everywhere() {
 /// machine does not say (this VM has no cpufreq).
 #[test]
 fn relbench_host_lists_every_fact_and_unknown_where_the_machine_hides_it() {
-    let _one = serial();
+    let _one = alone();
     let o = relbench().arg("host").output().unwrap();
     assert!(o.status.success());
     let out = String::from_utf8_lossy(&o.stdout);
@@ -310,7 +301,7 @@ fn relbench_host_lists_every_fact_and_unknown_where_the_machine_hides_it() {
 /// the settings set, tuning twice refused, and what was there put back.
 #[test]
 fn host_tune_sets_the_usual_settings_and_reset_puts_back_what_was_there() {
-    let _one = serial();
+    let _one = alone();
     let dir = tempfile::tempdir().unwrap();
     let root = dir.path();
     for (p, text) in [

@@ -84,7 +84,7 @@ fn summary(report: &Value) -> String {
 #[test]
 fn known_causes_are_named_by_the_functions_and_wait_sites_that_grew() {
     // Two profiled plans at once would each disturb the other's windows.
-    let _one = serial();
+    let _one = alone();
     let dir = tempfile::tempdir().unwrap();
     let plan = write_plan(dir.path(), KNOWN);
     let out = dir.path().join("out");
@@ -185,7 +185,7 @@ fn walk(d: &Path) -> Vec<String> {
 #[test]
 fn a_host_without_perf_says_how_to_get_it_and_keeps_every_measurement() {
     // Two profiled plans at once would each disturb the other's windows.
-    let _one = serial();
+    let _one = alone();
     let dir = tempfile::tempdir().unwrap();
     let plan = write_plan(
         dir.path(),
@@ -252,7 +252,7 @@ fn a_profile_section_is_checked_before_anything_runs() {
 /// confirmation round's inline profiles were emitted and dropped.
 #[test]
 fn an_inline_profile_of_a_confirmation_round_is_kept() {
-    let _one = serial();
+    let _one = alone();
     let dir = tempfile::tempdir().unwrap();
     let plan = KNOWN
         .replace("read = \"2s\"", "read = \"500ms\"")

@@ -12,16 +12,10 @@ mod common;
 
 use std::path::Path;
 use std::sync::atomic::{AtomicBool, Ordering};
-use std::sync::{Arc, Mutex};
+use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 use common::*;
-
-static SERIAL: Mutex<()> = Mutex::new(());
-
-fn serial() -> std::sync::MutexGuard<'static, ()> {
-    SERIAL.lock().unwrap_or_else(|p| p.into_inner())
-}
 
 /// `n` threads of this test process spinning, each on for `on` and off
 /// for `off` in turn, until dropped (or for at most five minutes).
@@ -97,7 +91,7 @@ fn workload_steps(out: &Path) -> Vec<(String, serde_json::Value)> {
 /// nothing else uses the machine.
 #[test]
 fn a_relbench_stopped_mid_window_is_disturbed_never_quiet() {
-    let _one = serial();
+    let _one = alone();
     let dir = tempfile::tempdir().unwrap();
     let plan = write_plan(
         dir.path(),
@@ -180,7 +174,7 @@ fn builds_plan() -> String {
 /// not tell with a non-zero exit: never another build with exit 0.
 #[test]
 fn a_bisect_beside_burners_names_the_right_build_or_exits_non_zero() {
-    let _one = serial();
+    let _one = alone();
     let dir = tempfile::tempdir().unwrap();
     let plan = write_plan(dir.path(), &builds_plan());
     let names: Vec<String> = (1..=8).map(|i| format!("b{i}")).collect();
@@ -239,7 +233,7 @@ fn a_bisect_beside_burners_names_the_right_build_or_exits_non_zero() {
 /// are a change no statistic can tell from a build's. See the note.)
 #[test]
 fn on_a_host_busy_every_other_build_the_busy_builds_add_no_change_point() {
-    let _one = serial();
+    let _one = alone();
     let dir = tempfile::tempdir().unwrap();
     let plan = write_plan(
         dir.path(),
@@ -333,7 +327,7 @@ fn on_a_host_busy_every_other_build_the_busy_builds_add_no_change_point() {
 /// moved, and nothing says fsync.
 #[test]
 fn a_read_step_on_a_busy_base_is_not_fsync_and_its_involuntary_switches_moved() {
-    let _one = serial();
+    let _one = alone();
     let dir = tempfile::tempdir().unwrap();
     let plan = |name: &str| {
         write_plan(
@@ -390,7 +384,7 @@ fn a_read_step_on_a_busy_base_is_not_fsync_and_its_involuntary_switches_moved() 
 /// names the fsync waits, and the setting beside it.
 #[test]
 fn fsync_is_named_with_the_synchronous_setting_that_differs() {
-    let _one = serial();
+    let _one = alone();
     let dir = tempfile::tempdir().unwrap();
     let mut p = head(
         &["load", "update-nonindex"],
@@ -427,7 +421,7 @@ fn fsync_is_named_with_the_synchronous_setting_that_differs() {
 /// log's writes and waits, not CPU, and the settings beside them.
 #[test]
 fn a_binary_log_on_one_side_is_named_with_its_writes_and_waits() {
-    let _one = serial();
+    let _one = alone();
     let dir = tempfile::tempdir().unwrap();
     std::fs::write(
         dir.path().join("binlog.cnf"),

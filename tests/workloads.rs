@@ -75,6 +75,8 @@ engine = "sqlite"
 
 #[test]
 fn a_rate_limited_step_reaches_its_rate_and_a_slow_target_reports_the_miss() {
+    // The rate reached is a measurement: within 2% of the one asked.
+    let _alone = alone();
     let dir = tempfile::tempdir().unwrap();
     // SQLite answers a point query in microseconds: 400/s is easy. A
     // scan of 50,000 rows takes milliseconds: 100,000/s is not.

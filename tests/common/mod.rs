@@ -6,6 +6,7 @@ use std::path::{Path, PathBuf};
 pub const TINY: &str = include_str!("../fixtures/tiny.toml");
 
 pub fn relbench() -> assert_cmd::Command {
+    share_machine();
     assert_cmd::Command::cargo_bin("relbench").expect("the binary is built")
 }
 
@@ -58,6 +59,7 @@ pub fn check_refuses(dir: &Path, text: &str, position: &str, message: &str) {
 }
 
 pub fn bin() -> PathBuf {
+    share_machine();
     assert_cmd::cargo::cargo_bin("relbench")
 }
 
@@ -184,6 +186,7 @@ pub fn server_elsewhere(
     user: &str,
     flavor: Box<dyn relbench::db::server::Flavor>,
 ) -> relbench::db::server::ManagedServer {
+    share_machine();
     let spec = relbench::db::server::ServerSpec {
         target: name.into(),
         basedir: basedir.into(),
@@ -252,14 +255,97 @@ pub fn as_nobody(script: &str) -> bool {
         .success()
 }
 
-/// One plan-running test at a time in a test binary that takes it: two
-/// runs on two cores disturb each other's windows, which are then
-/// measured again (`[interference] retries`) — hardening.rs took 121 s
-/// two at a time and 52 s one at a time.
-static SERIAL: std::sync::Mutex<()> = std::sync::Mutex::new(());
+/// The machine, as every test shares it. `./test` runs the test binaries
+/// side by side; a test that measures (a verdict, a rate, a disturbance,
+/// a CPU share) must have the machine to itself, or its windows are
+/// disturbed and measured again, or say what another test did. Such a test
+/// holds the machine [`alone`]; every other test that runs relbench, a
+/// server or another heavy program holds it *shared* — the helpers here
+/// ([`relbench`], [`bin`], [`server_elsewhere`]) take it on the test's
+/// first call, kept until the test's thread ends. One lock for every
+/// binary: `flock(2)` on a file in this build's target directory, which
+/// the kernel releases when a test process dies. (Before it, a mutex per
+/// test binary: hardening.rs took 121 s two runs at a time and 52 s one at
+/// a time, and nothing kept another binary's tests away.)
+///
+/// A second file is the turnstile that gives a test waiting to be alone
+/// its turn: without it a stream of shared holders, two binaries of them,
+/// could keep it waiting until they ran out.
+fn machine_file(name: &str) -> std::fs::File {
+    let path = Path::new(env!("CARGO_TARGET_TMPDIR")).join(name);
+    std::fs::OpenOptions::new()
+        .create(true)
+        .truncate(false)
+        .write(true)
+        .open(&path)
+        .unwrap_or_else(|e| panic!("the tests' machine lock {}: {e}", path.display()))
+}
 
-pub fn serial() -> std::sync::MutexGuard<'static, ()> {
-    SERIAL.lock().unwrap_or_else(|p| p.into_inner())
+/// flock(2), waiting; released when the file is closed. (std's
+/// `File::lock` is newer than the crate's rust-version.)
+fn flock(f: &std::fs::File, op: libc::c_int) {
+    use std::os::fd::AsRawFd;
+    loop {
+        // SAFETY: the descriptor is open for the borrow's length.
+        if unsafe { libc::flock(f.as_raw_fd(), op) } == 0 {
+            return;
+        }
+        let e = std::io::Error::last_os_error();
+        assert!(
+            e.kind() == std::io::ErrorKind::Interrupted,
+            "the tests' machine lock: {e}"
+        );
+    }
+}
+
+enum Hold {
+    Free,
+    Shared(#[allow(dead_code)] std::fs::File),
+    Alone,
+}
+
+thread_local! {
+    static HOLD: std::cell::RefCell<Hold> = const { std::cell::RefCell::new(Hold::Free) };
+}
+
+/// Holds the machine beside other tests that do not measure, until this
+/// test's thread ends (a no-op when the test already holds it).
+pub fn share_machine() {
+    HOLD.with(|h| {
+        let mut h = h.borrow_mut();
+        if matches!(*h, Hold::Free) {
+            let turn = machine_file("machine.turnstile");
+            flock(&turn, libc::LOCK_EX);
+            let f = machine_file("machine.lock");
+            flock(&f, libc::LOCK_SH);
+            drop(turn);
+            *h = Hold::Shared(f);
+        }
+    });
+}
+
+/// The machine held by one test alone, released when dropped.
+pub struct Alone(#[allow(dead_code)] std::fs::File);
+
+impl Drop for Alone {
+    fn drop(&mut self) {
+        HOLD.with(|h| *h.borrow_mut() = Hold::Free);
+    }
+}
+
+/// Waits until no other test, in any binary, runs relbench or a server,
+/// and keeps them waiting until the guard is dropped: for tests that
+/// measure.
+pub fn alone() -> Alone {
+    // This thread's own shared hold would keep it waiting for ever.
+    HOLD.with(|h| *h.borrow_mut() = Hold::Free);
+    let turn = machine_file("machine.turnstile");
+    flock(&turn, libc::LOCK_EX);
+    let f = machine_file("machine.lock");
+    flock(&f, libc::LOCK_EX);
+    drop(turn);
+    HOLD.with(|h| *h.borrow_mut() = Hold::Alone);
+    Alone(f)
 }
 
 /// A statement's shape: string and number literals as `?`, lowercase,
