@@ -29,6 +29,28 @@ fn a_bad_plan_exits_2_naming_file_line_column_and_the_fix() {
     assert!(!dir.path().join("results").exists());
 }
 
+/// Regression (issue 62): an unknown key hid the plan's other problems,
+/// so a misspelt step and a bad duration appeared one fix at a time.
+#[test]
+fn check_reports_an_unknown_key_a_misspelt_step_and_a_bad_duration_in_one_pass() {
+    let dir = tempfile::tempdir().unwrap();
+    let plan = write_plan(
+        dir.path(),
+        "repeat = 2\nsteps = [\"load\", \"point-qeury\"]\n[duration]\nread = \"5sec\"\n\
+         [[target]]\nname = \"a\"\nengine = \"sqlite\"\n",
+    );
+    relbench()
+        .arg("check")
+        .arg(&plan)
+        .assert()
+        .code(2)
+        .stderr(contains("the plan has 3 problems; nothing was run"))
+        .stderr(contains("plan.toml:1:1: unknown key `repeat`"))
+        .stderr(contains("did you mean `repeats`?"))
+        .stderr(contains("plan.toml:2:18: unknown step \"point-qeury\""))
+        .stderr(contains("plan.toml:4:8: read is not a duration: \"5sec\""));
+}
+
 #[test]
 fn an_unknown_key_lists_the_keys_that_exist() {
     let dir = tempfile::tempdir().unwrap();

@@ -125,7 +125,6 @@ fn private_directories_a_killed_run_left_are_swept_and_a_double_ctrl_c_leaves_no
 /// Regression: `run.json` stayed "running" after an error stopped the run.
 #[test]
 fn an_error_exit_leaves_the_run_recorded_as_failed() {
-    let _one = alone();
     let dir = tempfile::tempdir().unwrap();
     let plan = write_plan(
         dir.path(),
@@ -148,7 +147,6 @@ fn an_error_exit_leaves_the_run_recorded_as_failed() {
 /// `--resume`, and `--resume` then said "not a relbench results directory".
 #[test]
 fn a_full_disk_before_anything_was_measured_says_to_run_again() {
-    let _one = alone();
     let dir = tempfile::tempdir().unwrap();
     let Some(fs) = Tmpfs::mount(&dir.path().join("small"), 4096) else {
         eprintln!("not run: this machine cannot mount a tmpfs");
@@ -177,7 +175,6 @@ fn a_full_disk_before_anything_was_measured_says_to_run_again() {
 /// `run.json` does not name, and showed a throughput of −5 unwarned.
 #[test]
 fn results_the_run_cannot_have_written_are_left_out_and_said() {
-    let _one = alone();
     let dir = tempfile::tempdir().unwrap();
     let plan = write_plan(
         dir.path(),
@@ -212,7 +209,6 @@ fn results_the_run_cannot_have_written_are_left_out_and_said() {
 /// sequence in a name was echoed to the terminal raw.
 #[test]
 fn what_a_plan_says_is_echoed_escaped_and_cut() {
-    let _one = alone();
     let dir = tempfile::tempdir().unwrap();
     let long = "x".repeat(10 << 20);
     let plan = write_plan(
@@ -245,7 +241,6 @@ fn what_a_plan_says_is_echoed_escaped_and_cut() {
 /// then refused.
 #[test]
 fn check_says_what_a_path_is_and_refuses_the_datadir_run_would() {
-    let _one = alone();
     let dir = shared_tempdir();
     check_refuses(
         dir.path(),
@@ -268,7 +263,6 @@ fn check_says_what_a_path_is_and_refuses_the_datadir_run_would() {
 /// step just measured. Now the run stops, and says where the result is.
 #[test]
 fn a_steps_directory_that_turns_read_only_loses_no_result() {
-    let _one = alone();
     let dir = tempfile::tempdir().unwrap();
     let out = dir.path().join("out");
     std::fs::create_dir(&out).unwrap();
@@ -312,7 +306,6 @@ fn a_steps_directory_that_turns_read_only_loses_no_result() {
 /// is allocated from them.
 #[test]
 fn a_huge_shard_count_on_the_command_line_or_in_a_file_is_refused_at_once() {
-    let _one = alone();
     let dir = tempfile::tempdir().unwrap();
     let plan = write_plan(dir.path(), TINY);
     relbench()
@@ -390,7 +383,6 @@ fn sample_stops_at_its_for_and_within_a_second_of_sigterm() {
 /// `out/shards` link and deleted inside its target.
 #[test]
 fn a_merge_record_pointing_outside_its_directory_or_through_a_link_is_refused() {
-    let _one = alone();
     let dir = tempfile::tempdir().unwrap();
     let plan = write_plan(dir.path(), TINY);
     let shard = dir.path().join("s1");
@@ -449,7 +441,6 @@ fn a_merge_record_pointing_outside_its_directory_or_through_a_link_is_refused() 
 /// recorded.
 #[test]
 fn a_targets_own_path_gets_no_directory_made_and_data_dir_moves_relbenchs_own() {
-    let _one = alone();
     let dir = tempfile::tempdir().unwrap();
     let missing = dir.path().join("not-there/deeper");
     let plan = write_plan(

@@ -83,7 +83,6 @@ fn draw(
 
 #[test]
 fn aa_histories_of_800_series_give_at_most_5pct_false_discoveries_and_the_same_output_every_time() {
-    let _one = alone();
     let pools = fixture();
     let mut rng = SmallRng::seed_from_u64(29);
     let series: Vec<Series> = (0..800)
@@ -131,7 +130,6 @@ fn aa_histories_of_800_series_give_at_most_5pct_false_discoveries_and_the_same_o
 
 #[test]
 fn a_5pct_step_with_3_builds_of_4_repeats_a_side_is_found() {
-    let _one = alone();
     let pools = fixture();
     let mut rng = SmallRng::seed_from_u64(5);
     // The steps whose identical runs lie within 5% of each other: on the
@@ -211,7 +209,6 @@ fn a_5pct_step_with_3_builds_of_4_repeats_a_side_is_found() {
 
 #[test]
 fn with_half_the_series_changed_at_most_5pct_of_the_change_points_found_are_false() {
-    let _one = alone();
     // Benjamini–Hochberg's line rises with the true changes: the test of
     // each split must be valid on its own (the choice of the best split
     // counted), not only when every series is unchanged.
@@ -654,7 +651,6 @@ fn a_machine_level_shift_is_no_change_point_against_a_reference_run_beside() {
 
 #[test]
 fn a_history_of_a_newer_schema_is_refused_and_left_as_it_is() {
-    let _one = alone();
     let dir = tempfile::tempdir().unwrap();
     let h = dir.path().join("h.sqlite");
     // `history add` makes a history; the commands that only read refuse
@@ -690,7 +686,6 @@ fn a_history_of_a_newer_schema_is_refused_and_left_as_it_is() {
 
 #[test]
 fn a_history_file_relbench_did_not_create_is_refused() {
-    let _one = alone();
     let dir = tempfile::tempdir().unwrap();
     let foreign = dir.path().join("app.sqlite");
     let c = rusqlite::Connection::open(&foreign).unwrap();
@@ -847,7 +842,6 @@ fn bisect_names_the_build_a_smaller_cache_came_in_within_six_evaluations() {
 
 #[test]
 fn change_points_on_otavas_test_data_score_at_least_otavas_f1() {
-    let _one = alone();
     let python = std::env::var("RELBENCH_OTAVA_PYTHON").expect(
         "RELBENCH_OTAVA_PYTHON names a Python with apache-otava and otava-test-data: run the tests with ./test, \
          which makes that venv",
@@ -867,7 +861,6 @@ fn change_points_on_otavas_test_data_score_at_least_otavas_f1() {
 
 #[test]
 fn a_bisect_it_cannot_run_is_refused_before_anything_runs() {
-    let _one = alone();
     let dir = tempfile::tempdir().unwrap();
     let plan = write_plan(dir.path(), &builds_plan(11));
     let bisect = |builds: &str, extra: &[&str], says: &str| {
@@ -906,7 +899,6 @@ fn a_bisect_it_cannot_run_is_refused_before_anything_runs() {
 /// that the search stayed within its evaluations.
 #[test]
 fn bisect_over_postgresql_builds_starts_each_basedir_asked_for() {
-    let _one = alone();
     let Some(versions) = std::env::var_os("RELBENCH_VERSIONS").map(std::path::PathBuf::from) else {
         panic!(
             "set RELBENCH_VERSIONS to the directory examples/get-versions.sh filled (./test does)"

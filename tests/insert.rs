@@ -18,7 +18,6 @@ fn count(db: &std::path::Path, table: &str) -> i64 {
 
 #[test]
 fn the_whole_suite_runs_on_sqlite_with_its_sla_table_and_histograms() {
-    let _one = alone();
     let dir = tempfile::tempdir().unwrap();
     let plan = write_plan(dir.path(), INSERT_TINY);
     let out = dir.path().join("out");
@@ -105,7 +104,6 @@ path = "{path}"
 
 #[test]
 fn deletes_keep_the_tables_at_their_size() {
-    let _one = alone();
     let dir = tempfile::tempdir().unwrap();
     let db = dir.path().join("ib.db");
     let text = plan_with(
@@ -193,7 +191,6 @@ fn a_target_too_slow_for_its_rate_misses_it_and_fails_the_sla() {
 
 #[test]
 fn each_client_count_runs_the_whole_sequence_on_fresh_tables() {
-    let _one = alone();
     let dir = tempfile::tempdir().unwrap();
     let text = INSERT_TINY
         .replace("clients = [2]", "clients = [1, 2]")
@@ -226,7 +223,6 @@ fn each_client_count_runs_the_whole_sequence_on_fresh_tables() {
 
 #[test]
 fn all_clients_can_share_one_table() {
-    let _one = alone();
     // The benchmark's other mode: two clients on pi1, their inserters
     // taking ids from one counter, their deleters keeping the one table's
     // size.
@@ -269,7 +265,6 @@ fn all_clients_can_share_one_table() {
 
 #[test]
 fn an_unknown_q_pacing_is_refused_with_the_choices() {
-    let _one = alone();
     let dir = tempfile::tempdir().unwrap();
     check_refuses(
         dir.path(),
@@ -284,7 +279,6 @@ fn an_unknown_q_pacing_is_refused_with_the_choices() {
 /// set side by side, among the settings that differ.
 #[test]
 fn prepared_statements_are_a_setting_that_differs_from_the_originals_text() {
-    let _one = alone();
     let dir = tempfile::tempdir().unwrap();
     let run = |name: &str, step: &str| {
         let text = plan_with(step, "", "", &dir.path().join(format!("{name}.db")))

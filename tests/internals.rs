@@ -190,7 +190,6 @@ fn a_commit_that_waits_for_its_wal_is_named_by_the_wal_wait() {
 /// report, the summary giving it as the cause.
 #[test]
 fn a_plan_that_differs_from_the_base_is_flagged_beside_the_ratio_everywhere() {
-    let _one = alone();
     let dir = shared_tempdir();
     let pg = "/usr/lib/postgresql/15";
     let off = ["-c", "enable_indexscan=off", "-c", "enable_bitmapscan=off"];

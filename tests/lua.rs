@@ -132,7 +132,6 @@ fn workload_connections(lines: &[(u32, String, String)]) -> Vec<BTreeMap<String,
 
 #[test]
 fn sysbenchs_own_scripts_send_sysbenchs_statements_per_event_and_prepare_the_same_tables() {
-    let _alone = alone();
     let dir = shared_tempdir();
     let db = Logged::start(dir.path());
     let port = db.port();
@@ -199,7 +198,6 @@ fn fixture(name: &str) -> String {
 
 #[test]
 fn a_script_that_reads_a_row_and_writes_only_when_it_must_runs_and_reports_each_statement() {
-    let _alone = alone();
     let dir = tempfile::tempdir().unwrap();
     let db = dir.path().join("bank.db");
     let charge = fixture("charge.lua");
@@ -266,7 +264,6 @@ fn a_script_that_reads_a_row_and_writes_only_when_it_must_runs_and_reports_each_
 
 #[test]
 fn a_broken_script_is_refused_at_load_or_fails_its_step_with_its_file_and_line() {
-    let _alone = alone();
     let dir = tempfile::tempdir().unwrap();
     let db = dir.path().join("x.db");
     let script = |file: &str, out: &str| {
@@ -389,7 +386,6 @@ fn ctrl_c_stops_a_scripts_long_prepare() {
 /// failed ("syntax error at or near \"=?\"").
 #[test]
 fn prepared_statements_with_question_marks_run_on_postgres() {
-    let _alone = alone();
     let dir = tempfile::tempdir().unwrap();
     let plan = format!(
         "steps = [\"inlist.prepare\", \"inlist\", \"inlist.cleanup\"]\nclients = [2]\nseed = 1\n\
@@ -416,7 +412,6 @@ fn prepared_statements_with_question_marks_run_on_postgres() {
 /// 64): `tpcc.lua:56: sysbench.hooks.report_intermediate is not supported`.
 #[test]
 fn report_hooks_are_taken_and_the_report_functions_are_callable() {
-    let _alone = alone();
     let dir = tempfile::tempdir().unwrap();
     let db = dir.path().join("r.db");
     let ran = relbench()
@@ -448,7 +443,6 @@ fn report_hooks_are_taken_and_the_report_functions_are_callable() {
 /// `tpcc_common.lua:21: module 'ffi' not found`.
 #[test]
 fn a_scripts_ffi_counts_its_errors_sleeps_and_reaches_nothing_else() {
-    let _alone = alone();
     let dir = tempfile::tempdir().unwrap();
     let run = |out: &str, reach: &str| {
         relbench()

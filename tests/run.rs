@@ -7,7 +7,6 @@ use std::time::{Duration, Instant};
 
 #[test]
 fn a_tiny_plan_runs_end_to_end_and_the_report_rebuilds_identically() {
-    let _one = alone();
     let dir = tempfile::tempdir().unwrap();
     let plan = write_plan(dir.path(), TINY);
     let out = dir.path().join("out");
@@ -110,7 +109,6 @@ fn a_tiny_plan_runs_end_to_end_and_the_report_rebuilds_identically() {
 
 #[test]
 fn steps_can_stop_by_event_count() {
-    let _one = alone();
     let dir = tempfile::tempdir().unwrap();
     let text = TINY.replace("insert = \"300ms\"", "insert = \"300ms\"\nevents = 150");
     let plan = write_plan(dir.path(), &text);
@@ -128,7 +126,6 @@ fn steps_can_stop_by_event_count() {
 
 #[test]
 fn every_latency_summary_keeps_its_whole_histogram_and_agrees_with_it() {
-    let _one = alone();
     let dir = tempfile::tempdir().unwrap();
     let plan = write_plan(dir.path(), TINY);
     let out = dir.path().join("out");
@@ -158,7 +155,6 @@ fn every_latency_summary_keeps_its_whole_histogram_and_agrees_with_it() {
 
 #[test]
 fn point_queries_after_deletes_are_not_counted_as_wrong_results() {
-    let _one = alone();
     // Regression: a delete step leaves holes in the ids, so "exactly one
     // row" no longer holds for point queries that follow it.
     let dir = tempfile::tempdir().unwrap();
@@ -179,7 +175,6 @@ fn point_queries_after_deletes_are_not_counted_as_wrong_results() {
 
 #[test]
 fn ctrl_c_keeps_finished_steps_and_resume_runs_only_the_rest() {
-    let _one = alone();
     let dir = tempfile::tempdir().unwrap();
     let text = TINY.replace("\"300ms\"", "\"1s\"");
     let plan = write_plan(dir.path(), &text);
@@ -226,7 +221,6 @@ fn ctrl_c_keeps_finished_steps_and_resume_runs_only_the_rest() {
 
 #[test]
 fn a_second_run_into_the_same_directory_is_refused() {
-    let _one = alone();
     let dir = tempfile::tempdir().unwrap();
     let text = TINY.replace(
         r#"steps = ["load", "settle", "point-query", "scan", "read-only-100", "update-index", "delete", "insert"]"#,
@@ -258,7 +252,6 @@ fn a_second_run_into_the_same_directory_is_refused() {
 
 #[test]
 fn a_target_whose_database_cannot_be_opened_gets_a_clear_error() {
-    let _one = alone();
     let dir = tempfile::tempdir().unwrap();
     let text = TINY.replace(
         "name = \"base\"\nengine = \"sqlite\"",
@@ -289,7 +282,6 @@ fn a_target_whose_database_cannot_be_opened_gets_a_clear_error() {
 
 #[test]
 fn every_id_distribution_runs_and_keeps_the_row_checks() {
-    let _one = alone();
     // Skewed draws must still give in-lists of distinct ids and ranges that
     // fit in the table.
     for d in ["uniform", "zipfian", "hotset"] {
@@ -315,7 +307,6 @@ fn every_id_distribution_runs_and_keeps_the_row_checks() {
 
 #[test]
 fn the_plans_comparisons_shape_the_runs_report_and_a_later_report() {
-    let _one = alone();
     let dir = tempfile::tempdir().unwrap();
     // Three targets, two comparisons: wal against base, and base against
     // off (the second target is not the first comparison's base).
@@ -377,7 +368,6 @@ fn the_plans_comparisons_shape_the_runs_report_and_a_later_report() {
 /// `--resume` goes on with the recorded one; `seed = N` still fixes it.
 #[test]
 fn a_plan_without_a_seed_draws_one_per_run_and_resume_keeps_it() {
-    let _one = alone();
     let dir = tempfile::tempdir().unwrap();
     let text = TINY
         .replace("seed = 7\n", "")

@@ -95,7 +95,6 @@ fn a_before_hook_runs_on_every_confirmation_repeat() {
 /// seed given: without one each run draws its own, and the record has it.)
 #[test]
 fn a_run_read_back_from_its_record_has_the_same_schedule() {
-    let _one = alone();
     let dir = tempfile::tempdir().unwrap();
     let (plan, _) = plan_with_marker_hook(dir.path());
     let text = std::fs::read_to_string(&plan).unwrap();
@@ -166,7 +165,6 @@ fn a_run_read_back_from_its_record_has_the_same_schedule() {
 /// schedule of a plan read back from its record has both.
 #[test]
 fn the_plans_own_entries_come_back_with_its_record() {
-    let _one = alone();
     let dir = tempfile::tempdir().unwrap();
     let plan = write_plan(
         dir.path(),

@@ -199,7 +199,6 @@ fn the_sysbench_suite_runs_on_innodb_myrocks_and_postgres_and_the_report_compare
 
 #[test]
 fn the_insert_benchmark_runs_on_innodb_myrocks_and_postgres() {
-    let _one = alone();
     let dir = shared_tempdir();
     let text = format!(
         r#"suite = "insert"
@@ -267,7 +266,6 @@ max = "1s"
 /// found 1 to 6 of 20 ids' counts wrong with four requesters on 20 ids).
 #[test]
 fn linkbench_link_writes_racing_on_few_ids_keep_postgres_counts_right() {
-    let _one = alone();
     let dir = shared_tempdir();
     let mut text = String::from(
         "suite = \"linkbench\"\nseed = 6\n[linkbench]\nmaxid1 = 21\nloaders = 1\n\
@@ -308,7 +306,6 @@ fn linkbench_link_writes_racing_on_few_ids_keep_postgres_counts_right() {
 
 #[test]
 fn linkbench_runs_on_innodb_myrocks_and_postgres_and_its_counts_agree() {
-    let _one = alone();
     let dir = shared_tempdir();
     let text = format!(
         r#"suite = "linkbench"
@@ -387,7 +384,6 @@ max = "1s"
 
 #[test]
 fn a_postgres_datadir_its_user_cannot_reach_is_a_clear_error() {
-    let _one = alone();
     use std::os::unix::fs::PermissionsExt;
     let dir = shared_tempdir();
     std::fs::set_permissions(dir.path(), std::fs::Permissions::from_mode(0o700)).unwrap();
@@ -407,7 +403,6 @@ fn a_postgres_datadir_its_user_cannot_reach_is_a_clear_error() {
 
 #[test]
 fn a_default_datadir_its_user_cannot_reach_goes_to_a_private_place_it_can() {
-    let _one = alone();
     // A clone in root's 0700 home: the results directory is there, the
     // server runs as postgres. The run works, says where the datadir went,
     // and leaves nothing behind there.
@@ -441,7 +436,6 @@ fn a_default_datadir_its_user_cannot_reach_goes_to_a_private_place_it_can() {
 
 #[test]
 fn a_postgres_url_target_runs_against_a_server_someone_else_started() {
-    let _one = alone();
     use relbench::db::server::postgres::Postgres;
     let dir = shared_tempdir();
     let server = server_elsewhere(
@@ -510,7 +504,6 @@ fn a_postgres_url_target_runs_against_a_server_someone_else_started() {
 
 #[test]
 fn a_server_killed_mid_step_fails_that_step_and_the_run_goes_on() {
-    let _one = alone();
     let dir = shared_tempdir();
     let text = format!(
         "steps = [\"load\", \"point-query\", \"update-index\", \"insert\"]\n{}{}{}",
@@ -562,7 +555,6 @@ fn a_server_killed_mid_step_fails_that_step_and_the_run_goes_on() {
 
 #[test]
 fn a_bad_config_file_shows_the_servers_own_error() {
-    let _one = alone();
     let dir = shared_tempdir();
     std::fs::write(
         dir.path().join("bad.cnf"),
@@ -592,7 +584,6 @@ fn a_bad_config_file_shows_the_servers_own_error() {
 
 #[test]
 fn ctrl_c_stops_the_managed_server() {
-    let _one = alone();
     let dir = shared_tempdir();
     let text = format!(
         "steps = [\"load\", \"point-query\", \"insert\"]\n{}{}",
@@ -617,7 +608,6 @@ fn ctrl_c_stops_the_managed_server() {
 
 #[test]
 fn a_url_target_reads_its_password_from_the_environment_and_never_writes_it() {
-    let _one = alone();
     use relbench::db::server::mariadb::MariaDb;
 
     let dir = shared_tempdir();
@@ -689,7 +679,6 @@ use predicates::prelude::PredicateBooleanExt;
 
 #[test]
 fn postgres_over_tls_runs_when_required_and_a_server_without_it_is_named() {
-    let _one = alone();
     let dir = shared_tempdir();
     // A self-signed certificate, as a server someone set up would have.
     let (cert, key) = (dir.path().join("server.crt"), dir.path().join("server.key"));
@@ -768,7 +757,6 @@ fn postgres_over_tls_runs_when_required_and_a_server_without_it_is_named() {
 /// could not be compared.
 #[test]
 fn table_options_reach_every_table_a_suite_creates() {
-    let _one = alone();
     use relbench::db::mysql::wire::WireConn;
     use relbench::db::postgres::wire as pgwire;
     use relbench::db::server::{mariadb::MariaDb, postgres::Postgres};
@@ -864,7 +852,6 @@ fn table_options_reach_every_table_a_suite_creates() {
 /// side by side with only a step note saying so.
 #[test]
 fn the_load_method_is_a_target_fact_shown_where_settings_differ() {
-    let _one = alone();
     let dir = shared_tempdir();
     let plan = write_plan(
         dir.path(),

@@ -245,7 +245,6 @@ fn two_client_shares_against_mariadb_add_up_exactly() {
     // Regression: beside the other test's four processes, two shares'
     // windows began 57 ms apart on 2 cores (2.8% of a 2 s window, past
     // the 2% their figures can be added within): one pair at a time.
-    let _one = alone();
     use relbench::db::server::mariadb::MariaDb;
     let dir = shared_tempdir();
     let server = server_elsewhere(dir.path(), "maria", "/usr", "mysql", Box::new(MariaDb));
@@ -426,7 +425,6 @@ fn two_client_shares_against_postgres_add_up_exactly() {
     // Regression: beside the other test's four processes, two shares'
     // windows began 57 ms apart on 2 cores (2.8% of a 2 s window, past
     // the 2% their figures can be added within): one pair at a time.
-    let _one = alone();
     let dir = shared_tempdir();
     let (server, url) = postgres_elsewhere(dir.path());
     two_shares_add_up(

@@ -500,7 +500,6 @@ fn an_out_directory_under_another_users_folder_is_refused_before_anything_runs()
 /// was accepted.
 #[test]
 fn records_read_back_are_bounded_regular_files_with_printable_words() {
-    let _one = alone();
     let dir = shared_tempdir();
     let plan = plan_in(
         &dir.path().join("p"),
@@ -729,7 +728,6 @@ fn get_versions_refuses_a_destination_another_user_can_change() {
 /// name was stored as `backslash`.
 #[test]
 fn a_postgres_history_with_backslash_escapes_on_runs_no_name_as_sql() {
-    let _one = alone();
     let dir = shared_tempdir();
     let (server, url) = postgres_with(
         dir.path(),

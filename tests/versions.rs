@@ -14,19 +14,6 @@ use common::*;
 use predicates::prelude::*;
 use predicates::str::contains;
 
-/// The profile test measures a difference in CPU per operation: it runs
-/// alone (`write`), the others beside each other (`read`). Regression:
-/// beside the MySQL sequence its servers' profiles were disturbed.
-static MEASURES: std::sync::RwLock<()> = std::sync::RwLock::new(());
-
-fn beside_others() -> std::sync::RwLockReadGuard<'static, ()> {
-    MEASURES.read().unwrap_or_else(|p| p.into_inner())
-}
-
-fn alone() -> std::sync::RwLockWriteGuard<'static, ()> {
-    MEASURES.write().unwrap_or_else(|p| p.into_inner())
-}
-
 /// Where `./test` unpacked the builds, or None (and a line saying so).
 fn versions() -> Option<PathBuf> {
     match std::env::var_os("RELBENCH_VERSIONS") {
@@ -60,7 +47,7 @@ const BUILDS: [(&str, &str, &str, &str); 6] = [
 
 #[test]
 fn every_version_initialises_loads_reads_writes_and_stops() {
-    let _measure = beside_others();
+    share_machine();
     let Some(versions) = versions() else { return };
     let dir = shared_tempdir();
     let mut text = String::from(
@@ -141,7 +128,7 @@ fn a_mysql_9_7_target_by_url_authenticates_fully_with_caching_sha2_over_tcp() {
     use relbench::db::server::mariadb::MariaDb;
     use relbench::db::tls::Tls;
 
-    let _measure = beside_others();
+    share_machine();
     let Some(versions) = versions() else { return };
     let dir = shared_tempdir();
     // mysqld refuses root, as relbench's own managed servers do.
@@ -241,6 +228,8 @@ fn a_mysql_9_7_target_by_url_authenticates_fully_with_caching_sha2_over_tcp() {
 /// on-CPU samples of each have a function's name.
 #[test]
 fn profiles_name_the_performance_schemas_functions_and_the_fetched_builds_symbols() {
+    // It measures a difference in CPU per operation: alone. Regression:
+    // beside the MySQL sequence its servers' profiles were disturbed.
     let _measure = alone();
     let Some(versions) = versions() else { return };
     let dir = shared_tempdir();
@@ -343,7 +332,7 @@ fn profiles_name_the_performance_schemas_functions_and_the_fetched_builds_symbol
 /// examined.
 #[test]
 fn a_mysql_statement_that_examines_the_whole_table_is_named_by_its_plan_and_rows() {
-    let _measure = beside_others();
+    share_machine();
     let Some(versions) = versions() else { return };
     let dir = shared_tempdir();
     let my = versions.join("mysql-9.7");
@@ -433,7 +422,7 @@ fn assert_no_step_failed(out: &std::path::Path) -> usize {
 /// version does by default (8.0 writes a binary log, 5.6 does not).
 #[test]
 fn mysql_5_6_5_7_8_0_and_9_7_run_the_whole_sysbench_sequence() {
-    let _measure = beside_others();
+    share_machine();
     let Some(versions) = versions() else { return };
     let dir = shared_tempdir();
     let plan = write_plan(
@@ -493,7 +482,7 @@ fn mysql_5_6_5_7_8_0_and_9_7_run_the_whole_sysbench_sequence() {
 /// MariaDB on it).
 #[test]
 fn mysql_5_6_to_9_7_run_the_insert_benchmark() {
-    let _measure = beside_others();
+    share_machine();
     let Some(versions) = versions() else { return };
     let dir = shared_tempdir();
     let insert = write_plan(
@@ -523,7 +512,7 @@ fn mysql_5_6_to_9_7_run_the_insert_benchmark() {
 /// two run side by side).
 #[test]
 fn mysql_5_6_to_9_7_run_linkbench() {
-    let _measure = beside_others();
+    share_machine();
     let Some(versions) = versions() else { return };
     let dir = shared_tempdir();
     let linkbench = write_plan(
@@ -569,7 +558,7 @@ fn url_targets_on_mysql_5_6_5_7_and_8_0_authenticate_with_their_default_plugin()
     use relbench::db::server::mariadb::MariaDb;
     use relbench::db::tls::Tls;
 
-    let _measure = beside_others();
+    share_machine();
     let Some(versions) = versions() else { return };
     let dir = shared_tempdir();
     let secret = "s3cret-Pa55word";

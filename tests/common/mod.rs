@@ -275,8 +275,7 @@ fn machine_file(name: &str) -> std::fs::File {
     let path = Path::new(env!("CARGO_TARGET_TMPDIR")).join(name);
     std::fs::OpenOptions::new()
         .create(true)
-        .truncate(false)
-        .write(true)
+        .append(true)
         .open(&path)
         .unwrap_or_else(|e| panic!("the tests' machine lock {}: {e}", path.display()))
 }
@@ -325,11 +324,20 @@ pub fn share_machine() {
 }
 
 /// The machine held by one test alone, released when dropped.
-pub struct Alone(#[allow(dead_code)] std::fs::File);
+pub struct Alone(#[allow(dead_code)] std::fs::File, std::time::Instant);
 
 impl Drop for Alone {
     fn drop(&mut self) {
         HOLD.with(|h| *h.borrow_mut() = Hold::Free);
+        // How long each test kept every other one waiting: `./test` sums
+        // them (the part of its time no second lane can shorten).
+        use std::io::Write;
+        let line = format!(
+            "{:.1} {}\n",
+            self.1.elapsed().as_secs_f64(),
+            std::thread::current().name().unwrap_or("?")
+        );
+        let _ = machine_file("machine.alone").write_all(line.as_bytes());
     }
 }
 
@@ -344,8 +352,14 @@ pub fn alone() -> Alone {
     let f = machine_file("machine.lock");
     flock(&f, libc::LOCK_EX);
     drop(turn);
+    // The disk too: what the tests before wrote is still being written
+    // back, and would be the window's disturbance. Regression: with three
+    // binaries side by side, a confirmation under CPU burners blamed "the
+    // kernel wrote back 333 MB no process in the window caused".
+    // SAFETY: sync(2) takes no arguments and cannot fail.
+    unsafe { libc::sync() };
     HOLD.with(|h| *h.borrow_mut() = Hold::Alone);
-    Alone(f)
+    Alone(f, std::time::Instant::now())
 }
 
 /// A statement's shape: string and number literals as `?`, lowercase,
