@@ -357,10 +357,11 @@ pub struct Counters {
     pub values: BTreeMap<String, f64>,
     /// The server's waits since it started, where it sums them (MySQL and
     /// MariaDB with performance_schema on), or why not.
-    pub waits: Option<Result<crate::measure::waits::Waits, String>>,
+    pub waits: Option<Result<crate::measure::waits::Waits, crate::measure::Unmeasured>>,
     /// What each statement did since the server started (MySQL's and
     /// MariaDB's digests, PostgreSQL's pg_stat_statements), or why not.
-    pub statements: Option<Result<crate::measure::statements::Statements, String>>,
+    pub statements:
+        Option<Result<crate::measure::statements::Statements, crate::measure::Unmeasured>>,
     /// Statements relbench sent after reading `values` in this reading
     /// (its queries of the engine's accounting): counted by the server in
     /// the next reading's values, not the benchmark's.

@@ -54,7 +54,7 @@ pub struct StepSpec<'a> {
     /// Called once every connection here is set up, before the shared
     /// start: waits for the other shares' processes (an error aborts the
     /// step with its message).
-    pub rendezvous: Option<&'a (dyn Fn() -> Result<(), String> + Sync)>,
+    pub rendezvous: Option<&'a (dyn Fn() -> anyhow::Result<()> + Sync)>,
     /// Read the server's counters as the measured window begins and
     /// again as it ends, to check the events counted against the
     /// server's own count.
@@ -263,7 +263,7 @@ fn coordinate(
     if let Some(meet) = spec.rendezvous {
         if let Err(why) = meet() {
             let mut slot = sh.setup_error.lock().unwrap_or_else(|p| p.into_inner());
-            slot.get_or_insert(why);
+            slot.get_or_insert(format!("{why:#}"));
             sh.abort.store(true, Ordering::Relaxed);
         }
     }
@@ -424,7 +424,7 @@ mod tests {
         let driver = crate::db::sqlite::SqliteDriver::new(dir.path().join("t.db"), vec![]);
         let interrupt = AtomicBool::new(false);
         let probe = metrics::Probe {
-            devices: Err("test".into()),
+            devices: Err(crate::measure::Unmeasured::new("test")),
             server_pid: None,
             server_elsewhere_here: false,
         };

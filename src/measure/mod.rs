@@ -14,7 +14,8 @@
 //! - [`within`]: the test of one window's per-second throughput against
 //!   another's, for targets that ran a step once;
 //! - [`units`]: how figures are printed;
-//! - [`size`]: a database's apparent and allocated size, logs apart.
+//! - [`size`]: a database's apparent and allocated size, logs apart;
+//! - [`Unmeasured`]: why a figure could not be measured, shown as it is.
 
 pub mod hdr;
 pub mod outcome;
@@ -66,3 +67,25 @@ impl Counted {
         }
     }
 }
+
+/// Why a figure could not be measured (the devices under a datadir, a
+/// server's waits or statement digests, a profile): the reason the step's
+/// notes and the reports show as it is. Only ever displayed — no code reads
+/// its words to decide anything — which is why it is a type of its own and
+/// not a `String` an error could be told apart by.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Unmeasured(String);
+
+impl Unmeasured {
+    pub fn new(why: impl Into<String>) -> Self {
+        Self(why.into())
+    }
+}
+
+impl std::fmt::Display for Unmeasured {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(&self.0)
+    }
+}
+
+impl std::error::Error for Unmeasured {}

@@ -212,7 +212,7 @@ pub fn measure(
     sampled: &Sampled,
     ops: Option<f64>,
     scope: Scope,
-    devices: &Result<Devices, String>,
+    devices: &Result<Devices, crate::measure::Unmeasured>,
 ) -> (StepMetrics, Vec<(&'static str, String)>) {
     let w = sampled.window();
     let per_op = |v: f64| ops.filter(|n| *n > 0.0).map(|n| four_digits(v / n));
@@ -297,7 +297,7 @@ pub fn measure(
         );
     }
     if let Err(why) = devices {
-        note("disk", why.clone());
+        note("disk", why.to_string());
     } else if disk_missing {
         note("disk", "/proc/diskstats could not be read".into());
     }

@@ -10,6 +10,8 @@ use std::path::{Path, PathBuf};
 
 use serde::{Deserialize, Serialize};
 
+use crate::measure::Unmeasured;
+
 /// The devices the sampler reads for one target.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct Devices {
@@ -28,16 +30,16 @@ fn major_minor(dev: u64) -> (u64, u64) {
 }
 
 /// Resolves `path` with the real `/sys`, `/proc` and `/dev`.
-pub fn devices_of(path: &Path) -> Result<Devices, String> {
-    let meta =
-        std::fs::metadata(path).map_err(|e| format!("cannot stat {}: {e}", path.display()))?;
+pub fn devices_of(path: &Path) -> Result<Devices, Unmeasured> {
+    let meta = std::fs::metadata(path)
+        .map_err(|e| Unmeasured::new(format!("cannot stat {}: {e}", path.display())))?;
     let (mut major, mut minor) = major_minor(meta.dev());
     let mut via = String::new();
     if major == 0 {
         // btrfs, overlayfs, tmpfs, NFS: the filesystem has an anonymous
         // device number. When its mount names a /dev node, that is the device.
-        let (source, fstype) =
-            mount_source(path).ok_or_else(|| format!("no mount found for {}", path.display()))?;
+        let (source, fstype) = mount_source(path)
+            .ok_or_else(|| Unmeasured::new(format!("no mount found for {}", path.display())))?;
         let rdev = source
             .starts_with("/dev/")
             .then(|| std::fs::metadata(&source).ok())
@@ -45,10 +47,10 @@ pub fn devices_of(path: &Path) -> Result<Devices, String> {
             .map(|m| m.rdev())
             .filter(|&r| r != 0);
         let Some(rdev) = rdev else {
-            return Err(format!(
+            return Err(Unmeasured::new(format!(
                 "{} is on {fstype} ({source}), which has no block device",
                 path.display()
-            ));
+            )));
         };
         (major, minor) = major_minor(rdev);
         via = format!(" ({fstype} mounted from {source})");
@@ -61,7 +63,9 @@ pub fn devices_of(path: &Path) -> Result<Devices, String> {
             .lines()
             .any(|l| l.split_ascii_whitespace().nth(2) == Some(dev))
         {
-            return Err(format!("device {dev} has no line in /proc/diskstats"));
+            return Err(Unmeasured::new(format!(
+                "device {dev} has no line in /proc/diskstats"
+            )));
         }
     }
     Ok(d)
@@ -87,11 +91,14 @@ fn mount_source(path: &Path) -> Option<(String, String)> {
 
 /// Resolves device `major:minor` under the sysfs tree at `sys` to the
 /// whole devices that carry its IO.
-pub fn resolve(sys: &Path, major: u64, minor: u64) -> Result<Devices, String> {
+pub fn resolve(sys: &Path, major: u64, minor: u64) -> Result<Devices, Unmeasured> {
     let link = sys.join(format!("dev/block/{major}:{minor}"));
-    let dir = link
-        .canonicalize()
-        .map_err(|_| format!("block device {major}:{minor} is not in {}", link.display()))?;
+    let dir = link.canonicalize().map_err(|_| {
+        Unmeasured::new(format!(
+            "block device {major}:{minor} is not in {}",
+            link.display()
+        ))
+    })?;
     let name = file_name(&dir);
     let mut leaves = BTreeSet::new();
     leaves_of(sys, &dir, &mut leaves, 0);
@@ -210,7 +217,10 @@ mod tests {
     #[test]
     fn unknown_devices_say_so() {
         let t = fake_sys();
-        assert!(resolve(t.path(), 7, 7).unwrap_err().contains("7:7"));
+        assert!(resolve(t.path(), 7, 7)
+            .unwrap_err()
+            .to_string()
+            .contains("7:7"));
     }
 
     #[test]
@@ -224,7 +234,10 @@ mod tests {
     fn this_machines_tmp_resolves_or_says_why() {
         match devices_of(&std::env::temp_dir()) {
             Ok(d) => assert!(!d.devices.is_empty()),
-            Err(e) => assert!(e.contains("block device") || e.contains("diskstats"), "{e}"),
+            Err(e) => {
+                let e = e.to_string();
+                assert!(e.contains("block device") || e.contains("diskstats"), "{e}")
+            }
         }
     }
 }

@@ -31,7 +31,7 @@ pub use super::vmstat::{disk_between, system_between, CpuSecs, DiskFigures, Syst
 #[derive(Debug, Clone)]
 pub struct Probe {
     /// The devices under the datadir, or why they are not known.
-    pub devices: Result<Devices, String>,
+    pub devices: Result<Devices, crate::measure::Unmeasured>,
     /// The server's root process, when relbench started it.
     pub server_pid: Option<u32>,
     /// A server runs on this machine but relbench does not know its
@@ -518,7 +518,7 @@ mod tests {
     /// A probe of the machine and relbench alone.
     fn machine_only() -> Probe {
         Probe {
-            devices: Err("test".into()),
+            devices: Err(crate::measure::Unmeasured::new("test")),
             server_pid: None,
             server_elsewhere_here: false,
         }

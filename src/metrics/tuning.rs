@@ -380,25 +380,34 @@ fn takes(name: &str, value: &str) -> bool {
 /// `tune` sets on this machine (as `settings` names it, not a path that
 /// merely starts like one: `sys/../../x`), or a value that file never
 /// takes.
-pub fn check_saved(root: &Path, saved: &Saved) -> Result<(), String> {
+pub fn check_saved(root: &Path, saved: &Saved) -> Result<(), NotSaved> {
     let known = settings(root);
     for (f, v) in saved {
         let Some(s) = known.iter().find(|s| s.files.iter().any(|k| k == f)) else {
-            return Err(format!(
-                "{} is not a file `relbench host tune` sets",
-                f.display()
-            ));
+            return Err(NotSaved::File(f.clone()));
         };
         if !takes(s.name, v) {
-            return Err(format!(
-                "{} = {:?} is not a value {} takes",
-                f.display(),
-                crate::util::printable(v, 40),
-                s.name
-            ));
+            return Err(NotSaved::Value {
+                file: f.clone(),
+                value: crate::util::printable(v, 40),
+                setting: s.name,
+            });
         }
     }
     Ok(())
+}
+
+/// What makes a saved state one `tune` cannot have written.
+#[derive(Debug, PartialEq, thiserror::Error)]
+pub enum NotSaved {
+    #[error("{} is not a file `relbench host tune` sets", .0.display())]
+    File(PathBuf),
+    #[error("{} = {value:?} is not a value {setting} takes", .file.display())]
+    Value {
+        file: PathBuf,
+        value: String,
+        setting: &'static str,
+    },
 }
 
 /// Puts back what [`tune`] saved; the files it could not write.

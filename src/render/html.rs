@@ -277,7 +277,8 @@ fn page(doc: &[Block], compact: bool) -> String {
                     match c {
                         Ok(c) => chart(&mut out, c, compact),
                         Err(why) => {
-                            let _ = write!(out, "<p class=\"why\">{}</p>", escape(why));
+                            let _ =
+                                write!(out, "<p class=\"why\">{}</p>", escape(&why.to_string()));
                         }
                     }
                 }

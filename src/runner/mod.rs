@@ -35,6 +35,7 @@ use std::time::{Duration, Instant};
 use anyhow::{bail, Context};
 
 use crate::db::{ErrorKind, Secrets, Target};
+use crate::measure::Unmeasured;
 use crate::metrics::{self, host, Probe};
 use crate::plan::schedule::{Execution, Schedule, Work};
 use crate::results::{self, RunInfo, RunStatus, TargetRecord};
@@ -110,7 +111,7 @@ pub(super) fn set_up_workload(
     e: &Execution,
     done: &mut Vec<String>,
     notes: &mut std::collections::BTreeMap<String, String>,
-) -> Result<(), String> {
+) -> anyhow::Result<()> {
     let Work::Workload(w) = &e.work else {
         return Ok(());
     };
@@ -126,10 +127,10 @@ pub(super) fn set_up_workload(
     let t0 = Instant::now();
     let mut conn = db
         .connect()
-        .map_err(|err| format!("setting up workload {name}: {err}"))?;
+        .with_context(|| format!("setting up workload {name}"))?;
     for sql in statements {
         conn.batch(sql)
-            .map_err(|err| format!("setting up workload {name}: {sql}: {err}"))?;
+            .with_context(|| format!("setting up workload {name}: {sql}"))?;
     }
     notes.insert(
         "setup".into(),
@@ -269,13 +270,13 @@ fn prepare_out_dir(opts: &RunOptions) -> anyhow::Result<RunInfo> {
 /// server's processes.
 fn probe_of(driver: &dyn Target) -> Probe {
     let devices = if !driver.runs_here() {
-        Err("the server runs on another host".to_string())
+        Err(Unmeasured::new("the server runs on another host"))
     } else {
         match driver.data_dir() {
             Some(d) => metrics::device::devices_of(&d),
-            None => {
-                Err("relbench does not know where a server it did not start keeps its data".into())
-            }
+            None => Err(Unmeasured::new(
+                "relbench does not know where a server it did not start keeps its data",
+            )),
         }
     };
     Probe {
@@ -344,7 +345,7 @@ fn target_record(
         facts,
         filesystem: driver.data_dir().and_then(|d| host::filesystem_of(&d)),
         devices: probe.devices.as_ref().ok().cloned(),
-        devices_not_measured: probe.devices.as_ref().err().cloned(),
+        devices_not_measured: probe.devices.as_ref().err().map(|e| e.to_string()),
     };
     Ok(record)
 }

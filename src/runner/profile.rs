@@ -130,7 +130,7 @@ impl<'a> Profiler<'a> {
                         scope = Scope::Threads;
                     }
                 }
-                Err(e) => return State::Failed(e),
+                Err(e) => return State::Failed(e.to_string()),
             }
         }
         State::Failed(last)

@@ -425,7 +425,7 @@ impl Loop<'_, '_> {
             if let Err(why) =
                 set_up_workload(g.driver.as_ref(), e, &mut g.set_up, &mut before.notes)
             {
-                before.failed = Some(why);
+                before.failed = Some(format!("{why:#}"));
             }
         }
         let mut r = if let Some(why) = before.failed {

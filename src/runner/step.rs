@@ -16,6 +16,7 @@ use crate::db::{Driver, Target};
 use crate::engine::{self, StepSpec};
 use crate::measure::size::DbSize;
 use crate::measure::units::{fmt_latency, fmt_throughput};
+use crate::measure::Unmeasured;
 use crate::metrics::costs::{self, Scope, ServerTally};
 use crate::metrics::interference;
 use crate::metrics::{Probe, Sampled, Sampler};
@@ -342,8 +343,8 @@ fn run_workload<'a>(
     // warm-up, and the window after it, start together on every host.
     let met = std::sync::Mutex::new(None);
     let point = format!("{}:go", e.id);
-    let meet = |b: &super::barrier::Barrier| -> Result<(), String> {
-        let m = b.meet(&point, true).map_err(|e| e.to_string())?;
+    let meet = |b: &super::barrier::Barrier| -> anyhow::Result<()> {
+        let m = b.meet(&point, true)?;
         *met.lock().unwrap_or_else(|p| p.into_inner()) = Some(m);
         Ok(())
     };
@@ -352,7 +353,7 @@ fn run_workload<'a>(
         share: cx.share,
         rendezvous: rendezvous
             .as_ref()
-            .map(|f| f as &(dyn Fn() -> Result<(), String> + Sync)),
+            .map(|f| f as &(dyn Fn() -> anyhow::Result<()> + Sync)),
         driver: cx.db,
         workload: w,
         scale,
@@ -411,15 +412,15 @@ fn run_workload<'a>(
     // Where the server waited: sampled over the window (PostgreSQL), or
     // the growth of its own totals between the window's edges.
     let waits = match sampled_waits {
-        Some(s) => Some(s.map_err(|e| format!("{e:#}"))),
+        Some(s) => Some(s.map_err(|e| Unmeasured::new(format!("{e:#}")))),
         None => growth(&m.window_counters, |c| &c.waits, |a, b| a.since(b)),
     };
     let statements = growth(&m.window_counters, |c| &c.statements, |a, b| a.since(b)).map(|s| {
         s.and_then(|s| match s.by.is_empty() {
-            true => Err(format!(
+            true => Err(Unmeasured::new(format!(
                 "{} counted none of the step's statements ({})",
                 s.source, s.if_none
-            )),
+            ))),
             false => Ok(s),
         })
     });
@@ -444,9 +445,9 @@ fn run_workload<'a>(
 /// that keeps none.
 fn growth<T>(
     counters: &Option<(crate::db::Counters, crate::db::Counters)>,
-    pick: impl Fn(&crate::db::Counters) -> &Option<Result<T, String>>,
+    pick: impl Fn(&crate::db::Counters) -> &Option<Result<T, Unmeasured>>,
     since: impl Fn(&T, &T) -> T,
-) -> Option<Result<T, String>> {
+) -> Option<Result<T, Unmeasured>> {
     let (before, after) = counters.as_ref()?;
     match (pick(before), pick(after)) {
         (Some(Ok(b)), Some(Ok(a))) => Some(Ok(since(a, b))),
@@ -459,7 +460,7 @@ fn growth<T>(
 fn kept<T>(
     notes: &mut BTreeMap<String, String>,
     what: &str,
-    got: Option<Result<T, String>>,
+    got: Option<Result<T, Unmeasured>>,
 ) -> Option<T> {
     match got? {
         Ok(x) => Some(x),

@@ -18,6 +18,7 @@ use super::{
 };
 use crate::measure::statements::{Statements, CALLS};
 use crate::measure::waits::{Wait, Waits};
+use crate::measure::Unmeasured;
 use wire::{Address, Opts, WireConn};
 
 /// Server variables recorded with the results: the ones that decide what a
@@ -147,7 +148,7 @@ impl MysqlDriver {
 /// background threads idling on their timers, nor `idle`, the time a
 /// connection waited for its client. Why not, when it is off or
 /// instruments nothing.
-fn performance_schema_waits(w: &mut WireConn, user: &str) -> Result<Waits, String> {
+fn performance_schema_waits(w: &mut WireConn, user: &str) -> Result<Waits, Unmeasured> {
     let user = user.replace('\\', "\\\\").replace('\'', "''");
     let rows = w
         .query_text(&format!(
@@ -160,7 +161,7 @@ fn performance_schema_waits(w: &mut WireConn, user: &str) -> Result<Waits, Strin
              WHERE COUNT_STAR > 0 AND EVENT_NAME LIKE 'wait/io/file/%'"
         ))
         .map_err(|e| {
-            format!("performance_schema not readable ({e}): grant SELECT on performance_schema.* to the plan's user")
+            Unmeasured::new(format!("performance_schema not readable ({e}): grant SELECT on performance_schema.* to the plan's user"))
         })?;
     let events: BTreeMap<String, Wait> = rows
         .into_iter()
@@ -176,9 +177,10 @@ fn performance_schema_waits(w: &mut WireConn, user: &str) -> Result<Waits, Strin
         })
         .collect();
     if events.is_empty() {
-        return Err("performance_schema is off or instruments no waits \
-             ([internals] performance_schema = true turns it on for a server relbench starts)"
-            .into());
+        return Err(Unmeasured::new(
+            "performance_schema is off or instruments no waits \
+             ([internals] performance_schema = true turns it on for a server relbench starts)",
+        ));
     }
     Ok(Waits {
         source: format!(
@@ -191,7 +193,7 @@ fn performance_schema_waits(w: &mut WireConn, user: &str) -> Result<Waits, Strin
 /// What each statement of the benchmark's database did, from
 /// performance_schema's digests (its own readings, SHOW and EXPLAIN left
 /// out) and its prepared statements; times in µs.
-fn digests(w: &mut WireConn) -> Result<Statements, String> {
+fn digests(w: &mut WireConn) -> Result<Statements, Unmeasured> {
     const FIGURES: [(&str, &str, f64); 10] = [
         ("COUNT_STAR", CALLS, 1.0),
         ("SUM_ROWS_EXAMINED", "rows_examined", 1.0),
@@ -230,7 +232,7 @@ fn digests(w: &mut WireConn) -> Result<Statements, String> {
             cols.join(", ")
         ))
         .map_err(|e| {
-            format!("performance_schema's digests not readable ({e}): grant SELECT on performance_schema.* to the plan's user")
+            Unmeasured::new(format!("performance_schema's digests not readable ({e}): grant SELECT on performance_schema.* to the plan's user"))
         })?;
     let mut by: BTreeMap<String, BTreeMap<String, f64>> = BTreeMap::new();
     for (sql, figures) in rows.into_iter().chain(prepared).filter_map(|r| {

@@ -13,6 +13,7 @@ use super::wire::WireConn;
 use crate::db::WaitSampling;
 use crate::measure::statements::{Statements, CALLS};
 use crate::measure::waits::{Wait, Waits};
+use crate::measure::Unmeasured;
 
 /// Samples the waits of `database`'s active client backends (the
 /// sampler's own left out) every `every`, once started, until stopped.
@@ -62,7 +63,7 @@ pub(super) fn statements(
     user: &str,
     version: u32,
     managed: bool,
-) -> Result<Statements, String> {
+) -> Result<Statements, Unmeasured> {
     // Before 13, one time: execution's (planning not counted apart).
     let times = if version >= 130000 {
         "total_plan_time * 1000, total_exec_time * 1000"
@@ -85,18 +86,19 @@ pub(super) fn statements(
                 .and_then(|r| r.first()?.first().cloned().flatten())
                 .is_some_and(|l| l.split(',').any(|x| x.trim() == "pg_stat_statements"));
             if !preloaded {
-                return Err(
+                return Err(Unmeasured::new(
                     "pg_stat_statements is not loaded \
-                     ([internals] pg_stat_statements = true loads it in a server relbench starts)"
-                        .into(),
-                );
+                     ([internals] pg_stat_statements = true loads it in a server relbench starts)",
+                ));
             }
             if !managed {
-                return Err(format!("pg_stat_statements not readable: {e}"));
+                return Err(Unmeasured::new(format!(
+                    "pg_stat_statements not readable: {e}"
+                )));
             }
             w.execute_text("CREATE EXTENSION IF NOT EXISTS pg_stat_statements")
                 .and_then(|_| w.query_text(&sql))
-                .map_err(|e| format!("pg_stat_statements not readable: {e}"))?
+                .map_err(|e| Unmeasured::new(format!("pg_stat_statements not readable: {e}")))?
         }
     };
     const FIGURES: [&str; 9] = [

@@ -10,6 +10,7 @@ use std::time::{Duration, Instant};
 
 use super::fold::Followed;
 use super::{elf, fold, CallGraph, Counters, Meta, Mode, Profile, Scope, Settings, Unnamed};
+use crate::measure::Unmeasured;
 
 /// The hardware events counted per operation, where the host has them.
 pub const HW_EVENTS: [&str; 5] = [
@@ -55,9 +56,9 @@ pub fn start(
     mode: Mode,
     dir: &Path,
     name: &str,
-) -> Result<Recording, String> {
+) -> Result<Recording, Unmeasured> {
     if follow.pids.is_empty() && follow.tids.is_empty() {
-        return Err("no process to profile".into());
+        return Err(Unmeasured::new("no process to profile"));
     }
     let data = dir.join(format!(".{name}.perf.data"));
     let log = dir.join(format!(".{name}.perf.log"));
@@ -72,7 +73,7 @@ pub fn start(
             .custom_flags(libc::O_NOFOLLOW)
             .mode(0o644)
             .open(&log)
-            .map_err(|e| format!("{}: {e}", log.display()))?
+            .map_err(|e| Unmeasured::new(format!("{}: {e}", log.display())))?
     };
     let mut cmd = Command::new("perf");
     cmd.args(["record", "--no-buildid", "--no-buildid-cache"])
@@ -110,12 +111,12 @@ pub fn start(
         .stdout(Stdio::null())
         .stderr(log_file);
     let record = cmd.spawn().map_err(|e| {
-        if e.kind() == std::io::ErrorKind::NotFound {
+        Unmeasured::new(if e.kind() == std::io::ErrorKind::NotFound {
             "perf is not installed: install Debian's linux-perf (apt-get install linux-perf)"
                 .to_string()
         } else {
             format!("starting perf: {e}")
-        }
+        })
     })?;
     // Counting per thread costs every context switch too: only where no
     // measured window is at stake.

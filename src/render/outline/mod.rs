@@ -323,7 +323,7 @@ pub enum Block {
     /// One row's charts, or why each could not be drawn.
     Step {
         title: String,
-        charts: Vec<Result<Chart, String>>,
+        charts: Vec<Result<Chart, crate::measure::Unmeasured>>,
     },
     /// The table of contents: (level, heading, anchor).
     Toc(Vec<(u8, String, String)>),
@@ -641,9 +641,10 @@ fn tail(r: &Report) -> Vec<Block> {
             .into_iter()
             .filter_map(|c| c.as_ref().err())
         {
-            match why.iter_mut().find(|(w, _)| w == e) {
+            let e = e.to_string();
+            match why.iter_mut().find(|(w, _)| *w == e) {
                 Some((_, list)) => list.push(s.title.clone()),
-                None => why.push((e.clone(), vec![s.title.clone()])),
+                None => why.push((e, vec![s.title.clone()])),
             }
         }
     }
@@ -654,7 +655,7 @@ fn tail(r: &Report) -> Vec<Block> {
         )));
     }
     for s in steps {
-        let mut charts: Vec<Result<Chart, String>> = [s.rate, s.latency]
+        let mut charts: Vec<Result<Chart, crate::measure::Unmeasured>> = [s.rate, s.latency]
             .into_iter()
             .filter(Result::is_ok)
             .collect();

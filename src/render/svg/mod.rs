@@ -45,8 +45,8 @@ pub struct Chart {
 /// latency percentiles, or why one could not be drawn.
 pub struct StepCharts {
     pub title: String,
-    pub rate: Result<Chart, String>,
-    pub latency: Result<Chart, String>,
+    pub rate: Result<Chart, crate::measure::Unmeasured>,
+    pub latency: Result<Chart, crate::measure::Unmeasured>,
     /// Insert Benchmark steps: inserts, deletes and queries per second, and
     /// the slowest response of each second.
     pub classes: Vec<Chart>,

@@ -2,6 +2,7 @@
 //! line per statement class.
 
 use super::*;
+use crate::measure::Unmeasured;
 
 /// Per row: throughput per second over the window (one line per target
 /// and repeat) and the latency percentiles (one bar per target).
@@ -30,10 +31,12 @@ pub fn per_step(r: &Report) -> Vec<StepCharts> {
     out
 }
 
-pub(super) fn rate_chart(r: &Report, row: &Row, name: &str) -> Result<Chart, String> {
+pub(super) fn rate_chart(r: &Report, row: &Row, name: &str) -> Result<Chart, Unmeasured> {
     let series = &row.series.rates;
     if series.is_empty() {
-        return Err("the window was under 2 s (no per-second series to draw)".into());
+        return Err(Unmeasured::new(
+            "the window was under 2 s (no per-second series to draw)",
+        ));
     }
     let t_max = row.series.secs;
     let v_max = series
@@ -80,7 +83,7 @@ pub(super) fn rate_chart(r: &Report, row: &Row, name: &str) -> Result<Chart, Str
     })
 }
 
-pub(super) fn latency_chart(r: &Report, row: &Row, name: &str) -> Result<Chart, String> {
+pub(super) fn latency_chart(r: &Report, row: &Row, name: &str) -> Result<Chart, Unmeasured> {
     const PCTS: [&str; 4] = ["p50", "p95", "p99", "max"];
     let figures: Vec<(usize, [f64; 4])> = row
         .series
@@ -89,7 +92,7 @@ pub(super) fn latency_chart(r: &Report, row: &Row, name: &str) -> Result<Chart, 
         .map(|(ti, p)| (*ti, [p.p50_us, p.p95_us, p.p99_us, p.max_us]))
         .collect();
     if figures.is_empty() {
-        return Err("no latency was recorded".into());
+        return Err(Unmeasured::new("no latency was recorded"));
     }
     let all = figures
         .iter()
