@@ -230,6 +230,12 @@ impl Bisect {
         }
     }
 
+    /// Whether `a` and `b` differ, `None` when too little of the rounds
+    /// that measured both was quiet to test.
+    fn tested(&self, a: usize, b: usize) -> Option<bool> {
+        self.test(a, b, |_| true).map(|t| t.p_value < ALPHA)
+    }
+
     fn full(&self, b: usize) -> bool {
         self.asked[b] >= self.cap
     }
@@ -315,7 +321,14 @@ impl Bisect {
             if self.asked[mid] == 0 {
                 return self.measure(vec![lo, mid, hi]);
             }
-            let (like_lo, like_hi) = (!self.differ(lo, mid).0, !self.differ(mid, hi).0);
+            let (to_lo, to_hi) = (self.tested(lo, mid), self.tested(mid, hi));
+            if (to_lo.is_none() || to_hi.is_none()) && !self.full(mid) {
+                // A comparison with too few quiet windows in the rounds
+                // that measured both says nothing: "like" read off it sent
+                // the search the wrong way beside a busy host.
+                return self.measure(vec![lo, mid, hi]);
+            }
+            let (like_lo, like_hi) = (to_lo != Some(true), to_hi != Some(true));
             // Where the midpoint lies between the ends, 0 (the good end's
             // level) to 1 (the bad end's), on the rounds of all three.
             let t3 = self.together(&[lo, mid, hi]);
@@ -344,8 +357,26 @@ impl Bisect {
                         self.todo.push((lo, hi));
                         return self.measure(vec![lo, mid, hi]);
                     }
-                    if t3.iter().any(|v| v.len() < MIN_QUIET) {
+                    let few = t3.iter().any(|v| v.len() < MIN_QUIET);
+                    if few {
                         self.unmeasured = true;
+                    }
+                    // The ends tested again on the rounds since the
+                    // stretch was chosen (those that measured the
+                    // midpoint): fresh data, not the round whose noise may
+                    // have set them apart.
+                    let since = |r: usize| self.samples[mid].iter().any(|s| s.0.round == r);
+                    let fresh = self.test(lo, hi, since);
+                    if let Some(f) = fresh.filter(|f| !few && f.p_value >= ALPHA) {
+                        // A split, or a wrong turn, from one round: the
+                        // stretch holds no change to look for, and is no
+                        // guess to carry into the verdict.
+                        self.notes.push(format!(
+                            "{} and {} do not differ on the rounds that measured {} (×{:.3}, p {:.3}): \
+                             nothing between them to look for",
+                            self.builds[lo], self.builds[hi], self.builds[mid], f.ratio, f.p_value
+                        ));
+                        continue;
                     }
                     self.guessed = true;
                     self.notes.push(format!(
@@ -529,6 +560,82 @@ mod tests {
             let after: Vec<&str> = b.culprits.iter().map(|c| c.after.as_str()).collect();
             assert_eq!(after, [format!("b{k}")], "{:?} {:?}", b.culprits, b.notes);
         }
+    }
+
+    /// As `simulate`, build `x` in round `r` measuring `level(x) ×
+    /// host(r, x)`: a host that slows one build in one round.
+    fn simulate_host(
+        n: usize,
+        level: impl Fn(usize) -> f64,
+        host: impl Fn(usize, usize) -> f64,
+    ) -> Bisect {
+        let names = (0..n).map(|i| format!("b{i:02}")).collect();
+        let mut b = Bisect::new(names, 4, 12);
+        let mut round = 0;
+        while let Next::Measure { builds, repeats } = b.advance() {
+            round += 1;
+            for x in builds {
+                let v: Vec<(u32, f64)> = (0..repeats)
+                    .map(|r| {
+                        let spread = ((r as usize + round + x) % 3) as f64 * 0.002;
+                        (r + 1, level(x) * host(round, x) * (1.0 + spread))
+                    })
+                    .collect();
+                b.add(x, &v);
+            }
+        }
+        b
+    }
+
+    /// Regression (fresh-clone CI, tests/history.rs beside another test
+    /// binary): round 4 measured the good build b09 20% slow beside b07
+    /// and b11, the search split there, b08 could not be told from
+    /// either end, and the bisect exited 4 "taken as bad (the nearer)"
+    /// though it had found and replicated the culprit b10. Ends that no
+    /// longer differ on the rounds since hold nothing to look for.
+    #[test]
+    fn one_slow_round_of_a_good_build_does_not_leave_the_search_unclear() {
+        let b = simulate_host(
+            16,
+            |i| if i >= 10 { 42.0 } else { 100.0 },
+            |r, x| if r == 4 && x == 9 { 0.8 } else { 1.0 },
+        );
+        let after: Vec<&str> = b.culprits.iter().map(|c| c.after.as_str()).collect();
+        assert_eq!(after, ["b10"], "{:?} {:?}", b.culprits, b.notes);
+        assert_eq!(b.outcome(), Outcome::Found, "{:?}", b.notes);
+        assert!(
+            b.notes.iter().any(|n| n.contains("nothing between them")),
+            "{:?}",
+            b.notes
+        );
+    }
+
+    /// Regression: a midpoint compared with an end none of whose windows
+    /// in their one shared round was quiet was taken as "like" that end;
+    /// with the other comparison off by that round's noise, the search
+    /// turned the wrong way.
+    #[test]
+    fn an_end_with_no_quiet_window_beside_the_midpoint_is_measured_again() {
+        let names = (0..16).map(|i| format!("b{i:02}")).collect();
+        let mut b = Bisect::new(names, 4, 12);
+        let mut round = 0;
+        while let Next::Measure { builds, repeats } = b.advance() {
+            round += 1;
+            for x in builds {
+                // Round 2 (b00, b07, b15) keeps nothing of the good end,
+                // and measures b07 (bad, like b15) 20% slow.
+                let n = if round == 2 && x == 0 { 0 } else { repeats };
+                let host = if round == 2 && x == 7 { 0.8 } else { 1.0 };
+                let level = host * if x >= 3 { 50.0 } else { 100.0 };
+                let v: Vec<(u32, f64)> = (0..n)
+                    .map(|r| (r + 1, level * (1.0 + ((r as usize + x) % 3) as f64 * 0.002)))
+                    .collect();
+                b.add(x, &v);
+            }
+        }
+        let after: Vec<&str> = b.culprits.iter().map(|c| c.after.as_str()).collect();
+        assert_eq!(after, ["b03"], "{:?} {:?}", b.culprits, b.notes);
+        assert_eq!(b.outcome(), Outcome::Found, "{:?}", b.notes);
     }
 
     #[test]
