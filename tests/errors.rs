@@ -2,8 +2,9 @@
 //! in `src/` (test code aside) is counted, printed by place, and held to a
 //! ceiling that only comes down. A reason a figure could not be measured
 //! is `measure::Unmeasured`; the strings left are user messages being
-//! assembled (plan parsing, merge's problems, a script's options). It
-//! reads the source as tests/architecture.rs does (tests/source).
+//! assembled at the edge — the command line's parsers (cli/) and the
+//! plan's (plan/) — and nowhere else. It reads the source as
+//! tests/architecture.rs does (tests/source).
 //!
 //! `cargo test --test errors -- --nocapture` prints them.
 
@@ -16,7 +17,10 @@ use source::{non_test, rust_files};
 /// Where the count stands. Issue 61 asks for at most 15, only in cli/
 /// and plan parsing's user messages; lower this as sites become types,
 /// never raise it.
-const CEILING: usize = 34;
+const CEILING: usize = 9;
+
+/// The folders whose user messages may still be assembled as strings.
+const EDGES: [&str; 2] = ["cli/", "plan/"];
 
 /// The generic arguments of each `Result<…>` in `line`, split at their
 /// top-level commas.
@@ -93,6 +97,15 @@ fn string_errors_only_come_down() {
     for place in &all {
         println!("  {place}");
     }
+    let inside: Vec<&String> = all
+        .iter()
+        .filter(|p| !EDGES.iter().any(|e| p.starts_with(e)))
+        .collect();
+    assert!(
+        inside.is_empty(),
+        "`Result<_, String>` inside the crate, past its edges ({EDGES:?}): {inside:?}; give the error a \
+         type (a thiserror enum of the reasons, or measure::Unmeasured for a figure not measured)"
+    );
     assert!(
         all.len() <= CEILING,
         "{} `Result<_, String>` in src/, over the ceiling of {CEILING}: give the error a type \

@@ -118,13 +118,12 @@ impl ServerCertVerifier for Unverified {
 /// One client configuration for the process: building it is not free,
 /// and every connection would otherwise repeat it.
 fn config() -> DbResult<Arc<ClientConfig>> {
-    static CONFIG: OnceLock<Result<Arc<ClientConfig>, String>> = OnceLock::new();
+    static CONFIG: OnceLock<Result<Arc<ClientConfig>, rustls::Error>> = OnceLock::new();
     CONFIG
         .get_or_init(|| {
             let provider = Arc::new(rustls::crypto::ring::default_provider());
             let cfg = ClientConfig::builder_with_provider(provider.clone())
-                .with_safe_default_protocol_versions()
-                .map_err(|e| e.to_string())?
+                .with_safe_default_protocol_versions()?
                 .dangerous()
                 .with_custom_certificate_verifier(Arc::new(Unverified(provider)))
                 .with_no_client_auth();

@@ -16,25 +16,51 @@ pub struct ServerUrl {
     pub socket: Option<PathBuf>,
 }
 
+/// What is wrong with a target's URL, and what a right one looks like.
+/// Never the URL itself: it may hold the password being refused.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum BadUrl {
+    #[error("not a URL; write it as {example}")]
+    NotAUrl { example: &'static str },
+    #[error("scheme \"{scheme}\" does not fit engine {engine}; write it as {example}")]
+    Scheme {
+        scheme: String,
+        engine: EngineKind,
+        example: &'static str,
+    },
+    #[error(
+        "the URL holds a password; remove it and name an environment variable that holds it \
+         with password_env = \"VAR\" (passwords never go in a plan)"
+    )]
+    Password,
+    #[error("port \"{0}\" is not a number from 1 to 65535")]
+    Port(String),
+    /// The option's name only: its value may be a secret.
+    #[error("unknown URL option \"{0}\"; the one option is socket=/path/to/socket")]
+    UnknownOption(String),
+    #[error("the URL names no host; write it as {example}")]
+    NoHost { example: &'static str },
+}
+
 impl ServerUrl {
     /// Parses a URL for `engine`; the error says what a right one looks like.
-    pub fn parse(s: &str, engine: EngineKind) -> Result<ServerUrl, String> {
+    pub fn parse(s: &str, engine: EngineKind) -> Result<ServerUrl, BadUrl> {
         let example = match engine {
             EngineKind::Postgres => "postgres://bench@db1:5432/sbtest",
             _ => "mysql://bench@db1:3306/sbtest",
         };
-        let (scheme, rest) = s
-            .split_once("://")
-            .ok_or_else(|| format!("not a URL; write it as {example}"))?;
+        let (scheme, rest) = s.split_once("://").ok_or(BadUrl::NotAUrl { example })?;
         let ok = match engine {
             EngineKind::Postgres => matches!(scheme, "postgres" | "postgresql"),
             EngineKind::Mysql | EngineKind::Mariadb => matches!(scheme, "mysql" | "mariadb"),
             EngineKind::Sqlite => false,
         };
         if !ok {
-            return Err(format!(
-                "scheme \"{scheme}\" does not fit engine {engine}; write it as {example}"
-            ));
+            return Err(BadUrl::Scheme {
+                scheme: scheme.to_string(),
+                engine,
+                example,
+            });
         }
         let (rest, query) = match rest.split_once('?') {
             Some((r, q)) => (r, Some(q)),
@@ -49,17 +75,12 @@ impl ServerUrl {
             None => (None, authority),
         };
         if userinfo.is_some_and(|u| u.contains(':')) {
-            return Err("the URL holds a password; remove it and name an environment variable that holds it \
-                        with password_env = \"VAR\" (passwords never go in a plan)"
-                .into());
+            return Err(BadUrl::Password);
         }
         let (host, port) = match hostport.rsplit_once(':') {
             Some((h, p)) => (
                 h,
-                Some(
-                    p.parse::<u16>()
-                        .map_err(|_| format!("port \"{p}\" is not a number from 1 to 65535"))?,
-                ),
+                Some(p.parse::<u16>().map_err(|_| BadUrl::Port(p.to_string()))?),
             ),
             None => (hostport, None),
         };
@@ -67,22 +88,16 @@ impl ServerUrl {
         for kv in query.into_iter().flat_map(|q| q.split('&')) {
             match kv.split_once('=') {
                 Some(("socket", p)) => socket = Some(PathBuf::from(p)),
-                Some(("password", _)) => {
-                    return Err("the URL holds a password; remove it and name an environment variable that holds it \
-                                with password_env = \"VAR\" (passwords never go in a plan)"
-                        .into())
-                }
-                // The option's name only: its value may be a secret.
+                Some(("password", _)) => return Err(BadUrl::Password),
                 other => {
-                    return Err(format!(
-                        "unknown URL option \"{}\"; the one option is socket=/path/to/socket",
-                        other.map_or(kv, |(k, _)| k)
+                    return Err(BadUrl::UnknownOption(
+                        other.map_or(kv, |(k, _)| k).to_string(),
                     ))
                 }
             }
         }
         if host.is_empty() && socket.is_none() {
-            return Err(format!("the URL names no host; write it as {example}"));
+            return Err(BadUrl::NoHost { example });
         }
         Ok(ServerUrl {
             user: userinfo.unwrap_or("root").to_string(),
@@ -116,7 +131,9 @@ mod tests {
 
     #[test]
     fn passwords_in_urls_are_refused() {
-        let e = ServerUrl::parse("mysql://bench:hunter2@db1/sb", EngineKind::Mysql).unwrap_err();
+        let e = ServerUrl::parse("mysql://bench:hunter2@db1/sb", EngineKind::Mysql)
+            .unwrap_err()
+            .to_string();
         assert!(e.contains("password_env"), "{e}");
         assert!(!e.contains("hunter2"));
     }
@@ -124,15 +141,20 @@ mod tests {
     #[test]
     fn a_password_in_the_query_string_is_refused_and_not_echoed() {
         let e = ServerUrl::parse("mysql://bench@db1/sb?password=hunter2", EngineKind::Mysql)
-            .unwrap_err();
+            .unwrap_err()
+            .to_string();
         assert!(e.contains("password_env") && !e.contains("hunter2"), "{e}");
-        let e = ServerUrl::parse("mysql://bench@db1/sb?pw=hunter2", EngineKind::Mysql).unwrap_err();
+        let e = ServerUrl::parse("mysql://bench@db1/sb?pw=hunter2", EngineKind::Mysql)
+            .unwrap_err()
+            .to_string();
         assert!(e.contains("\"pw\"") && !e.contains("hunter2"), "{e}");
     }
 
     #[test]
     fn the_scheme_must_fit_the_engine() {
-        let e = ServerUrl::parse("postgres://a@b/c", EngineKind::Mysql).unwrap_err();
+        let e = ServerUrl::parse("postgres://a@b/c", EngineKind::Mysql)
+            .unwrap_err()
+            .to_string();
         assert!(e.contains("mysql://"), "{e}");
     }
 }

@@ -375,7 +375,7 @@ impl Plan {
     /// The plan's catalogue: the built-in entries with its parameters, its
     /// own workloads, and every entry its steps name. Fails only for a
     /// plan that was not validated (a record edited by hand).
-    pub fn catalogue(&self) -> Result<Catalogue, String> {
+    pub fn catalogue(&self) -> Result<Catalogue, crate::workload::catalogue::Unresolved> {
         let mut cat = Catalogue::new(
             &self.insert_benchmark,
             &self.linkbench,

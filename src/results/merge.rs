@@ -135,7 +135,7 @@ pub fn merge(dirs: &[PathBuf], out: &Path) -> anyhow::Result<MergeInfo> {
                 cells: cells_of(dir)?,
                 info,
             }),
-            Err(why) => problems.push(why),
+            Err(why) => problems.push(format!("{why:#}")),
         }
     }
     if given.is_empty() {
@@ -168,56 +168,56 @@ pub fn merge(dirs: &[PathBuf], out: &Path) -> anyhow::Result<MergeInfo> {
 
 /// A shard's directory that can be merged: a finished shard, not `out`,
 /// not a merge, not running; why not, when it cannot.
-fn finished_shard(dir: &Path, out_abs: &Path) -> Result<(Shard, RunInfo), String> {
+fn finished_shard(dir: &Path, out_abs: &Path) -> anyhow::Result<(Shard, RunInfo)> {
     if std::path::absolute(dir).is_ok_and(|d| d == out_abs) {
-        return Err(format!(
+        anyhow::bail!(
             "{} is both a shard and --out; merge into a new directory",
             dir.display()
-        ));
+        );
     }
     if dir.join(MERGE_FILE).exists() {
-        return Err(format!(
+        anyhow::bail!(
             "{} is a merge, not a shard; give the shards' own directories",
             dir.display()
-        ));
+        );
     }
-    let info = read_run_info(dir).map_err(|e| format!("{e:#}"))?;
+    let info = read_run_info(dir)?;
     let Some(rec) = &info.shard else {
-        return Err(format!(
+        anyhow::bail!(
             "{} is a whole run, not a shard (it ran without --shard); merge joins the directories of \
              `relbench run PLAN --shard I/N`; to put whole runs side by side use `relbench report {} …`",
             dir.display(),
             dir.display()
-        ));
+        );
     };
     let shard = rec.shard;
     if !crate::plan::share::is_part(shard.index, shard.count) {
-        return Err(format!(
+        anyhow::bail!(
             "{}: its run.json says it is shard {}/{} of the plan, which is no part relbench cuts (1 to {} \
              shards): the file is damaged or not relbench's; run that shard again",
             dir.display(),
             shard.index,
             shard.count,
             crate::plan::share::MAX_PARTS
-        ));
+        );
     }
     if let Some(pid) = running(dir) {
-        return Err(format!(
+        anyhow::bail!(
             "shard {shard} in {} is still running (its lock is held{}); wait until it ends \
              (in Slurm, submit the merge with --dependency=afterany:<the array's job id>) and merge again",
             dir.display(),
             if pid.is_empty() { String::new() } else { format!("; its run is pid {pid}") }
-        ));
+        );
     }
     if info.status != RunStatus::Complete {
-        return Err(format!(
+        anyhow::bail!(
             "shard {shard} in {} stopped before it finished (its run is {:?}); finish it with \
              `relbench run {} --shard {shard} --out {}` and merge again",
             dir.display(),
             info.status,
             info.plan_source,
             dir.display()
-        ));
+        );
     }
     Ok((shard, info))
 }

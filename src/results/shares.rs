@@ -119,7 +119,7 @@ pub fn merge(
     for dir in dirs {
         match finished_share(dir) {
             Ok((info, share)) => given.push((dir.clone(), info, share)),
-            Err(why) => problems.push(why),
+            Err(why) => problems.push(format!("{why:#}")),
         }
     }
     one_study(&given, &mut problems);
@@ -153,40 +153,40 @@ type Share = (PathBuf, RunInfo, ClientShare);
 
 /// A client share's directory that can be merged: a share, finished, not
 /// running; why not, when it cannot.
-fn finished_share(dir: &Path) -> Result<(RunInfo, ClientShare), String> {
-    let info = read_run_info(dir).map_err(|e| format!("{e:#}"))?;
+fn finished_share(dir: &Path) -> anyhow::Result<(RunInfo, ClientShare)> {
+    let info = read_run_info(dir)?;
     let Some(rec) = info.client_share.clone() else {
-        return Err(format!(
+        anyhow::bail!(
             "{} ran every client itself (no --client-share); merge adds up the shares of one study",
             dir.display()
-        ));
+        );
     };
     if let Some(pid) = super::merge::running(dir) {
-        return Err(format!(
+        anyhow::bail!(
             "client share {} in {} is still running (pid {pid}); wait until it ends and merge again",
             rec.share,
             dir.display()
-        ));
+        );
     }
     if info.status != RunStatus::Complete {
-        return Err(format!(
+        anyhow::bail!(
             "client share {} in {} stopped before it finished ({:?}); shares do not resume alone (the \
              barrier would let one pass steps the others have not reached): run every share again, \
              together, into new directories with a new --barrier, and merge those",
             rec.share,
             dir.display(),
             info.status
-        ));
+        );
     }
     if !crate::plan::share::is_part(rec.share.index, rec.share.count) {
-        return Err(format!(
+        anyhow::bail!(
             "{}: its run.json says it is client share {}/{}, which is no share relbench splits (1 to {}): \
              the file is damaged or not relbench's; run that share again",
             dir.display(),
             rec.share.index,
             rec.share.count,
             crate::plan::share::MAX_PARTS
-        ));
+        );
     }
     Ok((info, rec.share))
 }
@@ -326,7 +326,7 @@ pub fn add_up(mut parts: Vec<StepResult>) -> Result<StepResult, AddUpError> {
     let (first, skew) = match lined_up(&all) {
         Ok(w) => w,
         Err(why) => {
-            m.failed = Some(why);
+            m.failed = Some(why.to_string());
             return Ok(m);
         }
     };
@@ -397,7 +397,7 @@ pub enum AddUpError {
 
 /// The first share's window start on the server's clock and how far the
 /// shares' starts lay apart; a refusal when too far to add them.
-fn lined_up(all: &[&StepResult]) -> Result<(f64, f64), String> {
+fn lined_up(all: &[&StepResult]) -> Result<(f64, f64), crate::measure::Unmeasured> {
     let starts: Vec<Option<f64>> = all
         .iter()
         .map(|p| {
@@ -426,13 +426,13 @@ fn lined_up(all: &[&StepResult]) -> Result<(f64, f64), String> {
             .max_by(|a, b| a.1.partial_cmp(b.1).unwrap_or(std::cmp::Ordering::Equal))
             .and_then(|(p, _)| p.client_share.as_ref().map(|c| c.share.to_string()))
             .unwrap_or_default();
-        return Err(format!(
+        return Err(crate::measure::Unmeasured::new(format!(
             "the shares' windows began {skew:.3} s apart on the server's clock (share {late} last), {:.1}% of \
              the {longest:.1} s window, past the {:.0}% their figures can be added within: a share started late or \
              its clock moved; each share's own results are in its directory",
             100.0 * skew / longest.max(1e-9),
             MAX_SKEW_SHARE * 100.0
-        ));
+        )));
     }
     Ok((first, skew))
 }

@@ -6,6 +6,7 @@ use std::path::Path;
 
 use crate::db::Target;
 use crate::engine::Edge;
+use crate::measure::Unmeasured;
 use crate::metrics::procfs;
 use crate::metrics::profile::fold::Followed;
 use crate::metrics::profile::{perf, Meta, Mode, Of, Profile, Scope, Settings};
@@ -27,7 +28,7 @@ pub(super) struct Profiler<'a> {
     name: String,
     /// The processes to follow when the window opens, or why there are
     /// none.
-    whose: Result<(Of, Option<u32>), String>,
+    whose: Result<(Of, Option<u32>), Unmeasured>,
     state: State,
 }
 
@@ -46,17 +47,15 @@ impl<'a> Profiler<'a> {
         let whose = if !db.engine().is_server() {
             Ok((Of::Relbench, Some(std::process::id())))
         } else if !db.runs_here() {
-            Err(
-                "the server runs on another host: relbench profiles only processes on its own"
-                    .into(),
-            )
+            Err(Unmeasured::new(
+                "the server runs on another host: relbench profiles only processes on its own",
+            ))
         } else {
             match probe.server_pid {
                 Some(pid) => Ok((Of::Server, Some(pid))),
-                None => Err(
-                    "relbench does not know this server's process (it profiles the servers it starts)"
-                        .into(),
-                ),
+                None => Err(Unmeasured::new(
+                    "relbench does not know this server's process (it profiles the servers it starts)",
+                )),
             }
         };
         Some(Profiler {
@@ -76,7 +75,7 @@ impl<'a> Profiler<'a> {
                 self.state = match &self.whose {
                     Ok((of, Some(pid))) => self.start(*of, *pid),
                     Ok((_, None)) => State::Failed("no process to profile".into()),
-                    Err(e) => State::Failed(e.clone()),
+                    Err(e) => State::Failed(e.to_string()),
                 };
             }
             (Edge::Closed, State::Running(_)) => {

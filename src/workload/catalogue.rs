@@ -35,6 +35,17 @@ impl std::fmt::Debug for Catalogue {
     }
 }
 
+/// A step's name the catalogue cannot make an entry of.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum Unresolved {
+    #[error(transparent)]
+    Parameters(#[from] knobs::BadParameters),
+    #[error("\"{given}\" is written \"{canonical}\" (parameters in their canonical order)")]
+    NotCanonical { given: String, canonical: String },
+    #[error("\"{0}\" is not a workload")]
+    NotAWorkload(String),
+}
+
 impl Catalogue {
     /// The built-in entries with each family's defaults.
     pub fn builtin() -> Catalogue {
@@ -94,23 +105,23 @@ impl Catalogue {
     /// with parameters (`read-only-order[order=4]`, which must be written
     /// canonically: [`knobs::canonical_name`]) or a q-step at another rate
     /// (`qr2000`, with the Insert Benchmark's sizes the catalogue has).
-    pub fn resolve(&mut self, name: &str) -> Result<Entry, String> {
+    pub fn resolve(&mut self, name: &str) -> Result<Entry, Unresolved> {
         if let Some(e) = self.find(name) {
             return Ok(e.clone());
         }
         let made: Entry = if name.contains('[') {
             let m = knobs::parameterised(name)?;
             if m.name != name {
-                return Err(format!(
-                    "\"{name}\" is written \"{}\" (parameters in their canonical order)",
-                    m.name
-                ));
+                return Err(Unresolved::NotCanonical {
+                    given: name.to_string(),
+                    canonical: m.name.into_owned(),
+                });
             }
             Arc::new(m)
         } else {
             match insert::query_step(name, &self.insert) {
                 Some(s) => Arc::new(s),
-                None => return Err(format!("\"{name}\" is not a workload")),
+                None => return Err(Unresolved::NotAWorkload(name.to_string())),
             }
         };
         self.entries.push(made.clone());

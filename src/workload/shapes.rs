@@ -77,9 +77,9 @@ pub fn plans<D: crate::db::Driver + ?Sized>(
     w: &dyn Workload,
     scale: &Scale,
     seed: u64,
-) -> Result<Vec<StatementPlan>, String> {
+) -> DbResult<Vec<StatementPlan>> {
     let dialect = db.dialect();
-    let sent = sent(w, dialect, scale, seed).map_err(|e| e.to_string())?;
+    let sent = sent(w, dialect, scale, seed)?;
     let explainable = |sql: &str| {
         let first = sql
             .split_whitespace()

@@ -94,7 +94,7 @@ fn lua_script(cx: &mut Ctx<'_>, w: &RawWorkload, script: &Spanned<String>) -> Op
     }
     let options_span = w.options.as_ref().map_or(script.span(), |o| o.span());
     if let Err(e) = lua::check_options(&options) {
-        cx.err(options_span, e, None);
+        cx.err(options_span, e.to_string(), None);
         return None;
     }
     let given = std::path::Path::new(script.get_ref());

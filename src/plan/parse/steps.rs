@@ -511,8 +511,8 @@ pub(super) fn parse_step(s: &str, cat: &mut Catalogue) -> Result<Step, String> {
         "load" => StepKind::Load,
         "settle" => StepKind::Settle,
         w if w.contains('[') => {
-            let name = sysbench::knobs::canonical_name(w)?;
-            cat.resolve(&name)?;
+            let name = sysbench::knobs::canonical_name(w).map_err(|e| e.to_string())?;
+            cat.resolve(&name).map_err(|e| e.to_string())?;
             StepKind::Workload(name)
         }
         w if cat.resolve(w).is_ok() => StepKind::Workload(w.to_string()),

@@ -21,6 +21,22 @@ pub struct LuaClient {
     thread_done: Option<Function>,
 }
 
+/// Why a script's client could not start, told as sysbench would.
+#[derive(Debug, thiserror::Error)]
+pub enum StartError {
+    /// The script's `thread_init` raised this (Lua's message).
+    #[error("thread_init: {0}")]
+    ThreadInit(String),
+    /// The prelude's event runner was overwritten by the script.
+    #[error("the API's event runner is gone")]
+    NoEventRunner,
+    #[error("the script has no {0} command")]
+    NoCommand(String),
+    /// Lua refused what the client set up (its message).
+    #[error("{0}")]
+    Lua(String),
+}
+
 impl LuaClient {
     /// The client of `command`, its `thread_init` run (for `run`) on
     /// `conn`.
@@ -30,7 +46,7 @@ impl LuaClient {
         command: &str,
         tid: u32,
         conn: &mut dyn Conn,
-    ) -> Result<LuaClient, String> {
+    ) -> Result<LuaClient, StartError> {
         let g = lua.globals();
         let function = |name: &str| match g.raw_get::<Value>(name) {
             Ok(Value::Function(f)) => Some(f),
@@ -39,9 +55,9 @@ impl LuaClient {
         let (call, thread_done) = if command == "run" {
             if let Some(init) = function("thread_init") {
                 cur.lend(conn, None, || init.call::<()>(tid))
-                    .map_err(|e| format!("thread_init: {}", lua_message(&e)))?;
+                    .map_err(|e| StartError::ThreadInit(lua_message(&e)))?;
             }
-            let call = function("__relbench_event").ok_or("the API's event runner is gone")?;
+            let call = function("__relbench_event").ok_or(StartError::NoEventRunner)?;
             (call, function("thread_done"))
         } else {
             // A command is one event that may load a whole table: Ctrl-C
@@ -56,7 +72,7 @@ impl LuaClient {
                     Ok(mlua::VmState::Continue)
                 },
             )
-            .map_err(|e| lua_message(&e))?;
+            .map_err(|e| StartError::Lua(lua_message(&e)))?;
             (command_function(&lua, command)?, None)
         };
         Ok(LuaClient {
@@ -71,7 +87,7 @@ impl LuaClient {
 
 /// The function a command runs: `sysbench.cmdline.commands[NAME][1]`,
 /// else the global function of that name.
-fn command_function(lua: &Lua, command: &str) -> Result<Function, String> {
+fn command_function(lua: &Lua, command: &str) -> Result<Function, StartError> {
     let from_table = || -> mlua::Result<Option<Function>> {
         let sb: mlua::Table = lua.globals().get("sysbench")?;
         let cmdline: mlua::Table = sb.get("cmdline")?;
@@ -83,12 +99,12 @@ fn command_function(lua: &Lua, command: &str) -> Result<Function, String> {
         };
         def.get::<Option<Function>>(1)
     };
-    if let Some(f) = from_table().map_err(|e| lua_message(&e))? {
+    if let Some(f) = from_table().map_err(|e| StartError::Lua(lua_message(&e)))? {
         return Ok(f);
     }
     match lua.globals().raw_get::<Value>(command) {
         Ok(Value::Function(f)) => Ok(f),
-        _ => Err(format!("the script has no {command} command")),
+        _ => Err(StartError::NoCommand(command.to_string())),
     }
 }
 

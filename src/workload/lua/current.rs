@@ -105,6 +105,18 @@ pub(super) struct Prepared {
     pub class: usize,
 }
 
+/// A statement the script asked for that cannot run: raised in the
+/// script as a Lua error, so its own `pcall` or sysbench's message shows it.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, thiserror::Error)]
+pub enum Misuse {
+    #[error("interrupted (Ctrl-C)")]
+    Interrupted,
+    #[error("no connection here: statements run in thread_init, event, thread_done and commands")]
+    NoConnection,
+    #[error("not a statement of this connection")]
+    NotAStatement,
+}
+
 /// One client's side of its Lua state: what its primitives act on.
 pub struct Current {
     conn: Cell<Option<*mut (dyn Conn + 'static)>>,
@@ -155,18 +167,15 @@ impl Current {
         out
     }
 
-    pub(super) fn with_conn<R>(&self, f: impl FnOnce(&mut dyn Conn) -> R) -> Result<R, String> {
+    pub(super) fn with_conn<R>(&self, f: impl FnOnce(&mut dyn Conn) -> R) -> Result<R, Misuse> {
         // Ctrl-C ends a script's long command at its next statement.
         if crate::util::INTERRUPT.load(std::sync::atomic::Ordering::Relaxed) {
-            return Err("interrupted (Ctrl-C)".into());
+            return Err(Misuse::Interrupted);
         }
         match self.conn.get() {
             // SAFETY: set by `lend` for the call this runs in.
             Some(c) => Ok(f(unsafe { &mut *c })),
-            None => Err(
-                "no connection here: statements run in thread_init, event, thread_done and commands"
-                    .into(),
-            ),
+            None => Err(Misuse::NoConnection),
         }
     }
 
@@ -232,11 +241,11 @@ impl Current {
     /// Executes prepared statement `h` (from 1) with `params`: the rows
     /// it returned or changed, or the server's error; `Err` when the
     /// script misused it.
-    pub fn execute(&self, h: usize, params: &[Param]) -> Result<Result<u64, Failure>, String> {
+    pub fn execute(&self, h: usize, params: &[Param]) -> Result<Result<u64, Failure>, Misuse> {
         let (stmt, class) = {
             let p = self.prepared.borrow();
             let Some(p) = h.checked_sub(1).and_then(|i| p.get(i)) else {
-                return Err("not a statement of this connection".into());
+                return Err(Misuse::NotAStatement);
             };
             (p.stmt, p.class)
         };

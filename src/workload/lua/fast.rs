@@ -96,7 +96,7 @@ pub unsafe extern "C-unwind" fn execute(l: *mut ffi::lua_State) -> c_int {
                 1
             }
             Ok(Err(f)) => push_failure(l, &f),
-            Err(message) => push_message(l, &message),
+            Err(misuse) => push_message(l, &misuse.to_string()),
         }
     })
 }

@@ -143,35 +143,49 @@ impl LuaWorkload {
     }
 }
 
+/// An option given to a script that the plan must not give it, found
+/// when the plan is read.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum BadOption {
+    /// Relbench sets it from the step, the target or itself.
+    #[error("--{option} comes from {from}")]
+    Elsewhere { option: String, from: &'static str },
+    /// A connection option: the target says where the server is.
+    #[error("--{0} is the target's to say (its engine, URL or managed server), not the script's")]
+    Connection(String),
+    #[error("--rand-type={given}: one of {names}", names = rand::Default::NAMES.join(", "))]
+    RandType { given: String },
+    #[error("--db-ps-mode={0}: auto or disable")]
+    PsMode(String),
+}
+
 /// What the options given to a script must be, checked when the plan is
 /// read: the ones relbench takes from the step, the target or itself are
 /// said with where they go.
-pub fn check_options(given: &BTreeMap<String, String>) -> Result<(), String> {
+pub fn check_options(given: &BTreeMap<String, String>) -> Result<(), BadOption> {
+    let flag = |k: &str| k.replace('_', "-");
     for k in given.keys() {
         if let Some((_, from)) = state::FROM_THE_STEP.iter().find(|(n, _)| n == k) {
-            return Err(format!("--{} comes from {from}", k.replace('_', "-")));
+            return Err(BadOption::Elsewhere {
+                option: flag(k),
+                from,
+            });
         }
         let connection = ["mysql_", "pgsql_"]
             .iter()
             .any(|p| k.starts_with(p) && k != "mysql_ignore_errors");
         if connection || k == "db_driver" {
-            return Err(format!(
-                "--{} is the target's to say (its engine, URL or managed server), not the script's",
-                k.replace('_', "-")
-            ));
+            return Err(BadOption::Connection(flag(k)));
         }
     }
     if let Some(t) = given.get("rand_type") {
         if rand::Default::parse(t).is_none() {
-            return Err(format!(
-                "--rand-type={t}: one of {}",
-                rand::Default::NAMES.join(", ")
-            ));
+            return Err(BadOption::RandType { given: t.clone() });
         }
     }
     if let Some(m) = given.get("db_ps_mode") {
         if m != "auto" && m != "disable" {
-            return Err(format!("--db-ps-mode={m}: auto or disable"));
+            return Err(BadOption::PsMode(m.clone()));
         }
     }
     Ok(())
@@ -268,6 +282,6 @@ impl Workload for LuaWorkload {
         .map_err(|e| DbError::new(ErrorKind::Script, e.0))?;
         client::LuaClient::start(lua, cur, &self.command.name, ctx.index, conn)
             .map(|c| Box::new(c) as Box<dyn Client>)
-            .map_err(|e| DbError::new(ErrorKind::Script, e))
+            .map_err(|e| DbError::new(ErrorKind::Script, e.to_string()))
     }
 }

@@ -84,16 +84,30 @@ const METHODS: [&str; 4] = [
     ":fetch_row_ptr(",
 ];
 
+/// Something of sysbench's API a script uses that relbench does not offer.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[error("{path}:{line}: {what} is not supported by relbench{why}")]
+pub struct Unsupported {
+    pub path: String,
+    pub line: usize,
+    /// The name or method, as the script spells it.
+    pub what: String,
+    /// What to use instead, or what relbench does with it (may be empty).
+    pub why: &'static str,
+}
+
 /// The first use of something relbench does not offer, as
 /// `path:line: NAME is not supported by relbench`.
-pub fn unsupported(source: &str, path: &str) -> Result<(), String> {
+pub fn unsupported(source: &str, path: &str) -> Result<(), Unsupported> {
     let code = without_comments(source);
     for (i, line) in code.lines().enumerate() {
-        let say = |what: &str, why: &str| {
-            Err(format!(
-                "{path}:{}: {what} is not supported by relbench{why}",
-                i + 1
-            ))
+        let say = |what: &str, why: &'static str| {
+            Err(Unsupported {
+                path: path.to_string(),
+                line: i + 1,
+                what: what.to_string(),
+                why,
+            })
         };
         for m in METHODS {
             if line.contains(m) {
@@ -186,12 +200,13 @@ mod tests {
     fn a_call_relbench_does_not_offer_is_named_with_its_line() {
         let s = "function event()\n  -- sysbench.histogram is fine here\n  local h = sysbench.histogram.print()\nend\n";
         assert_eq!(
-            unsupported(s, "x.lua").unwrap_err(),
+            unsupported(s, "x.lua").unwrap_err().to_string(),
             "x.lua:3: sysbench.histogram.print is not supported by relbench"
         );
         let s = "function event()\n  rs = db_query(\"SELECT 1\")\nend";
         assert!(unsupported(s, "y.lua")
             .unwrap_err()
+            .to_string()
             .starts_with("y.lua:2: db_query is not supported"));
         assert!(unsupported("if con:more_results() then end", "z.lua").is_err());
     }

@@ -46,12 +46,12 @@ pub enum Blame {
 }
 
 impl ScriptError {
-    pub fn script(message: String) -> Self {
-        ScriptError(message, Blame::Script)
+    pub fn script(message: impl std::fmt::Display) -> Self {
+        ScriptError(message.to_string(), Blame::Script)
     }
 
-    pub fn options(message: String) -> Self {
-        ScriptError(message, Blame::Options)
+    pub fn options(message: impl std::fmt::Display) -> Self {
+        ScriptError(message.to_string(), Blame::Options)
     }
 }
 
@@ -192,9 +192,45 @@ fn module_name_ok(name: &str) -> bool {
 /// A script or module relbench would run: its real path, refused unless
 /// no other user can change it (`util::trusted`: the file and every
 /// directory above it, and any link on the way as named).
-pub fn trusted_source(path: &Path, what: &str) -> Result<PathBuf, String> {
-    crate::util::trusted(path, what).map_err(|e| format!("{e:#}"))?;
-    std::fs::canonicalize(path).map_err(|e| format!("{what} {}: {e}", path.display()))
+pub fn trusted_source(path: &Path, what: &str) -> Result<PathBuf, Untrusted> {
+    crate::util::trusted(path, what).map_err(Untrusted::Refused)?;
+    std::fs::canonicalize(path).map_err(|source| Untrusted::Unreadable {
+        what: what.to_string(),
+        path: path.to_path_buf(),
+        source,
+    })
+}
+
+/// A script or module relbench will not run, or cannot find.
+#[derive(Debug, thiserror::Error)]
+pub enum Untrusted {
+    /// Another user can change it (`util::trusted` says how).
+    #[error("{0:#}")]
+    Refused(anyhow::Error),
+    #[error("{what} {}: {source}", path.display())]
+    Unreadable {
+        what: String,
+        path: PathBuf,
+        source: std::io::Error,
+    },
+}
+
+/// An option the plan gives a script that the script cannot take.
+#[derive(Debug, thiserror::Error)]
+pub enum OptionError {
+    #[error("--{name}={given} is not {expected}")]
+    NotOfItsType {
+        name: String,
+        given: String,
+        expected: &'static str,
+    },
+    #[error("sysbench.cmdline.options: each option is name = {{description, default}}")]
+    BadDeclaration,
+    /// Not declared; with the options the script does declare.
+    #[error("--{0} is not an option of this script (it declares: {1})")]
+    Unknown(String, String),
+    #[error("{0}")]
+    Lua(#[from] mlua::Error),
 }
 
 fn install_require(lua: &Lua, modules: Modules<'_>) -> mlua::Result<()> {
@@ -273,10 +309,14 @@ fn sysbench_table(lua: &Lua, path: &str, command: &str, tid: u32) -> mlua::Resul
 
 /// A value of an option as its declaration's type asks (sysbench infers
 /// the type from the default: a boolean, a number, a list, else text).
-fn typed(lua: &Lua, name: &str, def: &Table, given: &str) -> Result<Value, String> {
+fn typed(lua: &Lua, name: &str, def: &Table, given: &str) -> Result<Value, OptionError> {
     let default: Value = def.raw_get(2).unwrap_or(Value::Nil);
     let kind: Option<i64> = def.raw_get(3).ok().flatten();
-    let bad = |what: &str| format!("--{name}={given} is not {what}");
+    let bad = |expected: &'static str| OptionError::NotOfItsType {
+        name: name.to_string(),
+        given: given.to_string(),
+        expected,
+    };
     match (kind, &default) {
         (Some(1), _) | (None, Value::Boolean(_)) => match given {
             "on" | "true" | "yes" | "1" => Ok(Value::Boolean(true)),
@@ -289,28 +329,22 @@ fn typed(lua: &Lua, name: &str, def: &Table, given: &str) -> Result<Value, Strin
             .map(Value::Number)
             .map_err(|_| bad("a number")),
         (Some(6), _) | (None, Value::Table(_)) => {
-            let t = lua.create_table().map_err(|e| e.to_string())?;
+            let t = lua.create_table()?;
             for (i, v) in given.split(',').enumerate() {
-                t.raw_set(i + 1, v).map_err(|e| e.to_string())?;
+                t.raw_set(i + 1, v)?;
             }
             Ok(Value::Table(t))
         }
-        _ => lua
-            .create_string(given)
-            .map(Value::String)
-            .map_err(|e| e.to_string()),
+        _ => Ok(Value::String(lua.create_string(given)?)),
     }
 }
 
 /// An option without a declared type: a number when it reads as one,
 /// else text.
-fn loose(lua: &Lua, v: &str) -> Result<Value, String> {
+fn loose(lua: &Lua, v: &str) -> mlua::Result<Value> {
     match v.parse::<f64>() {
         Ok(n) => Ok(Value::Number(n)),
-        Err(_) => lua
-            .create_string(v)
-            .map(Value::String)
-            .map_err(|e| e.to_string()),
+        Err(_) => lua.create_string(v).map(Value::String),
     }
 }
 
@@ -321,9 +355,9 @@ fn options(
     sb: &Table,
     given: &BTreeMap<String, String>,
     threads: u32,
-) -> Result<(), String> {
-    let opt: Table = sb.raw_get("opt").map_err(|e| e.to_string())?;
-    let set = |k: &str, v: Value| opt.raw_set(k, v).map_err(|e| e.to_string());
+) -> Result<(), OptionError> {
+    let opt: Table = sb.raw_get("opt")?;
+    let set = |k: &str, v: Value| opt.raw_set(k, v);
     for (name, default) in BUILTIN {
         set(
             name,
@@ -331,17 +365,15 @@ fn options(
         )?;
     }
     set("threads", Value::Number(f64::from(threads)))?;
-    let cmdline: Table = sb.raw_get("cmdline").map_err(|e| e.to_string())?;
-    let declared: Option<Table> = cmdline.raw_get("options").map_err(|e| e.to_string())?;
+    let cmdline: Table = sb.raw_get("cmdline")?;
+    let declared: Option<Table> = cmdline.raw_get("options")?;
     let mut names = Vec::new();
     if let Some(declared) = &declared {
         for pair in declared.pairs::<String, Table>() {
-            let (name, def) = pair.map_err(|_| {
-                "sysbench.cmdline.options: each option is name = {description, default}".to_string()
-            })?;
+            let (name, def) = pair.map_err(|_| OptionError::BadDeclaration)?;
             let value = match given.get(&name) {
                 Some(v) => typed(lua, &name, &def, v)?,
-                None => def.raw_get(2).map_err(|e| e.to_string())?,
+                None => def.raw_get(2)?,
             };
             set(&name, value)?;
             names.push(name);
@@ -356,9 +388,7 @@ fn options(
             }
             let value = loose(lua, v)?;
             set(k, value.clone())?;
-            lua.globals()
-                .raw_set(k.as_str(), value)
-                .map_err(|e| e.to_string())?;
+            lua.globals().raw_set(k.as_str(), value)?;
         }
         return Ok(());
     }
@@ -367,14 +397,13 @@ fn options(
             continue;
         }
         names.sort();
-        return Err(format!(
-            "--{} is not an option of this script (it declares: {})",
+        return Err(OptionError::Unknown(
             k.replace('_', "-"),
             names
                 .iter()
                 .map(|n| n.replace('_', "-"))
                 .collect::<Vec<_>>()
-                .join(", ")
+                .join(", "),
         ));
     }
     Ok(())

@@ -58,31 +58,84 @@ pub const KEYS: [(&str, &str); 10] = [
 const MAX_COUNT: u32 = 1000;
 const MAX_RANGE: u32 = 1_000_000;
 
+/// Why `base[key=value,…]` names no step, in words a plan error shows.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum BadParameters {
+    #[error("the brackets are empty; give parameters such as [order=4,range=1000], or leave the brackets out")]
+    Empty,
+    #[error("\"{0}\" is not key=value")]
+    NotKeyValue(String),
+    #[error("{key} takes a whole number from 0 to {max}, not \"{value}\"")]
+    NotACount {
+        key: String,
+        max: u32,
+        value: String,
+    },
+    #[error("{key} takes true or false, not \"{value}\"")]
+    NotAFlag { key: String, value: String },
+    #[error("range takes at least 1 row")]
+    NoRows,
+    #[error("inlist takes at least 1 id")]
+    NoIds,
+    #[error("dist takes {names}, not \"{given}\"", names = dist::Kind::NAMES.join(", "))]
+    Dist { given: String },
+    #[error("unknown parameter \"{given}\"; {}", match .did_you_mean {
+        Some(m) => format!("did you mean \"{m}\"?"),
+        None => format!("the parameters are {}", KEYS.map(|(n, _)| n).join(", ")),
+    })]
+    Unknown {
+        given: String,
+        did_you_mean: Option<String>,
+    },
+    #[error("{0} is given twice")]
+    Twice(String),
+    /// A parameter the step has nothing for (`why` says what it lacks).
+    #[error("{step} {why}")]
+    DoesNotApply { step: String, why: &'static str },
+    #[error("\"{0}\" has no [parameters]")]
+    NoParameters(String),
+    #[error("the parameters end with ']'")]
+    Unclosed,
+    #[error("\"{given}\" is not a sysbench microbenchmark; {}", match .did_you_mean {
+        Some(m) => format!("did you mean \"{m}\"?"),
+        None => "only those take [parameters] (`relbench list`)".to_string(),
+    })]
+    NotAMicro {
+        given: String,
+        did_you_mean: Option<String>,
+    },
+}
+
 impl Knobs {
     /// Parses `order=4,range=1000`.
-    pub fn parse(s: &str) -> Result<Knobs, String> {
+    pub fn parse(s: &str) -> Result<Knobs, BadParameters> {
         let mut k = Knobs::default();
         if s.trim().is_empty() {
-            return Err("the brackets are empty; give parameters such as [order=4,range=1000], or leave the brackets out".into());
+            return Err(BadParameters::Empty);
         }
         for part in s.split(',') {
             let Some((key, value)) = part.split_once('=') else {
-                return Err(format!("\"{part}\" is not key=value"));
+                return Err(BadParameters::NotKeyValue(part.to_string()));
             };
             let (key, value) = (key.trim(), value.trim());
-            let count = |max: u32| -> Result<Option<u32>, String> {
+            let count = |max: u32| -> Result<Option<u32>, BadParameters> {
                 match value.parse::<u32>() {
                     Ok(n) if n <= max => Ok(Some(n)),
-                    _ => Err(format!(
-                        "{key} takes a whole number from 0 to {max}, not \"{value}\""
-                    )),
+                    _ => Err(BadParameters::NotACount {
+                        key: key.to_string(),
+                        max,
+                        value: value.to_string(),
+                    }),
                 }
             };
-            let flag = || -> Result<Option<bool>, String> {
+            let flag = || -> Result<Option<bool>, BadParameters> {
                 match value {
                     "true" => Ok(Some(true)),
                     "false" => Ok(Some(false)),
-                    _ => Err(format!("{key} takes true or false, not \"{value}\"")),
+                    _ => Err(BadParameters::NotAFlag {
+                        key: key.to_string(),
+                        value: value.to_string(),
+                    }),
                 }
             };
             let slot_taken = match key {
@@ -92,37 +145,31 @@ impl Knobs {
                 "order" => k.order.replace_with(count(MAX_COUNT)?),
                 "distinct" => k.distinct.replace_with(count(MAX_COUNT)?),
                 "range" => match count(MAX_RANGE)? {
-                    Some(0) => return Err("range takes at least 1 row".into()),
+                    Some(0) => return Err(BadParameters::NoRows),
                     r => k.range.replace_with(r),
                 },
                 "inlist" => match count(MAX_COUNT)? {
-                    Some(0) => return Err("inlist takes at least 1 id".into()),
+                    Some(0) => return Err(BadParameters::NoIds),
                     r => k.inlist.replace_with(r),
                 },
                 "tx" => k.tx.replace_with(flag()?),
                 "si" => k.si.replace_with(flag()?),
                 "dist" => {
-                    let d = dist::Kind::parse(value).ok_or_else(|| {
-                        format!(
-                            "dist takes {}, not \"{value}\"",
-                            dist::Kind::NAMES.join(", ")
-                        )
+                    let d = dist::Kind::parse(value).ok_or_else(|| BadParameters::Dist {
+                        given: value.to_string(),
                     })?;
                     k.dist.replace(d).is_some()
                 }
                 other => {
                     let names = KEYS.iter().map(|(n, _)| *n);
-                    return Err(match crate::util::did_you_mean(other, names) {
-                        Some(m) => format!("unknown parameter \"{other}\"; did you mean \"{m}\"?"),
-                        None => format!(
-                            "unknown parameter \"{other}\"; the parameters are {}",
-                            KEYS.map(|(n, _)| n).join(", ")
-                        ),
+                    return Err(BadParameters::Unknown {
+                        given: other.to_string(),
+                        did_you_mean: crate::util::did_you_mean(other, names).map(str::to_string),
                     });
                 }
             };
             if slot_taken {
-                return Err(format!("{key} is given twice"));
+                return Err(BadParameters::Twice(key.to_string()));
             }
         }
         Ok(k)
@@ -151,15 +198,16 @@ impl Knobs {
 
     /// The catalogue entry `base` with these values: its ops rebuilt, or
     /// why a parameter does not apply to it.
-    fn apply(&self, base: &Micro) -> Result<(Vec<Op>, Tx), String> {
-        let name = &base.name;
+    fn apply(&self, base: &Micro) -> Result<(Vec<Op>, Tx), BadParameters> {
+        let not = |why: &'static str| BadParameters::DoesNotApply {
+            step: base.name.to_string(),
+            why,
+        };
         let has = |f: &dyn Fn(&Op) -> bool| base.ops.iter().any(f);
         let mut ops: Vec<Op> = base.ops.to_vec();
         if let Some(n) = self.points {
             if !has(&|o| matches!(o, Op::PointSelects(_))) {
-                return Err(format!(
-                    "{name} runs no point selects, so points does not apply"
-                ));
+                return Err(not("runs no point selects, so points does not apply"));
             }
             for o in &mut ops {
                 if let Op::PointSelects(p) = o {
@@ -185,8 +233,9 @@ impl Knobs {
                 )
             };
             if !has(&mixed) {
-                return Err(format!(
-                    "{name} has no mix of ranges, so simple, sum, order and distinct do not apply (use a read-only or read-write step)"
+                return Err(not(
+                    "has no mix of ranges, so simple, sum, order and distinct do not apply (use a read-only or \
+                     read-write step)",
                 ));
             }
             let size = ops
@@ -235,7 +284,7 @@ impl Knobs {
         }
         if let Some(r) = self.range {
             if !has(&|o| matches!(o, Op::Range { .. })) {
-                return Err(format!("{name} reads no ranges, so range does not apply"));
+                return Err(not("reads no ranges, so range does not apply"));
             }
             for o in &mut ops {
                 if let Op::Range { size, .. } = o {
@@ -245,7 +294,7 @@ impl Knobs {
         }
         if let Some(n) = self.inlist {
             if !has(&|o| matches!(o, Op::InList { .. } | Op::UpdateInList(_))) {
-                return Err(format!("{name} has no IN list, so inlist does not apply"));
+                return Err(not("has no IN list, so inlist does not apply"));
             }
             for o in &mut ops {
                 match o {
@@ -256,8 +305,8 @@ impl Knobs {
         }
         if self.si == Some(true) {
             if !has(&|o| matches!(o, Op::Range { .. } | Op::InList { .. })) {
-                return Err(format!(
-                    "{name} reads no range or IN list, so si does not apply (point selects are by primary key)"
+                return Err(not(
+                    "reads no range or IN list, so si does not apply (point selects are by primary key)",
                 ));
             }
             for o in &mut ops {
@@ -268,7 +317,7 @@ impl Knobs {
             }
         }
         if ops.is_empty() {
-            return Err(format!("{name} would run nothing per event"));
+            return Err(not("would run nothing per event"));
         }
         let writes = ops.iter().any(|o| {
             matches!(
@@ -307,23 +356,21 @@ impl<T> ReplaceWith<T> for Option<T> {
 /// `base[key=value,…]`: the catalogue entry `base` with those parameters,
 /// named canonically; or why not, in words a plan error can show. The
 /// entry is the caller's to keep (a plan's catalogue holds it).
-pub fn parameterised(name: &str) -> Result<Micro, String> {
+pub fn parameterised(name: &str) -> Result<Micro, BadParameters> {
     let Some((base_name, rest)) = name.split_once('[') else {
-        return Err(format!("\"{name}\" has no [parameters]"));
+        return Err(BadParameters::NoParameters(name.to_string()));
     };
     let Some(inner) = rest.strip_suffix(']') else {
-        return Err("the parameters end with ']'".into());
+        return Err(BadParameters::Unclosed);
     };
     let base = CATALOGUE
         .iter()
         .find(|m| m.name == base_name)
         .ok_or_else(|| {
             let names = CATALOGUE.iter().map(|m| &*m.name);
-            match crate::util::did_you_mean(base_name, names) {
-                Some(m) => format!("\"{base_name}\" is not a sysbench microbenchmark; did you mean \"{m}\"?"),
-                None => format!(
-                    "\"{base_name}\" is not a sysbench microbenchmark; only those take [parameters] (`relbench list`)"
-                ),
+            BadParameters::NotAMicro {
+                given: base_name.to_string(),
+                did_you_mean: crate::util::did_you_mean(base_name, names).map(str::to_string),
             }
         })?;
     let knobs = Knobs::parse(inner)?;
@@ -340,7 +387,7 @@ pub fn parameterised(name: &str) -> Result<Micro, String> {
 
 /// The canonical name of `name` (`read-only-order[range=1000,order=4]`
 /// is `read-only-order[order=4,range=1000]`), or `name` itself.
-pub fn canonical_name(name: &str) -> Result<String, String> {
+pub fn canonical_name(name: &str) -> Result<String, BadParameters> {
     if name.contains('[') {
         Ok(parameterised(name)?.name.into_owned())
     } else {
@@ -428,7 +475,7 @@ mod tests {
 
     #[test]
     fn parameters_that_do_not_apply_say_why() {
-        let err = |n: &str| parameterised(n).unwrap_err();
+        let err = |n: &str| parameterised(n).unwrap_err().to_string();
         assert!(err("point-query[order=4]").contains("has no mix of ranges"));
         assert!(err("update-index[range=10]").contains("reads no ranges"));
         assert!(err("read-only-10[ordr=4]").contains("did you mean \"order\""));
