@@ -6,9 +6,10 @@ use std::path::Path;
 
 use anyhow::Context;
 
-use super::Exit;
+use super::{Exit, RunArgs};
 use crate::compare::gate::{self, Answer};
 use crate::render;
+use crate::util::{unix_now, utc_stamp};
 
 /// The target a gate judges: the one named, or the only target that is
 /// neither the base nor an A/A copy. `names` are (name, is a candidate).
@@ -42,15 +43,14 @@ fn list(names: &[&str]) -> String {
 }
 
 /// Refuses, before anything runs, a gate the plan cannot give: no
-/// candidate, or one the plan does not have.
-pub(super) fn check_plan(plan: &crate::plan::Plan, named: Option<&str>) -> anyhow::Result<()> {
+/// candidate, or one the plan does not have; the candidate's name.
+pub(super) fn check_plan(plan: &crate::plan::Plan, named: Option<&str>) -> anyhow::Result<String> {
     let names = plan
         .targets
         .iter()
         .enumerate()
         .map(|(i, t)| (t.name.as_str(), i > 0));
-    pick(names, named)?;
-    Ok(())
+    Ok(pick(names, named)?)
 }
 
 /// Judges the run in `dir`, writes gate.md, gate.xml and gate.json there,
@@ -92,6 +92,30 @@ pub(super) fn gate(dir: &Path, named: Option<&str>) -> anyhow::Result<()> {
         0 => Ok(()),
         n => Err(Exit::Code(n).into()),
     }
+}
+
+/// `run --gate`: the run, then its judgement; a run whose steps failed
+/// is judged too (its failed steps are the gate's), one interrupted or
+/// refused is not.
+pub(super) fn run_and_gate(mut a: RunArgs) -> anyhow::Result<()> {
+    if a.one_off.given() || a.one_off.workload.is_some() || !a.one_off.script.is_empty() {
+        return Err(Exit::BadInput(
+            "--gate judges a candidate against a reference: give a plan with both as targets"
+                .into(),
+        )
+        .into());
+    }
+    let out = a
+        .out
+        .get_or_insert_with(|| Path::new("results").join(utc_stamp(unix_now())))
+        .clone();
+    let candidate = a.candidate.clone();
+    if let Err(e) = super::run_plan(a) {
+        if !matches!(e.downcast_ref::<Exit>(), Some(Exit::StepsFailed(_))) {
+            return Err(e);
+        }
+    }
+    self::gate(&out, candidate.as_deref())
 }
 
 #[cfg(test)]

@@ -257,7 +257,7 @@ fn dispatch(cmd: Command) -> anyhow::Result<()> {
 /// plan, or a plan (the quick one without).
 fn run_command(a: RunArgs) -> anyhow::Result<()> {
     if a.gate {
-        return run_and_gate(a);
+        return gate::run_and_gate(a);
     }
     if let Some(dir) = &a.confirm {
         let show = run::Show {
@@ -274,30 +274,6 @@ fn run_command(a: RunArgs) -> anyhow::Result<()> {
         return run_one_off(a);
     }
     run_plan(a)
-}
-
-/// `run --gate`: the run, then its judgement; a run whose steps failed
-/// is judged too (its failed steps are the gate's), one interrupted or
-/// refused is not.
-fn run_and_gate(mut a: RunArgs) -> anyhow::Result<()> {
-    if a.one_off.given() || a.one_off.workload.is_some() || !a.one_off.script.is_empty() {
-        return Err(Exit::BadInput(
-            "--gate judges a candidate against a reference: give a plan with both as targets"
-                .into(),
-        )
-        .into());
-    }
-    let out = a
-        .out
-        .get_or_insert_with(|| Path::new("results").join(utc_stamp(unix_now())))
-        .clone();
-    let candidate = a.candidate.clone();
-    if let Err(e) = run_plan(a) {
-        if !matches!(e.downcast_ref::<Exit>(), Some(Exit::StepsFailed(_))) {
-            return Err(e);
-        }
-    }
-    gate::gate(&out, candidate.as_deref())
 }
 
 /// One workload against one target, from the flags alone.
@@ -326,7 +302,14 @@ fn run_one_off(a: RunArgs) -> anyhow::Result<()> {
         json: a.one_off.json,
         events: a.events,
     };
-    run_with_history(opts, show, history, &a.build, a.order)
+    run_with_history(
+        opts,
+        show,
+        history,
+        &a.build,
+        a.order,
+        crate::study::adaptive::Question::Verdicts,
+    )
 }
 
 /// A plan, or a part of one (`--shard`, `--client-share`), or the
@@ -373,9 +356,10 @@ fn run_plan(a: RunArgs) -> anyhow::Result<()> {
     let mut opts = resolve_run(a.plan, a.out, a.resume, shard, rendezvous)?;
     // A candidate the plan does not have is said before the run, not
     // after it.
-    if a.gate {
-        gate::check_plan(&opts.record.plan, a.candidate.as_deref())?;
-    }
+    let candidate = match a.gate {
+        true => Some(gate::check_plan(&opts.record.plan, a.candidate.as_deref())?),
+        false => None,
+    };
     opts.new_host = a.new_host;
     adaptive_fits(&mut opts, a.budget.as_deref(), sharded)?;
     if let Some(d) = a.data_dir {
@@ -387,7 +371,12 @@ fn run_plan(a: RunArgs) -> anyhow::Result<()> {
         json: false,
         events: a.events,
     };
-    run_with_history(opts, show, history, &a.build, a.order)
+    // An adaptive gate spends its rounds on the gate's question.
+    let question = match &candidate {
+        Some(c) => crate::study::adaptive::Question::Gate { candidate: c },
+        None => crate::study::adaptive::Question::Verdicts,
+    };
+    run_with_history(opts, show, history, &a.build, a.order, question)
 }
 
 /// `repeats = "auto"` decides from every target's results in one place:
@@ -423,12 +412,14 @@ fn run_with_history(
     history: Option<crate::history::store::HistoryAt>,
     build: &[String],
     order: Option<f64>,
+    question: crate::study::adaptive::Question<'_>,
 ) -> anyhow::Result<()> {
     let mut added = history.map(|h| history::HistorySink::new(h, &opts.out, build, order));
     let ran = run::run(
         opts,
         show,
         added.as_mut().map(|h| h as &mut dyn runner::Sink),
+        question,
     );
     match added {
         Some(h) => h.outcome(ran),

@@ -232,6 +232,7 @@ pub(super) fn run(
     opts: RunOptions,
     show: Show,
     also: Option<&mut dyn runner::Sink>,
+    question: crate::study::adaptive::Question<'_>,
 ) -> anyhow::Result<()> {
     install_ctrlc();
     let mut watch = Watchers::of(&show)?;
@@ -246,7 +247,7 @@ pub(super) fn run(
     let end = match (end, opts.record.plan.adaptive) {
         (end @ RunEnd::Complete { .. }, Some(a)) => {
             let specs = plan_comparisons(&opts.out);
-            match crate::study::adaptive::go_on(&mut session, &opts, a, &specs)? {
+            match crate::study::adaptive::go_on(&mut session, &opts, a, &specs, question)? {
                 RunEnd::Interrupted => RunEnd::Interrupted,
                 RunEnd::Complete { .. } => end,
             }

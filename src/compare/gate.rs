@@ -49,6 +49,9 @@ pub struct Case {
     /// A regression's cause, what would decide an undecided step, or a
     /// failed step's error.
     pub why: String,
+    /// The row the step is, for an adaptive run that adds rounds to it.
+    #[serde(skip)]
+    pub at: crate::plan::StepId,
 }
 
 /// The gate over a whole run.
@@ -122,6 +125,7 @@ pub fn judge(report: &Report, candidate: usize, gate: &Gate) -> Judgement {
             equivalence: sig.and_then(|s| s.equivalence.or(s.interval)),
             answer,
             why,
+            at: row.id.clone(),
         });
     }
     let any = |a: Answer| cases.iter().any(|c| c.answer == a);
@@ -135,6 +139,69 @@ pub fn judge(report: &Report, candidate: usize, gate: &Gate) -> Judgement {
         cases,
         outcome,
     }
+}
+
+/// The gate's undecided steps that more rounds could decide, most open
+/// first, for an adaptive run judged as a gate (`run --gate` with
+/// `repeats = "auto"`): its rounds go where the gate's one-sided question
+/// is open, not the two-sided verdict's (whose "the same" asks the upper
+/// edge too, and whose rule left an identical candidate's steps, 0.97
+/// (0.93–1.01), without a round in 18 of 20 gates). `most` is the
+/// adaptive run's maximum of repeats.
+pub fn open(report: &Report, candidate: usize, gate: &Gate, most: u32) -> Vec<super::Open> {
+    let base = report.base_of[candidate];
+    let name = &report.targets[candidate].name;
+    let mut out = Vec::new();
+    for case in judge(report, candidate, gate).cases {
+        if case.answer != Answer::Undecided {
+            continue;
+        }
+        let Some(row) = report.rows.iter().find(|r| r.id == case.at) else {
+            continue;
+        };
+        let Some(place) = openness(&row.cells[candidate], 1.0 - case.allowed, most) else {
+            continue;
+        };
+        out.push(super::Open {
+            target: candidate,
+            base,
+            at: case.at,
+            openness: place.0,
+            why: format!("{name} ({} c{}): {}", case.step, case.clients, case.why),
+            decidable: place.1,
+        });
+    }
+    out.sort_by(|a, b| a.openness.total_cmp(&b.openness));
+    out
+}
+
+/// How open an undecided step of the gate is — its one-sided bound's
+/// distance below the allowance's `edge`, in half-widths of its interval
+/// (0 for a disturbed or untested window, which one quiet round may
+/// settle) — and whether `most` rounds could decide it. `None` for what
+/// rounds cannot change: a window too short or never steady, a missed
+/// rate or SLA, no throughput.
+fn openness(c: &super::Cell, edge: f64, most: u32) -> Option<(f64, bool)> {
+    let rel = c.relative?;
+    match c.verdict() {
+        Some(Verdict::Disturbed | Verdict::Untested) => return Some((0.0, true)),
+        Some(Verdict::TooShort | Verdict::Unsteady) | None => return None,
+        _ => {}
+    }
+    if c.sla_missed.is_some() || c.base_sla_missed || c.rate_missed.is_some() {
+        return None;
+    }
+    let sig = c.significance.as_ref()?;
+    let i = sig.equivalence.or(sig.interval)?;
+    let half = ((i.hi / i.lo).ln() / 2.0).max(1e-12);
+    if rel <= edge {
+        // At or past the edge without a regression shown (a slowdown no
+        // cost explains, at a p near the level): rounds tell the host's
+        // noise from the build's.
+        return Some(((edge / rel).ln() / half, true));
+    }
+    let decidable = rounds_to_pass(rel, edge, sig).is_some_and(|n| n <= most);
+    Some((((edge / i.lo).ln() / half).max(0.0), decidable))
 }
 
 /// Rounds at which a step's one-sided bound would clear the allowance's
@@ -250,6 +317,39 @@ fn answer(
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    fn cell(rel: f64, lo: f64, hi: f64) -> super::super::Cell {
+        super::super::Cell {
+            relative: Some(rel),
+            significance: Some(super::super::Significance::paired(lo, hi, 4.0, 3)),
+            ..Default::default()
+        }
+    }
+
+    /// An adaptive gate's rounds go to a step whose one-sided bound a few
+    /// more rounds would lift past the allowance (an identical candidate's
+    /// 0.98 (0.93–1.03) at 3 rounds), not to one at the edge no maximum
+    /// would settle; a disturbed window is the most open, and a window too
+    /// short to judge is no question for rounds.
+    #[test]
+    fn a_gates_rounds_go_where_its_one_sided_bound_can_clear_the_edge() {
+        let (near, decidable) = openness(&cell(0.98, 0.93, 1.03), 0.95, 8).unwrap();
+        assert!(decidable && near > 0.0, "{near}");
+        let (nearer, _) = openness(&cell(0.99, 0.945, 1.04), 0.95, 8).unwrap();
+        assert!(nearer < near, "{nearer} {near}");
+        let (_, decidable) = openness(&cell(0.955, 0.90, 1.01), 0.95, 8).unwrap();
+        assert!(!decidable);
+        let disturbed = super::super::Cell {
+            disturbed: Some(Default::default()),
+            ..cell(0.98, 0.93, 1.03)
+        };
+        assert_eq!(openness(&disturbed, 0.95, 8), Some((0.0, true)));
+        let short = super::super::Cell {
+            short_window: true,
+            ..cell(0.98, 0.93, 1.03)
+        };
+        assert_eq!(openness(&short, 0.95, 8), None);
+    }
 
     /// Regression: an undecided step's advice was the two-sided count
     /// ("about 96 repeats" for 0.97 (0.90–1.04)), which asks the upper

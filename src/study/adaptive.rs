@@ -27,6 +27,7 @@ pub fn go_on(
     opts: &RunOptions,
     a: Adaptive,
     specs: &[ComparisonSpec],
+    question: Question<'_>,
 ) -> anyhow::Result<RunEnd> {
     let dir = opts.out.as_path();
     loop {
@@ -56,7 +57,7 @@ pub fn go_on(
                 );
                 r.clone()
             }
-            None => match next_round(&runs, specs, a, &rec)? {
+            None => match next_round(&runs, specs, a, &rec, question)? {
                 Ok(r) => {
                     rec.rounds.push(r.clone());
                     record::write(dir, &rec)?;
@@ -118,36 +119,75 @@ struct Cells {
     undecidable: Vec<OpenCell>,
 }
 
-fn cells(comparisons: &[compare::Comparison]) -> Cells {
+impl Cells {
+    /// Adds report `r`'s open cell `o`, once.
+    fn add(&mut self, r: &compare::Report, o: compare::Open) {
+        let (t, b) = (&r.targets[o.target].plan_name, &r.targets[o.base].plan_name);
+        let cell = OpenCell {
+            target: t.clone(),
+            base: b.clone(),
+            at: o.at,
+            openness: o.openness,
+            why: o.why,
+        };
+        let seen = [&self.open, &self.undecidable]
+            .iter()
+            .any(|l| l.iter().any(|x| x.same_cell(&cell)));
+        if seen {
+            return;
+        }
+        if o.decidable {
+            self.open.push(cell);
+        } else {
+            self.undecidable.push(cell);
+        }
+    }
+}
+
+/// What the rounds are for.
+#[derive(Debug, Clone, Copy)]
+pub enum Question<'a> {
+    /// Every cell's verdict: changed, the same, or undecided.
+    Verdicts,
+    /// `run --gate`: this candidate's steps against the gate's allowance
+    /// (one-sided: shown no slower than it, or a regression).
+    Gate { candidate: &'a str },
+}
+
+fn cells(
+    runs: &[LoadedRun],
+    comparisons: &[compare::Comparison],
+    a: Adaptive,
+    question: Question<'_>,
+) -> anyhow::Result<Cells> {
     let mut out = Cells {
         open: Vec::new(),
         undecidable: Vec::new(),
     };
-    for c in comparisons {
-        let r = &c.report;
-        for o in r.open_cells() {
-            let (t, b) = (&r.targets[o.target].plan_name, &r.targets[o.base].plan_name);
-            let cell = OpenCell {
-                target: t.clone(),
-                base: b.clone(),
-                at: o.at,
-                openness: o.openness,
-                why: o.why,
-            };
-            let seen = [&out.open, &out.undecidable]
-                .iter()
-                .any(|l| l.iter().any(|x| x.same_cell(&cell)));
-            if seen {
-                continue;
+    match question {
+        Question::Verdicts => {
+            for c in comparisons {
+                for o in c.report.open_cells() {
+                    out.add(&c.report, o);
+                }
             }
-            if o.decidable {
-                out.open.push(cell);
-            } else {
-                out.undecidable.push(cell);
+        }
+        Question::Gate { candidate } => {
+            // The report the gate judges (`relbench gate`): the run's
+            // targets against its base.
+            let report = compare::build(runs, None)?;
+            let Some(at) = (0..report.targets.len())
+                .find(|&i| report.targets[i].plan_name == candidate && report.base_of[i] != i)
+            else {
+                anyhow::bail!("the gate's candidate {candidate} has no results in this run");
+            };
+            let gate = &runs[0].info.plan.gate;
+            for o in compare::gate::open(&report, at, gate, a.max) {
+                out.add(&report, o);
             }
         }
     }
-    out
+    Ok(out)
 }
 
 /// The next round from the step files, or why there is none.
@@ -156,13 +196,14 @@ fn next_round(
     specs: &[ComparisonSpec],
     a: Adaptive,
     rec: &AdaptiveRecord,
+    question: Question<'_>,
 ) -> anyhow::Result<Result<Round, Ending>> {
     let comparisons = compare::build_all(runs, None, specs)?;
     let steps: Vec<&StepResult> = runs.iter().flat_map(|r| &r.steps).collect();
     let Cells {
         mut open,
         undecidable,
-    } = cells(&comparisons);
+    } = cells(runs, &comparisons, a, question)?;
     // A round's repeat is the next after any measured, so a base shared by
     // several open cells gains one each round while a target gains one
     // only when its cell is open; no cell has more repeats than the
