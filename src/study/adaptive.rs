@@ -223,13 +223,20 @@ fn next_round(
             let words = if undecidable.is_empty() {
                 format!("every cell decided after {} round(s)", rec.rounds.len())
             } else {
+                // What lies out of reach is the question's: the band's
+                // two edges for a verdict, the allowance for a gate.
+                let reach = match question {
+                    Question::Verdicts => "lie nearer the band's edge (and, past it, nearer 1) than {} repeats' interval \
+                                           would reach",
+                    Question::Gate { .. } => "have a one-sided bound further under the gate's allowance than {} \
+                                              repeats' interval would lift",
+                }
+                .replace("{}", &a.max.to_string());
                 format!(
-                    "no cell left that repeats can decide after {} round(s); {} cell(s) lie nearer \
-                     the band's edge (and, past it, nearer 1) than {} repeats' interval would reach, \
-                     and stay as judged: {}",
+                    "no cell left that repeats can decide after {} round(s); {} cell(s) {reach}, and stay as \
+                     judged: {}",
                     rec.rounds.len(),
                     undecidable.len(),
-                    a.max,
                     whys(&undecidable)
                 )
             };
