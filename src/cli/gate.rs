@@ -63,9 +63,9 @@ pub(super) fn gate(dir: &Path, named: Option<&str>) -> anyhow::Result<()> {
         (t.plan_name.as_str(), candidate)
     });
     let name = pick(names, named)?;
-    let candidate = (0..report.targets.len())
-        .find(|&i| report.targets[i].plan_name == name && report.base_of[i] != i)
-        .context("the candidate has no results in this run")?;
+    let candidate = gate::candidate(&report, &name).with_context(|| {
+        format!("the candidate {name} has no results in this run: see why its steps did not run in the run's report")
+    })?;
     let plan = &runs[0].info.plan;
     let j = gate::judge(&report, candidate, &plan.gate);
     let secs: f64 = runs.iter().flat_map(|r| &r.steps).map(|s| s.secs).sum();

@@ -141,6 +141,14 @@ pub fn judge(report: &Report, candidate: usize, gate: &Gate) -> Judgement {
     }
 }
 
+/// The index in `report` of the candidate named `plan_name` (a target
+/// judged against a base, not the base itself); `None` when the run holds
+/// no results of it.
+pub fn candidate(report: &Report, plan_name: &str) -> Option<usize> {
+    (0..report.targets.len())
+        .find(|&i| report.targets[i].plan_name == plan_name && report.base_of[i] != i)
+}
+
 /// The gate's undecided steps that more rounds could decide, most open
 /// first, for an adaptive run judged as a gate (`run --gate` with
 /// `repeats = "auto"`): its rounds go where the gate's one-sided question

@@ -156,7 +156,7 @@ pub enum Question<'a> {
 
 fn cells(
     runs: &[LoadedRun],
-    comparisons: &[compare::Comparison],
+    specs: &[ComparisonSpec],
     a: Adaptive,
     question: Question<'_>,
 ) -> anyhow::Result<Cells> {
@@ -166,7 +166,7 @@ fn cells(
     };
     match question {
         Question::Verdicts => {
-            for c in comparisons {
+            for c in compare::build_all(runs, None, specs)? {
                 for o in c.report.open_cells() {
                     out.add(&c.report, o);
                 }
@@ -176,10 +176,11 @@ fn cells(
             // The report the gate judges (`relbench gate`): the run's
             // targets against its base.
             let report = compare::build(runs, None)?;
-            let Some(at) = (0..report.targets.len())
-                .find(|&i| report.targets[i].plan_name == candidate && report.base_of[i] != i)
-            else {
-                anyhow::bail!("the gate's candidate {candidate} has no results in this run");
+            let Some(at) = compare::gate::candidate(&report, candidate) else {
+                anyhow::bail!(
+                    "the gate's candidate {candidate} has no results in this run: see why its steps did not \
+                     run in the run's report"
+                );
             };
             let gate = &runs[0].info.plan.gate;
             for o in compare::gate::open(&report, at, gate, a.max) {
@@ -198,12 +199,11 @@ fn next_round(
     rec: &AdaptiveRecord,
     question: Question<'_>,
 ) -> anyhow::Result<Result<Round, Ending>> {
-    let comparisons = compare::build_all(runs, None, specs)?;
     let steps: Vec<&StepResult> = runs.iter().flat_map(|r| &r.steps).collect();
     let Cells {
         mut open,
         undecidable,
-    } = cells(runs, &comparisons, a, question)?;
+    } = cells(runs, specs, a, question)?;
     // A round's repeat is the next after any measured, so a base shared by
     // several open cells gains one each round while a target gains one
     // only when its cell is open; no cell has more repeats than the
@@ -226,12 +226,16 @@ fn next_round(
                 // What lies out of reach is the question's: the band's
                 // two edges for a verdict, the allowance for a gate.
                 let reach = match question {
-                    Question::Verdicts => "lie nearer the band's edge (and, past it, nearer 1) than {} repeats' interval \
-                                           would reach",
-                    Question::Gate { .. } => "have a one-sided bound further under the gate's allowance than {} \
-                                              repeats' interval would lift",
-                }
-                .replace("{}", &a.max.to_string());
+                    Question::Verdicts => format!(
+                        "lie nearer the band's edge (and, past it, nearer 1) than {} repeats' interval would reach",
+                        a.max
+                    ),
+                    Question::Gate { .. } => format!(
+                        "have a one-sided bound further under the gate's allowance than {} repeats' interval \
+                         would lift",
+                        a.max
+                    ),
+                };
                 format!(
                     "no cell left that repeats can decide after {} round(s); {} cell(s) {reach}, and stay as \
                      judged: {}",

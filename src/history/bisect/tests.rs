@@ -16,22 +16,7 @@ fn simulate_drifting(
     level: impl Fn(usize) -> f64,
     drift: impl Fn(usize) -> f64,
 ) -> Bisect {
-    let names = (0..n).map(|i| format!("b{i}")).collect();
-    let mut b = Bisect::new(names, 4, 12);
-    let mut round = 0;
-    while let Next::Measure { builds, repeats } = b.advance() {
-        round += 1;
-        for x in builds {
-            let v: Vec<(u32, f64)> = (0..repeats)
-                .map(|r| {
-                    let spread = ((r as usize + round + x) % 3) as f64 * 0.002;
-                    (r + 1, level(x) * drift(round) * (1.0 + spread))
-                })
-                .collect();
-            b.add(x, &v);
-        }
-    }
-    b
+    simulate_host(n, level, |round, _| drift(round))
 }
 
 #[test]
@@ -56,7 +41,7 @@ fn simulate_host(
     level: impl Fn(usize) -> f64,
     host: impl Fn(usize, usize) -> f64,
 ) -> Bisect {
-    let names = (0..n).map(|i| format!("b{i:02}")).collect();
+    let names = (0..n).map(|i| format!("b{i}")).collect();
     let mut b = Bisect::new(names, 4, 12);
     let mut round = 0;
     while let Next::Measure { builds, repeats } = b.advance() {
