@@ -69,9 +69,7 @@ fn a_window_whose_throughput_keeps_rising_is_not_steady_and_not_judged() {
     let _one = alone();
     let dir = tempfile::tempdir().unwrap();
     let plan = write_plan(dir.path(), SHRINKING);
-    let out = dir.path().join("out");
-    run_quiet(&plan, &out).assert().success();
-    let report = read_json(&out.join("report.json"));
+    let (out, report) = run_until_undisturbed(&plan, dir.path());
     let cells = &report_row(&report, "shrink")["cells"];
     // Each window is judged on its own seconds: a commit that stalls one
     // of them may hide its climb in its noise, so either may be the one.

@@ -831,3 +831,56 @@ fn no_error_is_told_apart_by_its_text() {
         found.join("\n")
     );
 }
+
+/// Where a history-store source makes SQL from a value instead of binding
+/// it: a literal made by a helper (`lit(`, `num(`) or a formatted value
+/// quoted in a statement's text (`'{`).
+fn unbound_values(rel: &str, text: &str) -> Vec<String> {
+    let mut found = Vec::new();
+    let code = non_test(text);
+    for word in ["lit(", "num("] {
+        for (i, _) in code.match_indices(word) {
+            let ident = code[..i]
+                .chars()
+                .next_back()
+                .is_some_and(|c| c.is_alphanumeric() || c == '_');
+            if !ident {
+                found.push(format!("{rel}:{}: {word}", code[..i].lines().count()));
+            }
+        }
+    }
+    for (n, line) in text.lines().enumerate() {
+        if line.contains("'{") {
+            found.push(format!("{rel}:{}: '{{", n + 1));
+        }
+    }
+    found
+}
+
+/// The history store binds every value to a placeholder (`$1`, …): a
+/// build name, a directory or a host is never part of a statement's text.
+/// Regression: with `standard_conforming_strings = off` on a PostgreSQL
+/// history, a build name ending in `\'` ran its own SQL; the store then
+/// escaped quotes itself (`lit()`, 35 places) and had to check the
+/// server's setting to be safe.
+#[test]
+fn the_history_store_binds_every_value() {
+    let src = Path::new(env!("CARGO_MANIFEST_DIR")).join("src");
+    let mut files = Vec::new();
+    rust_files(&src.join("history"), &mut files);
+    let mut found = Vec::new();
+    for f in &files {
+        let rel = f.strip_prefix(&src).unwrap().display().to_string();
+        found.extend(unbound_values(&rel, &fs::read_to_string(f).unwrap()));
+    }
+    assert!(
+        found.is_empty(),
+        "values written into the history's SQL text:\n{}",
+        found.join("\n")
+    );
+    // The rule sees what it looks for, and not a name that ends alike.
+    let bad = "fn f() { s.push_str(&format!(\"WHERE a = {}\", lit(&x))); }\n\
+               fn g() { q(format!(\"WHERE b = '{x}'\")); }\n\
+               fn h() { split(x); }\n";
+    assert_eq!(unbound_values("x.rs", bad).len(), 2, "{bad}");
+}

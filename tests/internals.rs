@@ -30,33 +30,6 @@ fn target(name: &str, engine: &str, basedir: &str, args: &[&str]) -> String {
     )
 }
 
-/// Runs `plan` into `dir/out` and returns where and its report.json; a
-/// run whose summary says a step was disturbed (a program outside the
-/// test used the machine through the window and its retries) is made
-/// again, up to three times in all: a disturbed comparison is rightly
-/// not explained, and the explanation is what these tests test.
-/// Regression: a_commit_that_waits_for_its_wal_is_named_by_the_wal_wait
-/// failed in CI with a window disturbed by the `relbench host` tests
-/// running beside it.
-fn run_judged(
-    plan: &std::path::Path,
-    dir: &std::path::Path,
-) -> (std::path::PathBuf, serde_json::Value) {
-    let mut said = serde_json::Value::Null;
-    for attempt in 1..=3 {
-        let out = dir.join(format!("out{attempt}"));
-        run_quiet(plan, &out).assert().success();
-        let report = read_json(&out.join("report.json"));
-        let summary = serde_json::to_string(&report["summary_lines"]).unwrap();
-        if !summary.contains("disturbed:") {
-            return (out, report);
-        }
-        eprintln!("attempt {attempt} disturbed: {summary}");
-        said = report["summary_lines"].clone();
-    }
-    panic!("disturbed in three runs, the explanation untested (is something else using this machine?): {said}")
-}
-
 /// The cell of `target` in the update-index row.
 fn cell(report: &serde_json::Value, target: &str) -> serde_json::Value {
     cell_of(report, "update-index", target)
@@ -95,7 +68,7 @@ fn a_binary_log_synced_per_commit_is_named_by_its_file_wait() {
         dir.path(),
         &plan(&targets, "[internals]\nperformance_schema = true\n"),
     );
-    let (out, report) = run_judged(&p, dir.path());
+    let (out, report) = run_until_undisturbed(&p, dir.path());
     let c = cell(&report, "nosync");
     let (name, ratio) = moved_most(&c);
     assert_eq!(name, "wait/io/file/sql/binlog", "{}", c["waits"]);
@@ -151,7 +124,7 @@ fn a_commit_that_waits_for_its_wal_is_named_by_the_wal_wait() {
     // readings of each backend.
     let sampling = "[internals]\nwait_sampling = \"10ms\"\n";
     let p = write_plan(dir.path(), &plan(&targets, sampling));
-    let (_, report) = run_judged(&p, dir.path());
+    let (_, report) = run_until_undisturbed(&p, dir.path());
     let c = cell(&report, "async");
     let (name, _) = moved_most(&c);
     assert!(
@@ -196,7 +169,7 @@ fn a_plan_that_differs_from_the_base_is_flagged_beside_the_ratio_everywhere() {
     let targets = target("idx", "postgres", pg, &[]) + &target("noidx", "postgres", pg, &off);
     let internals = "[internals]\npg_stat_statements = true\n";
     let p = write_plan(dir.path(), &plan_of("point-query", &targets, internals));
-    let (out, report) = run_judged(&p, dir.path());
+    let (out, report) = run_until_undisturbed(&p, dir.path());
     let c = cell_of(&report, "point-query", "noidx");
     let d = &c["plans_differ"][0];
     assert_eq!(d["sql"], "SELECT c FROM sbtest1 WHERE id=$1", "{c}");

@@ -12,7 +12,7 @@ use serde::Serialize;
 
 use super::detect::{self, Found, Settings};
 use super::import::Repeat;
-use super::store::{lit, num, Store};
+use super::store::{row, Store, Writes};
 use super::{History, SeriesInfo};
 use crate::compare::{median, Cell, Cost};
 use crate::measure::stats::Interval;
@@ -171,15 +171,19 @@ pub fn find(store: &mut Store, settings: &Settings) -> anyhow::Result<(History, 
     let changes: Vec<&Found> = found.iter().filter(|f| f.is_change()).collect();
     let figures = figures_of(store, &changes)?;
     let mut known: HashMap<(i64, i64), (i64, State)> = HashMap::new();
-    store.scan("SELECT id, series, build, state FROM changes", &mut |r| {
-        known.insert(
-            (r[1].int().unwrap_or(0), r[2].int().unwrap_or(0)),
-            (r[0].int().unwrap_or(0), State::parse(&r[3].text())),
-        );
-    })?;
+    store.scan(
+        "SELECT id, series, build, state FROM changes",
+        &[],
+        &mut |r| {
+            known.insert(
+                (r[1].int().unwrap_or(0), r[2].int().unwrap_or(0)),
+                (r[0].int().unwrap_or(0), State::parse(&r[3].text())),
+            );
+        },
+    )?;
     let mut next = store.max_id("changes")? + 1;
     let mut points = Vec::new();
-    let mut sql = String::new();
+    let mut sql = Writes::default();
     let now = crate::util::utc_iso(crate::util::unix_now());
     let mut seen = std::collections::HashSet::new();
     for f in &changes {
@@ -218,21 +222,26 @@ pub fn find(store: &mut Store, settings: &Settings) -> anyhow::Result<(History, 
             }
         };
         seen.insert(id);
-        sql.push_str(&format!(
+        sql.push(
             "INSERT INTO changes (id, series, build, before_build, magnitude, lo, hi, p, floor, explanation, state, found) \
-             VALUES ({id}, {}, {aid}, {bid}, {}, {}, {}, {}, {}, {}, {}, {}) \
+             VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12) \
              ON CONFLICT (series, build) DO UPDATE SET before_build = excluded.before_build, magnitude = excluded.magnitude, \
-             lo = excluded.lo, hi = excluded.hi, p = excluded.p, floor = excluded.floor, explanation = excluded.explanation;\n",
-            f.series,
-            num(Some(f.magnitude)),
-            num(interval.as_ref().map(|i| i.lo)),
-            num(interval.as_ref().map(|i| i.hi)),
-            num(Some(f.p)),
-            num(data.floor),
-            lit(&explanation),
-            lit(state.name()),
-            lit(&now)
-        ));
+             lo = excluded.lo, hi = excluded.hi, p = excluded.p, floor = excluded.floor, explanation = excluded.explanation",
+            vec![
+                id.into(),
+                f.series.into(),
+                aid.into(),
+                bid.into(),
+                f.magnitude.into(),
+                interval.as_ref().map(|i| i.lo).into(),
+                interval.as_ref().map(|i| i.hi).into(),
+                f.p.into(),
+                data.floor.into(),
+                explanation.as_str().into(),
+                state.name().into(),
+                now.as_str().into(),
+            ],
+        );
         let s: &SeriesInfo = &h.series[si];
         points.push(ChangePoint {
             id,
@@ -258,10 +267,10 @@ pub fn find(store: &mut Store, settings: &Settings) -> anyhow::Result<(History, 
         .map(|(id, _)| *id)
         .collect();
     for id in &withdrawn {
-        sql.push_str(&format!("DELETE FROM changes WHERE id = {id};\n"));
+        sql.push("DELETE FROM changes WHERE id = $1", vec![(*id).into()]);
     }
     if !sql.is_empty() {
-        store.transaction(&sql)?;
+        store.write(&sql)?;
     }
     let outcome = Outcome {
         series: h.series.len(),
@@ -289,16 +298,13 @@ fn figures_of(
     ids.dedup();
     let mut out: HashMap<(i64, i64), Vec<Repeat>> = HashMap::new();
     for chunk in ids.chunks(500) {
-        let list = chunk
-            .iter()
-            .map(|i| i.to_string())
-            .collect::<Vec<_>>()
-            .join(",");
         store.scan(
             &format!(
                 "SELECT c.series, c.build, c.disturbed, f.repeats FROM cells c JOIN figures f \
-                 ON f.run = c.run AND f.target = c.target AND f.series = c.series WHERE c.series IN ({list})"
+                 ON f.run = c.run AND f.target = c.target AND f.series = c.series WHERE c.series IN {}",
+                row(1, chunk.len())
             ),
+            &chunk.iter().map(|&i| i.into()).collect::<Vec<_>>(),
             &mut |r| {
                 let reps: Vec<Repeat> = serde_json::from_str(&r[3].text()).unwrap_or_default();
                 let d = r[2].text();
@@ -351,7 +357,7 @@ fn side_cell(values: Vec<f64>, reps: &[&Repeat]) -> Cell {
 /// Sets the state of change points by id.
 pub fn ack(store: &mut Store, ids: &[i64], state: State) -> anyhow::Result<()> {
     let mut have = std::collections::HashSet::new();
-    store.scan("SELECT id FROM changes", &mut |r| {
+    store.scan("SELECT id FROM changes", &[], &mut |r| {
         have.insert(r[0].int().unwrap_or(0));
     })?;
     if let Some(missing) = ids.iter().find(|i| !have.contains(i)) {
@@ -360,14 +366,12 @@ pub fn ack(store: &mut Store, ids: &[i64], state: State) -> anyhow::Result<()> {
             store.at
         );
     }
-    let sql: String = ids
-        .iter()
-        .map(|id| {
-            format!(
-                "UPDATE changes SET state = {} WHERE id = {id};\n",
-                lit(state.name())
-            )
-        })
-        .collect();
-    store.transaction(&sql)
+    let mut sql = Writes::default();
+    for &id in ids {
+        sql.push(
+            "UPDATE changes SET state = $1 WHERE id = $2",
+            vec![state.name().into(), id.into()],
+        );
+    }
+    store.write(&sql)
 }

@@ -15,7 +15,7 @@ use std::path::{Path, PathBuf};
 use anyhow::{bail, Context};
 use serde::{Deserialize, Serialize};
 
-use super::store::{lit, num, Store};
+use super::store::{row, Arg, Store, Writes};
 use crate::plan::StepId;
 use crate::results::judge::{judge, Judgement};
 use crate::results::{LoadedRun, RunStatus, StepResult};
@@ -419,31 +419,32 @@ fn add_dir(
     }
     let cells = cells_of(&runs, names)?;
     let mut known = Known::read(store)?;
-    let mut sql = String::new();
+    let mut sql = Writes::default();
     let mut hosts: BTreeMap<String, String> = BTreeMap::new();
     for (ri, run) in runs.iter().enumerate() {
         let id = run_id(run);
         let mut have: HashMap<(String, i64), String> = HashMap::new();
         store.scan(
-            &format!(
-                "SELECT target, series, hash FROM cells WHERE run = {}",
-                lit(&id)
-            ),
+            "SELECT target, series, hash FROM cells WHERE run = $1",
+            &[id.as_str().into()],
             &mut |r| {
                 have.insert((r[0].text(), r[1].int().unwrap_or(0)), r[2].text());
             },
         )?;
-        sql.push_str(&format!(
-            "INSERT INTO runs (id, dir, started, hostname, plan_hash, status, added) VALUES ({}, {}, {}, {}, {}, {}, {}) \
-             ON CONFLICT (id) DO UPDATE SET status = excluded.status, dir = excluded.dir;\n",
-            lit(&id),
-            lit(&run.dir.display().to_string()),
-            lit(&run.info.started),
-            lit(&run.info.host.hostname),
-            lit(run.info.plan_hash.as_deref().unwrap_or("")),
-            lit(&format!("{:?}", run.info.status).to_lowercase()),
-            lit(&crate::util::utc_iso(crate::util::unix_now())),
-        ));
+        sql.push(
+            "INSERT INTO runs (id, dir, started, hostname, plan_hash, status, added) \
+             VALUES ($1, $2, $3, $4, $5, $6, $7) \
+             ON CONFLICT (id) DO UPDATE SET status = excluded.status, dir = excluded.dir",
+            vec![
+                id.as_str().into(),
+                run.dir.display().to_string().into(),
+                run.info.started.as_str().into(),
+                run.info.host.hostname.as_str().into(),
+                run.info.plan_hash.as_deref().unwrap_or("").into(),
+                format!("{:?}", run.info.status).to_lowercase().into(),
+                crate::util::utc_iso(crate::util::unix_now()).into(),
+            ],
+        );
         let (mut values, mut figures) = (Vec::new(), Vec::new());
         for c in cells.iter().filter(|c| c.run == ri) {
             hosts.insert(c.host.clone(), c.host_desc.clone());
@@ -461,47 +462,59 @@ fn add_dir(
                 Some(_) => added.updated_cells += 1,
                 None => added.new_cells += 1,
             }
-            values.push(format!(
-                "({}, {}, {sid}, {bid}, {}, {}, {}, {})",
-                lit(&id),
-                lit(&c.target),
-                lit(&hash),
-                lit(&c.throughputs),
-                lit(&c.disturbed),
-                num(c.floor),
-            ));
-            figures.push(format!(
-                "({}, {}, {sid}, {})",
-                lit(&id),
-                lit(&c.target),
-                lit(&c.figures)
-            ));
+            values.push([
+                id.as_str().into(),
+                c.target.as_str().into(),
+                sid.into(),
+                bid.into(),
+                hash.into(),
+                c.throughputs.as_str().into(),
+                c.disturbed.as_str().into(),
+                c.floor.into(),
+            ]);
+            figures.push([
+                id.as_str().into(),
+                c.target.as_str().into(),
+                sid.into(),
+                c.figures.as_str().into(),
+            ]);
         }
-        for chunk in values.chunks(500) {
-            sql.push_str(&format!(
-                "INSERT INTO cells (run, target, series, build, hash, throughputs, disturbed, floor) VALUES {} \
-                 ON CONFLICT (run, target, series) DO UPDATE SET build = excluded.build, hash = excluded.hash, \
-                 throughputs = excluded.throughputs, disturbed = excluded.disturbed, floor = excluded.floor;\n",
-                chunk.join(",\n")
-            ));
-        }
-        for chunk in figures.chunks(500) {
-            sql.push_str(&format!(
-                "INSERT INTO figures (run, target, series, repeats) VALUES {} \
-                 ON CONFLICT (run, target, series) DO UPDATE SET repeats = excluded.repeats;\n",
-                chunk.join(",\n")
-            ));
-        }
+        rows(
+            &mut sql,
+            "INSERT INTO cells (run, target, series, build, hash, throughputs, disturbed, floor) VALUES",
+            "ON CONFLICT (run, target, series) DO UPDATE SET build = excluded.build, hash = excluded.hash, \
+             throughputs = excluded.throughputs, disturbed = excluded.disturbed, floor = excluded.floor",
+            values,
+        );
+        rows(
+            &mut sql,
+            "INSERT INTO figures (run, target, series, repeats) VALUES",
+            "ON CONFLICT (run, target, series) DO UPDATE SET repeats = excluded.repeats",
+            figures,
+        );
         added.runs += 1;
     }
-    for (fp, desc) in &hosts {
-        sql.push_str(&format!(
-            "INSERT INTO hosts (fingerprint, description) VALUES ({}, {}) ON CONFLICT (fingerprint) DO NOTHING;\n",
-            lit(fp),
-            lit(desc)
-        ));
+    for (fp, desc) in hosts {
+        sql.push(
+            "INSERT INTO hosts (fingerprint, description) VALUES ($1, $2) ON CONFLICT (fingerprint) DO NOTHING",
+            vec![fp.into(), desc.into()],
+        );
     }
-    store.transaction(&sql)
+    store.write(&sql)
+}
+
+/// Rows of `N` values written 500 to a statement (`head VALUES (…), (…)
+/// tail`), each value bound: one statement per 500 rows, not one per row.
+fn rows<const N: usize>(w: &mut Writes, head: &str, tail: &str, values: Vec<[Arg; N]>) {
+    let mut rows = values.into_iter().peekable();
+    while rows.peek().is_some() {
+        let chunk: Vec<[Arg; N]> = rows.by_ref().take(500).collect();
+        let list: Vec<String> = (0..chunk.len()).map(|i| row(1 + i * N, N)).collect();
+        w.push(
+            format!("{head} {} {tail}", list.join(", ")),
+            chunk.into_iter().flatten().collect(),
+        );
+    }
 }
 
 /// A directory the history can take: not one client share of a study,
@@ -552,14 +565,14 @@ struct Known {
 impl Known {
     fn read(store: &mut Store) -> anyhow::Result<Known> {
         let mut series = HashMap::new();
-        store.scan("SELECT id, step, config, host FROM series", &mut |r| {
+        store.scan("SELECT id, step, config, host FROM series", &[], &mut |r| {
             series.insert(
                 (r[1].text(), r[2].text(), r[3].text()),
                 r[0].int().unwrap_or(0),
             );
         })?;
         let mut builds = HashMap::new();
-        store.scan("SELECT id, name FROM builds", &mut |r| {
+        store.scan("SELECT id, name FROM builds", &[], &mut |r| {
             builds.insert(r[1].text(), r[0].int().unwrap_or(0));
         })?;
         Ok(Known {
@@ -571,7 +584,7 @@ impl Known {
     }
 
     /// The id of a cell's series, added to `sql` when it is new.
-    fn series(&mut self, c: &Cell, sql: &mut String) -> i64 {
+    fn series(&mut self, c: &Cell, sql: &mut Writes) -> i64 {
         // The store keeps a series' step as its identity's text.
         let series = (c.step.to_string(), c.config.clone(), c.host.clone());
         if let Some(id) = self.series.get(&series) {
@@ -579,39 +592,45 @@ impl Known {
         }
         let sid = self.next_series;
         self.next_series += 1;
-        sql.push_str(&format!(
-            "INSERT INTO series (id, step, config, host, grp, unit, config_text) VALUES ({sid}, {}, {}, {}, {}, {}, {});\n",
-            lit(&series.0),
-            lit(&series.1),
-            lit(&series.2),
-            lit(&c.series_meta.0),
-            lit(&c.series_meta.1),
-            lit(&c.series_meta.2)
-        ));
+        sql.push(
+            "INSERT INTO series (id, step, config, host, grp, unit, config_text) VALUES ($1, $2, $3, $4, $5, $6, $7)",
+            vec![
+                sid.into(),
+                series.0.as_str().into(),
+                series.1.as_str().into(),
+                series.2.as_str().into(),
+                c.series_meta.0.as_str().into(),
+                c.series_meta.1.as_str().into(),
+                c.series_meta.2.as_str().into(),
+            ],
+        );
         self.series.insert(series, sid);
         sid
     }
 
     /// The id of a cell's build, added to `sql` when it is new (or moved
     /// to `order` when one is given).
-    fn build(&mut self, c: &Cell, order: Option<f64>, sql: &mut String) -> i64 {
-        if let Some(id) = self.builds.get(&c.build) {
+    fn build(&mut self, c: &Cell, order: Option<f64>, sql: &mut Writes) -> i64 {
+        if let Some(&id) = self.builds.get(&c.build) {
             if let Some(o) = order {
-                sql.push_str(&format!(
-                    "UPDATE builds SET ord = {} WHERE id = {id};\n",
-                    num(Some(o))
-                ));
+                sql.push(
+                    "UPDATE builds SET ord = $1 WHERE id = $2",
+                    vec![o.into(), id.into()],
+                );
             }
-            return *id;
+            return id;
         }
         let bid = self.next_build;
         self.next_build += 1;
-        sql.push_str(&format!(
-            "INSERT INTO builds (id, name, ord, version) VALUES ({bid}, {}, {}, {});\n",
-            lit(&c.build),
-            num(order),
-            lit(&c.version)
-        ));
+        sql.push(
+            "INSERT INTO builds (id, name, ord, version) VALUES ($1, $2, $3, $4)",
+            vec![
+                bid.into(),
+                c.build.as_str().into(),
+                order.into(),
+                c.version.as_str().into(),
+            ],
+        );
         self.builds.insert(c.build.clone(), bid);
         bid
     }

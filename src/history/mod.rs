@@ -78,9 +78,13 @@ impl History {
         let all_left_out = all_left_out(&values, left);
         let data = series_of(values, floors, &series);
         let mut hosts = HashMap::new();
-        store.scan("SELECT fingerprint, description FROM hosts", &mut |r| {
-            hosts.insert(r[0].text(), r[1].text());
-        })?;
+        store.scan(
+            "SELECT fingerprint, description FROM hosts",
+            &[],
+            &mut |r| {
+                hosts.insert(r[0].text(), r[1].text());
+            },
+        )?;
         Ok(History {
             builds,
             series,
@@ -95,7 +99,7 @@ impl History {
 /// The builds, in their order.
 fn read_builds(store: &mut Store) -> anyhow::Result<Vec<Build>> {
     let mut builds = Vec::new();
-    store.scan("SELECT id, name, version, ord FROM builds", &mut |r| {
+    store.scan("SELECT id, name, version, ord FROM builds", &[], &mut |r| {
         builds.push(Build {
             id: r[0].int().unwrap_or(0),
             name: r[1].text(),
@@ -117,6 +121,7 @@ fn read_series(store: &mut Store) -> anyhow::Result<Vec<SeriesInfo>> {
     let mut series = Vec::new();
     store.scan(
         "SELECT id, step, config, config_text, host, grp, unit FROM series ORDER BY id",
+        &[],
         &mut |r| {
             series.push(SeriesInfo {
                 id: r[0].int().unwrap_or(0),

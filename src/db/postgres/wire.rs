@@ -420,6 +420,52 @@ impl WireConn {
         self.read_until_ready(None)
     }
 
+    /// Runs statements whose values are bound, never written into their
+    /// text (the extended protocol, unnamed statement and portal, every
+    /// value as text or NULL, its type the server's inference), all in one
+    /// write and one Sync: one round trip for the lot. Rows come back as
+    /// text. After an error the server skips the rest until the Sync, and
+    /// the first error is returned.
+    pub fn run_bound<'a>(
+        &mut self,
+        stmts: impl IntoIterator<Item = (&'a str, &'a [Option<&'a str>])>,
+    ) -> DbResult<Vec<Vec<Option<String>>>> {
+        for (sql, params) in stmts {
+            let at = begin(&mut self.out, b'P');
+            cstr(&mut self.out, "");
+            cstr(&mut self.out, sql);
+            self.out.extend_from_slice(&0u16.to_be_bytes());
+            end(&mut self.out, at);
+            let at = begin(&mut self.out, b'B');
+            cstr(&mut self.out, "");
+            cstr(&mut self.out, "");
+            self.out.extend_from_slice(&0u16.to_be_bytes()); // all parameters in text
+            let n = u16::try_from(params.len())
+                .map_err(|_| proto_err("more than 65,535 values in one statement"))?;
+            self.out.extend_from_slice(&n.to_be_bytes());
+            for p in params {
+                match p {
+                    Some(v) => {
+                        let len =
+                            u32::try_from(v.len()).map_err(|_| proto_err("a value over 4 GiB"))?;
+                        self.out.extend_from_slice(&len.to_be_bytes());
+                        self.out.extend_from_slice(v.as_bytes());
+                    }
+                    None => self.out.extend_from_slice(&(-1i32).to_be_bytes()),
+                }
+            }
+            self.out.extend_from_slice(&0u16.to_be_bytes()); // results in text
+            end(&mut self.out, at);
+            self.out
+                .extend_from_slice(&[b'E', 0, 0, 0, 9, 0, 0, 0, 0, 0]);
+        }
+        self.out.extend_from_slice(&[b'S', 0, 0, 0, 4]);
+        self.flush_out()?;
+        let mut rows = Vec::new();
+        self.read_until_ready(Some(&mut rows))?;
+        Ok(rows)
+    }
+
     pub fn prepare(&mut self, sql: &str) -> DbResult<usize> {
         let idx = self.stmts.len();
         let at = begin(&mut self.out, b'P');

@@ -1,7 +1,9 @@
 //! Where a study's history is kept: a SQLite file (the default,
 //! `results/history.sqlite`) or a shared PostgreSQL named by URL, written
 //! through relbench's own wire client. One schema for both, plain SQL
-//! text that both accept; versioned migrations, as the results schema is.
+//! text that both accept, every value bound to a placeholder (`$1`, …),
+//! never written into a statement's text; versioned migrations, as the
+//! results schema is.
 
 mod postgres;
 mod sqlite;
@@ -95,12 +97,104 @@ impl Value<'_> {
     }
 }
 
-/// What a store needs of a database: statements run, rows read.
+/// A value bound to a statement's placeholder (`$1`, `$2`, …): a
+/// name, a directory or a build is never part of the statement's text, so
+/// none can end the statement and run SQL of its own (regression: with
+/// `standard_conforming_strings = off` a build name ending in `\'` did).
+#[derive(Debug, Clone, PartialEq)]
+pub enum Arg {
+    Text(String),
+    Int(i64),
+    /// NULL when absent or not finite.
+    Real(Option<f64>),
+}
+
+impl From<&str> for Arg {
+    fn from(s: &str) -> Arg {
+        Arg::Text(s.to_string())
+    }
+}
+
+impl From<String> for Arg {
+    fn from(s: String) -> Arg {
+        Arg::Text(s)
+    }
+}
+
+impl From<i64> for Arg {
+    fn from(i: i64) -> Arg {
+        Arg::Int(i)
+    }
+}
+
+impl From<Option<f64>> for Arg {
+    fn from(v: Option<f64>) -> Arg {
+        Arg::Real(v.filter(|v| v.is_finite()))
+    }
+}
+
+impl From<f64> for Arg {
+    fn from(v: f64) -> Arg {
+        Some(v).into()
+    }
+}
+
+impl Arg {
+    /// As text, the way the PostgreSQL wire protocol sends it (NULL as
+    /// `None`).
+    pub fn as_text(&self) -> Option<String> {
+        match self {
+            Arg::Text(s) => Some(s.clone()),
+            Arg::Int(i) => Some(i.to_string()),
+            Arg::Real(Some(v)) => Some(format!("{v:?}")),
+            Arg::Real(None) => None,
+        }
+    }
+}
+
+/// Statements written in one transaction, each with its values.
+#[derive(Debug, Default)]
+pub struct Writes {
+    pub stmts: Vec<(String, Vec<Arg>)>,
+}
+
+impl Writes {
+    pub fn push(&mut self, sql: impl Into<String>, args: Vec<Arg>) {
+        self.stmts.push((sql.into(), args));
+    }
+
+    pub fn is_empty(&self) -> bool {
+        self.stmts.is_empty()
+    }
+}
+
+/// `($first, …, $(first + n - 1))`: one row's placeholders, for a
+/// statement that writes many rows at once.
+pub fn row(first: usize, n: usize) -> String {
+    let mut s = String::from("(");
+    for i in 0..n {
+        if i > 0 {
+            s.push_str(", ");
+        }
+        s.push('$');
+        s.push_str(&(first + i).to_string());
+    }
+    s.push(')');
+    s
+}
+
+/// What a store needs of a database: rows read, statements written in a
+/// transaction; values always bound.
 pub trait Backend {
-    /// Runs one or more statements that return no rows.
-    fn batch(&mut self, sql: &str) -> anyhow::Result<()>;
-    /// Runs a query, handing each row to `row`.
-    fn scan(&mut self, sql: &str, row: &mut dyn FnMut(&[Value<'_>])) -> anyhow::Result<()>;
+    /// Runs a query with its values, handing each row to `row`.
+    fn scan(
+        &mut self,
+        sql: &str,
+        args: &[Arg],
+        row: &mut dyn FnMut(&[Value<'_>]),
+    ) -> anyhow::Result<()>;
+    /// Runs every statement of `w` in one transaction: all or none.
+    fn write(&mut self, w: &Writes) -> anyhow::Result<()>;
     /// Reads every row of `table` through `sql`, whose `{part}` is a
     /// condition: the rows cut into `parts` pieces read at once, each on a
     /// connection of its own, `row` told which piece. A backend that
@@ -113,7 +207,7 @@ pub trait Backend {
         row: &(dyn Fn(usize, &[Value<'_>]) + Sync),
     ) -> anyhow::Result<()> {
         let _ = (table, parts);
-        self.scan(&sql.replace("{part}", "1 = 1"), &mut |r| row(0, r))
+        self.scan(&sql.replace("{part}", "1 = 1"), &[], &mut |r| row(0, r))
     }
 }
 
@@ -198,7 +292,7 @@ impl Store {
         for table in TABLES {
             let sql = crate::db::Dialect::Postgres.table_guard(table, &[]);
             let mut why = None;
-            self.db.scan(&sql, &mut |r| {
+            self.db.scan(&sql, &[], &mut |r| {
                 if r[0].int().unwrap_or(1) != 0 {
                     why = Some("another role owns it".to_string());
                 } else if let Some(n) = r[1].int().filter(|n| *n > 0) {
@@ -221,6 +315,7 @@ impl Store {
         let mut v = None;
         let r = self.db.scan(
             "SELECT value FROM relbench_history WHERE key = 'schema_version'",
+            &[],
             &mut |r| v = r[0].int(),
         );
         match (r, v) {
@@ -246,20 +341,21 @@ impl Store {
         }
         for (i, m) in MIGRATIONS.iter().enumerate().skip(have) {
             let v = i + 1;
-            self.transaction(&format!(
-                "{m};
-                 DELETE FROM relbench_history WHERE key = 'schema_version';
-                 INSERT INTO relbench_history (key, value) VALUES ('schema_version', '{v}');"
-            ))?;
-        }
-        Ok(())
-    }
-
-    /// Runs `sql` in one transaction.
-    pub fn transaction(&mut self, sql: &str) -> anyhow::Result<()> {
-        if let Err(e) = self.db.batch(&format!("BEGIN; {sql} COMMIT;")) {
-            let _ = self.db.batch("ROLLBACK;");
-            return Err(e);
+            let mut w = Writes::default();
+            // One statement at a time: the protocol that binds values
+            // takes one per message.
+            for stmt in m.split(';').map(str::trim).filter(|s| !s.is_empty()) {
+                w.push(stmt, vec![]);
+            }
+            w.push(
+                "DELETE FROM relbench_history WHERE key = 'schema_version'",
+                vec![],
+            );
+            w.push(
+                "INSERT INTO relbench_history (key, value) VALUES ('schema_version', $1)",
+                vec![v.to_string().into()],
+            );
+            self.write(&w)?;
         }
         Ok(())
     }
@@ -268,7 +364,7 @@ impl Store {
     pub fn max_id(&mut self, table: &str) -> anyhow::Result<i64> {
         let mut id = 0;
         self.db
-            .scan(&format!("SELECT MAX(id) FROM {table}"), &mut |r| {
+            .scan(&format!("SELECT MAX(id) FROM {table}"), &[], &mut |r| {
                 id = r[0].int().unwrap_or(0)
             })?;
         Ok(id)
@@ -286,18 +382,5 @@ impl std::ops::Deref for Store {
 impl std::ops::DerefMut for Store {
     fn deref_mut(&mut self) -> &mut Self::Target {
         &mut *self.db
-    }
-}
-
-/// A string as an SQL literal.
-pub fn lit(s: &str) -> String {
-    format!("'{}'", s.replace('\'', "''"))
-}
-
-/// A number as an SQL literal (NULL when not finite or absent).
-pub fn num(v: Option<f64>) -> String {
-    match v {
-        Some(v) if v.is_finite() => format!("{v:?}"),
-        _ => "NULL".into(),
     }
 }

@@ -1,11 +1,12 @@
 //! The history in a shared PostgreSQL, through relbench's own wire client
-//! (the simple query protocol; no new runtime). The URL names the user,
+//! (no new runtime): values bound in the extended protocol, a
+//! transaction's statements sent in one pipeline, one round trip. The URL names the user,
 //! host and database; the password comes from `PGPASSWORD`, read once
 //! when the command line is (`HistoryAt::parse`).
 
 use anyhow::{anyhow, Context};
 
-use super::{Backend, Value};
+use super::{Arg, Backend, Value, Writes};
 use crate::db::postgres::wire::{Address, Opts, WireConn};
 use crate::db::url::ServerUrl;
 
@@ -40,40 +41,30 @@ impl Postgres {
         })?;
         let mut p = Postgres { conn };
         // Notices of "relation already exists" and the like stay quiet.
-        p.batch("SET client_min_messages = warning")?;
-        // Every text the store writes is a literal `store::lit` made:
-        // quotes doubled, a backslash as it is. That is safe only where
-        // a backslash escapes nothing; a database or role that turns
-        // standard_conforming_strings off would let a build or directory
-        // name ending in \' close the literal and run its own SQL. Set for
-        // this session, and checked.
-        p.batch("SET standard_conforming_strings = on")?;
-        let mut on = String::new();
-        p.scan("SHOW standard_conforming_strings", &mut |r| {
-            on = r[0].text();
-        })?;
-        if on != "on" {
-            anyhow::bail!(
-                "the history at {url} keeps standard_conforming_strings {on:?} after relbench set it on; relbench writes \
-                 no text into it that way (a backslash would escape its quotes)"
-            );
-        }
+        p.conn
+            .execute_text("SET client_min_messages = warning")
+            .map_err(|e| anyhow!("{e}"))
+            .with_context(|| format!("setting up the session with the history at {url}"))?;
         Ok(p)
     }
 }
 
-impl Backend for Postgres {
-    fn batch(&mut self, sql: &str) -> anyhow::Result<()> {
-        self.conn
-            .execute_text(sql)
-            .map(|_| ())
-            .map_err(|e| anyhow!("writing the history: {e}"))
-    }
+fn texts(args: &[Arg]) -> Vec<Option<String>> {
+    args.iter().map(Arg::as_text).collect()
+}
 
-    fn scan(&mut self, sql: &str, row: &mut dyn FnMut(&[Value<'_>])) -> anyhow::Result<()> {
+impl Backend for Postgres {
+    fn scan(
+        &mut self,
+        sql: &str,
+        args: &[Arg],
+        row: &mut dyn FnMut(&[Value<'_>]),
+    ) -> anyhow::Result<()> {
+        let owned = texts(args);
+        let params: Vec<Option<&str>> = owned.iter().map(|o| o.as_deref()).collect();
         let rows = self
             .conn
-            .query_text(sql)
+            .run_bound([(sql, params.as_slice())])
             .map_err(|e| anyhow!("reading the history: {e}"))?;
         let mut vals = Vec::new();
         for r in &rows {
@@ -85,5 +76,24 @@ impl Backend for Postgres {
             row(&vals);
         }
         Ok(())
+    }
+
+    /// One pipeline, no BEGIN: the statements up to its Sync are one
+    /// implicit transaction, rolled back whole by an error.
+    fn write(&mut self, w: &Writes) -> anyhow::Result<()> {
+        let owned: Vec<Vec<Option<String>>> = w.stmts.iter().map(|(_, a)| texts(a)).collect();
+        let params: Vec<Vec<Option<&str>>> = owned
+            .iter()
+            .map(|v| v.iter().map(|o| o.as_deref()).collect())
+            .collect();
+        self.conn
+            .run_bound(
+                w.stmts
+                    .iter()
+                    .zip(&params)
+                    .map(|((sql, _), p)| (sql.as_str(), p.as_slice())),
+            )
+            .map(|_| ())
+            .map_err(|e| anyhow!("writing the history: {e}"))
     }
 }

@@ -5,9 +5,9 @@
 use std::path::Path;
 
 use anyhow::{bail, Context};
-use rusqlite::types::ValueRef;
+use rusqlite::types::{ToSqlOutput, ValueRef};
 
-use super::{Backend, Value};
+use super::{Arg, Backend, Value, Writes};
 
 /// "RBHS": a relbench history (targets' files carry another mark).
 const APPLICATION_ID: i32 = 0x5242_4853;
@@ -92,13 +92,53 @@ fn is_empty(conn: &rusqlite::Connection) -> bool {
     .is_ok_and(|n| n == 0)
 }
 
+impl rusqlite::ToSql for Arg {
+    fn to_sql(&self) -> rusqlite::Result<ToSqlOutput<'_>> {
+        use rusqlite::types::Value as V;
+        Ok(match self {
+            Arg::Text(s) => ToSqlOutput::Borrowed(ValueRef::Text(s.as_bytes())),
+            Arg::Int(i) => ToSqlOutput::Owned(V::Integer(*i)),
+            Arg::Real(Some(v)) if v.is_finite() => ToSqlOutput::Owned(V::Real(*v)),
+            Arg::Real(_) => ToSqlOutput::Owned(V::Null),
+        })
+    }
+}
+
+/// The store's placeholders as SQLite numbers them: `$1` → `?1` (its
+/// `$name` would be numbered by first appearance, not by the digits). The
+/// store's statements hold no `$` but placeholders: values are bound.
+fn numbered(sql: &str) -> String {
+    let b = sql.as_bytes();
+    let mut out = String::with_capacity(sql.len());
+    for (i, c) in sql.char_indices() {
+        if c == '$' && b.get(i + 1).is_some_and(u8::is_ascii_digit) {
+            out.push('?');
+        } else {
+            out.push(c);
+        }
+    }
+    out
+}
+
 impl Backend for Sqlite {
-    fn batch(&mut self, sql: &str) -> anyhow::Result<()> {
-        self.conn.execute_batch(sql).context("writing the history")
+    fn scan(
+        &mut self,
+        sql: &str,
+        args: &[Arg],
+        row: &mut dyn FnMut(&[Value<'_>]),
+    ) -> anyhow::Result<()> {
+        scan_on(&self.conn, sql, args, row)
     }
 
-    fn scan(&mut self, sql: &str, row: &mut dyn FnMut(&[Value<'_>])) -> anyhow::Result<()> {
-        scan_on(&self.conn, sql, row)
+    fn write(&mut self, w: &Writes) -> anyhow::Result<()> {
+        let tx = self.conn.transaction().context("writing the history")?;
+        for (sql, args) in &w.stmts {
+            tx.prepare_cached(&numbered(sql))
+                .and_then(|mut st| st.execute(rusqlite::params_from_iter(args)))
+                .context("writing the history")?;
+        }
+        // Dropped without a commit, the transaction rolls back.
+        tx.commit().context("writing the history")
     }
 
     /// Pieces by rowid, each on a read-only connection of its own: reading
@@ -131,7 +171,7 @@ impl Backend for Sqlite {
                             rusqlite::OpenFlags::SQLITE_OPEN_READ_ONLY
                                 | rusqlite::OpenFlags::SQLITE_OPEN_NO_MUTEX,
                         )?;
-                        scan_on(&conn, &sql, &mut |r| row(k as usize, r))
+                        scan_on(&conn, &sql, &[], &mut |r| row(k as usize, r))
                     })
                 })
                 .collect();
@@ -145,12 +185,13 @@ impl Backend for Sqlite {
 fn scan_on(
     conn: &rusqlite::Connection,
     sql: &str,
+    args: &[Arg],
     row: &mut dyn FnMut(&[Value<'_>]),
 ) -> anyhow::Result<()> {
-    let mut st = conn.prepare(sql)?;
+    let mut st = conn.prepare(&numbered(sql))?;
     let n = st.column_count();
     anyhow::ensure!(n <= 16, "a history query of more than 16 columns");
-    let mut rows = st.query([])?;
+    let mut rows = st.query(rusqlite::params_from_iter(args))?;
     while let Some(r) = rows.next()? {
         let mut vals: [Value<'_>; 16] = [Value::Null; 16];
         for (i, v) in vals.iter_mut().enumerate().take(n) {
