@@ -24,6 +24,7 @@
 //! says how many repeats would, rather than colouring noise.
 
 use serde::Serialize;
+use statrs::distribution::{ContinuousCDF, Normal};
 
 /// A change is significant when its two-sided p-value is below this.
 pub const ALPHA: f64 = 0.05;
@@ -306,26 +307,14 @@ pub fn repeats_needed(target: &[f64], base: &[f64]) -> Option<u32> {
     Some(n.min(100) as u32)
 }
 
-/// Φ(z), by the Abramowitz–Stegun 7.1.26 approximation of erf (error
-/// below 1.5e-7, far finer than any p-value is read).
 /// P(|Z| ≥ z) for a standard normal Z.
 pub fn normal_two_sided_p(z: f64) -> f64 {
-    (2.0 * (1.0 - normal_cdf(z.abs()))).clamp(0.0, 1.0)
+    (2.0 * Normal::standard().sf(z.abs())).clamp(0.0, 1.0)
 }
 
+/// Φ(z) (statrs, by erf to double precision).
 fn normal_cdf(z: f64) -> f64 {
-    let x = z.abs() / std::f64::consts::SQRT_2;
-    let t = 1.0 / (1.0 + 0.327_591_1 * x);
-    let poly = t
-        * (0.254_829_592
-            + t * (-0.284_496_736
-                + t * (1.421_413_741 + t * (-1.453_152_027 + t * 1.061_405_429))));
-    let erf = 1.0 - poly * (-x * x).exp();
-    if z >= 0.0 {
-        0.5 * (1.0 + erf)
-    } else {
-        0.5 * (1.0 - erf)
-    }
+    Normal::standard().cdf(z)
 }
 
 #[cfg(test)]
