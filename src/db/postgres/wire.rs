@@ -138,6 +138,15 @@ fn cstr(out: &mut Vec<u8>, s: &str) {
     out.push(0);
 }
 
+/// Ends a Bind begun at `at` (its results asked for in text) and executes
+/// its unnamed portal, every row.
+#[inline]
+fn execute_portal(out: &mut Vec<u8>, at: usize) {
+    out.extend_from_slice(&0u16.to_be_bytes()); // results in text
+    end(out, at);
+    out.extend_from_slice(&[b'E', 0, 0, 0, 9, 0, 0, 0, 0, 0]);
+}
+
 impl WireConn {
     pub fn connect(opts: &Opts) -> DbResult<Self> {
         let stream = match &opts.address {
@@ -454,10 +463,7 @@ impl WireConn {
                     None => self.out.extend_from_slice(&(-1i32).to_be_bytes()),
                 }
             }
-            self.out.extend_from_slice(&0u16.to_be_bytes()); // results in text
-            end(&mut self.out, at);
-            self.out
-                .extend_from_slice(&[b'E', 0, 0, 0, 9, 0, 0, 0, 0, 0]);
+            execute_portal(&mut self.out, at);
         }
         self.out.extend_from_slice(&[b'S', 0, 0, 0, 4]);
         self.flush_out()?;
@@ -528,10 +534,7 @@ impl WireConn {
             let len = (self.out.len() - len_at - 4) as u32;
             self.out[len_at..len_at + 4].copy_from_slice(&len.to_be_bytes());
         }
-        self.out.extend_from_slice(&0u16.to_be_bytes()); // results in text
-        end(&mut self.out, at);
-        self.out
-            .extend_from_slice(&[b'E', 0, 0, 0, 9, 0, 0, 0, 0, 0]);
+        execute_portal(&mut self.out, at);
         self.out.extend_from_slice(&[b'S', 0, 0, 0, 4]);
         self.flush_out()?;
         self.read_until_ready(None)

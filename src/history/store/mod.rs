@@ -146,8 +146,10 @@ impl Arg {
         match self {
             Arg::Text(s) => Some(s.clone()),
             Arg::Int(i) => Some(i.to_string()),
-            Arg::Real(Some(v)) => Some(format!("{v:?}")),
-            Arg::Real(None) => None,
+            Arg::Real(Some(v)) if v.is_finite() => Some(format!("{v:?}")),
+            // NULL, as SQLite's binding makes it (PostgreSQL would take
+            // "NaN" and keep it).
+            Arg::Real(_) => None,
         }
     }
 }

@@ -49,8 +49,25 @@ impl Postgres {
     }
 }
 
-fn texts(args: &[Arg]) -> Vec<Option<String>> {
-    args.iter().map(Arg::as_text).collect()
+/// Runs `stmts` with their values bound, in one pipeline (see
+/// `WireConn::run_bound`): the values as the wire sends them, text or NULL.
+fn run<'a>(
+    conn: &mut WireConn,
+    stmts: impl Iterator<Item = (&'a str, &'a [Arg])>,
+) -> crate::db::DbResult<Vec<Vec<Option<String>>>> {
+    let stmts: Vec<(&str, Vec<Option<String>>)> = stmts
+        .map(|(sql, args)| (sql, args.iter().map(Arg::as_text).collect()))
+        .collect();
+    let params: Vec<Vec<Option<&str>>> = stmts
+        .iter()
+        .map(|(_, v)| v.iter().map(|o| o.as_deref()).collect())
+        .collect();
+    conn.run_bound(
+        stmts
+            .iter()
+            .zip(&params)
+            .map(|((sql, _), p)| (*sql, p.as_slice())),
+    )
 }
 
 impl Backend for Postgres {
@@ -60,11 +77,7 @@ impl Backend for Postgres {
         args: &[Arg],
         row: &mut dyn FnMut(&[Value<'_>]),
     ) -> anyhow::Result<()> {
-        let owned = texts(args);
-        let params: Vec<Option<&str>> = owned.iter().map(|o| o.as_deref()).collect();
-        let rows = self
-            .conn
-            .run_bound([(sql, params.as_slice())])
+        let rows = run(&mut self.conn, std::iter::once((sql, args)))
             .map_err(|e| anyhow!("reading the history: {e}"))?;
         let mut vals = Vec::new();
         for r in &rows {
@@ -81,19 +94,11 @@ impl Backend for Postgres {
     /// One pipeline, no BEGIN: the statements up to its Sync are one
     /// implicit transaction, rolled back whole by an error.
     fn write(&mut self, w: &Writes) -> anyhow::Result<()> {
-        let owned: Vec<Vec<Option<String>>> = w.stmts.iter().map(|(_, a)| texts(a)).collect();
-        let params: Vec<Vec<Option<&str>>> = owned
-            .iter()
-            .map(|v| v.iter().map(|o| o.as_deref()).collect())
-            .collect();
-        self.conn
-            .run_bound(
-                w.stmts
-                    .iter()
-                    .zip(&params)
-                    .map(|((sql, _), p)| (sql.as_str(), p.as_slice())),
-            )
-            .map(|_| ())
-            .map_err(|e| anyhow!("writing the history: {e}"))
+        run(
+            &mut self.conn,
+            w.stmts.iter().map(|(sql, a)| (sql.as_str(), a.as_slice())),
+        )
+        .map(|_| ())
+        .map_err(|e| anyhow!("writing the history: {e}"))
     }
 }
