@@ -149,3 +149,40 @@ fn the_readme_is_a_first_page_and_links_every_guide_page() {
         }
     }
 }
+
+/// Regression: the README's "Here is one run" block was left empty by a
+/// rewrite of its verdicts, and a newcomer read prose about a table that
+/// was not there. The block shows a row for every measured step of the
+/// quick plan, and its summary.
+#[test]
+fn the_readme_shows_a_whole_quick_run() {
+    let readme = std::fs::read_to_string("README.md").unwrap();
+    let after = readme
+        .split_once("Here is one run")
+        .expect("the README introduces its quick run")
+        .1;
+    let block = after
+        .split_once("```\n")
+        .and_then(|(_, rest)| rest.split_once("```"))
+        .expect("a code block after the introduction")
+        .0;
+    let plan = std::fs::read_to_string("src/plan/quick.toml").unwrap();
+    let steps = plan
+        .split_once("steps = [")
+        .and_then(|(_, rest)| rest.split_once(']'))
+        .unwrap()
+        .0;
+    let steps: Vec<&str> = steps
+        .split(',')
+        .map(|s| s.trim().trim_matches('"'))
+        .filter(|s| !s.is_empty() && *s != "settle")
+        .collect();
+    assert!(steps.len() >= 5, "{steps:?}");
+    for step in steps {
+        assert!(
+            block.lines().any(|l| l.starts_with(&format!("{step} "))),
+            "the README's quick run has no row for {step}:\n{block}"
+        );
+    }
+    assert!(block.contains("wal against default:"), "no summary:\n{block}");
+}
