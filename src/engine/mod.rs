@@ -55,10 +55,6 @@ pub struct StepSpec<'a> {
     /// start: waits for the other shares' processes (an error aborts the
     /// step with its message).
     pub rendezvous: Option<&'a (dyn Fn() -> anyhow::Result<()> + Sync)>,
-    /// Read the server's counters as the measured window begins and
-    /// again as it ends, to check the events counted against the
-    /// server's own count.
-    pub window_counters: bool,
 }
 
 /// What the progress display is told a few times a second.
@@ -97,8 +93,6 @@ pub struct Measured {
     pub sampled: metrics::Sampled,
     /// Why the step stopped before its end, when it did.
     pub aborted: Option<String>,
-    /// The server's counters as the window began and as it ended.
-    pub window_counters: Option<(crate::db::Counters, crate::db::Counters)>,
 }
 
 #[repr(align(64))]
@@ -189,7 +183,7 @@ pub fn run(
         measured,
     };
 
-    let (recorders, abort_reasons, secs, (sampled, window_counters)) = std::thread::scope(|s| {
+    let (recorders, abort_reasons, secs, sampled) = std::thread::scope(|s| {
         let handles: Vec<_> = (0..n)
             .map(|i| {
                 let sh = &sh;
@@ -238,24 +232,19 @@ pub fn run(
         merged: merge(&sh.classes, &recorders, &sh.measured),
         sampled,
         aborted,
-        window_counters,
     }
 }
 
 /// The coordinator's part while the clients run: release them together,
 /// keep the sampler on the measured window (it starts when the warm-up
 /// ends and takes its last reading when the window does), and tell the
-/// progress display a few times a second. Returns what the sampler saw,
-/// and the server's counters at the window's edges when asked.
+/// progress display a few times a second. Returns what the sampler saw.
 fn coordinate(
     sh: &Shared,
     n: usize,
     live: &mut dyn FnMut(&Live),
     edge: &mut dyn FnMut(Edge),
-) -> (
-    metrics::Sampled,
-    Option<(crate::db::Counters, crate::db::Counters)>,
-) {
+) -> metrics::Sampled {
     let spec = sh.spec;
     sh.ready.wait();
     // The other shares' processes: every connection of every share is set
@@ -280,9 +269,6 @@ fn coordinate(
     // its last one at its end: every window has both.
     let mut sampler: Option<metrics::Sampler> = None;
     let mut sampled = None;
-    let read_counters = || spec.driver.counters(true).and_then(Result::ok);
-    let mut first_counters = None;
-    let mut counters = None;
     // Set once the window's last reading is taken (or the measured
     // clients finished before the window began): no window opens again.
     let mut closed = false;
@@ -291,9 +277,6 @@ fn coordinate(
         let finished = sh.measured_left.load(Ordering::Relaxed) == 0;
         if !closed && !finished && sampler.is_none() && now >= window {
             sampler = Some(metrics::Sampler::start(spec.probe.clone(), window));
-            if spec.window_counters {
-                first_counters = Some(read_counters());
-            }
             edge(Edge::Opened);
         }
         // The measured window ends when the last measured event does (an
@@ -305,9 +288,6 @@ fn coordinate(
             if let Some(s) = sampler.take() {
                 sampled = Some(s.finish());
                 edge(Edge::Closed);
-                if let Some(Some(first)) = first_counters.take().filter(|_| spec.window_counters) {
-                    counters = read_counters().map(|last| (first, last));
-                }
             }
         }
         // Once the clients may be finishing (past the step's end, or a
@@ -351,12 +331,9 @@ fn coordinate(
     if let Some(s) = sampler.take() {
         sampled = Some(s.finish());
         edge(Edge::Closed);
-        if let Some(Some(first)) = first_counters.take().filter(|_| spec.window_counters) {
-            counters = read_counters().map(|last| (first, last));
-        }
     }
     sh.closed.store(true, Ordering::Release);
-    (sampled.unwrap_or_default(), counters)
+    sampled.unwrap_or_default()
 }
 
 #[cfg(test)]
@@ -444,7 +421,6 @@ mod tests {
             probe: &probe,
             share: None,
             rendezvous: None,
-            window_counters: false,
         };
         run(&spec, &mut |_| {}, &mut |_| {})
     }

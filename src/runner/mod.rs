@@ -14,6 +14,7 @@ mod confirm;
 mod events;
 mod hooks;
 mod json_lines;
+mod observe;
 mod profile;
 mod progress;
 mod record;

@@ -12,6 +12,9 @@ use crate::metrics::profile::fold::Followed;
 use crate::metrics::profile::{perf, Meta, Mode, Of, Profile, Scope, Settings};
 use crate::metrics::Probe;
 use crate::plan::schedule::Execution;
+use crate::results::StepResult;
+
+use super::observe::Observer;
 
 enum State {
     Waiting,
@@ -29,6 +32,9 @@ pub(super) struct Profiler<'a> {
     /// The processes to follow when the window opens, or why there are
     /// none.
     whose: Result<(Of, Option<u32>), Unmeasured>,
+    /// An embedded engine's work is relbench's clients' CPU, a server's
+    /// its processes'.
+    embedded: bool,
     state: State,
 }
 
@@ -64,12 +70,13 @@ impl<'a> Profiler<'a> {
             dir,
             name: format!("{}-{}", e.id.target, e.id.seq),
             whose,
+            embedded: !db.engine().is_server(),
             state: State::Waiting,
         })
     }
 
     /// Follows the window's edges.
-    pub fn edge(&mut self, edge: Edge) {
+    fn edge(&mut self, edge: Edge) {
         match (edge, &self.state) {
             (Edge::Opened, State::Waiting) => {
                 self.state = match &self.whose {
@@ -135,17 +142,9 @@ impl<'a> Profiler<'a> {
         State::Failed(last)
     }
 
-    /// The CPU the profiler used over the window, once it has stopped.
-    pub fn cpu_secs(&self) -> Option<f64> {
-        match &self.state {
-            State::Stopped(s) => s.profiler_cpu_secs(),
-            _ => None,
-        }
-    }
-
     /// The profile, with the window's operations and the profiled
     /// processes' CPU per operation.
-    pub fn finish(self, ops: Option<f64>, cpu_us_per_op: Option<f64>) -> Profile {
+    fn finish(self, ops: Option<f64>, cpu_us_per_op: Option<f64>) -> Profile {
         let mut p = match self.state {
             State::Stopped(s) => s.fold(),
             State::Failed(why) => Profile::failed(why),
@@ -162,5 +161,38 @@ impl<'a> Profiler<'a> {
             ..p.meta
         };
         p
+    }
+}
+
+impl Observer for Profiler<'_> {
+    fn opened(&mut self) {
+        self.edge(Edge::Opened);
+    }
+
+    fn closed(&mut self) {
+        self.edge(Edge::Closed);
+    }
+
+    /// The CPU perf used over the window, once it has stopped.
+    fn cpu_secs(&self) -> Option<f64> {
+        match &self.state {
+            State::Stopped(s) => s.profiler_cpu_secs(),
+            _ => None,
+        }
+    }
+
+    fn contribute(self: Box<Self>, r: &mut StepResult, work: f64) {
+        let cpu = match self.embedded {
+            true => r.metrics.client_cpu_us_per_op,
+            false => r.metrics.server_cpu_us_per_op,
+        };
+        let mut p = self.finish(Some(work), cpu);
+        // The same judgement every window gets: a profile of a window
+        // another program shared is not compared.
+        let j = r.judgement();
+        p.meta.disturbed = j
+            .is_disturbed()
+            .then(|| j.why().unwrap_or_default().to_string());
+        r.profile = Some(Box::new(p));
     }
 }

@@ -11,13 +11,13 @@ use std::time::{Duration, Instant};
 use anyhow::bail;
 
 use super::events::{Event, Sinks};
+use super::observe::{self, Observer};
 use super::{interrupted, INTERRUPT};
 use crate::db::{Driver, Target};
 use crate::engine::{self, StepSpec};
 use crate::measure::size::DbSize;
 use crate::measure::units::{fmt_latency, fmt_throughput};
-use crate::measure::Unmeasured;
-use crate::metrics::costs::{self, Scope, ServerTally};
+use crate::metrics::costs::{self, Scope};
 use crate::metrics::interference;
 use crate::metrics::{Probe, Sampled, Sampler};
 use crate::plan::schedule::{Execution, StepKind, Stop, Work};
@@ -44,8 +44,9 @@ pub(super) struct StepCtx<'a> {
 /// costs are divided by (`None`: a step with no operations, like settle).
 struct Done<'a> {
     sampled: Sampled,
-    /// The window's profiler, when it is profiled.
-    profiler: Option<super::profile::Profiler<'a>>,
+    /// What watched the window beside the clients (a workload's only):
+    /// each writes its part once the window's figures are in.
+    observers: Vec<Box<dyn Observer + 'a>>,
     ops: Option<f64>,
     /// How far a timed window ran past its planned length.
     overrun_secs: Option<f64>,
@@ -128,37 +129,30 @@ pub(super) fn measure_step<'a>(
         embedded: !cx.db.engine().is_server(),
     };
     let (metrics, notes) = costs::measure(&done.sampled, done.ops, scope, &cx.probe.devices);
-    let (server_count, waits) = (r.metrics.server_count.take(), r.metrics.waits.take());
-    let statements = r.metrics.statements.take();
     r.metrics = metrics;
-    r.metrics.server_count = server_count;
-    r.metrics.waits = waits;
-    r.metrics.statements = statements;
     let stall = done
         .overrun_secs
         .zip(r.latency.get("event").map(|l| l.p99_us / 1e6));
+    let observers_cpu = done
+        .observers
+        .iter()
+        .filter_map(|o| o.cpu_secs())
+        .reduce(|a, b| a + b);
     r.metrics.interference = Some(interference::assess(
         &done.sampled,
         &r.per_second,
         r.secs,
         stall,
-        done.profiler.as_ref().and_then(|p| p.cpu_secs()),
+        observers_cpu,
     ));
     r.notes
         .extend(notes.into_iter().map(|(k, v)| (k.to_string(), v)));
-    if let Some(p) = done.profiler {
-        let cpu = match scope.embedded {
-            true => r.metrics.client_cpu_us_per_op,
-            false => r.metrics.server_cpu_us_per_op,
-        };
-        let mut p = p.finish(done.ops, cpu);
-        // The same judgement every window gets: a profile of a window
-        // another program shared is not compared.
-        let j = r.judgement();
-        p.meta.disturbed = j
-            .is_disturbed()
-            .then(|| j.why().unwrap_or_default().to_string());
-        r.profile = Some(Box::new(p));
+    // Only a workload's window has observers, and it always counts its
+    // work.
+    if let Some(work) = done.ops {
+        for o in done.observers {
+            o.contribute(&mut r, work);
+        }
     }
     match (before, cx.db.counters(false)) {
         (None, _) | (_, None) => {
@@ -219,7 +213,7 @@ fn load(
         }
     }
     Ok(Done {
-        profiler: None,
+        observers: Vec::new(),
         sampled: sampler.finish(),
         ops: Some(r.events as f64),
         overrun_secs: None,
@@ -260,7 +254,7 @@ fn settle(
         .insert("sleep_secs".into(), format!("{:.3}", sleep.as_secs_f64()));
     r.secs = t0.elapsed().as_secs_f64();
     Ok(Done {
-        profiler: None,
+        observers: Vec::new(),
         sampled: sampler.finish(),
         ops: None,
         overrun_secs: None,
@@ -305,7 +299,7 @@ fn maintain(
     }
     r.secs = t0.elapsed().as_secs_f64();
     Ok(Done {
-        profiler: None,
+        observers: Vec::new(),
         sampled: sampler.finish(),
         ops: None,
         overrun_secs: None,
@@ -324,14 +318,6 @@ fn run_workload<'a>(
     };
     let w = run.workload.as_ref();
     r.group = Some(w.meta().group);
-    if cx.db.engine().is_server() && w.explained() {
-        match workload::shapes::plans(cx.db, w, &run.scale, run.seed) {
-            Ok(p) => r.plans = p,
-            Err(why) => {
-                r.notes.insert("plans".into(), format!("not asked: {why}"));
-            }
-        }
-    }
     let (scale, stop, warmup) = (run.scale, run.stop, run.warmup);
     let warmup_secs = warmup.as_secs_f64();
     r.warmup_secs = warmup_secs;
@@ -366,41 +352,25 @@ fn run_workload<'a>(
         rate: run.rate.map(|r| r as f64),
         reconnect: run.reconnect,
         plain: run.plain,
-        window_counters: cx.db.engine().is_server(),
     };
-    let mut profiler = super::profile::Profiler::new(cx.db, cx.probe, cx.profiles, e);
-    // Its connection opened now, before the warm-up: not at the window's
-    // edge.
-    let mut sampling = e.wait_sampling.and_then(|every| cx.db.sample_waits(every));
-    let mut sampled_waits = None;
+    let mut observers = observe::for_window(cx, e, run);
     // Both of the engine's callbacks tell the sinks, one at a time.
     let sinks = std::cell::RefCell::new(sinks);
     let server_pid = cx.db.server_pid();
     let live = &mut |live: &engine::Live| sinks.borrow_mut().tell(&Event::Live(&e.id, live));
     let m = engine::run(&spec, live, &mut |edge| {
-        if let Some(p) = profiler.as_mut() {
-            p.edge(edge);
-        }
-        match edge {
-            engine::Edge::Opened => {
-                if let Some(Ok(s)) = sampling.as_mut() {
-                    s.start();
-                }
-                sinks.borrow_mut().tell(&Event::WindowOpened {
-                    id: &e.id,
-                    server_pid,
-                });
-            }
-            engine::Edge::Closed => {
-                sampled_waits = sampling.take().map(|s| s?.finish());
-                sinks.borrow_mut().tell(&Event::WindowClosed(&e.id));
-            }
-        }
+        observe::edge(&mut observers, edge);
+        sinks.borrow_mut().tell(&match edge {
+            engine::Edge::Opened => Event::WindowOpened {
+                id: &e.id,
+                server_pid,
+            },
+            engine::Edge::Closed => Event::WindowClosed(&e.id),
+        });
     });
     if interrupted() {
         bail!(Interrupted);
     }
-    server_count(cx, w, &m, r);
     if let Some(share) = cx.share {
         let met = met.into_inner().unwrap_or_else(|p| p.into_inner());
         r.client_share = Some(crate::results::ShareStep {
@@ -409,28 +379,10 @@ fn run_workload<'a>(
             ..crate::results::ShareStep::new(share, e.id.at.clients)
         });
     }
-    // Where the server waited: sampled over the window (PostgreSQL), or
-    // the growth of its own totals between the window's edges.
-    let waits = match sampled_waits {
-        Some(s) => Some(s.map_err(|e| Unmeasured::new(format!("{e:#}")))),
-        None => growth(&m.window_counters, |c| &c.waits, |a, b| a.since(b)),
-    };
-    let statements = growth(&m.window_counters, |c| &c.statements, |a, b| a.since(b)).map(|s| {
-        s.and_then(|s| match s.by.is_empty() {
-            true => Err(Unmeasured::new(format!(
-                "{} counted none of the step's statements ({})",
-                s.source, s.if_none
-            ))),
-            false => Ok(s),
-        })
-    });
     let work = figures(r, m.merged, m.secs, m.aborted, run, e);
-    r.metrics.waits = kept(&mut r.notes, "waits", waits).and_then(|w| w.per_op(work));
-    r.metrics.statements =
-        kept(&mut r.notes, "statements", statements).and_then(|s| s.per_call(work));
     Ok(Done {
         sampled: m.sampled,
-        profiler,
+        observers,
         // Per unit of throughput: per operation, or per row.
         ops: Some(work),
         overrun_secs: match stop {
@@ -438,70 +390,6 @@ fn run_workload<'a>(
             Stop::Events(_) => None,
         },
     })
-}
-
-/// What grew between a window's two readings of one of the engine's
-/// accounts (`pick`), or why it could not be read; `None` for an engine
-/// that keeps none.
-fn growth<T>(
-    counters: &Option<(crate::db::Counters, crate::db::Counters)>,
-    pick: impl Fn(&crate::db::Counters) -> &Option<Result<T, Unmeasured>>,
-    since: impl Fn(&T, &T) -> T,
-) -> Option<Result<T, Unmeasured>> {
-    let (before, after) = counters.as_ref()?;
-    match (pick(before), pick(after)) {
-        (Some(Ok(b)), Some(Ok(a))) => Some(Ok(since(a, b))),
-        (Some(Err(why)), _) | (_, Some(Err(why))) => Some(Err(why.clone())),
-        _ => None,
-    }
-}
-
-/// What was measured, or a note saying why `what` was not.
-fn kept<T>(
-    notes: &mut BTreeMap<String, String>,
-    what: &str,
-    got: Option<Result<T, Unmeasured>>,
-) -> Option<T> {
-    match got? {
-        Ok(x) => Some(x),
-        Err(why) => {
-            notes.insert(what.into(), format!("not measured: {why}"));
-            None
-        }
-    }
-}
-
-/// The server's own count of the window's work, against relbench's.
-fn server_count(
-    cx: &StepCtx,
-    w: &dyn workload::Workload,
-    m: &engine::Measured,
-    r: &mut StepResult,
-) {
-    let Some((before, after)) = &m.window_counters else {
-        return;
-    };
-    if let Some(c) = cx.db.server_count(before, after, w.meta().transactional) {
-        let ours = c.of.of_work(
-            &m.merged.statements,
-            &m.merged.errors,
-            m.merged.events,
-            m.merged.failed_events,
-        );
-        let tally = ServerTally {
-            counters: c.counters.into(),
-            of: c.of,
-            server: c.count,
-            relbench: ours as f64,
-            tolerance: ServerTally::tolerance_for(m.secs, c.lag_secs),
-        };
-        // A share's count is its clients' alone; the merge checks
-        // the shares' sum.
-        if let (Some(why), None) = (tally.disagreement(), cx.share) {
-            r.notes.insert("server count".into(), why);
-        }
-        r.metrics.server_count = Some(tally);
-    }
 }
 
 /// The window's figures from its clients' merged measurements: length,
