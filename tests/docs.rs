@@ -184,5 +184,8 @@ fn the_readme_shows_a_whole_quick_run() {
             "the README's quick run has no row for {step}:\n{block}"
         );
     }
-    assert!(block.contains("wal against default:"), "no summary:\n{block}");
+    assert!(
+        block.contains("wal against default:"),
+        "no summary:\n{block}"
+    );
 }

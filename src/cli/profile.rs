@@ -121,6 +121,9 @@ fn head(target: &str, title: &str, p: &CellProfile) -> String {
     if let Some(o) = p.off_us_per_op {
         s.push_str(&format!(", off CPU {o:.3} µs/op"));
     }
+    if let Some(i) = p.idle_us_per_op {
+        s.push_str(&format!(" (idle threads asleep {i:.3} µs/op, apart)"));
+    }
     if let Some(o) = p.overhead_pct {
         s.push_str(&format!("; the profiler used {o:.1}% of the profiled CPU"));
     }

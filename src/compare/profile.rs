@@ -136,8 +136,13 @@ pub struct CellProfile {
     /// the measured windows' (median) or the profiled window's own.
     pub cpu_us_per_op: Option<f64>,
     pub cpu_measured: bool,
-    /// Off-CPU µs per operation, all threads and wait sites.
+    /// Off-CPU µs per operation, every wait site of the threads that
+    /// worked.
     pub off_us_per_op: Option<f64>,
+    /// µs per operation idle threads slept through (apart from the
+    /// waits: it scales with the window, not the work).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub idle_us_per_op: Option<f64>,
     pub functions: Vec<FnCost>,
     pub waits: Vec<FnCost>,
     /// The profiler's own CPU against the profiled processes' over the
@@ -251,10 +256,14 @@ fn cell_profile(dir: &Path, rec: &Record, cell: &Cell) -> CellProfile {
         (Ok(c), Ok(o)) => (c, o, m.error.clone()),
         (Err(e), _) | (_, Err(e)) => (Folded::default(), Folded::default(), Some(format!("{e:#}"))),
     };
+    // Idle threads' sleeping apart: neither a wait site of the work nor
+    // part of the whole a wait site's change is judged against.
+    let (off, _) = off.without_idle();
     let measured = cell.costs.get(&cpu_cost(m.of)).copied();
     let cpu_us_per_op = measured.or(m.cpu_us_per_op);
     let ops = m.ops.filter(|o| *o > 0.0);
     let off_us_per_op = ops.map(|o| m.off_cpu_us as f64 / o);
+    let idle_us_per_op = ops.filter(|_| m.idle_us > 0).map(|o| m.idle_us as f64 / o);
     let profiled_cpu = m.cpu_us_per_op.zip(ops).map(|(c, o)| c * o / 1e6);
     CellProfile {
         of: m.of,
@@ -267,6 +276,7 @@ fn cell_profile(dir: &Path, rec: &Record, cell: &Cell) -> CellProfile {
         cpu_us_per_op,
         cpu_measured: measured.is_some(),
         off_us_per_op,
+        idle_us_per_op,
         functions: top(&cpu, cpu_us_per_op, false),
         waits: top(&off, off_us_per_op, true),
         overhead_pct: m

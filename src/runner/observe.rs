@@ -152,17 +152,15 @@ impl Observer for EngineCounters<'_> {
         if let Some(w) = kept(&mut r.notes, "waits", waits) {
             r.metrics.waits = w.per_op(work);
         }
-        let statements = self
-            .growth(|c| &c.statements, |a, b| a.since(b))
-            .map(|s| {
-                s.and_then(|s| match s.by.is_empty() {
-                    true => Err(Unmeasured::new(format!(
-                        "{} counted none of the step's statements ({})",
-                        s.source, s.if_none
-                    ))),
-                    false => Ok(s),
-                })
-            });
+        let statements = self.growth(|c| &c.statements, |a, b| a.since(b)).map(|s| {
+            s.and_then(|s| match s.by.is_empty() {
+                true => Err(Unmeasured::new(format!(
+                    "{} counted none of the step's statements ({})",
+                    s.source, s.if_none
+                ))),
+                false => Ok(s),
+            })
+        });
         r.metrics.statements =
             kept(&mut r.notes, "statements", statements).and_then(|s| s.per_call(work));
         let Some((before, after)) = &self.window else {
@@ -171,9 +169,8 @@ impl Observer for EngineCounters<'_> {
         let Some(c) = self.db.server_count(before, after, self.transactional) else {
             return;
         };
-        let ours = c
-            .of
-            .of_work(&r.statements, &r.errors, r.events, r.failed_events);
+        let ours =
+            c.of.of_work(&r.statements, &r.errors, r.events, r.failed_events);
         let tally = ServerTally {
             counters: c.counters.into(),
             of: c.of,

@@ -102,6 +102,17 @@ impl Folded {
         self.0.values().sum()
     }
 
+    /// Off-CPU stacks without the idle threads' (`fold::OFF_IDLE`), and
+    /// the µs those slept: kept apart, as they scale with the window's
+    /// length and not with its work.
+    pub fn without_idle(self) -> (Folded, u64) {
+        let (idle, working): (BTreeMap<_, _>, BTreeMap<_, _>) = self
+            .0
+            .into_iter()
+            .partition(|(k, _)| k.starts_with(fold::OFF_IDLE));
+        (Folded(working), idle.values().sum())
+    }
+
     /// The folded text, one `stack weight` a line.
     pub fn to_text(&self) -> String {
         let mut s = String::new();
@@ -200,9 +211,14 @@ pub struct Meta {
     /// Where the unnamed samples were, and why they have no name.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub unnamed: Vec<Unnamed>,
-    /// Microseconds off CPU, all wait sites, and switches whose thread
-    /// was not back before the profile ended (not counted).
+    /// Microseconds off CPU, every wait site of the threads that worked,
+    /// and switches whose thread was not back before the profile ended
+    /// (not counted).
     pub off_cpu_us: u64,
+    /// Microseconds idle threads slept (`fold::OFF_IDLE`): apart from
+    /// `off_cpu_us` (0 in a profile from before they were told apart).
+    #[serde(default, skip_serializing_if = "is_zero")]
+    pub idle_us: u64,
     pub open_switches: u64,
     /// The profiler's own CPU over the window (perf's process).
     pub profiler_cpu_secs: Option<f64>,
@@ -265,6 +281,10 @@ impl Profile {
             ..Profile::default()
         }
     }
+}
+
+fn is_zero(v: &u64) -> bool {
+    *v == 0
 }
 
 #[cfg(test)]

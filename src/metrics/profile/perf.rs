@@ -297,6 +297,7 @@ impl Stopped {
             unnamed_samples: p.meta.unnamed_samples,
             unnamed: std::mem::take(&mut p.meta.unnamed),
             off_cpu_us: p.meta.off_cpu_us,
+            idle_us: p.meta.idle_us,
             open_switches: p.meta.open_switches,
             error: p.meta.error.take(),
             ..m
@@ -322,6 +323,13 @@ fn script(data: &Path, follow: &Followed) -> Profile {
     };
     let stacks = fold::fold(&String::from_utf8_lossy(&out), follow);
     let samples = stacks.cpu.total();
+    let idle_us = stacks
+        .off
+        .0
+        .iter()
+        .filter(|(k, _)| k.starts_with(fold::OFF_IDLE))
+        .map(|(_, v)| v)
+        .sum::<u64>();
     let unnamed: Vec<Unnamed> = stacks
         .unnamed
         .iter()
@@ -336,7 +344,8 @@ fn script(data: &Path, follow: &Followed) -> Profile {
             samples,
             unnamed_samples: unnamed.iter().map(|u| u.samples).sum(),
             unnamed,
-            off_cpu_us: stacks.off.total(),
+            off_cpu_us: stacks.off.total() - idle_us,
+            idle_us,
             open_switches: stacks.open_switches,
             error: (samples == 0).then(|| "no on-CPU sample in the window".to_string()),
             ..Meta::default()

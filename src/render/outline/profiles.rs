@@ -102,7 +102,10 @@ fn taken_row(r: &Report, row: &Row, ti: usize, p: &CellProfile) -> Vec<Text> {
                 if p.cpu_measured { "" } else { " (profiled)" }
             )
         }),
-        opt(p.off_us_per_op, us),
+        opt(p.off_us_per_op, |o| match p.idle_us_per_op {
+            Some(i) => format!("{} (idle threads {} apart)", us(o), us(i)),
+            None => us(o),
+        }),
         opt(p.overhead_pct, |v| format!("{v:.1}%")),
         hw("instructions"),
         hw("cycles"),
