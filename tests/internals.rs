@@ -82,6 +82,10 @@ fn a_binary_log_synced_per_commit_is_named_by_its_file_wait() {
     let says = "time in the server's waits (the log's writes and syncs): wait/io/file/sql/binlog";
     let summary = serde_json::to_string(&report["summary_lines"]).unwrap();
     assert!(summary.contains(says), "{summary}");
+    // The ranked cause (issue 63): the waits lead, ahead of the setting.
+    let (kind, names) = lead_cause(&report, "nosync", "update-index");
+    assert_eq!(kind, "waits", "{names}");
+    assert!(names.contains("wait/io/file/sql/binlog"), "{names}");
     for f in ["report.md", "report.txt", "report.html"] {
         let text = std::fs::read_to_string(out.join(f)).unwrap();
         assert!(text.contains("wait/io/file/sql/binlog"), "{f}");
@@ -155,6 +159,14 @@ fn a_commit_that_waits_for_its_wal_is_named_by_the_wal_wait() {
     ];
     assert!(named.iter().any(|n| summary.contains(n)), "{summary}");
     assert!(summary.contains("synchronous_commit off here"), "{summary}");
+    // The ranked cause: the WAL's waits where they account for most of
+    // the change, the setting otherwise — never the resource alone.
+    let (kind, names) = lead_cause(&report, "async", "update-index");
+    assert!(
+        (kind == "waits" && names.contains("WAL"))
+            || (kind == "setting" && names.contains("synchronous_commit")),
+        "{kind}: {names}"
+    );
 }
 
 /// PostgreSQL with index scans off against on: the point query's plan
@@ -189,6 +201,8 @@ fn a_plan_that_differs_from_the_base_is_flagged_beside_the_ratio_everywhere() {
         summary.contains("plan differs: SELECT c FROM sbtest1 WHERE id=$1: Index Scan using sbtest1_pkey on sbtest1 → Seq Scan on sbtest1"),
         "{summary}"
     );
+    let (kind, names) = lead_cause(&report, "noidx", "point-query");
+    assert_eq!(kind, "plan", "{names}");
     let md = std::fs::read_to_string(out.join("report.md")).unwrap();
     assert!(
         md.contains("· plan differs |"),

@@ -105,6 +105,14 @@ fn known_causes_are_named_by_the_functions_and_wait_sites_that_grew() {
     // And the summary's sentences say so.
     let s = summary(&report);
     assert!(s.contains("µs/op in fsync"), "{s}");
+    // Led by the known cause (issue 63): the sync the profile saw, or the
+    // setting that makes it.
+    let (kind, names) = lead_cause(&report, "sync-full", "update-index");
+    assert!(
+        (kind == "profile" && names.contains("fsync"))
+            || (kind == "setting" && names.contains("synchronous")),
+        "{kind}: {names}"
+    );
     assert!(
         s.contains("µs/op in fcntl")
             || s.contains("µs/op in posix_lock")

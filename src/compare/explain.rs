@@ -10,6 +10,7 @@
 //! operation × operations per second), which scales with the figure: a
 //! scan's 0.2 µs per row is judged at its millions of rows a second.
 
+use super::cause::{self, op_us, Candidate, Cause, CauseKind, LEADS};
 use super::{cost_verdict, judged, verdict, Cell, Cost, Verdict};
 use crate::measure::units::fmt_ratio;
 
@@ -106,53 +107,176 @@ fn bound(c: &Cell) -> Bound {
 
 /// Names the cause of a change of `relative` from what was measured.
 pub fn explain(relative: f64, c: &Cell, base: &Cell) -> String {
-    explain_beside(relative, c, base, &[])
+    explain_ranked(relative, c, base, &[], true).0
 }
 
 /// As [`explain`], naming beside the cause each server setting that
 /// differs from the base (`settings_differ`: name, this target's value,
-/// the base's) and moves the figures the cause rests on.
+/// the base's) and moves the figures the cause rests on: the evidence in
+/// its own order (a plan, the costs, the statements, the settings), for
+/// a cell that did not change.
 pub fn explain_beside(
     relative: f64,
     c: &Cell,
     base: &Cell,
     settings_differ: &[(String, String, String)],
 ) -> String {
-    let (why, moved) = cause(relative, c, base);
-    let why = match where_from(c, &moved) {
-        Some(w) => format!("{why}: {w}"),
-        None => why,
+    explain_ranked(relative, c, base, settings_differ, false).0
+}
+
+/// The sentence and, for a changed cell (`changed`), the ranked causes of
+/// every kind of evidence (`compare::cause`), the sentence led by the
+/// most likely.
+pub fn explain_ranked(
+    relative: f64,
+    c: &Cell,
+    base: &Cell,
+    settings_differ: &[(String, String, String)],
+    changed: bool,
+) -> (String, Option<Cause>) {
+    let (why, moved, waits_led) = cause(relative, c, base);
+    let change = op_us(c.clients.max(1), c.throughput)
+        .zip(op_us(c.clients.max(1), base.throughput))
+        .map(|(t, b)| t - b)
+        .filter(|d| d.abs() > 0.0);
+    // Each candidate with its part of the sentence, in the order of the
+    // evidence.
+    let mut found: Vec<(Candidate, Part)> = Vec::new();
+    // Another plan is a cause of its own, whatever the costs say of it.
+    if !c.plans_differ.is_empty() {
+        let d = &c.plans_differ;
+        let named: Vec<String> = d.iter().take(2).map(|p| p.describe()).collect();
+        let more = match d.len() {
+            n if n > 2 => format!(" (and {} more)", n - 2),
+            _ => String::new(),
+        };
+        let names = format!("{}{more}", named.join("; "));
+        let head = format!("plan differs: {names}");
+        found.push((candidate(CauseKind::Plan, &names, None), Part::of(head)));
+    }
+    // The costs, with the server's waits where they led them; the
+    // functions and wait sites a profile names are said with them unless
+    // they account for most of the change themselves.
+    let profile = where_from(c, &moved);
+    let profile_share = profile.as_ref().and(change).and_then(|d| {
+        let p = c.profile.as_ref()?;
+        let grew = d > 0.0;
+        let sum: f64 = p
+            .cpu_diff
+            .iter()
+            .chain(&p.wait_diff)
+            .filter(|x| x.beyond_noise && x.material && (x.delta_us > 0.0) == grew)
+            .map(|x| x.delta_us)
+            .sum();
+        Some(sum / d)
+    });
+    let profile_leads = changed && profile_share.is_some_and(|s| s >= LEADS);
+    let waits_share = c
+        .waits
+        .as_ref()
+        .and_then(|w| w.share_of_change)
+        .filter(|_| waits_led);
+    let kind = if waits_led {
+        CauseKind::Waits
+    } else {
+        CauseKind::Resource
     };
-    // What the statements did differently: where the costs came from.
-    let why = match c.server_statements.as_ref().map(|s| s.moved.as_slice()) {
-        Some([]) | None => why,
+    // What the statements did differently: where the costs came from,
+    // said after them.
+    let statements = match c.server_statements.as_ref().map(|s| s.moved.as_slice()) {
+        Some([]) | None => None,
         Some(m) => {
             let named: Vec<String> = m.iter().take(2).map(|x| x.describe()).collect();
-            format!("{why}; statements: {}", named.join("; "))
+            Some(format!("statements: {}", named.join("; ")))
         }
     };
-    // Another plan is a cause of its own, whatever the costs say of it.
-    let why = match c.plans_differ.as_slice() {
-        [] => why,
-        d => {
-            let named: Vec<String> = d.iter().take(2).map(|p| p.describe()).collect();
-            let more = match d.len() {
-                n if n > 2 => format!(" (and {} more)", n - 2),
-                _ => String::new(),
-            };
-            format!("plan differs: {}{more}; {why}", named.join("; "))
-        }
+    let head = match (&profile, profile_leads) {
+        (Some(w), false) => format!("{why}: {w}"),
+        _ => why.clone(),
     };
+    found.push((
+        candidate(kind, &why, waits_share),
+        Part {
+            head,
+            tail: statements,
+        },
+    ));
+    if let (Some(w), true) = (&profile, profile_leads) {
+        found.push((
+            candidate(CauseKind::Profile, w, profile_share),
+            Part::of(w.clone()),
+        ));
+    }
     let named: Vec<String> = settings_differ
         .iter()
         .filter(|(k, _, _)| moves(k).is_some_and(|m| moved.iter().any(|c| m.explains(*c))))
         .take(4)
         .map(|(k, mine, theirs)| super::setting::describe(k, mine, theirs))
         .collect();
-    if named.is_empty() {
-        why
-    } else {
-        format!("{why}; the settings that differ: {}", named.join(", "))
+    if !named.is_empty() {
+        let names = named.join(", ");
+        let head = format!("the settings that differ: {names}");
+        found.push((candidate(CauseKind::Setting, &names, None), Part::of(head)));
+    }
+    let ranked = match changed {
+        true => cause::rank(found.iter().map(|(c, _)| c.clone()).collect()),
+        false => None,
+    };
+    let Some(ranked) = ranked else {
+        let parts: Vec<String> = found.iter().map(|(_, p)| p.say(None)).collect();
+        return (parts.join("; "), None);
+    };
+    // The sentence: the lead with its share, the runner-up beside it
+    // when close, then the rest in the order of the evidence.
+    let said = if ranked.close { 2 } else { 1 };
+    let first = &ranked.ranked[..said];
+    let part = |x: &Candidate| {
+        let p = found.iter().find(|(c, _)| c == x).map(|(_, p)| p);
+        p.map(|p| p.say(x.share)).unwrap_or_default()
+    };
+    let mut parts: Vec<String> = first.iter().map(part).collect();
+    if ranked.close {
+        parts[1] = format!("about as much: {}", parts[1]);
+    }
+    parts.extend(
+        found
+            .iter()
+            .filter(|(c, _)| !first.contains(c))
+            .map(|(_, p)| p.say(None)),
+    );
+    (parts.join("; "), Some(ranked))
+}
+
+/// A candidate's part of the sentence: what it says, and what follows it
+/// (the statements after the costs).
+struct Part {
+    head: String,
+    tail: Option<String>,
+}
+
+impl Part {
+    fn of(head: String) -> Part {
+        Part { head, tail: None }
+    }
+
+    /// The part, its share said after its head when it leads.
+    fn say(&self, share: Option<f64>) -> String {
+        let head = match share {
+            Some(s) => format!("{} ({:.0}% of the change)", self.head, s * 100.0),
+            None => self.head.clone(),
+        };
+        match &self.tail {
+            Some(t) => format!("{head}; {t}"),
+            None => head,
+        }
+    }
+}
+
+fn candidate(kind: CauseKind, names: &str, share: Option<f64>) -> Candidate {
+    Candidate {
+        kind,
+        names: names.to_string(),
+        share,
     }
 }
 
@@ -262,15 +386,16 @@ fn moves(setting: &str) -> Option<Moves> {
     }
 }
 
-/// The cause in words, and the costs it rests on (those that moved).
-fn cause(relative: f64, c: &Cell, base: &Cell) -> (String, Vec<Cost>) {
+/// The cause in words, the costs it rests on (those that moved), and
+/// whether the server's waits led it.
+fn cause(relative: f64, c: &Cell, base: &Cell) -> (String, Vec<Cost>, bool) {
     let measured: Vec<(Cost, f64)> = Cost::EXPLAINING
         .iter()
         .filter(|k| !superseded(**k, c))
         .filter_map(|k| Some((*k, *c.costs_relative.get(k)?)))
         .collect();
     if measured.is_empty() {
-        return ("cost per operation not measured".into(), Vec::new());
+        return ("cost per operation not measured".into(), Vec::new(), false);
     }
     let v = verdict(relative);
     let moved = Moved::of(&measured, v, c, base);
@@ -288,9 +413,9 @@ fn cause(relative: f64, c: &Cell, base: &Cell) -> (String, Vec<Cost>) {
     };
     if !worse && !better {
         return if moved.0.is_empty() {
-            ("costs per operation unchanged".into(), Vec::new())
+            ("costs per operation unchanged".into(), Vec::new(), false)
         } else {
-            (Moved::text(&moved.0), moved.kinds())
+            (Moved::text(&moved.0), moved.kinds(), false)
         };
     }
     // The server's own account of its waits, when they account for most
@@ -304,8 +429,8 @@ fn cause(relative: f64, c: &Cell, base: &Cell) -> (String, Vec<Cost>) {
     };
     if moved.0.is_empty() {
         return match waits_lead {
-            Some(w) => (with(w), with_waits(Vec::new())),
-            None => (with(nothing_moved(worse, b, &measured)), Vec::new()),
+            Some(w) => (with(w), with_waits(Vec::new()), true),
+            None => (with(nothing_moved(worse, b, &measured)), Vec::new(), false),
         };
     }
     // Waiting is the voluntary switches where they are measured apart
@@ -316,12 +441,13 @@ fn cause(relative: f64, c: &Cell, base: &Cell) -> (String, Vec<Cost>) {
         Cost::OwnCs
     };
     if let Some(why) = cpu_predicts(&moved, b, relative, worse, waits) {
-        return (with(why), moved.kinds());
+        return (with(why), moved.kinds(), false);
     }
     match waits_lead {
         Some(w) => (
             with(format!("{}: {w}", Moved::text(&moved.0))),
             with_waits(moved.kinds()),
+            true,
         ),
         None => (
             with(format!(
@@ -330,6 +456,7 @@ fn cause(relative: f64, c: &Cell, base: &Cell) -> (String, Vec<Cost>) {
                 the_cause(&moved, worse, b, waits)
             )),
             moved.kinds(),
+            false,
         ),
     }
 }
@@ -512,257 +639,4 @@ fn the_cause(moved: &Moved, worse: bool, b: Bound, waits: Cost) -> String {
 }
 
 #[cfg(test)]
-mod tests {
-    use super::*;
-    use crate::compare::ratio;
-
-    /// A target and its base with these costs, throughputs and machine
-    /// CPU %.
-    fn cells(
-        costs: &[(Cost, f64)],
-        base: &[(Cost, f64)],
-        tput: (f64, f64),
-        cpu_pct: Option<f64>,
-    ) -> (Cell, Cell) {
-        let b = Cell {
-            costs: base.iter().copied().collect(),
-            throughput: Some(tput.1),
-            cpu_util_pct: cpu_pct,
-            ..Cell::default()
-        };
-        let mut c = Cell {
-            costs: costs.iter().copied().collect(),
-            throughput: Some(tput.0),
-            cpu_util_pct: cpu_pct,
-            ..Cell::default()
-        };
-        c.costs_relative = c
-            .costs
-            .iter()
-            .filter_map(|(k, v)| Some((*k, ratio(Some(*v), b.costs.get(k).copied())?)))
-            .collect();
-        (c, b)
-    }
-
-    #[test]
-    fn a_cpu_bound_step_is_predicted_by_its_cpu_per_operation() {
-        let (c, b) = cells(
-            &[(Cost::OwnCpuUs, 130.0), (Cost::OwnCs, 2.0)],
-            &[(Cost::OwnCpuUs, 100.0), (Cost::OwnCs, 2.0)],
-            (7_700.0, 10_000.0),
-            Some(97.0),
-        );
-        assert_eq!(
-            explain(0.77, &c, &b),
-            "CPU-bound at 97%: CPU/op ×1.30 predicts ×0.77, measured ×0.77: new CPU overhead"
-        );
-    }
-
-    /// Regression: the quick plan's "not CPU-bound (80%): cs/op ×11.28,
-    /// CPU/op ×2.28: more waiting (locks, IO or the network)": two SQLite
-    /// clients on two cores, reading from the page cache, were judged by
-    /// the machine's CPU and the machine's context switches (every other
-    /// program's and the kernel's).
-    #[test]
-    fn two_busy_clients_on_two_cores_are_cpu_bound_and_the_machines_switches_explain_nothing() {
-        let (mut c, mut b) = cells(
-            &[
-                (Cost::OwnCpuUs, 22.8),
-                (Cost::Cs, 11.28),
-                (Cost::OwnCs, 0.1),
-            ],
-            &[(Cost::OwnCpuUs, 10.0), (Cost::Cs, 1.0), (Cost::OwnCs, 0.1)],
-            (75_000.0, 170_000.0),
-            Some(80.0),
-        );
-        for x in [&mut c, &mut b] {
-            x.own_cpu_pct = Some(171.0);
-            x.usable_cores = Some(2.0);
-        }
-        let e = explain(0.44, &c, &b);
-        assert!(
-            e.starts_with("CPU-bound (86% of the 2 cores its clients can use): CPU/op ×2.28"),
-            "{e}"
-        );
-        assert!(!e.contains("waiting") && !e.contains("cs/op"), "{e}");
-        // One client can use one core however many the machine has.
-        c.usable_cores = Some(1.0);
-        c.own_cpu_pct = Some(96.0);
-        let e = explain(0.44, &c, &b);
-        assert!(
-            e.starts_with("CPU-bound (96% of the 1 core its clients"),
-            "{e}"
-        );
-        // CPU-bound with no cost grown: no waiting claimed.
-        let (mut c, b) = cells(
-            &[(Cost::OwnCpuUs, 10.0), (Cost::OwnCs, 0.1)],
-            &[(Cost::OwnCpuUs, 10.0), (Cost::OwnCs, 0.1)],
-            (80_000.0, 100_000.0),
-            Some(80.0),
-        );
-        c.own_cpu_pct = Some(170.0);
-        c.usable_cores = Some(2.0);
-        let e = explain(0.8, &c, &b);
-        assert!(!e.contains("waiting"), "{e}");
-    }
-
-    /// Regression: "delete 0.01: cs/op ×888, CPU/op ×66, write KiB/op ×31:
-    /// new CPU overhead" was fsync waits.
-    #[test]
-    fn context_switches_and_write_requests_up_are_fsync_waits() {
-        let (c, b) = cells(
-            &[
-                (Cost::OwnCpuUs, 660.0),
-                (Cost::OwnCs, 88.8),
-                (Cost::WriteKb, 31.0),
-                (Cost::Writes, 3.1),
-            ],
-            &[
-                (Cost::OwnCpuUs, 10.0),
-                (Cost::OwnCs, 0.1),
-                (Cost::WriteKb, 1.0),
-                (Cost::Writes, 0.01),
-            ],
-            (100.0, 10_000.0),
-            Some(41.0),
-        );
-        let e = explain(0.01, &c, &b);
-        assert!(e.starts_with("not CPU-bound (41%): "), "{e}");
-        assert!(e.ends_with(": more waiting on fsync"), "{e}");
-        assert!(!e.contains("CPU overhead"), "{e}");
-    }
-
-    #[test]
-    fn context_switches_up_without_writes_are_other_waits() {
-        let (c, b) = cells(
-            &[(Cost::OwnCpuUs, 50.0), (Cost::OwnCs, 6.0)],
-            &[(Cost::OwnCpuUs, 50.0), (Cost::OwnCs, 2.0)],
-            (8_000.0, 10_000.0),
-            Some(45.0),
-        );
-        assert_eq!(
-            explain(0.8, &c, &b),
-            "not CPU-bound (45%): cs/op ×3.00: more waiting (locks, IO or the network)"
-        );
-    }
-
-    /// Regression: the quick plan's summary called regressions on a CPU
-    /// 46% busy "new CPU overhead".
-    #[test]
-    fn more_cpu_on_a_cpu_with_room_is_not_called_new_overhead() {
-        let (c, b) = cells(
-            &[(Cost::OwnCpuUs, 122.0)],
-            &[(Cost::OwnCpuUs, 100.0)],
-            (8_300.0, 10_000.0),
-            Some(46.0),
-        );
-        assert_eq!(
-            explain(0.83, &c, &b),
-            "not CPU-bound (46%): CPU/op ×1.22: more CPU per operation, on a CPU with room to spare"
-        );
-    }
-
-    #[test]
-    fn more_io_per_operation_on_a_busy_device_is_io() {
-        let (c, b) = cells(
-            &[(Cost::OwnCpuUs, 50.0), (Cost::ReadKb, 32.0)],
-            &[(Cost::OwnCpuUs, 50.0), (Cost::ReadKb, 16.0)],
-            (600.0, 1_000.0),
-            Some(30.0),
-        );
-        let c = Cell {
-            disk_util_pct: Some(96.0),
-            ..c
-        };
-        assert_eq!(
-            explain(0.6, &c, &b),
-            "IO-bound (device busy 96%): read KiB/op ×2.00: more IO per operation"
-        );
-    }
-
-    /// Regression: "CPU/op ×1.40, and no cost per operation grew" on scans
-    /// of 0.2–0.6 µs per row, because an absolute 0.5 µs floor applied.
-    #[test]
-    fn per_row_costs_of_a_scan_are_judged_at_the_scans_rate() {
-        let (c, b) = cells(
-            &[(Cost::OwnCpuUs, 0.28)],
-            &[(Cost::OwnCpuUs, 0.2)],
-            (5.0e6, 7.0e6),
-            Some(99.0),
-        );
-        assert_eq!(
-            explain(0.71, &c, &b),
-            "CPU-bound at 99%: CPU/op ×1.40 predicts ×0.71, measured ×0.71: new CPU overhead"
-        );
-    }
-
-    /// Regression: "write KiB/op ×44154.23" led an explanation of a read
-    /// step that wrote almost nothing.
-    #[test]
-    fn near_zero_io_never_explains_anything() {
-        let (c, b) = cells(
-            &[(Cost::OwnCpuUs, 50.0), (Cost::WriteKb, 0.044)],
-            &[(Cost::OwnCpuUs, 50.0), (Cost::WriteKb, 0.000001)],
-            (9_000.0, 10_000.0),
-            Some(60.0),
-        );
-        let e = explain(0.9, &c, &b);
-        assert!(!e.contains("write KiB"), "{e}");
-        assert_eq!(
-            e,
-            "not CPU-bound (60%): CPU/op ×1.00, and no cost per operation grew past 5%: more time spent waiting"
-        );
-    }
-
-    #[test]
-    fn wins_name_the_costs_that_shrank_largest_first() {
-        let (c, b) = cells(
-            &[
-                (Cost::OwnCpuUs, 99.0),
-                (Cost::OwnCs, 6.0),
-                (Cost::ReadKb, 7.0),
-            ],
-            &[
-                (Cost::OwnCpuUs, 100.0),
-                (Cost::OwnCs, 10.0),
-                (Cost::ReadKb, 10.0),
-            ],
-            (15_000.0, 10_000.0),
-            None,
-        );
-        assert_eq!(
-            explain(1.5, &c, &b),
-            "cs/op ×0.60, read KiB/op ×0.70: less waiting (locks, IO or the network)"
-        );
-    }
-
-    #[test]
-    fn the_machines_cpu_is_named_when_the_servers_is_not_measured() {
-        let (c, b) = cells(
-            &[(Cost::CpuUs, 137.0)],
-            &[(Cost::CpuUs, 100.0)],
-            (7_700.0, 10_000.0),
-            None,
-        );
-        assert_eq!(
-            explain(0.77, &c, &b),
-            "machine CPU/op ×1.37: new CPU overhead"
-        );
-        // With the benchmark's own CPU measured, the machine's (which
-        // holds a burner's) is not used.
-        let (c, b) = cells(
-            &[(Cost::OwnCpuUs, 100.0), (Cost::CpuUs, 100.0)],
-            &[(Cost::OwnCpuUs, 100.0), (Cost::CpuUs, 143.0)],
-            (14_300.0, 10_000.0),
-            None,
-        );
-        assert_eq!(
-            explain(1.43, &c, &b),
-            "less waiting, not less cost per operation"
-        );
-        assert_eq!(
-            explain(0.5, &Cell::default(), &Cell::default()),
-            "cost per operation not measured"
-        );
-    }
-}
+mod tests;

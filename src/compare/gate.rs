@@ -287,7 +287,7 @@ fn answer(
                 ),
             );
         }
-        let cause = super::explain::explain_beside(rel, c, b, settings);
+        let cause = super::explain::explain_ranked(rel, c, b, settings, true).0;
         return (
             Answer::Regression,
             format!(

@@ -19,6 +19,7 @@ mod targets;
 mod verdicts;
 
 mod campaign;
+pub mod cause;
 mod cost;
 mod explain;
 pub mod gate;
@@ -294,8 +295,11 @@ pub struct Change {
     pub step: String,
     pub clients: u32,
     pub relative: f64,
-    /// The cost behind it, in words.
+    /// The cost behind it, in words, led by its most likely cause.
     pub explanation: String,
+    /// Its causes, ranked (`compare::cause`).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub cause: Option<cause::Cause>,
 }
 
 #[derive(Debug, Clone, Serialize)]

@@ -5,7 +5,7 @@
 
 use serde::Serialize;
 
-use super::explain::explain_beside;
+use super::explain::explain_ranked;
 use super::{Change, NotJudged, Row, TargetSummary, Verdict, SHORT_WINDOW_SECS};
 use crate::results::StepResult;
 
@@ -189,13 +189,18 @@ fn classify(
     if v == Verdict::Undecided {
         return Some(Judged::Undecided(not_judged(undecided_why(c))));
     }
+    // A change, or a ratio past the band no test could judge: what it
+    // is explained by is ranked; a cell shown the same has no cause.
+    let changed = v.is_change() || (v == Verdict::Untested && super::verdict(rel).is_change());
+    let (explanation, cause) = explain_ranked(rel, c, &r.cells[base], settings_differ, changed);
     Some(Judged::Change(
         v,
         Change {
             step: r.title(),
             clients: r.id.clients,
             relative: rel,
-            explanation: explain_beside(rel, c, &r.cells[base], settings_differ),
+            explanation,
+            cause,
         },
     ))
 }

@@ -128,6 +128,28 @@ pub fn report_row(report: &serde_json::Value, workload: &str) -> serde_json::Val
         .clone()
 }
 
+/// The leading cause the summary gives a changed step of a target
+/// (report.json's `summary[].regressions|improvements|untested_changes[].cause.ranked[0]`):
+/// its kind and what it names, or why there is none.
+pub fn lead_cause(report: &serde_json::Value, target: &str, step: &str) -> (String, String) {
+    let s = report["summary"]
+        .as_array()
+        .expect("report.json has a summary")
+        .iter()
+        .find(|s| s["target"] == target)
+        .unwrap_or_else(|| panic!("no summary of {target}"));
+    let change = ["regressions", "improvements", "untested_changes"]
+        .iter()
+        .flat_map(|k| s[*k].as_array().cloned().unwrap_or_default())
+        .find(|c| c["step"] == step)
+        .unwrap_or_else(|| panic!("{step} of {target} is no change: {}", s));
+    let lead = &change["cause"]["ranked"][0];
+    (
+        lead["kind"].as_str().unwrap_or_default().to_string(),
+        lead["names"].as_str().unwrap_or_default().to_string(),
+    )
+}
+
 /// A JSON array of strings, as strings.
 pub fn strings(v: &serde_json::Value) -> Vec<String> {
     v.as_array()
