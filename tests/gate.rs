@@ -47,6 +47,17 @@ fn ci_python() -> std::path::PathBuf {
         })
 }
 
+/// gate.json's case of a step.
+fn case(json: &serde_json::Value, step: &str) -> serde_json::Value {
+    json["cases"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|c| c["step"] == step)
+        .unwrap_or_else(|| panic!("no case of {step}: {json}"))
+        .clone()
+}
+
 #[test]
 fn a_candidate_that_fsyncs_every_commit_fails_the_gate_named_by_its_step_and_cause() {
     let _alone = alone();
@@ -63,13 +74,7 @@ fn a_candidate_that_fsyncs_every_commit_fails_the_gate_named_by_its_step_and_cau
     // undecided (4), never passes. Anything else is the regression.
     let json = read_json(&out.join("gate.json"));
     if got.status.code() == Some(4) {
-        let update = json["cases"]
-            .as_array()
-            .unwrap()
-            .iter()
-            .find(|c| c["step"] == "update-index")
-            .unwrap()
-            .clone();
+        let update = case(&json, "update-index");
         assert_eq!(update["answer"], "undecided", "{json}");
         assert!(
             update["why"].as_str().unwrap().contains("another program"),
@@ -95,6 +100,14 @@ fn a_candidate_that_fsyncs_every_commit_fails_the_gate_named_by_its_step_and_cau
     assert!(
         first.contains("fsync") && first.contains("synchronous"),
         "{first}"
+    );
+    // gate.json carries the ranked causes: the setting leads.
+    let update = case(&json, "update-index");
+    let lead = &update["cause"]["ranked"][0];
+    assert_eq!(lead["kind"], "setting", "{update}");
+    assert!(
+        lead["names"].as_str().unwrap().contains("synchronous"),
+        "{update}"
     );
     // The load is not held (the plan does not name it); the point query
     // has its own allowance.

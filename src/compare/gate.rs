@@ -49,6 +49,10 @@ pub struct Case {
     /// A regression's cause, what would decide an undecided step, or a
     /// failed step's error.
     pub why: String,
+    /// A regression's causes, ranked (`compare::cause`): what `why` leads
+    /// with, for a pipeline that reads gate.json.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub cause: Option<super::cause::Cause>,
     /// The row the step is, for an adaptive run that adds rounds to it.
     #[serde(skip)]
     pub at: crate::plan::StepId,
@@ -114,7 +118,7 @@ pub fn judge(report: &Report, candidate: usize, gate: &Gate) -> Judgement {
         // gate cannot hold a step to less than the machine's own spread.
         let edge = (1.0 - own).min(c.judged_band().0);
         let sig = c.significance.as_ref();
-        let (answer, why) = answer(c, b, edge, settings);
+        let (answer, why, cause) = answer(c, b, edge, settings);
         cases.push(Case {
             step: row.title(),
             clients: row.id.clients,
@@ -125,6 +129,7 @@ pub fn judge(report: &Report, candidate: usize, gate: &Gate) -> Judgement {
             equivalence: sig.and_then(|s| s.equivalence.or(s.interval)),
             answer,
             why,
+            cause,
             at: row.id.clone(),
         });
     }
@@ -239,19 +244,19 @@ fn answer(
     b: &super::Cell,
     edge: f64,
     settings: &[(String, String, String)],
-) -> (Answer, String) {
+) -> (Answer, String, Option<super::cause::Cause>) {
     if let Some(f) = c.failed.as_ref().or(b.failed.as_ref()) {
         let whose = if c.failed.is_some() {
             "the candidate"
         } else {
             "the reference"
         };
-        return (Answer::Failed, format!("failed on {whose}: {f}"));
+        return (Answer::Failed, format!("failed on {whose}: {f}"), None);
     }
     let Some(rel) = c.relative else {
-        return (Answer::Undecided, "no throughput to compare".into());
+        return (Answer::Undecided, "no throughput to compare".into(), None);
     };
-    let not_judged = |why: &str| (Answer::Undecided, format!("{rel:.2}: {why}"));
+    let not_judged = |why: &str| (Answer::Undecided, format!("{rel:.2}: {why}"), None);
     match c.verdict() {
         Some(Verdict::Disturbed) => {
             return not_judged(
@@ -285,15 +290,17 @@ fn answer(
                      moved: the host, not the build, may have made it; run the gate again on a quiet host, or with more repeats",
                     i.lo, i.hi, sig.p_value
                 ),
+                None,
             );
         }
-        let cause = super::explain::explain_ranked(rel, c, b, settings, true).0;
+        let (said, cause) = super::explain::explain_ranked(rel, c, b, settings, true);
         return (
             Answer::Regression,
             format!(
-                "{rel:.2} ({:.2}–{:.2}), slower than the {pct:.0}% allowed: {cause}",
+                "{rel:.2} ({:.2}–{:.2}), slower than the {pct:.0}% allowed: {said}",
                 i.lo, i.hi
             ),
+            cause,
         );
     }
     if printed(e.lo) > printed(edge) {
@@ -305,6 +312,7 @@ fn answer(
                 e.hi,
                 e.level * 100.0
             ),
+            None,
         );
     }
     let decide = match rounds_to_pass(rel, edge, sig) {
@@ -319,6 +327,7 @@ fn answer(
             e.hi,
             e.level * 100.0
         ),
+        None,
     )
 }
 
