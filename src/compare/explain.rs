@@ -226,35 +226,47 @@ pub fn explain_ranked(
         let p = found.iter().find(|(c, _)| c == x).map(|(_, p)| p);
         p.map(|p| p.say(x.share)).unwrap_or_default()
     };
-    let mut parts: Vec<String> = first.iter().map(part).collect();
+    let mut parts: Vec<(String, bool)> = first.iter().map(|x| (part(x), false)).collect();
     if ranked.close {
-        parts[1] = format!("about as much: {}", parts[1]);
+        parts[1].0 = format!("about as much: {}", parts[1].0);
     }
+    // After the lead, only the settings may be left to the tables: what
+    // was measured is always said.
     parts.extend(
         found
             .iter()
             .filter(|(c, _)| !first.contains(c))
-            .map(|(_, p)| p.say(None)),
+            .map(|(c, p)| (p.say(None), c.kind == CauseKind::Setting)),
     );
-    (fitted(parts, said), Some(ranked))
+    (fitted(parts), Some(ranked))
 }
 
 /// The longest explanation a summary line gives, in characters: the
 /// step, its clients and ratio come before it, and a line past 400
 /// characters is not read (a MySQL 5.6 → 8.0 study's ran to 700 with its
-/// settings). The lead is always said whole.
+/// settings).
 const SENTENCE: usize = 340;
 
-/// The parts joined, the last ones (after the `keep` first) left to the
-/// report's tables while the sentence is too long.
-fn fitted(mut parts: Vec<String>, keep: usize) -> String {
-    let len = |p: &[String]| p.iter().map(|x| x.chars().count() + 2).sum::<usize>();
+/// The parts joined, those that may go (`true`: a setting after the
+/// lead) left to the report's tables, last first, while the sentence is
+/// too long. The lead and what was measured stay, however long: the cut
+/// once dropped the functions that named a lock per statement behind two
+/// settings (tests/profiles.rs).
+fn fitted(mut parts: Vec<(String, bool)>) -> String {
+    let len = |p: &[(String, bool)]| p.iter().map(|x| x.0.chars().count() + 2).sum::<usize>();
     let mut cut = false;
-    while parts.len() > keep && len(&parts) > SENTENCE {
-        parts.pop();
+    while len(&parts) > SENTENCE {
+        let Some(i) = parts.iter().rposition(|x| x.1) else {
+            break;
+        };
+        parts.remove(i);
         cut = true;
     }
-    let s = parts.join("; ");
+    let s = parts
+        .into_iter()
+        .map(|x| x.0)
+        .collect::<Vec<_>>()
+        .join("; ");
     match cut {
         true => format!("{s}; more in the tables"),
         false => s,
