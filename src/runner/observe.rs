@@ -2,9 +2,9 @@
 //! opened at the window's first edge and closed at its last (the engine's
 //! [`Edge`]s, told as the sampler takes its first and last readings), and
 //! once the step's figures, costs and interference judgement are in its
-//! result, it writes its own part of it. `run_workload` lists them; it does
-//! not wire each. Adding one is a type here (or in a file of its own, as
-//! the profiler is) and a line in [`for_window`].
+//! result, it writes its own part of it. `step::observers` lists them;
+//! nothing wires one by hand. Adding one is a type here (or in a file of
+//! its own, as the profiler is) and a line in `step::observers`.
 //!
 //! Opened in the list's order and closed in the reverse, as a stack: the
 //! engine's counters are read first as the window opens and last as it
@@ -14,15 +14,13 @@
 
 use std::collections::BTreeMap;
 
-use super::profile::Profiler;
-use super::step::StepCtx;
 use crate::db::{Counters, Target, WaitSampling};
 use crate::engine::Edge;
 use crate::measure::plans::StatementPlan;
 use crate::measure::waits::Waits;
 use crate::measure::Unmeasured;
 use crate::metrics::costs::ServerTally;
-use crate::plan::schedule::{Execution, WorkloadRun};
+use crate::plan::schedule::WorkloadRun;
 use crate::results::StepResult;
 
 /// One observer of a measured window.
@@ -41,40 +39,6 @@ pub(super) trait Observer {
     /// costs and interference judgement are there. `work`: the window's
     /// units of work, what its figures are per.
     fn contribute(self: Box<Self>, r: &mut StepResult, work: f64);
-}
-
-/// The observers of one workload step's window, in the order they open.
-pub(super) fn for_window<'a>(
-    cx: &StepCtx<'a>,
-    e: &Execution,
-    run: &WorkloadRun,
-) -> Vec<Box<dyn Observer + 'a>> {
-    let mut list: Vec<Box<dyn Observer + 'a>> = Vec::new();
-    let w = run.workload.as_ref();
-    if cx.db.engine().is_server() {
-        list.push(Box::new(EngineCounters {
-            db: cx.db,
-            transactional: w.meta().transactional,
-            share: cx.share.is_some(),
-            first: None,
-            window: None,
-        }));
-        if w.explained() {
-            list.push(Box::new(Plans::capture(cx.db, run)));
-        }
-    }
-    if let Some(s) = e.wait_sampling.and_then(|every| cx.db.sample_waits(every)) {
-        // Its connection opened now, before the warm-up: not at the
-        // window's edge.
-        list.push(Box::new(SampledWaits {
-            sampling: Some(s),
-            got: None,
-        }));
-    }
-    if let Some(p) = Profiler::new(cx.db, cx.probe, cx.profiles, e) {
-        list.push(Box::new(p));
-    }
-    list
 }
 
 /// Tells every observer an edge: opening in the list's order, closing in
@@ -104,7 +68,7 @@ fn kept<T>(
 /// The server's own accounts at the window's edges: the waits it sums
 /// (MySQL's and MariaDB's performance_schema), what each statement did,
 /// and its count of relbench's work against relbench's.
-struct EngineCounters<'a> {
+pub(super) struct EngineCounters<'a> {
     db: &'a dyn Target,
     transactional: bool,
     /// A client share's count is its clients' alone: the merge checks the
@@ -114,7 +78,18 @@ struct EngineCounters<'a> {
     window: Option<(Counters, Counters)>,
 }
 
-impl EngineCounters<'_> {
+impl<'a> EngineCounters<'a> {
+    /// `share`: the step runs one client share of several.
+    pub fn new(db: &'a dyn Target, transactional: bool, share: bool) -> Self {
+        EngineCounters {
+            db,
+            transactional,
+            share,
+            first: None,
+            window: None,
+        }
+    }
+
     fn read(&self) -> Option<Counters> {
         self.db.counters(true).and_then(Result::ok)
     }
@@ -187,9 +162,20 @@ impl Observer for EngineCounters<'_> {
 
 /// The server's waits sampled over the window, for an engine that keeps
 /// no totals of them (PostgreSQL's `wait_event`).
-struct SampledWaits {
+pub(super) struct SampledWaits {
     sampling: Option<anyhow::Result<WaitSampling>>,
     got: Option<Result<Waits, Unmeasured>>,
+}
+
+impl SampledWaits {
+    /// Its connection is opened by the caller before the warm-up: not at
+    /// the window's edge.
+    pub fn new(sampling: anyhow::Result<WaitSampling>) -> Self {
+        SampledWaits {
+            sampling: Some(sampling),
+            got: None,
+        }
+    }
 }
 
 impl Observer for SampledWaits {
@@ -217,10 +203,10 @@ impl Observer for SampledWaits {
 /// The plans the engine chooses for the workload's statements, asked
 /// before the warm-up (EXPLAIN on a connection of its own, outside the
 /// window).
-struct Plans(crate::db::DbResult<Vec<StatementPlan>>);
+pub(super) struct Plans(crate::db::DbResult<Vec<StatementPlan>>);
 
 impl Plans {
-    fn capture(db: &dyn Target, run: &WorkloadRun) -> Plans {
+    pub fn capture(db: &dyn Target, run: &WorkloadRun) -> Plans {
         let w = run.workload.as_ref();
         Plans(crate::workload::shapes::plans(db, w, &run.scale, run.seed))
     }

@@ -11,7 +11,7 @@ use std::time::{Duration, Instant};
 use anyhow::bail;
 
 use super::events::{Event, Sinks};
-use super::observe::{self, Observer};
+use super::observe::{self, EngineCounters, Observer, Plans, SampledWaits};
 use super::{interrupted, INTERRUPT};
 use crate::db::{Driver, Target};
 use crate::engine::{self, StepSpec};
@@ -353,7 +353,7 @@ fn run_workload<'a>(
         reconnect: run.reconnect,
         plain: run.plain,
     };
-    let mut observers = observe::for_window(cx, e, run);
+    let mut observers = observers(cx, e, run);
     // Both of the engine's callbacks tell the sinks, one at a time.
     let sinks = std::cell::RefCell::new(sinks);
     let server_pid = cx.db.server_pid();
@@ -390,6 +390,37 @@ fn run_workload<'a>(
             Stop::Events(_) => None,
         },
     })
+}
+
+/// The observers of one workload step's window, in the order they open
+/// (`observe::edge` closes them in reverse).
+fn observers<'a>(
+    cx: &StepCtx<'a>,
+    e: &Execution,
+    run: &crate::plan::schedule::WorkloadRun,
+) -> Vec<Box<dyn Observer + 'a>> {
+    let mut list: Vec<Box<dyn Observer + 'a>> = Vec::new();
+    let w = run.workload.as_ref();
+    if cx.db.engine().is_server() {
+        let transactional = w.meta().transactional;
+        list.push(Box::new(EngineCounters::new(
+            cx.db,
+            transactional,
+            cx.share.is_some(),
+        )));
+        if w.explained() {
+            list.push(Box::new(Plans::capture(cx.db, run)));
+        }
+    }
+    // Its connection opened now, before the warm-up: not at the window's
+    // edge.
+    if let Some(s) = e.wait_sampling.and_then(|every| cx.db.sample_waits(every)) {
+        list.push(Box::new(SampledWaits::new(s)));
+    }
+    if let Some(p) = super::profile::Profiler::new(cx.db, cx.probe, cx.profiles, e) {
+        list.push(Box::new(p));
+    }
+    list
 }
 
 /// The window's figures from its clients' merged measurements: length,
