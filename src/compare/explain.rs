@@ -199,7 +199,7 @@ pub fn explain_ranked(
         .map(|(k, mine, theirs)| super::setting::describe(k, mine, theirs))
         .collect();
     // Two in the sentence, the rest counted: a MySQL 5.6 → 8.0 write's
-    // four binary-log settings, leading, left no room for the waits that
+    // seven binary-log settings, leading, left no room for the waits that
     // measured it (the settings table has them all).
     if let [first, rest @ ..] = movers.as_slice() {
         let names = match rest {

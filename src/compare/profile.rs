@@ -258,7 +258,7 @@ fn cell_profile(dir: &Path, rec: &Record, cell: &Cell) -> CellProfile {
     };
     // Idle threads' sleeping apart: neither a wait site of the work nor
     // part of the whole a wait site's change is judged against.
-    let (off, _) = off.without_idle();
+    let off = off.without_idle();
     let measured = cell.costs.get(&cpu_cost(m.of)).copied();
     let cpu_us_per_op = measured.or(m.cpu_us_per_op);
     let ops = m.ops.filter(|o| *o > 0.0);

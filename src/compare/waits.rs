@@ -8,6 +8,7 @@ use std::collections::BTreeMap;
 
 use serde::Serialize;
 
+use super::cause::op_us;
 use crate::measure::stats::median;
 use crate::measure::units::fmt_us;
 use crate::results::StepResult;
@@ -90,12 +91,6 @@ pub fn of(ok: &[&&StepResult]) -> Option<CellWaits> {
         moved: Vec::new(),
         share_of_change: None,
     })
-}
-
-/// An operation's time on average, µs: the clients' time ÷ operations.
-fn op_us(clients: u32, throughput: Option<f64>) -> Option<f64> {
-    let t = throughput.filter(|t| *t > 0.0)?;
-    Some(f64::from(clients) * 1e6 / t)
 }
 
 /// Fills `c.moved` and `c.share_of_change` against the base's waits.

@@ -241,9 +241,9 @@ pub fn fold(script: &str, f: &Followed) -> Stacks {
     for t in st.threads.into_values() {
         let idle = t.ran_share() < IDLE_RAN * busiest;
         for (stack, us) in t.off {
-            let stack = match idle {
-                true => stack.replacen(OFF_BLOCKED, OFF_IDLE, 1),
-                false => stack,
+            let stack = match stack.strip_prefix(OFF_BLOCKED) {
+                Some(rest) if idle => format!("{OFF_IDLE}{rest}"),
+                _ => stack,
             };
             *st.s.off.0.entry(stack).or_default() += us;
         }

@@ -102,15 +102,21 @@ impl Folded {
         self.0.values().sum()
     }
 
-    /// Off-CPU stacks without the idle threads' (`fold::OFF_IDLE`), and
-    /// the µs those slept: kept apart, as they scale with the window's
-    /// length and not with its work.
-    pub fn without_idle(self) -> (Folded, u64) {
-        let (idle, working): (BTreeMap<_, _>, BTreeMap<_, _>) = self
-            .0
-            .into_iter()
-            .partition(|(k, _)| k.starts_with(fold::OFF_IDLE));
-        (Folded(working), idle.values().sum())
+    /// Off-CPU stacks without the idle threads' (`fold::OFF_IDLE`): kept
+    /// apart, as they scale with the window's length and not with its
+    /// work ([`Folded::idle_us`] is what they weigh).
+    pub fn without_idle(mut self) -> Folded {
+        self.0.retain(|k, _| !k.starts_with(fold::OFF_IDLE));
+        self
+    }
+
+    /// The µs idle threads slept (`fold::OFF_IDLE`).
+    pub fn idle_us(&self) -> u64 {
+        self.0
+            .iter()
+            .filter(|(k, _)| k.starts_with(fold::OFF_IDLE))
+            .map(|(_, v)| v)
+            .sum()
     }
 
     /// The folded text, one `stack weight` a line.

@@ -323,13 +323,7 @@ fn script(data: &Path, follow: &Followed) -> Profile {
     };
     let stacks = fold::fold(&String::from_utf8_lossy(&out), follow);
     let samples = stacks.cpu.total();
-    let idle_us = stacks
-        .off
-        .0
-        .iter()
-        .filter(|(k, _)| k.starts_with(fold::OFF_IDLE))
-        .map(|(_, v)| v)
-        .sum::<u64>();
+    let idle_us = stacks.off.idle_us();
     let unnamed: Vec<Unnamed> = stacks
         .unnamed
         .iter()
