@@ -573,9 +573,12 @@ fn as_build_of(src: &Path, dst: &Path, n: u32, scales: &[(&str, f64)]) {
 /// read the machine's level shifts as changes. With `reference = "ref"`
 /// the plan runs a pinned build beside the one measured, and the history
 /// keeps the measured build's windows as ratios to the reference's of the
-/// same round: a machine 20% slower from the fourth run on (both targets)
-/// is no change point of the build's series, while the reference's own
-/// series shows the shift; the build 20% slower by itself is one.
+/// same round: a machine half as fast from the fourth run on (both
+/// targets) is no change point of the build's series, while the
+/// reference's own series shows the shift; the build half as fast by
+/// itself is one. (A shift of 20% failed once in a fresh-clone CI under
+/// the whole suite's load: the floor its one copied run measured can pass
+/// 20%; a halving is far beyond any floor a loaded host gives.)
 #[test]
 fn a_machine_level_shift_is_no_change_point_against_a_reference_run_beside() {
     let _one = alone();
@@ -628,7 +631,7 @@ fn a_machine_level_shift_is_no_change_point_against_a_reference_run_beside() {
             history(&["changes"], dir.path().join(h).to_str().unwrap(), None)
         };
     let machine = |i: u32| {
-        let m = if i >= 4 { 0.8 } else { 1.0 };
+        let m = if i >= 4 { 0.5 } else { 1.0 };
         vec![("ref", m), ("build", m)]
     };
     // Without the reference, the machine's shift is the build's change.
@@ -644,7 +647,7 @@ fn a_machine_level_shift_is_no_change_point_against_a_reference_run_beside() {
         "the machine's shift read as the build's change: {shifted}"
     );
     let regression = changes_of("regress.sqlite", true, &|i| {
-        vec![("build", if i >= 4 { 0.8 } else { 1.0 })]
+        vec![("build", if i >= 4 { 0.5 } else { 1.0 })]
     });
     assert!(
         regression.lines().any(|l| l.starts_with('#')

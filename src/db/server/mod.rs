@@ -226,10 +226,37 @@ pub struct ManagedServer {
     pub config_text: Option<String>,
 }
 
-/// A TCP port on 127.0.0.1 that nothing listens on right now.
+/// A TCP port on 127.0.0.1 that nothing uses right now, below the kernel's
+/// range for outgoing connections: a port from that range (what binding
+/// port 0 gives) can be taken by any client's connection in the seconds
+/// before the server binds it (CI: a MyRocks start failed with "Address
+/// already in use" on 35225 while other tests ran). Port 0 only when no
+/// port below the range is free.
 fn free_port() -> anyhow::Result<u16> {
+    use rand::{Rng, SeedableRng};
+    let low = fs::read_to_string("/proc/sys/net/ipv4/ip_local_port_range")
+        .ok()
+        .and_then(|r| r.split_whitespace().next()?.parse::<u16>().ok())
+        .unwrap_or(32768);
+    if low > 11000 {
+        let seed = std::time::SystemTime::now()
+            .duration_since(std::time::UNIX_EPOCH)
+            .map_or(0, |d| d.as_nanos() as u64);
+        let mut rng = rand::rngs::SmallRng::seed_from_u64(seed ^ u64::from(std::process::id()));
+        for _ in 0..50 {
+            let p = rng.random_range(10000..low);
+            if !port_in_use(p) {
+                return Ok(p);
+            }
+        }
+    }
     let l = std::net::TcpListener::bind("127.0.0.1:0").context("finding a free port")?;
     Ok(l.local_addr()?.port())
+}
+
+/// Whether a server that exited during start-up said its port was taken.
+fn lost_its_port(log: &Path) -> bool {
+    tail(log, 20).contains("Address already in use")
 }
 
 fn port_in_use(port: u16) -> bool {
@@ -344,26 +371,58 @@ impl ManagedServer {
             }
         };
         let started = Self::start_in(&spec, flavor.as_ref(), &bin, owner, port, fresh, &run_dir);
-        match started {
-            Ok((child, rt, config_text)) => {
-                let mut server = ManagedServer {
-                    spec,
-                    flavor,
-                    child: Some(child),
-                    rt,
-                    config_text,
-                };
-                if let Err(e) = server.wait_ready() {
-                    let _ = server.stop();
-                    undo(&server.spec);
-                    return Err(e);
-                }
-                Ok(server)
-            }
+        let (child, rt, config_text) = match started {
+            Ok(s) => s,
             Err(e) => {
                 undo(&spec);
-                Err(e)
+                return Err(e);
             }
+        };
+        let mut server = ManagedServer {
+            spec,
+            flavor,
+            child: Some(child),
+            rt,
+            config_text,
+        };
+        let mut attempt = 1;
+        loop {
+            let Err(e) = server.wait_ready() else {
+                return Ok(server);
+            };
+            let _ = server.stop();
+            // A port relbench chose was taken between its choice and the
+            // server's bind: another port, with the datadir as it is now
+            // (initialised, if this start initialised it).
+            if server.spec.port.is_none() && attempt < 4 && lost_its_port(&server.rt.log) {
+                attempt += 1;
+                crate::errln!(
+                    "relbench: target \"{}\": port {} was taken before the server could listen; trying another",
+                    server.spec.target,
+                    server.rt.port
+                );
+                let again = free_port().and_then(|port| {
+                    let dir = crate::util::private_dir("relbench-")?;
+                    let s = &server.spec;
+                    Self::start_in(s, server.flavor.as_ref(), &bin, owner, port, false, &dir)
+                        .inspect_err(|_| {
+                            let _ = fs::remove_dir_all(&dir);
+                        })
+                });
+                match again {
+                    Ok((child, rt, config_text)) => {
+                        (server.child, server.rt) = (Some(child), rt);
+                        server.config_text = config_text;
+                        continue;
+                    }
+                    Err(e) => {
+                        undo(&server.spec);
+                        return Err(e);
+                    }
+                }
+            }
+            undo(&server.spec);
+            return Err(e);
         }
     }
 
