@@ -764,6 +764,40 @@ impl Handle {
 mod tests {
     use super::*;
 
+    /// Regression (fresh-clone CI): a port from the range the kernel gives
+    /// outgoing connections was taken by one before MyRocks could bind it.
+    #[test]
+    fn a_chosen_port_is_free_and_below_the_range_of_outgoing_connections() {
+        let low: u16 = fs::read_to_string("/proc/sys/net/ipv4/ip_local_port_range")
+            .unwrap()
+            .split_whitespace()
+            .next()
+            .unwrap()
+            .parse()
+            .unwrap();
+        for _ in 0..100 {
+            let p = free_port().unwrap();
+            assert!(p < low, "{p} is in the kernel's range from {low}");
+            assert!(!port_in_use(p));
+        }
+    }
+
+    #[test]
+    fn a_server_that_lost_its_port_says_so_in_its_log() {
+        let dir = tempfile::tempdir().unwrap();
+        let log = dir.path().join("s.log");
+        fs::write(&log, "[ERROR] Can't start server: Bind on TCP/IP port. Got error: 98: Address already in use\n").unwrap();
+        assert!(lost_its_port(&log));
+        fs::write(
+            &log,
+            "LOG:  could not bind IPv4 address \"127.0.0.1\": Address already in use\n",
+        )
+        .unwrap();
+        assert!(lost_its_port(&log));
+        fs::write(&log, "[ERROR] Aborting\n").unwrap();
+        assert!(!lost_its_port(&log));
+    }
+
     #[test]
     fn an_install_scripts_failure_shows_the_line_that_says_why_not_its_advice() {
         // MariaDB 10.2's mysql_install_db, given an option it does not know.
