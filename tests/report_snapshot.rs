@@ -81,8 +81,8 @@ fn another_base_inverts_the_ratios() {
     let a = report::build(std::slice::from_ref(&run), Some("base")).unwrap();
     let b = report::build(&[run], Some("wal")).unwrap();
     for (ra, rb) in a.rows.iter().zip(&b.rows) {
-        let x = ra.cells[1].relative.unwrap();
-        let y = rb.cells[0].relative.unwrap();
+        let x = ra.cells[1].test.relative.unwrap();
+        let y = rb.cells[0].test.relative.unwrap();
         assert!((x * y - 1.0).abs() < 1e-9, "{}: {x} × {y}", ra.id.step);
     }
 }
@@ -116,13 +116,13 @@ fn three_repeats_give_three_answers_each_as_its_interval_shows() {
     let mut seen = Vec::new();
     for row in &r.rows {
         let c = &row.cells[wal];
-        assert_eq!(c.repeats, 3, "{}", row.id.step);
-        let s = c.significance.as_ref().expect("both sides repeated");
+        assert_eq!(c.figures.repeats, 3, "{}", row.id.step);
+        let s = c.test.significance.as_ref().expect("both sides repeated");
         assert_eq!(s.method, report::Method::Paired, "{}", row.id.step);
         assert_eq!(s.rounds, Some(3));
         let i = s.interval.expect("an interval");
         assert!((i.level - 0.95).abs() < 1e-9);
-        let rel = c.relative.unwrap();
+        let rel = c.test.relative.unwrap();
         assert!(i.lo <= rel && rel <= i.hi, "{}: {rel} {i:?}", row.id.step);
         let v = c.verdict().unwrap();
         match v {
@@ -189,10 +189,10 @@ fn two_hosts_side_by_side_each_against_its_own_base() {
     // hostb's wal is compared with hostb's base: 0.8 of host A's ratio.
     for (row, row1) in r.rows.iter().zip(&one.rows) {
         let (ra, rb) = (
-            row.cells[1].relative.unwrap(),
-            row.cells[3].relative.unwrap(),
+            row.cells[1].test.relative.unwrap(),
+            row.cells[3].test.relative.unwrap(),
         );
-        assert!((ra - row1.cells[1].relative.unwrap()).abs() < 1e-9);
+        assert!((ra - row1.cells[1].test.relative.unwrap()).abs() < 1e-9);
         assert!(
             (rb / ra - 0.8).abs() < 1e-9,
             "{}: {rb} vs {ra}",
@@ -268,7 +268,11 @@ fn a_step_the_sequence_runs_twice_is_two_rows_not_two_repeats() {
         .collect();
     assert_eq!(scans.len(), 4, "two occurrences × two client counts");
     for row in &scans {
-        assert!(row.cells.iter().all(|c| c.repeats == 1), "{}", row.title());
+        assert!(
+            row.cells.iter().all(|c| c.figures.repeats == 1),
+            "{}",
+            row.title()
+        );
     }
     assert_eq!(scans[1].title(), "scan");
     assert_eq!(scans[2].title(), "scan #2");
@@ -387,9 +391,9 @@ fn an_embedded_engine_that_moved_no_bytes_and_kept_its_cores_busy_is_never_said_
                 let no_io = |x: &relbench::compare::Cell| {
                     [Cost::ReadKb, Cost::WriteKb]
                         .iter()
-                        .all(|k| x.costs.get(k).is_none_or(|v| *v < 0.01))
+                        .all(|k| x.hardware.costs.get(k).is_none_or(|v| *v < 0.01))
                 };
-                let Some(rel) = c.relative else { continue };
+                let Some(rel) = c.test.relative else { continue };
                 if r.is_base(ti) {
                     continue;
                 }
@@ -399,8 +403,9 @@ fn an_embedded_engine_that_moved_no_bytes_and_kept_its_cores_busy_is_never_said_
                 // regression, the base's for a win.
                 let judged = if rel < 1.0 { c } else { base };
                 let busy = judged
+                    .hardware
                     .own_cpu_pct
-                    .zip(judged.usable_cores)
+                    .zip(judged.hardware.usable_cores)
                     .is_some_and(|(u, cap)| u / cap >= relbench::compare::OWN_CPU_BOUND_PCT);
                 if !no_io(c) || !no_io(base) || !busy {
                     continue;

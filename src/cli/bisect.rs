@@ -363,8 +363,8 @@ fn weigh(b: &mut Bisect, kept: &[Vec<StepResult>], names: &[String]) -> Vec<Stri
         let mut base = crate::compare::cell_of(kept[before].iter());
         let mut cell = crate::compare::cell_of(kept[c.after_index].iter());
         // Windows of several rounds: no one round to pair them by.
-        base.rounds.clear();
-        cell.rounds.clear();
+        base.figures.rounds.clear();
+        cell.figures.rounds.clear();
         let why = crate::compare::explain_change(&mut cell, &base);
         let moved = costs_moved(&cell, &base);
         let p = c.replicated.map_or(c.p, |r| r.p.max(c.p));
@@ -470,7 +470,7 @@ fn profile_culprit(
         .rows
         .iter()
         .find(|r| r.id.is_named(step))
-        .and_then(|r| r.cells[ti].profile.as_ref())
+        .and_then(|r| r.cells[ti].internals.profile.as_ref())
     else {
         crate::outln!(
             "profile of {}: none was taken (see {})",
@@ -614,7 +614,7 @@ fn check_beside(
     let mut cell = crate::compare::cell_of(now.iter().copied());
     let base = crate::compare::cell_of(reference.iter().copied());
     let why = crate::compare::explain_change(&mut cell, &base);
-    let (Some(ratio), Some(sig)) = (cell.relative, cell.significance.as_ref()) else {
+    let (Some(ratio), Some(sig)) = (cell.test.relative, cell.test.significance.as_ref()) else {
         return (
             125,
             format!(

@@ -53,7 +53,7 @@ pub(super) fn profile(a: &ProfileArgs) -> anyhow::Result<()> {
             rows[0].id.clients
         ),
     };
-    let Some(p) = &row.cells[ti].profile else {
+    let Some(p) = &row.cells[ti].internals.profile else {
         bail!(
             "{} has no profile of {} in {}: add `[profile]` to the plan (mode = \"separate\" profiles a repeat of \
              its own) and run it again",

@@ -101,7 +101,7 @@ fn still_unsettled(report: &crate::compare::Report, dir: &Path) -> Option<String
         .rows
         .iter()
         .flat_map(|r| r.cells.iter())
-        .filter_map(|c| c.disturbed.as_deref())
+        .filter_map(|c| c.judgement.disturbed.as_deref())
         .collect();
     let mut word = format!(
         "relbench: after confirmation {} step result{} still unsettled: {}",

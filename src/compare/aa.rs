@@ -27,10 +27,11 @@ fn pairs(rows: &[Row], targets: &[TargetMeta]) -> Vec<Pair> {
         for (j, t) in targets.iter().enumerate() {
             let Some(o) = t.copy_of else { continue };
             let (c, b) = (&row.cells[j], &row.cells[o]);
-            if c.disturbed.is_some() || b.disturbed.is_some() {
+            if c.judgement.disturbed.is_some() || b.judgement.disturbed.is_some() {
                 continue;
             }
-            if let Some(ratio) = within::log_ratio(&c.second_rates, &b.second_rates) {
+            if let Some(ratio) = within::log_ratio(&c.figures.second_rates, &b.figures.second_rates)
+            {
                 out.push(Pair {
                     row: ri,
                     copy: j,
@@ -54,7 +55,7 @@ pub(super) fn test_single_windows(rows: &mut [Row], targets: &[TargetMeta], base
         let mut found = Vec::new();
         for (ti, (cell, &b)) in row.cells.iter().zip(base_of).enumerate() {
             let base = &row.cells[b];
-            if b == ti || cell.significance.is_some() || cell.relative.is_none() {
+            if b == ti || cell.test.significance.is_some() || cell.test.relative.is_none() {
                 continue;
             }
             let groups = [group_of(ti), group_of(b)];
@@ -67,8 +68,11 @@ pub(super) fn test_single_windows(rows: &mut [Row], targets: &[TargetMeta], base
             let Some(between) = Between::from_pairs(&null) else {
                 continue;
             };
-            let Some(w) = within::within_run(&cell.second_rates, &base.second_rates, &between)
-            else {
+            let Some(w) = within::within_run(
+                &cell.figures.second_rates,
+                &base.figures.second_rates,
+                &between,
+            ) else {
                 continue;
             };
             found.push((
@@ -86,7 +90,7 @@ pub(super) fn test_single_windows(rows: &mut [Row], targets: &[TargetMeta], base
             ));
         }
         for (ti, s) in found {
-            row.cells[ti].significance = Some(s);
+            row.cells[ti].test.significance = Some(s);
         }
     }
 }

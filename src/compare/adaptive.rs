@@ -25,7 +25,7 @@ use crate::plan::{Adaptive, StepId};
 /// The look a cell's data reached: the round its latest window came from
 /// (the minimum's repeats are the first look), within `1..=looks`.
 fn look_of(cell: &Cell, base: &Cell, bounds: Adaptive) -> u32 {
-    let last = cell.last_repeat.max(base.last_repeat);
+    let last = cell.figures.last_repeat.max(base.figures.last_repeat);
     (last + 1)
         .saturating_sub(bounds.min)
         .clamp(1, bounds.looks())
@@ -137,7 +137,7 @@ impl Report {
                 if b == ti || self.targets[ti].copy_of.is_some() {
                     continue;
                 }
-                let Some(rel) = c.relative else { continue };
+                let Some(rel) = c.test.relative else { continue };
                 let name = format!(
                     "{} ({} c{})",
                     self.targets[ti].name,
@@ -149,14 +149,14 @@ impl Report {
                     Some(Verdict::Disturbed) => (0.0, format!("{name}: disturbed"), true),
                     Some(Verdict::Untested) => (0.0, format!("{name}: {rel:.2} not tested"), true),
                     Some(_)
-                        if c.sla_missed.is_some()
-                            || c.base_sla_missed
-                            || c.rate_missed.is_some() =>
+                        if c.judgement.sla_missed.is_some()
+                            || c.judgement.base_sla_missed
+                            || c.judgement.rate_missed.is_some() =>
                     {
                         continue
                     }
                     Some(Verdict::Undecided) => {
-                        let Some(sig) = c.significance.as_ref() else {
+                        let Some(sig) = c.test.significance.as_ref() else {
                             continue;
                         };
                         let Some(i) = sig.interval else { continue };
@@ -193,6 +193,7 @@ impl Report {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::compare::Figures;
 
     #[test]
     fn an_interval_must_clear_the_nearer_edge_inside_the_band_and_1_past_it() {
@@ -211,7 +212,10 @@ mod tests {
             budget_secs: None,
         };
         let at = |last_repeat| Cell {
-            last_repeat,
+            figures: Figures {
+                last_repeat,
+                ..Default::default()
+            },
             ..Cell::default()
         };
         assert_eq!(look_of(&at(2), &at(2), bounds), 1);

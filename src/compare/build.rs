@@ -155,7 +155,7 @@ pub fn build_subset(
     let (host_offsets, host_notes) =
         super::hosts::compare_hosts(&mut rows, &targets, &base_of, cols.first().copied());
     for c in rows.iter_mut().flat_map(|r| r.cells.iter_mut()) {
-        c.judged = c.verdict();
+        c.judgement.judged = c.verdict();
     }
     let step_rows = step_rows(&rows, &steps);
     let summary: Vec<TargetSummary> = (0..targets.len())
@@ -428,7 +428,7 @@ fn build_row(
         // Both sides' noise is in the ratio: the larger of the two
         // groups' floors, when the target and its base differ.
         let (own, base) = (floors[group_of(ti)], floors[group_of(base_of[ti])]);
-        c.noise_floor = match (own, base) {
+        c.test.noise_floor = match (own, base) {
             (Some(a), Some(b)) => Some(a.max(b)),
             (a, b) => a.or(b),
         };
@@ -441,7 +441,7 @@ fn build_row(
             && (0..targets.len()).any(|j| targets[j].copy_of == Some(b))
             && (0..targets.len())
                 .filter(|&j| j == b || targets[j].copy_of == Some(b))
-                .any(|j| cells[j].disturbed.is_some())
+                .any(|j| cells[j].judgement.disturbed.is_some())
     });
     let series = series::row_series(cols, ok_of);
     let mut response = Vec::new();
@@ -535,7 +535,10 @@ pub(super) fn base_failed(
     rows: &[Row],
     steps: &[(usize, StepResult)],
 ) -> Vec<BaseFailed> {
-    let measured = |ti: usize| rows.iter().any(|r| r.cells[ti].throughput.is_some());
+    let measured = |ti: usize| {
+        rows.iter()
+            .any(|r| r.cells[ti].figures.throughput.is_some())
+    };
     let mut bases: Vec<usize> = base_of.to_vec();
     bases.sort_unstable();
     bases.dedup();
@@ -567,9 +570,12 @@ pub(super) fn base_failed(
 pub(super) fn noise_floor(targets: &[TargetMeta], cells: &[Cell], original: usize) -> Option<f64> {
     let quiet: Vec<usize> = (0..targets.len())
         .filter(|&j| j == original || targets[j].copy_of == Some(original))
-        .filter(|&j| cells[j].disturbed.is_none())
+        .filter(|&j| cells[j].judgement.disturbed.is_none())
         .collect();
-    let same: Vec<f64> = quiet.iter().filter_map(|&j| cells[j].throughput).collect();
+    let same: Vec<f64> = quiet
+        .iter()
+        .filter_map(|&j| cells[j].figures.throughput)
+        .collect();
     if same.len() < 2 {
         return None;
     }
@@ -584,7 +590,7 @@ pub(super) fn noise_floor(targets: &[TargetMeta], cells: &[Cell], original: usiz
             let c = &cells[j];
             [
                 super::verdicts::sample(c, base),
-                Sample::unpaired(&c.throughputs, &base.throughputs),
+                Sample::unpaired(&c.figures.throughputs, &base.figures.throughputs),
             ]
         })
         .flatten()
@@ -618,9 +624,12 @@ mod tests {
 
     fn rounds(v: &[f64]) -> Cell {
         Cell {
-            throughput: Some(v.iter().sum::<f64>() / v.len() as f64),
-            throughputs: v.to_vec(),
-            rounds: (1..=v.len() as u32).collect(),
+            figures: Figures {
+                throughput: Some(v.iter().sum::<f64>() / v.len() as f64),
+                throughputs: v.to_vec(),
+                rounds: (1..=v.len() as u32).collect(),
+                ..Default::default()
+            },
             ..Cell::default()
         }
     }
@@ -636,8 +645,8 @@ mod tests {
         let geomean = (0.9f64 * 310.0 / 300.0).sqrt();
         assert!(floor >= 1.0 / geomean - 1.0 - 1e-12, "{floor}");
         let mut copy = cells[1].clone();
-        copy.relative = Some(geomean);
-        copy.noise_floor = Some(floor);
+        copy.test.relative = Some(geomean);
+        copy.test.noise_floor = Some(floor);
         let (lo, _) = copy.band();
         assert!(lo <= geomean, "{lo} {geomean}");
     }

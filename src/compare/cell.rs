@@ -5,183 +5,15 @@
 use super::*;
 use crate::measure::{paired, steady};
 
+pub use super::parts::*;
 pub use super::significance::{Method, Significance};
-
-/// One statement class's latency in a cell, µs.
-#[derive(Debug, Clone, Copy, PartialEq, Serialize)]
-pub struct StatementLatency {
-    pub count: u64,
-    pub p50_us: f64,
-    pub p99_us: f64,
-    pub max_us: f64,
-}
-
-/// One target's figures for one row, the median over repeats.
-#[derive(Debug, Clone, Default, Serialize)]
-pub struct Cell {
-    pub throughput: Option<f64>,
-    /// Throughput of each repeat that did not fail, in repeat order.
-    pub throughputs: Vec<f64>,
-    /// The round (repeat) of each of `throughputs`: the paired test pairs
-    /// a target's window with its base's of the same round.
-    #[serde(skip)]
-    pub rounds: Vec<u32>,
-    /// The median's confidence interval (with two or more repeats).
-    pub throughput_interval: Option<stats::Interval>,
-    /// Target ÷ base.
-    pub relative: Option<f64>,
-    /// Set when the target and its base both have two or more repeats.
-    pub significance: Option<Significance>,
-    /// The cell's verdict as every output shows it ([`Cell::verdict`]),
-    /// set once the comparison is built.
-    #[serde(rename = "verdict", skip_serializing_if = "Option::is_none")]
-    pub judged: Option<Verdict>,
-    /// How many repeats were measured.
-    pub repeats: usize,
-    /// The latest repeat among its windows (failed and disturbed ones
-    /// too): an adaptive run's cell is judged at the level of the look
-    /// that repeat's round led to (`measure::sequential::level`).
-    #[serde(skip)]
-    pub last_repeat: u32,
-    /// Why the step has no figure, when it failed in every repeat.
-    pub failed: Option<String>,
-    /// Cost per operation by [`Cost::key`], median over repeats; a cost
-    /// that was not measured is absent.
-    pub costs: BTreeMap<Cost, f64>,
-    /// Target ÷ base for each cost both have (above 1 = more cost).
-    pub costs_relative: BTreeMap<Cost, f64>,
-    /// The rank test's p-value for each cost, with repeats on both sides.
-    pub costs_p: BTreeMap<Cost, f64>,
-    /// Each cost per repeat, with its round, for the tests.
-    #[serde(skip)]
-    pub cost_samples: BTreeMap<Cost, Vec<(u32, f64)>>,
-    pub p99_us: Option<f64>,
-    pub errors: u64,
-    /// Database size on disk after the step, and the server's peak
-    /// resident memory during it (medians over repeats).
-    pub db_bytes_after: Option<u64>,
-    pub server_rss_peak_bytes: Option<u64>,
-    /// An Insert Benchmark q-step whose background inserts missed the SLA
-    /// in some repeat: the lowest share of the target rate reached.
-    pub sla_missed: Option<f64>,
-    /// The base missed the SLA on this step: the comparison is not fair.
-    pub base_sla_missed: bool,
-    /// An open-loop step (`rate`) that fell short of its rate in some
-    /// repeat: the lowest share of the rate reached. Its throughput is the
-    /// server's limit, not the rate asked: not judged.
-    pub rate_missed: Option<f64>,
-    /// Why this target's figure is disturbed: every window it rests on ran
-    /// while other programs or steal took ≥ 5% of the machine.
-    pub disturbed: Option<String>,
-    /// Disturbed windows left out because the cell had quiet ones.
-    pub disturbed_left_out: usize,
-    /// The base's figure on this step is disturbed.
-    pub base_disturbed: bool,
-    /// This target's window or its base's was too short to judge by.
-    pub short_window: bool,
-    /// Why a window of this cell never became steady (MSER-5 found no
-    /// steady part and its throughput moved one way across it): the
-    /// cell is not judged unless its change is larger than the drift
-    /// ([`Cell::drift`]), and more repeats would not settle it.
-    #[serde(skip_serializing_if = "Option::is_none")]
-    pub unsteady: Option<String>,
-    /// The base's window never became steady.
-    #[serde(skip_serializing_if = "std::ops::Not::not")]
-    pub base_unsteady: bool,
-    /// This is a base's own cell: it is what the others are judged
-    /// against, and has no verdict of its own.
-    #[serde(skip)]
-    pub is_base: bool,
-    /// How far the unsteady windows of this cell and, once compared, its
-    /// base's moved across a window (the largest |last third ÷ first
-    /// third − 1|); 0 when every window settled.
-    #[serde(skip)]
-    pub drift: f64,
-    /// Seconds at the start of the measured window that were still
-    /// warming up (MSER-5's cut, where it is larger than the seconds'
-    /// noise), median over the repeats that had one.
-    #[serde(skip_serializing_if = "Option::is_none")]
-    pub warming_secs: Option<f64>,
-    /// Other programs' share of the machine over the window, in %
-    /// (median over repeats).
-    pub others_share_pct: Option<f64>,
-    /// The row's A/A noise floor (see [`Row::noise_floor`]), copied here
-    /// so a cell can judge itself.
-    pub noise_floor: Option<f64>,
-    /// The measured window's length, the machine's CPU utilisation and
-    /// the devices' (medians over repeats): what bounded the step.
-    pub window_secs: Option<f64>,
-    pub cpu_util_pct: Option<f64>,
-    pub disk_util_pct: Option<f64>,
-    /// The benchmark's own CPU over the window, in % of one core, and the
-    /// cores its threads can use: one per client (a connection runs one
-    /// statement at a time), no more than the machine's.
-    pub own_cpu_pct: Option<f64>,
-    pub usable_cores: Option<f64>,
-    /// The machine's rates over the window (medians over repeats), and
-    /// target ÷ base for each.
-    pub rates: BTreeMap<Rate, f64>,
-    pub rates_relative: BTreeMap<Rate, f64>,
-    /// Latency per statement class (and `event`), medians over repeats.
-    pub statements: BTreeMap<String, StatementLatency>,
-    /// The engine's counters that moved, per operation (median over
-    /// repeats), and the ones that moved most against the base: (name,
-    /// target ÷ base), largest first.
-    pub counters_per_op: BTreeMap<String, f64>,
-    pub counters_moved: Vec<(String, f64)>,
-    /// Per-second throughput of a target's single repeat (whole seconds),
-    /// for the within-run test.
-    #[serde(skip)]
-    pub second_rates: Vec<f64>,
-    /// Where the time went (`[profile]`), and against the base's.
-    #[serde(skip_serializing_if = "Option::is_none")]
-    pub profile: Option<super::profile::CellProfile>,
-    /// Where the server waited, by its own accounting, and against the
-    /// base's.
-    #[serde(skip_serializing_if = "Option::is_none")]
-    pub waits: Option<super::waits::CellWaits>,
-    /// What each statement did, by the server's own accounting, and the
-    /// figures that moved against the base's.
-    #[serde(skip_serializing_if = "Option::is_none")]
-    pub server_statements: Option<super::statements::CellStatements>,
-    /// The step's client count (an operation's time is clients ÷
-    /// throughput).
-    #[serde(skip)]
-    pub clients: u32,
-    /// The plans of the statements the step sent (its first repeat's).
-    #[serde(skip)]
-    pub plans: Vec<crate::measure::plans::StatementPlan>,
-    /// The statements whose plan differs from the base's.
-    #[serde(skip_serializing_if = "Vec::is_empty")]
-    pub plans_differ: Vec<PlanDiff>,
-}
-
-/// A statement the optimizer planned differently from the base.
-#[derive(Debug, Clone, Serialize, PartialEq)]
-pub struct PlanDiff {
-    pub sql: String,
-    pub base_shape: String,
-    pub shape: String,
-    /// Both plans as the engines printed them.
-    pub base_plan: String,
-    pub plan: String,
-}
-
-impl PlanDiff {
-    /// `SELECT c FROM sbtest1 WHERE id=$1: Index Scan using sbtest1_pkey
-    /// on sbtest1 → Seq Scan on sbtest1`.
-    pub fn describe(&self) -> String {
-        let sql = crate::measure::plans::short_sql(&self.sql);
-        format!("{sql}: {} → {}", self.base_shape, self.shape)
-    }
-}
 
 impl Cell {
     /// The band a change must pass and an equivalence must stay inside:
     /// 0.95–1.05, or the A/A floor of its comparison where that is wider
     /// (identical runs lay that far apart).
     pub fn band(&self) -> (f64, f64) {
-        let floor = self.noise_floor.unwrap_or(0.0);
+        let floor = self.test.noise_floor.unwrap_or(0.0);
         (SLOWER.min(1.0 / (1.0 + floor)), FASTER.max(1.0 + floor))
     }
 
@@ -211,17 +43,20 @@ impl Cell {
     /// with no ratio. A q-step whose background writes missed the SLA is
     /// not judged: its queries ran against less write load than asked.
     pub fn verdict(&self) -> Option<Verdict> {
-        if self.is_base {
+        if self.judgement.is_base {
             return None;
         }
-        let rel = self.relative?;
-        if self.sla_missed.is_some() || self.base_sla_missed || self.rate_missed.is_some() {
+        let rel = self.test.relative?;
+        if self.judgement.sla_missed.is_some()
+            || self.judgement.base_sla_missed
+            || self.judgement.rate_missed.is_some()
+        {
             return Some(Verdict::Undecided);
         }
-        if self.short_window {
+        if self.judgement.short_window {
             return Some(Verdict::TooShort);
         }
-        if self.disturbed.is_some() || self.base_disturbed {
+        if self.judgement.disturbed.is_some() || self.judgement.base_disturbed {
             return Some(Verdict::Disturbed);
         }
         let (lo, hi) = self.judged_band();
@@ -231,14 +66,14 @@ impl Cell {
         // edge across that range is a change whatever part of the window
         // is read (an insert step 10× faster whose throughput fell 20% as
         // its table grew); anything nearer the band is not judged.
-        let f = 1.0 + self.drift;
+        let f = 1.0 + self.judgement.drift;
         let outlasts_drift = v.is_change()
             && band_verdict(rel * f, lo, hi) == v
             && band_verdict(rel / f, lo, hi) == v;
-        if (self.unsteady.is_some() || self.base_unsteady) && !outlasts_drift {
+        if (self.judgement.unsteady.is_some() || self.judgement.base_unsteady) && !outlasts_drift {
             return Some(Verdict::Unsteady);
         }
-        let Some(sig) = &self.significance else {
+        let Some(sig) = &self.test.significance else {
             return Some(Verdict::Untested);
         };
         let Some(i) = sig.interval else {
@@ -320,89 +155,96 @@ pub(super) fn cell<'a>(results: impl Iterator<Item = &'a StepResult>) -> Cell {
         .collect();
     let (unsteady, drift, warming_secs) = steadiness(&ok);
     Cell {
-        throughput: median(&mut throughputs.clone()),
-        throughput_interval: stats::median_interval(&throughputs),
-        throughputs,
-        rounds: ok.iter().map(|s| s.id.repeat).collect(),
-        relative: None,
-        significance: None,
-        judged: None,
-        repeats: ok.len(),
-        last_repeat: results.iter().map(|s| s.id.repeat).max().unwrap_or(0),
-        failed: if ok.is_empty() {
-            results.iter().find_map(|s| s.failed.clone())
-        } else {
-            None
+        figures: Figures {
+            throughput: median(&mut throughputs.clone()),
+            throughput_interval: stats::median_interval(&throughputs),
+            throughputs,
+            rounds: ok.iter().map(|s| s.id.repeat).collect(),
+            repeats: ok.len(),
+            last_repeat: results.iter().map(|s| s.id.repeat).max().unwrap_or(0),
+            failed: if ok.is_empty() {
+                results.iter().find_map(|s| s.failed.clone())
+            } else {
+                None
+            },
+            p99_us: median(&mut p99),
+            errors: results.iter().flat_map(|s| s.errors.values()).sum(),
+            db_bytes_after: median_u64(ok.iter().filter_map(|s| s.metrics.db_bytes_after)),
+            server_rss_peak_bytes: median_u64(
+                ok.iter().filter_map(|s| s.metrics.server_rss_peak_bytes),
+            ),
+            window_secs: median(&mut ok.iter().map(|s| s.secs).collect::<Vec<f64>>()),
+            clients: ok.first().map_or(0, |s| s.id.at.clients),
+            second_rates: match ok.as_slice() {
+                [one] => one.second_rates(),
+                _ => Vec::new(),
+            },
         },
-        costs,
-        costs_relative: BTreeMap::new(),
-        costs_p: BTreeMap::new(),
-        cost_samples,
-        p99_us: median(&mut p99),
-        errors: results.iter().flat_map(|s| s.errors.values()).sum(),
-        db_bytes_after: median_u64(ok.iter().filter_map(|s| s.metrics.db_bytes_after)),
-        server_rss_peak_bytes: median_u64(
-            ok.iter().filter_map(|s| s.metrics.server_rss_peak_bytes),
-        ),
-        sla_missed: ok
-            .iter()
-            .filter_map(|s| s.sla.as_ref())
-            .filter(|s| !s.passed)
-            .map(|s| s.achieved)
-            .reduce(f64::min),
-        base_sla_missed: false,
-        rate_missed: ok
-            .iter()
-            .filter_map(|s| s.rate.as_ref())
-            .filter(|r| r.missed)
-            .map(|r| r.reached_per_sec / r.asked_per_sec)
-            .reduce(f64::min),
-        disturbed: disturbed_of(&ok_why, ok.len()),
-        disturbed_left_out,
-        base_disturbed: false,
-        short_window: false,
-        unsteady,
-        base_unsteady: false,
-        is_base: false,
-        drift,
-        warming_secs,
-        others_share_pct: median(
-            &mut ok
-                .iter()
-                .filter_map(|s| s.metrics.interference.as_ref()?.others_share_pct)
-                .collect::<Vec<f64>>(),
-        ),
-        noise_floor: None,
-        window_secs: median(&mut ok.iter().map(|s| s.secs).collect::<Vec<f64>>()),
-        cpu_util_pct: rates.get(&Rate::CpuPct).copied(),
-        own_cpu_pct: median(
-            &mut ok
-                .iter()
-                .filter_map(|s| Some(s.metrics.own_cpu_us_per_op? * s.throughput / 1e4))
-                .collect::<Vec<f64>>(),
-        ),
-        usable_cores: usable_cores(&ok),
-        disk_util_pct: median(
-            &mut ok
-                .iter()
-                .filter_map(|s| Some(s.metrics.disk.as_ref()?.util_pct))
-                .collect::<Vec<f64>>(),
-        ),
-        rates,
-        rates_relative: BTreeMap::new(),
-        statements: statement_latency(&ok),
-        counters_per_op: counters_per_op(&ok),
-        counters_moved: Vec::new(),
-        waits: super::waits::of(&ok),
-        server_statements: super::statements::of(&ok),
-        plans: first_plans(&ok),
-        plans_differ: Vec::new(),
-        clients: ok.first().map_or(0, |s| s.id.at.clients),
-        second_rates: match ok.as_slice() {
-            [one] => one.second_rates(),
-            _ => Vec::new(),
+        hardware: Hardware {
+            costs,
+            costs_relative: BTreeMap::new(),
+            costs_p: BTreeMap::new(),
+            cost_samples,
+            cpu_util_pct: rates.get(&Rate::CpuPct).copied(),
+            own_cpu_pct: median(
+                &mut ok
+                    .iter()
+                    .filter_map(|s| Some(s.metrics.own_cpu_us_per_op? * s.throughput / 1e4))
+                    .collect::<Vec<f64>>(),
+            ),
+            usable_cores: usable_cores(&ok),
+            disk_util_pct: median(
+                &mut ok
+                    .iter()
+                    .filter_map(|s| Some(s.metrics.disk.as_ref()?.util_pct))
+                    .collect::<Vec<f64>>(),
+            ),
+            rates,
+            rates_relative: BTreeMap::new(),
         },
-        profile: None,
+        internals: Internals {
+            statements: statement_latency(&ok),
+            counters_per_op: counters_per_op(&ok),
+            counters_moved: Vec::new(),
+            waits: super::waits::of(&ok),
+            server_statements: super::statements::of(&ok),
+            plans: first_plans(&ok),
+            plans_differ: Vec::new(),
+            profile: None,
+        },
+        // Filled in once compared with the base.
+        test: Test::default(),
+        judgement: Judgement {
+            judged: None,
+            sla_missed: ok
+                .iter()
+                .filter_map(|s| s.sla.as_ref())
+                .filter(|s| !s.passed)
+                .map(|s| s.achieved)
+                .reduce(f64::min),
+            base_sla_missed: false,
+            rate_missed: ok
+                .iter()
+                .filter_map(|s| s.rate.as_ref())
+                .filter(|r| r.missed)
+                .map(|r| r.reached_per_sec / r.asked_per_sec)
+                .reduce(f64::min),
+            disturbed: disturbed_of(&ok_why, ok.len()),
+            disturbed_left_out,
+            base_disturbed: false,
+            short_window: false,
+            unsteady,
+            base_unsteady: false,
+            is_base: false,
+            drift,
+            warming_secs,
+            others_share_pct: median(
+                &mut ok
+                    .iter()
+                    .filter_map(|s| s.metrics.interference.as_ref()?.others_share_pct)
+                    .collect::<Vec<f64>>(),
+            ),
+        },
     }
 }
 
@@ -467,12 +309,13 @@ pub(super) fn counters_per_op(ok: &[&&StepResult]) -> BTreeMap<String, f64> {
 /// The counters per operation that moved most against the base, at a
 /// rate that matters (ten a second on either side), largest first.
 pub(super) fn counters_moved(c: &Cell, base: &Cell) -> Vec<(String, f64)> {
-    let rate = |x: &Cell, v: f64| v * x.throughput.unwrap_or(0.0);
+    let rate = |x: &Cell, v: f64| v * x.figures.throughput.unwrap_or(0.0);
     let mut moved: Vec<(String, f64)> = c
+        .internals
         .counters_per_op
         .iter()
         .filter_map(|(k, &v)| {
-            let b = *base.counters_per_op.get(k)?;
+            let b = *base.internals.counters_per_op.get(k)?;
             let r = ratio(Some(v), Some(b))?;
             let past = verdict(r) != Verdict::Same;
             (past && (rate(c, v) >= 10.0 || rate(base, b) >= 10.0) && r > 0.0)
@@ -583,44 +426,55 @@ fn steadiness(ok: &[&&StepResult]) -> (Option<String>, f64, Option<f64>) {
 /// Fills a cell's ratios against its base and, when both have repeats,
 /// each cost's p-value (the throughput's test is in the verdicts module, which reads cells).
 pub(super) fn compare(c: &mut Cell, base: &Cell, is_base: bool) {
-    c.is_base = is_base;
-    c.relative = ratio(c.throughput, base.throughput);
-    c.base_sla_missed = !is_base && base.sla_missed.is_some();
-    c.base_disturbed = !is_base && base.disturbed.is_some();
-    c.base_unsteady = !is_base && base.unsteady.is_some();
+    c.judgement.is_base = is_base;
+    c.test.relative = ratio(c.figures.throughput, base.figures.throughput);
+    c.judgement.base_sla_missed = !is_base && base.judgement.sla_missed.is_some();
+    c.judgement.base_disturbed = !is_base && base.judgement.disturbed.is_some();
+    c.judgement.base_unsteady = !is_base && base.judgement.unsteady.is_some();
     if !is_base {
-        c.drift = c.drift.max(base.drift);
+        c.judgement.drift = c.judgement.drift.max(base.judgement.drift);
     }
-    let short = |x: &Cell| x.window_secs.is_some_and(|w| w < SHORT_WINDOW_SECS);
-    c.short_window = !is_base && (short(c) || short(base));
-    c.rates_relative = Rate::ALL
+    let short = |x: &Cell| x.figures.window_secs.is_some_and(|w| w < SHORT_WINDOW_SECS);
+    c.judgement.short_window = !is_base && (short(c) || short(base));
+    c.hardware.rates_relative = Rate::ALL
         .iter()
         .filter_map(|k| {
             Some((
                 *k,
-                ratio(c.rates.get(k).copied(), base.rates.get(k).copied())?,
+                ratio(
+                    c.hardware.rates.get(k).copied(),
+                    base.hardware.rates.get(k).copied(),
+                )?,
             ))
         })
         .collect();
     if !is_base {
-        c.counters_moved = counters_moved(c, base);
-        c.plans_differ = plans_differ(&c.plans, &base.plans);
+        c.internals.counters_moved = counters_moved(c, base);
+        c.internals.plans_differ = plans_differ(&c.internals.plans, &base.internals.plans);
         if let (Some(s), Some(bs)) = (
-            c.server_statements.as_mut(),
-            base.server_statements.as_ref(),
+            c.internals.server_statements.as_mut(),
+            base.internals.server_statements.as_ref(),
         ) {
             super::statements::compare(s, bs);
         }
-        if let (Some(w), Some(bw)) = (c.waits.as_mut(), base.waits.as_ref()) {
-            super::waits::compare(w, bw, c.clients, (c.throughput, base.throughput));
+        if let (Some(w), Some(bw)) = (c.internals.waits.as_mut(), base.internals.waits.as_ref()) {
+            super::waits::compare(
+                w,
+                bw,
+                c.figures.clients,
+                (c.figures.throughput, base.figures.throughput),
+            );
         }
     }
-    c.costs_relative = Cost::ALL
+    c.hardware.costs_relative = Cost::ALL
         .iter()
         .filter_map(|k| {
             Some((
                 *k,
-                ratio(c.costs.get(k).copied(), base.costs.get(k).copied())?,
+                ratio(
+                    c.hardware.costs.get(k).copied(),
+                    base.hardware.costs.get(k).copied(),
+                )?,
             ))
         })
         .collect();
@@ -632,11 +486,12 @@ pub(super) fn compare(c: &mut Cell, base: &Cell, is_base: bool) {
     // a cost's is the cell's own.
     // Paired by round only where both cells carry their rounds (a
     // history's sides are builds of different runs).
-    let by_round = !c.rounds.is_empty() && !base.rounds.is_empty();
-    c.costs_p = c
+    let by_round = !c.figures.rounds.is_empty() && !base.figures.rounds.is_empty();
+    c.hardware.costs_p = c
+        .hardware
         .cost_samples
         .iter()
-        .filter_map(|(k, v)| Some((*k, cost_p(v, base.cost_samples.get(k)?, by_round)?)))
+        .filter_map(|(k, v)| Some((*k, cost_p(v, base.hardware.cost_samples.get(k)?, by_round)?)))
         .collect();
 }
 
@@ -663,13 +518,13 @@ impl Cell {
     /// Whether this window or its base's was disturbed: every figure of
     /// the comparison is then marked as such in every output.
     pub fn is_disturbed(&self) -> bool {
-        self.disturbed.is_some() || self.base_disturbed
+        self.judgement.disturbed.is_some() || self.judgement.base_disturbed
     }
 
     /// A throughput ratio's verdict by the thresholds alone, for a cell
     /// with no significance to go by (one repeat, no within-run test).
     pub fn ratio_verdict(&self) -> Option<Verdict> {
-        self.relative.map(super::verdict)
+        self.test.relative.map(super::verdict)
     }
 
     /// Cost `k` against the base's: `None` when it is too small at the
@@ -677,10 +532,12 @@ impl Cell {
     /// query is background noise, not a win) or was not compared; with
     /// repeats, `Unsure` unless the change is significant.
     pub fn cost_verdict(&self, k: Cost, base: &Cell) -> Option<Verdict> {
-        let rel = *self.costs_relative.get(&k)?;
+        let rel = *self.hardware.costs_relative.get(&k)?;
         // The machine's figure from a window another program shared
         // measures that program too: marked, never coloured.
-        if k.machine_wide() && (self.disturbed.is_some() || base.disturbed.is_some()) {
+        if k.machine_wide()
+            && (self.judgement.disturbed.is_some() || base.judgement.disturbed.is_some())
+        {
             return Some(Verdict::Disturbed);
         }
         if !super::explain::cost_matters(k, self, base) {
@@ -688,14 +545,15 @@ impl Cell {
         }
         Some(super::judged(
             super::cost_verdict(rel),
-            self.costs_p.get(&k).copied(),
+            self.hardware.costs_p.get(&k).copied(),
         ))
     }
 
     /// The cost whose ratio moved furthest from 1, among those that
     /// matter at the step's rate (the overview's tooltip names it).
     pub fn moved_most(&self, base: &Cell) -> Option<(Cost, f64)> {
-        self.costs_relative
+        self.hardware
+            .costs_relative
             .iter()
             .filter(|(k, _)| super::explain::cost_matters(**k, self, base))
             .filter(|(k, _)| !super::explain::superseded(**k, self))
@@ -710,9 +568,15 @@ mod tests {
 
     fn unsteady(rel: f64, drift: f64) -> Option<Verdict> {
         Cell {
-            relative: Some(rel),
-            unsteady: Some("1 of 2 repeats; still warming up: throughput fell 17%".into()),
-            drift,
+            test: Test {
+                relative: Some(rel),
+                ..Default::default()
+            },
+            judgement: Judgement {
+                unsteady: Some("1 of 2 repeats; still warming up: throughput fell 17%".into()),
+                drift,
+                ..Default::default()
+            },
             ..Cell::default()
         }
         .verdict()
@@ -733,9 +597,15 @@ mod tests {
         assert_eq!(unsteady(1.12, 0.12), Some(Verdict::Unsteady));
         assert_eq!(unsteady(0.9, 0.12), Some(Verdict::Unsteady));
         let base_only = Cell {
-            relative: Some(1.12),
-            base_unsteady: true,
-            drift: 0.12,
+            test: Test {
+                relative: Some(1.12),
+                ..Default::default()
+            },
+            judgement: Judgement {
+                base_unsteady: true,
+                drift: 0.12,
+                ..Default::default()
+            },
             ..Cell::default()
         };
         assert_eq!(base_only.verdict(), Some(Verdict::Unsteady));

@@ -46,7 +46,7 @@ fn matters(k: Cost, per_op: f64, ops_per_sec: f64) -> bool {
 /// Whether a cost's change between `base` and `c` is large enough, on
 /// either side, to explain anything.
 pub fn cost_matters(k: Cost, c: &Cell, base: &Cell) -> bool {
-    let side = |x: &Cell| match (x.costs.get(&k), x.throughput) {
+    let side = |x: &Cell| match (x.hardware.costs.get(&k), x.figures.throughput) {
         (Some(&v), Some(t)) => matters(k, v, t),
         _ => false,
     };
@@ -57,7 +57,7 @@ pub fn cost_matters(k: Cost, c: &Cell, base: &Cell) -> bool {
 /// CPU, where the benchmark's own is measured (the machine's includes
 /// whatever else ran beside the step).
 pub fn superseded(k: Cost, c: &Cell) -> bool {
-    let own = |o: Cost| c.costs_relative.contains_key(&o);
+    let own = |o: Cost| c.hardware.costs_relative.contains_key(&o);
     (k == Cost::CpuUs && own(Cost::OwnCpuUs))
         || (k == Cost::Cs && own(Cost::OwnCs))
         // Waiting and being preempted are told apart where both are
@@ -73,7 +73,8 @@ pub const UNEXPLAINED_P: f64 = 0.01;
 
 /// Whether any of a cell's costs per operation changed against its base.
 pub fn costs_moved(cell: &Cell, base: &Cell) -> bool {
-    cell.costs_relative
+    cell.hardware
+        .costs_relative
         .keys()
         .any(|k| cell.cost_verdict(*k, base).is_some_and(|v| v.is_change()))
 }
@@ -92,11 +93,12 @@ enum Bound {
 
 fn bound(c: &Cell) -> Bound {
     let threads = c
+        .hardware
         .own_cpu_pct
-        .zip(c.usable_cores)
+        .zip(c.hardware.usable_cores)
         .filter(|(_, cap)| *cap > 0.0)
         .map(|(used, cap)| (used / cap, cap));
-    match (c.cpu_util_pct, threads, c.disk_util_pct) {
+    match (c.hardware.cpu_util_pct, threads, c.hardware.disk_util_pct) {
         (Some(cpu), _, _) if cpu >= CPU_BOUND_PCT => Bound::Cpu(cpu),
         (_, Some((pct, cap)), _) if pct >= OWN_CPU_BOUND_PCT => Bound::Threads(pct, cap),
         (_, _, Some(io)) if io >= IO_BOUND_PCT => Bound::Io(io),
@@ -121,16 +123,16 @@ pub fn explain_ranked(
     changed: bool,
 ) -> (String, Option<Cause>) {
     let (why, moved, waits_led) = cause(relative, c, base);
-    let change = op_us(c.clients.max(1), c.throughput)
-        .zip(op_us(c.clients.max(1), base.throughput))
+    let change = op_us(c.figures.clients.max(1), c.figures.throughput)
+        .zip(op_us(c.figures.clients.max(1), base.figures.throughput))
         .map(|(t, b)| t - b)
         .filter(|d| d.abs() > 0.0);
     // Each candidate with its part of the sentence, in the order of the
     // evidence.
     let mut found: Vec<(Candidate, Part)> = Vec::new();
     // Another plan is a cause of its own, whatever the costs say of it.
-    if !c.plans_differ.is_empty() {
-        let d = &c.plans_differ;
+    if !c.internals.plans_differ.is_empty() {
+        let d = &c.internals.plans_differ;
         let named: Vec<String> = d.iter().take(2).map(|p| p.describe()).collect();
         let more = match d.len() {
             n if n > 2 => format!(" (and {} more)", n - 2),
@@ -145,7 +147,7 @@ pub fn explain_ranked(
     // they account for most of the change themselves.
     let profile = where_from(c, &moved);
     let profile_share = profile.as_ref().and(change).and_then(|d| {
-        let p = c.profile.as_ref()?;
+        let p = c.internals.profile.as_ref()?;
         let grew = d > 0.0;
         let sum: f64 = p
             .cpu_diff
@@ -158,6 +160,7 @@ pub fn explain_ranked(
     });
     let profile_leads = changed && profile_share.is_some_and(|s| s >= LEADS);
     let waits_share = c
+        .internals
         .waits
         .as_ref()
         .and_then(|w| w.share_of_change)
@@ -169,7 +172,12 @@ pub fn explain_ranked(
     };
     // What the statements did differently: where the costs came from,
     // said after them.
-    let statements = match c.server_statements.as_ref().map(|s| s.moved.as_slice()) {
+    let statements = match c
+        .internals
+        .server_statements
+        .as_ref()
+        .map(|s| s.moved.as_slice())
+    {
         Some([]) | None => None,
         Some(m) => {
             let named: Vec<String> = m.iter().take(2).map(|x| x.describe()).collect();
@@ -312,8 +320,8 @@ fn candidate(kind: CauseKind, names: &str, share: Option<f64>) -> Candidate {
 /// without profiles, or when every change is within sampling noise.
 fn where_from(c: &Cell, moved: &[Cost]) -> Option<String> {
     use super::profile::named_changes;
-    let p = c.profile.as_ref()?;
-    let rel = |k: Cost| c.costs_relative.get(&k).copied().unwrap_or(1.0);
+    let p = c.internals.profile.as_ref()?;
+    let rel = |k: Cost| c.hardware.costs_relative.get(&k).copied().unwrap_or(1.0);
     let mut parts: Vec<(f64, String)> = Vec::new();
     if let Some(&k) = moved.iter().find(|k| is_cpu(**k)) {
         if let Some(w) = named_changes(&p.cpu_diff, rel(k) > 1.0, 3) {
@@ -435,7 +443,7 @@ fn cause(relative: f64, c: &Cell, base: &Cell) -> (String, Vec<Cost>, bool) {
     let measured: Vec<(Cost, f64)> = Cost::EXPLAINING
         .iter()
         .filter(|k| !superseded(**k, c))
-        .filter_map(|k| Some((*k, *c.costs_relative.get(k)?)))
+        .filter_map(|k| Some((*k, *c.hardware.costs_relative.get(k)?)))
         .collect();
     if measured.is_empty() {
         return ("cost per operation not measured".into(), Vec::new(), false);
@@ -465,7 +473,7 @@ fn cause(relative: f64, c: &Cell, base: &Cell) -> (String, Vec<Cost>, bool) {
     // of the change in an operation's time, is the cause (unless the CPU,
     // saturated, predicts the rate): it names what the switches and
     // writes only point to.
-    let waits_lead = c.waits.as_ref().and_then(|w| w.leading());
+    let waits_lead = c.internals.waits.as_ref().and_then(|w| w.leading());
     let with_waits = |mut kinds: Vec<Cost>| {
         kinds.push(Cost::OwnVcs);
         kinds
@@ -514,7 +522,7 @@ impl Moved {
             .iter()
             .copied()
             .filter(|(k, r)| {
-                let cv = judged(cost_verdict(*r), c.costs_p.get(k).copied());
+                let cv = judged(cost_verdict(*r), c.hardware.costs_p.get(k).copied());
                 cost_matters(*k, c, base)
                     && match v {
                         Verdict::Worse => cv == Verdict::Worse,

@@ -103,7 +103,7 @@ pub fn judge(report: &Report, candidate: usize, gate: &Gate) -> Judgement {
     let mut cases = Vec::new();
     for row in &report.rows {
         let (c, b) = (&row.cells[candidate], &row.cells[base]);
-        if c.relative.is_none() && c.failed.is_none() && b.failed.is_none() {
+        if c.test.relative.is_none() && c.figures.failed.is_none() && b.figures.failed.is_none() {
             continue;
         }
         let (group, label) = (row.group.name(), row.id.step.label());
@@ -117,14 +117,14 @@ pub fn judge(report: &Report, candidate: usize, gate: &Gate) -> Judgement {
         // Identical runs that lay further apart than the allowance: the
         // gate cannot hold a step to less than the machine's own spread.
         let edge = (1.0 - own).min(c.judged_band().0);
-        let sig = c.significance.as_ref();
+        let sig = c.test.significance.as_ref();
         let (answer, why, cause) = answer(c, b, edge, settings);
         cases.push(Case {
             step: row.title(),
             clients: row.id.clients,
             group,
             allowed: 1.0 - edge,
-            ratio: c.relative,
+            ratio: c.test.relative,
             interval: sig.and_then(|s| s.interval),
             equivalence: sig.and_then(|s| s.equivalence.or(s.interval)),
             answer,
@@ -195,16 +195,19 @@ pub fn open(report: &Report, candidate: usize, gate: &Gate, most: u32) -> Vec<su
 /// rounds cannot change: a window too short or never steady, a missed
 /// rate or SLA, no throughput.
 fn openness(c: &super::Cell, edge: f64, most: u32) -> Option<(f64, bool)> {
-    let rel = c.relative?;
+    let rel = c.test.relative?;
     match c.verdict() {
         Some(Verdict::Disturbed | Verdict::Untested) => return Some((0.0, true)),
         Some(Verdict::TooShort | Verdict::Unsteady) | None => return None,
         _ => {}
     }
-    if c.sla_missed.is_some() || c.base_sla_missed || c.rate_missed.is_some() {
+    if c.judgement.sla_missed.is_some()
+        || c.judgement.base_sla_missed
+        || c.judgement.rate_missed.is_some()
+    {
         return None;
     }
-    let sig = c.significance.as_ref()?;
+    let sig = c.test.significance.as_ref()?;
     let i = sig.equivalence.or(sig.interval)?;
     let half = ((i.hi / i.lo).ln() / 2.0).max(1e-12);
     if rel <= edge {
@@ -245,15 +248,15 @@ fn answer(
     edge: f64,
     settings: &[(String, String, String)],
 ) -> (Answer, String, Option<super::cause::Cause>) {
-    if let Some(f) = c.failed.as_ref().or(b.failed.as_ref()) {
-        let whose = if c.failed.is_some() {
+    if let Some(f) = c.figures.failed.as_ref().or(b.figures.failed.as_ref()) {
+        let whose = if c.figures.failed.is_some() {
             "the candidate"
         } else {
             "the reference"
         };
         return (Answer::Failed, format!("failed on {whose}: {f}"), None);
     }
-    let Some(rel) = c.relative else {
+    let Some(rel) = c.test.relative else {
         return (Answer::Undecided, "no throughput to compare".into(), None);
     };
     let not_judged = |why: &str| (Answer::Undecided, format!("{rel:.2}: {why}"), None);
@@ -268,10 +271,13 @@ fn answer(
         Some(Verdict::Untested) => return not_judged("one window a side, not tested; give the plan repeats = 3 or more"),
         _ => {}
     }
-    if c.sla_missed.is_some() || c.base_sla_missed || c.rate_missed.is_some() {
+    if c.judgement.sla_missed.is_some()
+        || c.judgement.base_sla_missed
+        || c.judgement.rate_missed.is_some()
+    {
         return not_judged("a rate or SLA was missed; the step ran against less load than asked");
     }
-    let Some(sig) = c.significance.as_ref() else {
+    let Some(sig) = c.test.significance.as_ref() else {
         return not_judged("not tested");
     };
     let Some(i) = sig.interval else {
@@ -337,8 +343,11 @@ mod tests {
 
     fn cell(rel: f64, lo: f64, hi: f64) -> super::super::Cell {
         super::super::Cell {
-            relative: Some(rel),
-            significance: Some(super::super::Significance::paired(lo, hi, 4.0, 3)),
+            test: crate::compare::Test {
+                relative: Some(rel),
+                significance: Some(super::super::Significance::paired(lo, hi, 4.0, 3)),
+                ..Default::default()
+            },
             ..Default::default()
         }
     }
@@ -357,12 +366,18 @@ mod tests {
         let (_, decidable) = openness(&cell(0.955, 0.90, 1.01), 0.95, 8).unwrap();
         assert!(!decidable);
         let disturbed = super::super::Cell {
-            disturbed: Some(Default::default()),
+            judgement: crate::compare::Judgement {
+                disturbed: Some(Default::default()),
+                ..Default::default()
+            },
             ..cell(0.98, 0.93, 1.03)
         };
         assert_eq!(openness(&disturbed, 0.95, 8), Some((0.0, true)));
         let short = super::super::Cell {
-            short_window: true,
+            judgement: crate::compare::Judgement {
+                short_window: true,
+                ..Default::default()
+            },
             ..cell(0.98, 0.93, 1.03)
         };
         assert_eq!(openness(&short, 0.95, 8), None);

@@ -126,8 +126,9 @@ pub(super) fn compare_hosts(
                 .iter()
                 .map(|&b| {
                     let c = &row.cells[b];
-                    c.throughput
-                        .filter(|&v| v > 0.0 && c.disturbed.is_none() && !c.short_window)
+                    c.figures.throughput.filter(|&v| {
+                        v > 0.0 && c.judgement.disturbed.is_none() && !c.judgement.short_window
+                    })
                 })
                 .collect()
         })

@@ -138,13 +138,13 @@ pub fn view(
                 for (ti, name) in names.iter().enumerate() {
                     let cell = &row.cells[ti];
                     let rs = results(row, ti);
-                    if let Some(t) = cell.throughput {
+                    if let Some(t) = cell.figures.throughput {
                         v.requests.push(RequestRow {
                             step: row.title(),
                             clients: row.id.clients,
                             target: name.clone(),
                             ops_per_sec: t,
-                            relative: cell.relative,
+                            relative: cell.test.relative,
                             verdict: cell.verdict(),
                             errors: rs.iter().map(|s| s.failed_events).sum(),
                         });
@@ -193,8 +193,8 @@ fn load_row(row: &Row, ti: usize, name: &str, rs: &[&StepResult]) -> LoadRow {
         secs,
         nodes_per_sec: rate(nodes),
         links_per_sec: rate(links),
-        rows_per_sec: row.cells[ti].throughput.unwrap_or(0.0),
-        relative: row.cells[ti].relative,
+        rows_per_sec: row.cells[ti].figures.throughput.unwrap_or(0.0),
+        relative: row.cells[ti].test.relative,
         verdict: row.cells[ti].verdict(),
     }
 }

@@ -14,6 +14,7 @@ mod adaptive;
 mod build;
 mod cell;
 mod hosts;
+mod parts;
 mod significance;
 mod targets;
 mod verdicts;
@@ -60,7 +61,10 @@ pub use adaptive::{Open, WindowSplit};
 pub use build::{build, build_all, build_subset, Comparison, ComparisonSpec};
 use build::{row_title, step_rows};
 use cell::{cell, compare};
-pub use cell::{cost_medians, Cell, Method, PlanDiff, Significance, StatementLatency};
+pub use cell::{
+    cost_medians, Cell, Figures, Hardware, Internals, Judgement, Method, PlanDiff, Significance,
+    StatementLatency, Test,
+};
 use targets::column_order;
 pub use targets::{RunMeta, TargetMeta, UnknownBase};
 
@@ -76,7 +80,7 @@ pub fn cell_of<'a>(results: impl Iterator<Item = &'a StepResult>) -> Cell {
 pub fn explain_change(c: &mut Cell, base: &Cell) -> String {
     compare(c, base, false);
     verdicts::test_pair(c, base);
-    let rel = c.relative.unwrap_or(1.0);
+    let rel = c.test.relative.unwrap_or(1.0);
     explain(rel, c, base)
 }
 
@@ -496,14 +500,14 @@ impl Report {
         let mut out: Vec<Unsettled> = Vec::new();
         for row in &self.rows {
             for (ti, c) in row.cells.iter().enumerate() {
-                let wants = c.significance.as_ref().and_then(|s| s.repeats_needed);
+                let wants = c.test.significance.as_ref().and_then(|s| s.repeats_needed);
                 let why = match c.verdict() {
                     Some(Verdict::Disturbed) => "disturbed",
                     // A missed SLA is the target's result, not noise.
                     Some(Verdict::Undecided)
-                        if c.sla_missed.is_none()
-                            && !c.base_sla_missed
-                            && c.rate_missed.is_none() =>
+                        if c.judgement.sla_missed.is_none()
+                            && !c.judgement.base_sla_missed
+                            && c.judgement.rate_missed.is_none() =>
                     {
                         // At the band's edge no number of repeats decides
                         // it: the report says so, and repeats are not spent.
@@ -519,7 +523,11 @@ impl Report {
                     let cell = &row.cells[t];
                     // A disturbed cell's windows are no quiet repeats: it
                     // wants them all.
-                    let repeats = if why == "disturbed" { 0 } else { cell.repeats };
+                    let repeats = if why == "disturbed" {
+                        0
+                    } else {
+                        cell.figures.repeats
+                    };
                     // A base several cells need gets the most any of them wants.
                     if let Some(u) = out.iter_mut().find(|u| u.target == t && u.at == row.id) {
                         u.wants = u.wants.max(wants);
@@ -612,8 +620,11 @@ mod tests {
 
     fn judged(rel: f64, lo: f64, hi: f64) -> Option<Verdict> {
         Cell {
-            relative: Some(rel),
-            significance: tested(lo, hi),
+            test: Test {
+                relative: Some(rel),
+                significance: tested(lo, hi),
+                ..Default::default()
+            },
             ..Cell::default()
         }
         .verdict()
@@ -626,7 +637,10 @@ mod tests {
     fn a_change_no_test_could_judge_is_untested_never_the_same() {
         for rel in [0.6, 1.01] {
             let c = Cell {
-                relative: Some(rel),
+                test: Test {
+                    relative: Some(rel),
+                    ..Default::default()
+                },
                 ..Cell::default()
             };
             assert_eq!(c.verdict(), Some(Verdict::Untested), "{rel}");
@@ -655,8 +669,11 @@ mod tests {
     #[test]
     fn the_same_is_two_one_sided_tests_at_the_level_of_the_test() {
         let mut c = Cell {
-            relative: Some(1.014),
-            significance: tested(0.978, 1.052),
+            test: Test {
+                relative: Some(1.014),
+                significance: tested(0.978, 1.052),
+                ..Default::default()
+            },
             ..Cell::default()
         };
         assert_eq!(c.verdict(), Some(Verdict::Undecided));
@@ -665,19 +682,19 @@ mod tests {
             hi: 1.044,
             level: 0.90,
         };
-        c.significance.as_mut().unwrap().equivalence = Some(equivalence);
+        c.test.significance.as_mut().unwrap().equivalence = Some(equivalence);
         assert_eq!(c.verdict(), Some(Verdict::Same));
-        let sig = c.significance.as_ref().unwrap();
+        let sig = c.test.significance.as_ref().unwrap();
         assert_eq!(sig.shown(Verdict::Same), Some(equivalence));
         assert_eq!(sig.shown(Verdict::Undecided), sig.interval);
         // A change past the band is still read off the 95% interval.
-        c.relative = Some(0.93);
-        c.significance.as_mut().unwrap().interval = Some(stats::Interval {
+        c.test.relative = Some(0.93);
+        c.test.significance.as_mut().unwrap().interval = Some(stats::Interval {
             lo: 0.86,
             hi: 1.01,
             level: 0.95,
         });
-        c.significance.as_mut().unwrap().equivalence = Some(stats::Interval {
+        c.test.significance.as_mut().unwrap().equivalence = Some(stats::Interval {
             lo: 0.87,
             hi: 0.99,
             level: 0.90,
@@ -691,16 +708,20 @@ mod tests {
     #[test]
     fn an_aa_copys_ratio_inside_its_floor_never_rounds_past_it() {
         let c = Cell {
-            relative: Some(1.1652),
-            significance: tested(1.06, 1.28),
-            noise_floor: Some(0.1652),
+            test: Test {
+                relative: Some(1.1652),
+                significance: tested(1.06, 1.28),
+                noise_floor: Some(0.1652),
+            },
             ..Cell::default()
         };
         assert_eq!(c.verdict(), Some(Verdict::Undecided));
         let c = Cell {
-            relative: Some(1.0 / 1.1652),
-            significance: tested(0.78, 0.94),
-            noise_floor: Some(0.1652),
+            test: Test {
+                relative: Some(1.0 / 1.1652),
+                significance: tested(0.78, 0.94),
+                noise_floor: Some(0.1652),
+            },
             ..Cell::default()
         };
         assert_eq!(c.verdict(), Some(Verdict::Undecided));
@@ -722,26 +743,31 @@ mod tests {
     #[test]
     fn a_disturbed_cell_is_not_judged_and_an_aa_spread_widens_the_band() {
         let mut c = Cell {
-            relative: Some(0.6),
-            significance: tested(0.5, 0.7),
+            test: Test {
+                relative: Some(0.6),
+                significance: tested(0.5, 0.7),
+                ..Default::default()
+            },
             ..Cell::default()
         };
         assert_eq!(c.verdict(), Some(Verdict::Worse));
-        c.base_disturbed = true;
+        c.judgement.base_disturbed = true;
         assert_eq!(c.verdict(), Some(Verdict::Disturbed));
         // Identical runs 7% apart: a 0.94 clear of 1 is not a change,
         // and the same once its interval lies within 7%.
         let mut c = Cell {
-            relative: Some(0.94),
-            noise_floor: Some(0.07),
-            significance: tested(0.935, 0.95),
+            test: Test {
+                relative: Some(0.94),
+                noise_floor: Some(0.07),
+                significance: tested(0.935, 0.95),
+            },
             ..Cell::default()
         };
         assert_eq!(c.verdict(), Some(Verdict::Same));
-        c.significance = tested(0.90, 0.97);
+        c.test.significance = tested(0.90, 0.97);
         assert_eq!(c.verdict(), Some(Verdict::Undecided));
-        c.relative = Some(0.9);
-        c.significance = tested(0.85, 0.92);
+        c.test.relative = Some(0.9);
+        c.test.significance = tested(0.85, 0.92);
         assert_eq!(c.verdict(), Some(Verdict::Worse));
     }
 }

@@ -224,16 +224,17 @@ pub(super) fn attach(
         (*ri, *ti, cell_profile(dir, rec, cell))
     });
     for (ri, ti, p) in read {
-        rows[ri].cells[ti].profile = Some(p);
+        rows[ri].cells[ti].internals.profile = Some(p);
     }
     for row in rows.iter_mut() {
         for (ti, &b) in base_of.iter().enumerate().take(targets.len()) {
             if b == ti {
                 continue;
             }
-            let (Some(bp), Some(p)) =
-                (row.cells[b].profile.clone(), row.cells[ti].profile.as_mut())
-            else {
+            let (Some(bp), Some(p)) = (
+                row.cells[b].internals.profile.clone(),
+                row.cells[ti].internals.profile.as_mut(),
+            ) else {
                 continue;
             };
             diff(p, &bp);
@@ -259,7 +260,7 @@ fn cell_profile(dir: &Path, rec: &Record, cell: &Cell) -> CellProfile {
     // Idle threads' sleeping apart: neither a wait site of the work nor
     // part of the whole a wait site's change is judged against.
     let off = off.without_idle();
-    let measured = cell.costs.get(&cpu_cost(m.of)).copied();
+    let measured = cell.hardware.costs.get(&cpu_cost(m.of)).copied();
     let cpu_us_per_op = measured.or(m.cpu_us_per_op);
     let ops = m.ops.filter(|o| *o > 0.0);
     let off_us_per_op = ops.map(|o| m.off_cpu_us as f64 / o);

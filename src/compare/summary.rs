@@ -31,8 +31,10 @@ pub(super) fn summarise(
         .iter()
         .filter(|r| {
             let c = &r.cells[ti];
-            c.relative.is_some()
-                && (c.sla_missed.is_some() || c.base_sla_missed || c.rate_missed.is_some())
+            c.test.relative.is_some()
+                && (c.judgement.sla_missed.is_some()
+                    || c.judgement.base_sla_missed
+                    || c.judgement.rate_missed.is_some())
         })
         .count();
     let mut disturbed = Vec::new();
@@ -78,12 +80,12 @@ pub(super) fn summarise(
         .iter()
         .filter_map(|r| {
             let c = &r.cells[ti];
-            let w = c.warming_secs?;
+            let w = c.judgement.warming_secs?;
             Some(format!(
                 "{} ({}): the first {w:.0} s of the {:.0} s window were still warming up (MSER-5)",
                 r.title(),
                 clients(r.id.clients),
-                c.window_secs.unwrap_or(0.0)
+                c.figures.window_secs.unwrap_or(0.0)
             ))
         })
         .collect();
@@ -147,10 +149,13 @@ fn classify(
     settings_differ: &[(String, String, String)],
 ) -> Option<Judged> {
     let c = &r.cells[ti];
-    if c.sla_missed.is_some() || c.base_sla_missed || c.rate_missed.is_some() {
+    if c.judgement.sla_missed.is_some()
+        || c.judgement.base_sla_missed
+        || c.judgement.rate_missed.is_some()
+    {
         return None;
     }
-    let rel = c.relative?;
+    let rel = c.test.relative?;
     let v = c.verdict()?;
     let not_judged = |why: String| NotJudged {
         step: r.title(),
@@ -161,9 +166,9 @@ fn classify(
     // Which window was too short (`compare` set the flag), in words.
     let short = [(c, "this target's"), (&r.cells[base], "the base's")]
         .into_iter()
-        .filter(|_| c.short_window)
+        .filter(|_| c.judgement.short_window)
         .find_map(|(x, whose)| {
-            let w = x.window_secs?;
+            let w = x.figures.window_secs?;
             (w < SHORT_WINDOW_SECS).then(|| {
                 format!(
                     "{whose} window was {:.0} ms, under the {:.0} ms a change can be judged in",
@@ -176,14 +181,22 @@ fn classify(
         return Some(Judged::TooShort(not_judged(why)));
     }
     if v == Verdict::Unsteady {
-        let why = whose(&c.unsteady, &r.cells[base].unsteady, "not steady");
+        let why = whose(
+            &c.judgement.unsteady,
+            &r.cells[base].judgement.unsteady,
+            "not steady",
+        );
         return Some(Judged::Unsteady(not_judged(why)));
     }
     if v == Verdict::Disturbed {
         // Its CPU per operation includes the other program's
         // work, or its throughput lost the CPU it took: neither
         // says anything about the target.
-        let why = whose(&c.disturbed, &r.cells[base].disturbed, "disturbed");
+        let why = whose(
+            &c.judgement.disturbed,
+            &r.cells[base].judgement.disturbed,
+            "disturbed",
+        );
         return Some(Judged::Disturbed(not_judged(why)));
     }
     if v == Verdict::Undecided {
@@ -208,11 +221,11 @@ fn classify(
 /// Why a tested cell is undecided, with its interval, and what would
 /// decide it.
 fn undecided_why(c: &super::Cell) -> String {
-    let Some(sig) = &c.significance else {
+    let Some(sig) = &c.test.significance else {
         return "not tested".into();
     };
     let (lo, hi) = c.band();
-    let rel = c.relative.unwrap_or(1.0);
+    let rel = c.test.relative.unwrap_or(1.0);
     let band = if (lo - super::SLOWER).abs() < 1e-9 && (hi - super::FASTER).abs() < 1e-9 {
         "5%".to_string()
     } else {
@@ -283,7 +296,7 @@ fn failed_steps(steps: &[(usize, StepResult)], ti: usize) -> Vec<String> {
 fn sla_failed(rows: &[Row], ti: usize) -> Vec<String> {
     rows.iter()
         .filter_map(|r| {
-            let m = r.cells[ti].sla_missed?;
+            let m = r.cells[ti].judgement.sla_missed?;
             Some(format!(
                 "{} ({:.0}% of the target insert rate)",
                 r.title(),

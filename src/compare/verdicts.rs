@@ -29,29 +29,30 @@ pub const MOST_REPEATS: u32 = 100;
 /// in different runs).
 pub(super) fn sample(c: &Cell, base: &Cell) -> Option<Sample> {
     let rounds = |x: &Cell| {
-        (x.rounds.len() == x.throughputs.len()).then(|| {
-            x.rounds
+        (x.figures.rounds.len() == x.figures.throughputs.len()).then(|| {
+            x.figures
+                .rounds
                 .iter()
                 .copied()
-                .zip(x.throughputs.iter().copied())
+                .zip(x.figures.throughputs.iter().copied())
                 .collect::<Vec<(u32, f64)>>()
         })
     };
     match (rounds(c), rounds(base)) {
         (Some(t), Some(b)) => Sample::of(&t, &b),
-        _ => Sample::unpaired(&c.throughputs, &base.throughputs),
+        _ => Sample::unpaired(&c.figures.throughputs, &base.figures.throughputs),
     }
 }
 
 /// Whether a cell's windows can speak of the study's noise: compared,
 /// quiet, long enough and steady on both sides.
 fn judgeable(c: &Cell) -> bool {
-    c.relative.is_some()
-        && c.disturbed.is_none()
-        && !c.base_disturbed
-        && !c.short_window
-        && c.unsteady.is_none()
-        && !c.base_unsteady
+    c.test.relative.is_some()
+        && c.judgement.disturbed.is_none()
+        && !c.judgement.base_disturbed
+        && !c.judgement.short_window
+        && c.judgement.unsteady.is_none()
+        && !c.judgement.base_unsteady
 }
 
 /// A lone cell's sample (no other cells to moderate its variance by):
@@ -60,7 +61,7 @@ fn judgeable(c: &Cell) -> bool {
 fn unpaired_when_few(s: Sample, c: &Cell, base: &Cell) -> Sample {
     match &s {
         Sample::Paired(d) if d.len() <= SMALL_UNPAIRED => {
-            Sample::unpaired(&c.throughputs, &base.throughputs).unwrap_or(s)
+            Sample::unpaired(&c.figures.throughputs, &base.figures.throughputs).unwrap_or(s)
         }
         _ => s,
     }
@@ -81,7 +82,7 @@ pub(super) fn test_cells(
     for (ri, row) in rows.iter().enumerate() {
         for (ti, c) in row.cells.iter().enumerate() {
             let b = base_of[ti];
-            if b == ti || c.relative.is_none() {
+            if b == ti || c.test.relative.is_none() {
                 continue;
             }
             if let Some(s) = sample(c, &row.cells[b]) {
@@ -115,9 +116,9 @@ pub(super) fn test_cells(
             continue;
         };
         let c = &mut rows[ri].cells[ti];
-        c.relative = Some(t.ratio);
+        c.test.relative = Some(t.ratio);
         let needed = repeats_needed(c, &t, s.rounds(), needs_level);
-        c.significance = Some(Significance {
+        c.test.significance = Some(Significance {
             method: if s.is_paired() {
                 Method::Paired
             } else {
@@ -173,7 +174,7 @@ pub(super) fn test_pair(c: &mut Cell, base: &Cell) {
     let Some(t) = paired::test(&s, None, ALPHA) else {
         return;
     };
-    c.significance = Some(Significance {
+    c.test.significance = Some(Significance {
         method: if s.is_paired() {
             Method::Paired
         } else {

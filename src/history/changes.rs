@@ -14,7 +14,7 @@ use super::detect::{self, Found, Settings};
 use super::import::Repeat;
 use super::store::{row, Store, Writes};
 use super::{History, SeriesInfo};
-use crate::compare::{median, Cell, Cost};
+use crate::compare::{median, Cell, Cost, Figures, Hardware};
 use crate::measure::stats::Interval;
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
@@ -213,7 +213,7 @@ pub fn find(store: &mut Store, settings: &Settings) -> anyhow::Result<(History, 
         let mut after = side(&mut data.points[f.at..f.to].iter());
         let explanation = crate::compare::explain_change(&mut after, &before);
         // The interval the comparison of the two sides computed.
-        let interval = after.significance.as_ref().and_then(|s| s.interval);
+        let interval = after.test.significance.as_ref().and_then(|s| s.interval);
         let (id, state) = match known.get(&(f.series, aid)) {
             Some(&(id, st)) => (id, st),
             None => {
@@ -340,16 +340,22 @@ fn side_cell(values: Vec<f64>, reps: &[&Repeat]) -> Cell {
         median(&mut reps.iter().filter_map(|r| f(r)).collect::<Vec<f64>>())
     };
     Cell {
-        throughput: median(&mut values.clone()),
-        repeats: values.len(),
-        throughputs: values,
-        costs: crate::compare::cost_medians(&cost_samples),
-        cost_samples,
-        p99_us: med(|r| r.p99_us),
-        cpu_util_pct: med(|r| r.cpu_pct),
-        own_cpu_pct: med(|r| r.own_cpu_pct),
-        usable_cores: med(|r| r.cores),
-        disk_util_pct: med(|r| r.disk_pct),
+        figures: Figures {
+            throughput: median(&mut values.clone()),
+            repeats: values.len(),
+            throughputs: values,
+            p99_us: med(|r| r.p99_us),
+            ..Default::default()
+        },
+        hardware: Hardware {
+            costs: crate::compare::cost_medians(&cost_samples),
+            cost_samples,
+            cpu_util_pct: med(|r| r.cpu_pct),
+            own_cpu_pct: med(|r| r.own_cpu_pct),
+            usable_cores: med(|r| r.cores),
+            disk_util_pct: med(|r| r.disk_pct),
+            ..Default::default()
+        },
         ..Cell::default()
     }
 }

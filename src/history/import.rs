@@ -192,15 +192,16 @@ fn repeat_of(s: &StepResult, judged: &Judgement) -> (f64, bool, Repeat) {
     let disturbed = !judged.is_quiet();
     let r = Repeat {
         costs: c
+            .hardware
             .costs
             .iter()
             .map(|(k, v)| (k.key().to_string(), *v))
             .collect(),
-        p99_us: c.p99_us,
-        cpu_pct: c.cpu_util_pct,
-        own_cpu_pct: c.own_cpu_pct,
-        cores: c.usable_cores,
-        disk_pct: c.disk_util_pct,
+        p99_us: c.figures.p99_us,
+        cpu_pct: c.hardware.cpu_util_pct,
+        own_cpu_pct: c.hardware.own_cpu_pct,
+        cores: c.hardware.usable_cores,
+        disk_pct: c.hardware.disk_util_pct,
     };
     (s.throughput, disturbed, r)
 }

@@ -92,7 +92,7 @@ fn what_ran(r: &Report, ti: usize, s: &StepResult, cell: Option<&Cell>) -> Cols 
         ("failed_events".into(), s.failed_events.to_string()),
         ("errors".into(), s.errors.values().sum::<u64>().to_string()),
         ("throughput".into(), opt(tput.map(|v| format!("{v:.2}")))),
-        ("relative".into(), f4(cell.and_then(|c| c.relative))),
+        ("relative".into(), f4(cell.and_then(|c| c.test.relative))),
     ]
 }
 
@@ -103,7 +103,7 @@ fn costs(s: &StepResult, cell: Option<&Cell>) -> Cols {
     for c in Cost::ALL {
         let v = ok.then(|| c.of(&s.metrics)).flatten();
         cols.push((format!("{}_per_op", c.key()), f4(v)));
-        let rel = cell.and_then(|x| x.costs_relative.get(&c).copied());
+        let rel = cell.and_then(|x| x.hardware.costs_relative.get(&c).copied());
         cols.push((format!("{}_per_op_relative", c.key()), f4(rel)));
     }
     cols
@@ -177,12 +177,12 @@ fn judged(r: &Report, i: usize, cell: Option<&Cell>) -> Cols {
         (
             "p_value".into(),
             f4(cell
-                .and_then(|c| c.significance.as_ref())
+                .and_then(|c| c.test.significance.as_ref())
                 .map(|x| x.p_value)),
         ),
         (
             "test".into(),
-            cell.and_then(|c| c.significance.as_ref())
+            cell.and_then(|c| c.test.significance.as_ref())
                 .map(|x| match x.method {
                     crate::compare::Method::Paired => "paired",
                     crate::compare::Method::Unpaired => "unpaired",

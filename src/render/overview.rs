@@ -39,7 +39,7 @@ fn mix(a: (f64, f64, f64), b: (f64, f64, f64), t: f64) -> String {
 
 /// A cell's fill and its text colour.
 pub fn heat(c: &Cell) -> (String, &'static str) {
-    let (Some(rel), Some(v)) = (c.relative, c.verdict()) else {
+    let (Some(rel), Some(v)) = (c.test.relative, c.verdict()) else {
         return ("#fafafa".into(), "#999");
     };
     // Full colour at ×2 or ×½.
@@ -75,18 +75,18 @@ fn tip(r: &Report, row: &Row, ti: usize) -> String {
         r.targets[ti].name,
         r.targets[r.base_of[ti]].name
     );
-    match c.relative {
+    match c.test.relative {
         Some(rel) => {
             let _ = write!(
                 s,
                 ": {rel:.2} ({} → {} {unit})",
-                base.throughput.map_or("—".into(), fmt_throughput),
-                c.throughput.map_or("—".into(), fmt_throughput)
+                base.figures.throughput.map_or("—".into(), fmt_throughput),
+                c.figures.throughput.map_or("—".into(), fmt_throughput)
             );
         }
         None => s.push_str(": no ratio"),
     }
-    if let Some(sig) = &c.significance {
+    if let Some(sig) = &c.test.significance {
         let test = match sig.method {
             Method::Paired => "paired t over the rounds",
             Method::Unpaired => "t over the repeats, unpaired",
@@ -182,7 +182,10 @@ pub fn heatmap(r: &Report) -> Option<Chart> {
                 } else {
                     ""
                 };
-                let text = c.relative.map_or("—".into(), |v| format!("{v:.2}{mark}"));
+                let text = c
+                    .test
+                    .relative
+                    .map_or("—".into(), |v| format!("{v:.2}{mark}"));
                 svg.text(
                     x + cw / 2.0,
                     y + 11.5,
@@ -217,7 +220,7 @@ pub fn over_targets(r: &Report, g: Group) -> Option<Chart> {
     }
     let values: Vec<f64> = rows
         .iter()
-        .flat_map(|row| order.iter().filter_map(|&i| row.cells[i].relative))
+        .flat_map(|row| order.iter().filter_map(|&i| row.cells[i].test.relative))
         .filter(|v| v.is_finite())
         .collect();
     let axis = LogAxis::spanning(&values);
@@ -237,7 +240,7 @@ pub fn over_targets(r: &Report, g: Group) -> Option<Chart> {
             let pts = order
                 .iter()
                 .enumerate()
-                .filter_map(|(k, &ti)| Some((x(k), y(row.cells[ti].relative?))))
+                .filter_map(|(k, &ti)| Some((x(k), y(row.cells[ti].test.relative?))))
                 .collect();
             (si, pts)
         })
@@ -356,6 +359,7 @@ fn draw_line(
         order
             .iter()
             .map(|&ti| row.cells[ti]
+                .test
                 .relative
                 .map_or("—".into(), |v| format!("{} {v:.2}", r.targets[ti].name)))
             .collect::<Vec<_>>()
@@ -365,7 +369,7 @@ fn draw_line(
     // A point from a disturbed window is hollow: drawn, not judged.
     let disturbed: Vec<bool> = order
         .iter()
-        .filter(|&&ti| row.cells[ti].relative.is_some())
+        .filter(|&&ti| row.cells[ti].test.relative.is_some())
         .map(|&ti| row.cells[ti].is_disturbed())
         .collect();
     for ((px, py), hollow) in pts.iter().zip(disturbed) {

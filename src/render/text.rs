@@ -35,7 +35,7 @@ fn ratios<'a>(rows: &[&'a Row], ti: usize, f: impl Fn(&'a Row) -> Option<f64>) -
 
 fn group(out: &mut String, r: &Report, g: Group, ti: usize) {
     let rows: Vec<&Row> = r.rows_in(g).collect();
-    if rows.is_empty() || rows.iter().all(|row| row.cells[ti].relative.is_none()) {
+    if rows.is_empty() || rows.iter().all(|row| row.cells[ti].test.relative.is_none()) {
         return;
     }
     let names: Vec<String> = rows
@@ -58,16 +58,22 @@ fn group(out: &mut String, r: &Report, g: Group, ti: usize) {
         out,
         "{what} ratios for {} are {} ({})",
         r.targets[ti].name,
-        ratios(&rows, ti, |row| row.cells[ti].relative),
+        ratios(&rows, ti, |row| row.cells[ti].test.relative),
         names.join(", ")
     );
-    let own = rows
-        .iter()
-        .any(|row| row.cells[ti].costs_relative.contains_key(&Cost::OwnCpuUs));
+    let own = rows.iter().any(|row| {
+        row.cells[ti]
+            .hardware
+            .costs_relative
+            .contains_key(&Cost::OwnCpuUs)
+    });
     let cpu = if own { Cost::OwnCpuUs } else { Cost::CpuUs };
-    let own_cs = rows
-        .iter()
-        .any(|row| row.cells[ti].costs_relative.contains_key(&Cost::OwnCs));
+    let own_cs = rows.iter().any(|row| {
+        row.cells[ti]
+            .hardware
+            .costs_relative
+            .contains_key(&Cost::OwnCs)
+    });
     let cs = if own_cs { Cost::OwnCs } else { Cost::Cs };
     for (k, name) in [
         (cpu, if own { "CPU" } else { "machine CPU" }),
@@ -84,12 +90,13 @@ fn group(out: &mut String, r: &Report, g: Group, ti: usize) {
     ] {
         if rows
             .iter()
-            .any(|row| row.cells[ti].costs_relative.contains_key(&k))
+            .any(|row| row.cells[ti].hardware.costs_relative.contains_key(&k))
         {
             let _ = writeln!(
                 out,
                 "{name}/{per} ratios are {}",
                 ratios(&rows, ti, |row| row.cells[ti]
+                    .hardware
                     .costs_relative
                     .get(&k)
                     .copied())
@@ -98,7 +105,7 @@ fn group(out: &mut String, r: &Report, g: Group, ti: usize) {
     }
     if rows
         .iter()
-        .any(|row| row.cells[ti].is_disturbed() && row.cells[ti].relative.is_some())
+        .any(|row| row.cells[ti].is_disturbed() && row.cells[ti].test.relative.is_some())
     {
         let _ = writeln!(out, "{DISTURBED}");
     }
@@ -143,7 +150,13 @@ fn inside(out: &mut String, r: &Report, ti: usize) {
             "Plans that differ from the base",
             r.rows
                 .iter()
-                .flat_map(|row| row.cells[ti].plans_differ.iter().map(move |p| (row, p)))
+                .flat_map(|row| {
+                    row.cells[ti]
+                        .internals
+                        .plans_differ
+                        .iter()
+                        .map(move |p| (row, p))
+                })
                 .map(|(row, p)| line(row, p.describe()))
                 .collect(),
         ),
@@ -153,6 +166,7 @@ fn inside(out: &mut String, r: &Report, ti: usize) {
                 .iter()
                 .filter_map(|row| {
                     let w = row.cells[ti]
+                        .internals
                         .waits
                         .as_ref()
                         .filter(|w| !w.moved.is_empty())?;
@@ -169,7 +183,7 @@ fn inside(out: &mut String, r: &Report, ti: usize) {
             r.rows
                 .iter()
                 .flat_map(|row| {
-                    let s = row.cells[ti].server_statements.as_ref();
+                    let s = row.cells[ti].internals.server_statements.as_ref();
                     s.map_or(&[][..], |s| &s.moved[..])
                         .iter()
                         .map(move |m| (row, m))
@@ -182,7 +196,7 @@ fn inside(out: &mut String, r: &Report, ti: usize) {
             r.rows
                 .iter()
                 .filter_map(|row| {
-                    let parts = row.cells[ti].profile.as_ref()?.moved();
+                    let parts = row.cells[ti].internals.profile.as_ref()?.moved();
                     (!parts.is_empty()).then(|| line(row, parts.join("; ")))
                 })
                 .collect(),

@@ -1,7 +1,7 @@
 //! The explanation's sentences, from cells with known costs.
 
 use super::*;
-use crate::compare::ratio;
+use crate::compare::{ratio, Figures, Hardware};
 
 /// A target and its base with these costs, throughputs and machine
 /// CPU %.
@@ -12,21 +12,34 @@ fn cells(
     cpu_pct: Option<f64>,
 ) -> (Cell, Cell) {
     let b = Cell {
-        costs: base.iter().copied().collect(),
-        throughput: Some(tput.1),
-        cpu_util_pct: cpu_pct,
+        figures: Figures {
+            throughput: Some(tput.1),
+            ..Default::default()
+        },
+        hardware: Hardware {
+            costs: base.iter().copied().collect(),
+            cpu_util_pct: cpu_pct,
+            ..Default::default()
+        },
         ..Cell::default()
     };
     let mut c = Cell {
-        costs: costs.iter().copied().collect(),
-        throughput: Some(tput.0),
-        cpu_util_pct: cpu_pct,
+        figures: Figures {
+            throughput: Some(tput.0),
+            ..Default::default()
+        },
+        hardware: Hardware {
+            costs: costs.iter().copied().collect(),
+            cpu_util_pct: cpu_pct,
+            ..Default::default()
+        },
         ..Cell::default()
     };
-    c.costs_relative = c
+    c.hardware.costs_relative = c
+        .hardware
         .costs
         .iter()
-        .filter_map(|(k, v)| Some((*k, ratio(Some(*v), b.costs.get(k).copied())?)))
+        .filter_map(|(k, v)| Some((*k, ratio(Some(*v), b.hardware.costs.get(k).copied())?)))
         .collect();
     (c, b)
 }
@@ -63,8 +76,8 @@ fn two_busy_clients_on_two_cores_are_cpu_bound_and_the_machines_switches_explain
         Some(80.0),
     );
     for x in [&mut c, &mut b] {
-        x.own_cpu_pct = Some(171.0);
-        x.usable_cores = Some(2.0);
+        x.hardware.own_cpu_pct = Some(171.0);
+        x.hardware.usable_cores = Some(2.0);
     }
     let e = explain(0.44, &c, &b);
     assert!(
@@ -73,8 +86,8 @@ fn two_busy_clients_on_two_cores_are_cpu_bound_and_the_machines_switches_explain
     );
     assert!(!e.contains("waiting") && !e.contains("cs/op"), "{e}");
     // One client can use one core however many the machine has.
-    c.usable_cores = Some(1.0);
-    c.own_cpu_pct = Some(96.0);
+    c.hardware.usable_cores = Some(1.0);
+    c.hardware.own_cpu_pct = Some(96.0);
     let e = explain(0.44, &c, &b);
     assert!(
         e.starts_with("CPU-bound (96% of the 1 core its clients"),
@@ -87,8 +100,8 @@ fn two_busy_clients_on_two_cores_are_cpu_bound_and_the_machines_switches_explain
         (80_000.0, 100_000.0),
         Some(80.0),
     );
-    c.own_cpu_pct = Some(170.0);
-    c.usable_cores = Some(2.0);
+    c.hardware.own_cpu_pct = Some(170.0);
+    c.hardware.usable_cores = Some(2.0);
     let e = explain(0.8, &c, &b);
     assert!(!e.contains("waiting"), "{e}");
 }
@@ -157,10 +170,8 @@ fn more_io_per_operation_on_a_busy_device_is_io() {
         (600.0, 1_000.0),
         Some(30.0),
     );
-    let c = Cell {
-        disk_util_pct: Some(96.0),
-        ..c
-    };
+    let mut c = c;
+    c.hardware.disk_util_pct = Some(96.0);
     assert_eq!(
         explain(0.6, &c, &b),
         "IO-bound (device busy 96%): read KiB/op ×2.00: more IO per operation"
@@ -318,8 +329,8 @@ fn waits_that_account_for_most_of_the_change_lead_with_their_share() {
         (2_000.0, 5_000.0),
         Some(30.0),
     );
-    c.clients = 1;
-    b.clients = 1;
+    c.figures.clients = 1;
+    b.figures.clients = 1;
     let mut w = crate::compare::waits::CellWaits::default();
     let mut bw = crate::compare::waits::CellWaits::default();
     w.per_op.insert(
@@ -337,8 +348,8 @@ fn waits_that_account_for_most_of_the_change_lead_with_their_share() {
         },
     );
     crate::compare::waits::compare(&mut w, &bw, 1, (Some(2_000.0), Some(5_000.0)));
-    c.waits = Some(w);
-    b.waits = Some(bw);
+    c.internals.waits = Some(w);
+    b.internals.waits = Some(bw);
     let settings = [(
         "innodb_flush_log_at_trx_commit".to_string(),
         "1".to_string(),

@@ -48,21 +48,21 @@ pub fn efficiency(r: &Report) -> Section {
                         Text::plain(r.targets[ti].name.clone()),
                     ];
                     let embedded = r.targets[ti].embedded;
-                    if c.throughput.is_none() {
+                    if c.figures.throughput.is_none() {
                         cells.extend(Cost::ALL.iter().map(|_| missing(c)));
                     } else {
                         cells.extend(Cost::ALL.iter().map(|k| match k {
                             // Not a missing figure: there is no server.
                             Cost::ServerCpuUs if embedded => Text::plain("—"),
-                            _ => cost_text(c.costs.get(k).copied()),
+                            _ => cost_text(c.hardware.costs.get(k).copied()),
                         }));
                     }
                     let bytes = |b: Option<u64>, none: &str| {
                         Text::plain(b.map_or_else(|| none.to_string(), fmt_bytes))
                     };
-                    cells.push(bytes(c.db_bytes_after, NOT_MEASURED));
+                    cells.push(bytes(c.figures.db_bytes_after, NOT_MEASURED));
                     cells.push(bytes(
-                        c.server_rss_peak_bytes,
+                        c.figures.server_rss_peak_bytes,
                         if embedded { "—" } else { NOT_MEASURED },
                     ));
                     rows.push(cells);
@@ -86,8 +86,8 @@ pub fn efficiency(r: &Report) -> Section {
 /// step's rate to matter is shown uncoloured: 0.02 against 0.07 KiB
 /// written per point query is background noise, not a win.
 pub(super) fn cost_relative(k: Cost, c: &Cell, base: &Cell) -> Text {
-    let (v, b) = (c.costs.get(&k), base.costs.get(&k));
-    match (c.costs_relative.get(&k), v, b) {
+    let (v, b) = (c.hardware.costs.get(&k), base.hardware.costs.get(&k));
+    match (c.hardware.costs_relative.get(&k), v, b) {
         (Some(&rel), Some(_), Some(_)) => match c.cost_verdict(k, base) {
             None => Text::plain(format!("{rel:.2}")),
             Some(Verdict::Disturbed) => Text {
@@ -97,7 +97,7 @@ pub(super) fn cost_relative(k: Cost, c: &Cell, base: &Cell) -> Text {
             Some(Verdict::Undecided) => Text {
                 text: format!(
                     "~{rel:.2} p={:.2}",
-                    c.costs_p.get(&k).copied().unwrap_or(1.0)
+                    c.hardware.costs_p.get(&k).copied().unwrap_or(1.0)
                 ),
                 tone: Some(Verdict::Undecided),
             },
@@ -160,12 +160,12 @@ pub(super) fn rates(doc: &mut Vec<Block>, r: &Report) {
     for row in &r.rows {
         for &ti in &cols {
             let c = &row.cells[ti];
-            if c.rates.is_empty() {
+            if c.hardware.rates.is_empty() {
                 continue;
             }
             // The machine's rates over a window another program shared:
             // marked on the row, so no ratio of it reads as the target's.
-            let name = if c.disturbed.is_some() {
+            let name = if c.judgement.disturbed.is_some() {
                 format!("{} (disturbed)", r.targets[ti].name)
             } else {
                 r.targets[ti].name.clone()
@@ -176,11 +176,15 @@ pub(super) fn rates(doc: &mut Vec<Block>, r: &Report) {
                 Text::plain(name),
             ];
             cells.extend(Rate::ALL.iter().map(|k| {
-                Text::plain(match (c.rates.get(k), c.rates_relative.get(k)) {
-                    (Some(v), Some(rel)) if !r.is_base(ti) => format!("{} (×{rel:.2})", fig(*v)),
-                    (Some(v), _) => fig(*v),
-                    (None, _) => NOT_MEASURED.into(),
-                })
+                Text::plain(
+                    match (c.hardware.rates.get(k), c.hardware.rates_relative.get(k)) {
+                        (Some(v), Some(rel)) if !r.is_base(ti) => {
+                            format!("{} (×{rel:.2})", fig(*v))
+                        }
+                        (Some(v), _) => fig(*v),
+                        (None, _) => NOT_MEASURED.into(),
+                    },
+                )
             }));
             rows_out.push(cells);
         }
@@ -216,7 +220,7 @@ pub(super) fn counters(doc: &mut Vec<Block>, r: &Report) {
             others
                 .iter()
                 .copied()
-                .filter(|&ti| !row.cells[ti].counters_moved.is_empty())
+                .filter(|&ti| !row.cells[ti].internals.counters_moved.is_empty())
                 .map(|ti| {
                     vec![
                         Text::plain(row.title()),
@@ -224,6 +228,7 @@ pub(super) fn counters(doc: &mut Vec<Block>, r: &Report) {
                         Text::plain(r.targets[ti].name.clone()),
                         Text::plain(
                             row.cells[ti]
+                                .internals
                                 .counters_moved
                                 .iter()
                                 .map(|(k, x)| {
@@ -237,10 +242,11 @@ pub(super) fn counters(doc: &mut Vec<Block>, r: &Report) {
                 .collect::<Vec<_>>()
         })
         .collect();
-    let any = r
-        .rows
-        .iter()
-        .any(|row| row.cells.iter().any(|c| !c.counters_per_op.is_empty()));
+    let any = r.rows.iter().any(|row| {
+        row.cells
+            .iter()
+            .any(|c| !c.internals.counters_per_op.is_empty())
+    });
     if !any {
         return;
     }
@@ -264,6 +270,7 @@ pub(super) fn counters(doc: &mut Vec<Block>, r: &Report) {
             .iter()
             .flat_map(|&ti| {
                 row.cells[ti]
+                    .internals
                     .counters_per_op
                     .iter()
                     .map(move |(k, v)| (format!("{} {k}/op", r.targets[ti].name), fig(*v)))

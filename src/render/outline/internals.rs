@@ -25,7 +25,7 @@ fn measured(r: &Report) -> Option<Table> {
     let mut rows = Vec::new();
     for row in &r.rows {
         for &ti in &r.columns() {
-            let Some(w) = &row.cells[ti].waits else {
+            let Some(w) = &row.cells[ti].internals.waits else {
                 continue;
             };
             let mut top: Vec<(&String, f64)> = w.per_op.iter().map(|(k, f)| (k, f.us)).collect();
@@ -58,7 +58,7 @@ fn moved(r: &Report) -> Option<Table> {
     let mut rows = Vec::new();
     for row in &r.rows {
         for &ti in &r.columns() {
-            let Some(w) = &row.cells[ti].waits else {
+            let Some(w) = &row.cells[ti].internals.waits else {
                 continue;
             };
             for m in &w.moved {
@@ -127,7 +127,7 @@ pub(super) fn plans(doc: &mut Vec<Block>, r: &Report) {
     for row in &r.rows {
         for &ti in &r.columns() {
             let (name, base) = (&r.targets[ti].name, &r.targets[r.base_of[ti]].name);
-            for p in &row.cells[ti].plans_differ {
+            for p in &row.cells[ti].internals.plans_differ {
                 blocks.push(Block::Details {
                     summary: format!(
                         "{} c{}: {name} against {base}: {}",
@@ -168,7 +168,7 @@ pub(super) fn statements(doc: &mut Vec<Block>, r: &Report) {
     let (mut rows, mut moved) = (Vec::new(), Vec::new());
     for row in &r.rows {
         for &ti in &r.columns() {
-            let Some(s) = &row.cells[ti].server_statements else {
+            let Some(s) = &row.cells[ti].internals.server_statements else {
                 continue;
             };
             let lead = |extra: Vec<Text>| {

@@ -21,7 +21,7 @@ pub fn latency(r: &Report) -> Section {
                         Text::plain(row.title()),
                         Text::plain(row.id.clients.to_string()),
                     ];
-                    cells.extend(cols.iter().map(|&i| match row.cells[i].p99_us {
+                    cells.extend(cols.iter().map(|&i| match row.cells[i].figures.p99_us {
                         Some(v) => Text::plain(fmt_latency(v)),
                         None => missing(&row.cells[i]),
                     }));
@@ -136,7 +136,7 @@ pub(super) fn statement_latency(doc: &mut Vec<Block>, r: &Report) {
     let mut rows_out = Vec::new();
     for row in &r.rows {
         for &ti in &cols {
-            for (class, l) in &row.cells[ti].statements {
+            for (class, l) in &row.cells[ti].internals.statements {
                 rows_out.push(vec![
                     Text::plain(row.title()),
                     Text::plain(row.id.clients.to_string()),

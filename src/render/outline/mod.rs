@@ -86,15 +86,19 @@ pub struct Section {
 const NOT_MEASURED: &str = "not measured";
 
 fn missing(c: &Cell) -> Text {
-    Text::plain(if c.failed.is_some() { "failed" } else { "—" })
+    Text::plain(if c.figures.failed.is_some() {
+        "failed"
+    } else {
+        "—"
+    })
 }
 
 /// Why a cell has no ratio to show: failed, not measured (a cost the
 /// step has no figure for), or nothing to compare.
 fn no_ratio(cost: bool, c: &Cell) -> Text {
-    if c.failed.is_some() {
+    if c.figures.failed.is_some() {
         Text::plain("failed")
-    } else if cost && c.throughput.is_some() {
+    } else if cost && c.figures.throughput.is_some() {
         Text::plain(NOT_MEASURED)
     } else {
         Text::plain("—")
@@ -120,22 +124,22 @@ fn interval(i: &Interval, digits: usize) -> String {
 /// coloured when changed, plain when the same, and `~` with the repeats
 /// that would decide it when undecided.
 fn relative_cell(c: &Cell) -> Text {
-    let (Some(rel), Some(v)) = (c.relative, c.verdict()) else {
+    let (Some(rel), Some(v)) = (c.test.relative, c.verdict()) else {
         return no_ratio(false, c);
     };
-    if let Some(m) = c.sla_missed {
+    if let Some(m) = c.judgement.sla_missed {
         return Text {
             text: format!("{rel:.2} (SLA missed: {:.0}%)", m * 100.0),
             tone: Some(Verdict::Undecided),
         };
     }
-    if let Some(m) = c.rate_missed {
+    if let Some(m) = c.judgement.rate_missed {
         return Text {
             text: format!("{rel:.2} (rate missed: {:.0}%)", m * 100.0),
             tone: Some(Verdict::Undecided),
         };
     }
-    if c.base_sla_missed {
+    if c.judgement.base_sla_missed {
         return Text {
             text: format!("{rel:.2} (the base missed the SLA)"),
             tone: Some(Verdict::Undecided),
@@ -145,7 +149,7 @@ fn relative_cell(c: &Cell) -> Text {
         return Text {
             text: format!(
                 "{rel:.2} (disturbed: {})",
-                if c.disturbed.is_some() {
+                if c.judgement.disturbed.is_some() {
                     "here"
                 } else {
                     "base"
@@ -172,7 +176,7 @@ fn relative_cell(c: &Cell) -> Text {
             tone: Some(Verdict::Untested),
         };
     }
-    let Some(sig) = &c.significance else {
+    let Some(sig) = &c.test.significance else {
         return tone_only_past_threshold(ratio_2(Some(rel), c.ratio_verdict()));
     };
     let ci = sig
@@ -201,16 +205,17 @@ fn interval_levels<'a>(cells: impl Iterator<Item = &'a Cell>, ratio: bool) -> Op
     let mut levels: Vec<(f64, usize)> = Vec::new();
     for c in cells {
         let i = if ratio {
-            c.significance
+            c.test
+                .significance
                 .as_ref()
                 .filter(|s| matches!(s.method, Method::Paired | Method::Unpaired))
                 .and_then(|s| s.interval)
         } else {
-            c.throughput_interval
+            c.figures.throughput_interval
         };
         if let Some(i) = i {
             if !levels.iter().any(|(l, _)| (l - i.level).abs() < 1e-9) {
-                levels.push((i.level, c.repeats));
+                levels.push((i.level, c.figures.repeats));
             }
         }
     }

@@ -38,7 +38,7 @@ fn taken(r: &Report) -> Option<Table> {
     let mut rows = Vec::new();
     for row in &r.rows {
         for &ti in &r.columns() {
-            let Some(p) = &row.cells[ti].profile else {
+            let Some(p) = &row.cells[ti].internals.profile else {
                 continue;
             };
             rows.push(taken_row(r, row, ti, p));
@@ -177,7 +177,7 @@ fn step(doc: &mut Vec<Block>, r: &Report, row: &Row) {
     let cols: Vec<usize> = r
         .columns()
         .into_iter()
-        .filter(|&ti| row.cells[ti].profile.is_some())
+        .filter(|&ti| row.cells[ti].internals.profile.is_some())
         .collect();
     if cols.is_empty() {
         return;
@@ -186,7 +186,7 @@ fn step(doc: &mut Vec<Block>, r: &Report, row: &Row) {
     doc.push(Block::Heading(3, format!("Profile: {title}")));
     let mut charts = Vec::new();
     for ti in cols {
-        let p = row.cells[ti].profile.as_ref().expect("filtered");
+        let p = row.cells[ti].internals.profile.as_ref().expect("filtered");
         let name = &r.targets[ti].name;
         let base = &r.targets[r.base_of[ti]].name;
         if !p.cpu_diff.is_empty() {
@@ -248,7 +248,7 @@ pub(super) fn profiles(doc: &mut Vec<Block>, r: &Report) {
         .rows
         .iter()
         .flat_map(|row| row.cells.iter())
-        .filter_map(|c| c.profile.as_ref()?.hw_missing.as_deref())
+        .filter_map(|c| c.internals.profile.as_ref()?.hw_missing.as_deref())
         .collect();
     missing.sort_unstable();
     missing.dedup();

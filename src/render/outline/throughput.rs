@@ -26,7 +26,7 @@ pub fn relative(r: &Report) -> Section {
             .iter()
             .flat_map(|row| others.iter().map(move |&i| &row.cells[i]))
     };
-    let uses = |m: Method| cells().any(|c| c.significance.as_ref().is_some_and(|s| s.method == m));
+    let uses = |m: Method| cells().any(|c| c.test.method() == Some(m));
     let repeated = uses(Method::Paired) || uses(Method::Unpaired);
     if repeated {
         intro += &format!(
@@ -54,7 +54,7 @@ pub fn relative(r: &Report) -> Section {
         intro +=
             " Cells marked ˢ use the per-second test (a target or its base has one repeat there).";
     }
-    if cells().any(|c| c.relative.is_some() && c.significance.is_none()) {
+    if cells().any(|c| c.test.relative.is_some() && c.test.significance.is_none()) {
         intro += " Ratios with one repeat on a side are not tested unless the plan's A/A copies \
                    measured how far windows of the same work lie apart (`copies = 2` on a target, \
                    three quiet pairs or more, windows of five whole seconds); with repeats they are.";
@@ -74,7 +74,7 @@ pub fn relative(r: &Report) -> Section {
         intro += " A/A \"disturbed\": too few of the copies' windows were quiet for a floor \
                    (a disturbed copy measures the other program).";
     }
-    if cells().any(|c| c.disturbed.is_some() || c.base_disturbed) {
+    if cells().any(|c| c.judgement.disturbed.is_some() || c.judgement.base_disturbed) {
         intro += &format!(
             " Disturbed: other programs or steal took {:.0}% of the machine or more while the step ran \
              here or on the base; the ratio is shown but not judged (see Interference).",
@@ -113,21 +113,13 @@ pub fn relative(r: &Report) -> Section {
                     cells.extend(others.iter().map(|&i| {
                         let c = &row.cells[i];
                         let mut t = relative_cell(c);
-                        if !c.plans_differ.is_empty() {
+                        if !c.internals.plans_differ.is_empty() {
                             t.text.push_str(" · plan differs");
                         }
-                        let per_second = c
-                            .significance
-                            .as_ref()
-                            .is_some_and(|s| s.method == Method::PerSecond);
-                        if mixed && per_second {
+                        if mixed && c.test.method() == Some(Method::PerSecond) {
                             t.text.push_str(" ˢ");
                         }
-                        let unpaired = c
-                            .significance
-                            .as_ref()
-                            .is_some_and(|s| s.method == Method::Unpaired);
-                        if unpaired {
+                        if c.test.method() == Some(Method::Unpaired) {
                             t.text.push_str(" ᵘ");
                         }
                         t
@@ -178,7 +170,7 @@ pub fn absolute(r: &Report) -> Section {
                     ];
                     cells.extend(cols.iter().map(|&i| {
                         let c = &row.cells[i];
-                        let text = match (c.throughput, &c.throughput_interval) {
+                        let text = match (c.figures.throughput, &c.figures.throughput_interval) {
                             (Some(t), Some(ci)) => Text::plain(format!(
                                 "{} ({}–{})",
                                 fmt_throughput(t),
@@ -188,7 +180,7 @@ pub fn absolute(r: &Report) -> Section {
                             (Some(t), None) => Text::plain(fmt_throughput(t)),
                             (None, _) => missing(c),
                         };
-                        match (c.sla_missed, c.rate_missed) {
+                        match (c.judgement.sla_missed, c.judgement.rate_missed) {
                             (Some(_), _) => Text {
                                 text: format!("{} (SLA missed)", text.text),
                                 tone: Some(Verdict::Undecided),

@@ -314,7 +314,7 @@ pub fn relative(r: &Report, g: Group) -> Vec<Chart> {
     let rows: Vec<&Row> = r.rows_in(g).collect();
     let values: Vec<f64> = rows
         .iter()
-        .flat_map(|row| targets.iter().filter_map(|&i| row.cells[i].relative))
+        .flat_map(|row| targets.iter().filter_map(|&i| row.cells[i].test.relative))
         .collect();
     if targets.is_empty() || values.is_empty() {
         return Vec::new();
@@ -364,7 +364,7 @@ fn relative_bars(
     for (ri, row) in rows.iter().enumerate() {
         let x0 = left + gap / 2.0 + ri as f64 * (cluster + gap);
         for (k, &ti) in targets.iter().enumerate() {
-            let Some(v) = row.cells[ti].relative else {
+            let Some(v) = row.cells[ti].test.relative else {
                 continue;
             };
             let x = x0 + k as f64 * bw;
