@@ -1,8 +1,8 @@
 #!/usr/bin/env python3
 """Known causes: does the leading cause of each verdict name the change made?
 
-Each pair is a base and a target that differ by one thing whose effect
-an expert knows in advance (a log synced per commit, a plan forced off
+Each pair of the corpus (tests/fixtures/known_causes.toml) is a base and
+a target that differ by one thing whose effect an expert knows in advance (a log synced per commit, a plan forced off
 its index, a cache too small, a lock taken per statement, ...). Each is
 run as a small study (one step, 1 client, --repeats rounds of --secs
 windows, the engine's waits read), and the leading cause the summary
@@ -15,117 +15,95 @@ written or tuned for) reported apart. The longest sentence is printed
 too (the bar: at most 400 characters).
 
     python3 bench/causes.py                      # every pair
-    python3 bench/causes.py --only mariadb-binlog,pg-plan
+    python3 bench/causes.py --only mariadb-binlog-sync,pg-plan-off-index
+    python3 bench/causes.py --check              # the corpus and its plans, nothing run
 
 Usage: python3 bench/causes.py [--only NAME,...] [--repeats 3] [--secs 2]
-       [--relbench PATH] [--keep DIR]
+       [--relbench PATH] [--keep DIR] [--check]
 """
 
 import argparse
 import json
+import os
 import subprocess
 import sys
 import tempfile
 import time
+import tomllib
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
 RELBENCH = ROOT / "target" / "release" / "relbench"
+CORPUS = ROOT / "tests" / "fixtures" / "known_causes.toml"
 PG = "/usr/lib/postgresql/15"
+VERSIONS = Path(os.environ.get("RELBENCH_VERSIONS", "/var/cache/relbench/versions"))
+KINDS = {"plan", "waits", "profile", "setting", "resource"}
 
 
-def sqlite(name, **pragmas):
-    body = "".join(f'{k} = "{v}"\n' for k, v in pragmas.items())
-    return f'[[target]]\nname = "{name}"\nengine = "sqlite"\n[target.pragmas]\n{body}'
+def corpus():
+    return {p["name"]: p for p in tomllib.loads(CORPUS.read_text())["pair"]}
 
 
-def mariadb(name, *args):
-    a = ", ".join(json.dumps(x) for x in args)
-    return f'[[target]]\nname = "{name}"\nengine = "mariadb"\nbasedir = "/usr"\nargs = [{a}]\n'
-
-
-def postgres(name, *settings):
-    a = ", ".join(json.dumps(x) for s in settings for x in ("-c", s))
-    return f'[[target]]\nname = "{name}"\nengine = "postgres"\nbasedir = "{PG}"\nargs = [{a}]\n'
-
-
-WAL = {"journal_mode": "wal", "synchronous": "normal"}
-
-# name: (step, rows, base, target, internals, [(kind, word), ...] any of
-# which is the expected lead, held out: no rule was written or tuned
-# for it[, {"repeats": N, "clients": N} where the change is small]).
-PAIRS = {
-    "sqlite-sync-full": ("update-index", 20000, sqlite("base", **WAL),
-                         sqlite("t", journal_mode="wal", synchronous="full"), "",
-                         [("setting", "synchronous"), ("profile", "fsync")], False),
-    "sqlite-rollback-journal": ("update-index", 20000, sqlite("base", **WAL),
-                                sqlite("t", journal_mode="delete", synchronous="normal"), "",
-                                [("setting", "journal_mode")], False),
-    # With the rollback journal a read takes and drops a shared file lock
-    # around every statement unless the connection holds it (with WAL
-    # there is none to take: 1.01 measured).
-    "sqlite-lock-per-statement": ("point-query", 20000,
-                                  sqlite("base", locking_mode="exclusive", journal_mode="delete"),
-                                  sqlite("t", locking_mode="normal", journal_mode="delete"), "",
-                                  [("setting", "locking_mode")], False),
-    "sqlite-small-cache": ("random-points-100", 20000, sqlite("base", **WAL),
-                           sqlite("t", cache_size="10", **WAL), "",
-                           [("setting", "cache_size")], False),
-    "mariadb-binlog-sync": ("update-index", 20000, mariadb("base"),
-                            mariadb("t", "--log-bin=binlog", "--sync-binlog=1"),
-                            "[internals]\nperformance_schema = true\n",
-                            [("waits", "binlog"), ("setting", "log_bin"), ("setting", "sync_binlog")],
-                            False),
-    "mariadb-redo-flush": ("update-index", 20000,
-                           mariadb("base", "--innodb-flush-log-at-trx-commit=2"),
-                           mariadb("t", "--innodb-flush-log-at-trx-commit=1"),
-                           "[internals]\nperformance_schema = true\n",
-                           [("waits", "innodb_log_file"),
-                            ("setting", "innodb_flush_log_at_trx_commit")], False),
-    "mariadb-general-log": ("point-query", 20000, mariadb("base"),
-                            mariadb("t", "--general-log=ON", "--general-log-file=general.log"), "",
-                            [("setting", "general_log")], False, {"repeats": 6, "clients": 2}),
-    "mariadb-small-buffer-pool": ("point-query", 200000, mariadb("base"),
-                                  mariadb("t", "--innodb-buffer-pool-size=6M"),
-                                  "[internals]\nperformance_schema = true\n",
-                                  [("setting", "innodb_buffer_pool_size"),
-                                   ("waits", "innodb_data_file")], True),
-    "mariadb-performance-schema": ("point-query", 20000,
-                                   mariadb("base", "--performance-schema=OFF"),
-                                   mariadb("t", "--performance-schema=ON",
-                                           "--performance-schema-instrument=%=ON",
-                                           "--performance-schema-consumer-events-waits-current=ON",
-                                           "--performance-schema-consumer-events-waits-history=ON",
-                                           "--performance-schema-consumer-events-waits-history-long=ON",
-                                           "--performance-schema-consumer-events-statements-history=ON"),
-                                   "", [("setting", "performance_schema")], True, {"repeats": 6}),
-    "pg-synchronous-commit": ("update-index", 20000, postgres("base", "synchronous_commit=off"),
-                              postgres("t", "synchronous_commit=on"),
-                              "[internals]\nwait_sampling = \"10ms\"\n",
-                              [("waits", "WAL"), ("setting", "synchronous_commit")], False),
-    "pg-plan-off-index": ("point-query", 20000, postgres("base"),
-                          postgres("t", "enable_indexscan=off", "enable_bitmapscan=off"), "",
-                          [("plan", "Seq Scan")], False),
-    "pg-small-shared-buffers": ("random-points-100", 200000, postgres("base"),
-                                postgres("t", "shared_buffers=128kB"), "",
-                                [("setting", "shared_buffers")], True),
-    "pg-log-every-statement": ("point-query", 20000, postgres("base"),
-                               postgres("t", "log_statement=all", "logging_collector=on"), "",
-                               [("setting", "log_statement")], True, {"repeats": 6, "clients": 2}),
-}
+def target(name, side):
+    """A side of a pair as a plan's [[target]]."""
+    engine = side["engine"]
+    out = f'[[target]]\nname = "{name}"\nengine = "{engine}"\n'
+    basedir = {"mariadb": "/usr", "postgres": PG}.get(engine)
+    if "build" in side:
+        basedir = str(VERSIONS / side["build"])
+    if basedir:
+        out += f"basedir = {json.dumps(basedir)}\n"
+    if side.get("args"):
+        out += f"args = {json.dumps(side['args'])}\n"
+    if side.get("pragmas"):
+        out += "[target.pragmas]\n" + "".join(
+            f"{k} = {json.dumps(v)}\n" for k, v in side["pragmas"].items())
+    return out
 
 
 def plan(pair, repeats, secs, seed):
-    step, rows, base, target, internals = pair[:5]
-    extra = pair[7] if len(pair) > 7 else {}
-    repeats = extra.get("repeats", repeats)
-    clients = extra.get("clients", 1)
+    repeats = pair.get("repeats", repeats)
+    clients = pair.get("clients", 1)
+    internals = pair.get("internals") or {}
+    step, rows = pair["step"], pair["rows"]
+    inner = "".join(f"{k} = {json.dumps(v)}\n" for k, v in internals.items())
     return (
         f'steps = ["load", "{step}"]\nclients = [{clients}]\nrepeats = {repeats}\nseed = {seed}\n'
         f"[scale]\nrows = {rows}\n"
         f'[duration]\nwarmup = "500ms"\nread = "{secs}s"\nwrite = "{secs}s"\n'
-        f"{internals}{base}{target}"
+        + (f"[internals]\n{inner}" if inner else "")
+        + target("base", pair["base"]) + target("t", pair["target"])
     )
+
+
+def check(pairs, relbench, tmp):
+    """The corpus's shape, and every pair's plan as `relbench check` sees it."""
+    bad = []
+    if len(pairs) < 12:
+        bad.append(f"{len(pairs)} pairs, fewer than 12")
+    engines = {p["target"]["engine"] for p in pairs.values()}
+    for e in ("sqlite", "mariadb", "mysql", "postgres"):
+        if e not in engines:
+            bad.append(f"no pair on {e}")
+    held = sum(1 for p in pairs.values() if p.get("held_out"))
+    if not 0 < held < len(pairs):
+        bad.append(f"{held} pairs held out of {len(pairs)}: some must be, not all")
+    for name, p in pairs.items():
+        for kind, word in p["expect"]:
+            if kind not in KINDS or not word:
+                bad.append(f"{name}: expects ({kind!r}, {word!r}), not a cause relbench ranks")
+        if p["base"]["engine"] != p["target"]["engine"]:
+            bad.append(f"{name}: its sides are different engines")
+        path = tmp / f"{name}.toml"
+        path.write_text(plan(p, 3, 2.0, 7000))
+        r = subprocess.run([relbench, "check", str(path)], capture_output=True, text=True)
+        if r.returncode != 0:
+            bad.append(f"{name}: relbench check refused its plan: {r.stderr.strip()[-600:]}")
+    for b in bad:
+        print(b)
+    print(f"{len(pairs)} pairs ({held} held out) on {', '.join(sorted(engines))}: "
+          f"{'every plan checks' if not bad else f'{len(bad)} problems'}")
+    return 1 if bad else 0
 
 
 def lead(report, step):
@@ -150,17 +128,23 @@ def main():
     ap.add_argument("--secs", type=float, default=2.0)
     ap.add_argument("--relbench", default=str(RELBENCH))
     ap.add_argument("--keep")
+    ap.add_argument("--check", action="store_true",
+                    help="check the corpus and every pair's plan (relbench check), run nothing")
     args = ap.parse_args()
+    pairs = corpus()
+    if args.check:
+        with tempfile.TemporaryDirectory(prefix="relbench-causes-") as t:
+            return check(pairs, args.relbench, Path(t))
     if args.relbench == str(RELBENCH):
         subprocess.run(["cargo", "build", "--release", "-q"], cwd=ROOT, check=True)
     tmp = Path(args.keep) if args.keep else Path(tempfile.mkdtemp(prefix="relbench-causes-"))
     tmp.mkdir(parents=True, exist_ok=True)
-    names = args.only.split(",") if args.only else list(PAIRS)
+    names = args.only.split(",") if args.only else list(pairs)
     results = []
     longest = (0, "")
     for i, name in enumerate(names):
-        pair = PAIRS[name]
-        step, expected, held = pair[0], pair[5], pair[6]
+        pair = pairs[name]
+        step, expected, held = pair["step"], pair["expect"], pair.get("held_out", False)
         p = tmp / f"{name}.toml"
         p.write_text(plan(pair, args.repeats, args.secs, 7000 + i))
         out = tmp / name
