@@ -43,6 +43,11 @@ pub struct Candidate {
     /// (1: all of it), where measurable.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub share: Option<f64>,
+    /// The share at the two ends of the change's interval ([`share_range`]),
+    /// lowest first: how sure the share is, as far as the change's own
+    /// uncertainty goes.
+    #[serde(rename = "share_interval", skip_serializing_if = "Option::is_none")]
+    pub share_range: Option<(f64, f64)>,
 }
 
 /// A changed cell's causes, most likely first.
@@ -88,6 +93,25 @@ pub fn rank(mut candidates: Vec<Candidate>) -> Option<Cause> {
     })
 }
 
+/// The share a cause's µs per operation would be of the change at each
+/// end of the change's interval (`interval`, of target ÷ base, around
+/// `relative`): the same µs against the largest and the smallest change
+/// the interval allows, lowest first. An operation's time is the clients'
+/// time ÷ throughput, so its change is the base's time × (1 ÷ ratio − 1)
+/// at every ratio. `None` when the interval reaches 1 (the change could
+/// be none, and the share any size). The spread of the cause's own µs
+/// across rounds is not in it: a share's medians are over the rounds.
+pub fn share_range(share: f64, relative: f64, interval: (f64, f64)) -> Option<(f64, f64)> {
+    let change = |r: f64| 1.0 / r - 1.0;
+    let (lo, hi) = (change(interval.0), change(interval.1));
+    if lo * hi <= 0.0 || change(relative) == 0.0 {
+        return None;
+    }
+    let at = |r: f64| share * change(relative) / change(r);
+    let (a, b) = (at(interval.0), at(interval.1));
+    Some((a.min(b), a.max(b)))
+}
+
 /// An operation's time on average, µs: the clients' time ÷ operations.
 pub fn op_us(clients: u32, throughput: Option<f64>) -> Option<f64> {
     let t = throughput.filter(|t| *t > 0.0)?;
@@ -103,7 +127,23 @@ mod tests {
             kind,
             names: format!("{kind:?}"),
             share,
+            share_range: None,
         }
+    }
+
+    /// A regression to 0.5 (0.4–0.625) whose waits grew by 80% of the
+    /// change: at 0.4 the operation's time grew by 1.5 × the base's, at
+    /// 0.625 by 0.6 ×, against 1.0 × at the estimate.
+    #[test]
+    fn a_shares_range_is_the_same_us_against_each_end_of_the_changes_interval() {
+        let (lo, hi) = share_range(0.8, 0.5, (0.4, 0.625)).unwrap();
+        assert!((lo - 0.8 / 1.5).abs() < 1e-12, "{lo}");
+        assert!((hi - 0.8 / 0.6).abs() < 1e-12, "{hi}");
+        // A win the same way: 2.0 (1.6–2.5), time down by 0.5 × the base's.
+        let (lo, hi) = share_range(0.9, 2.0, (1.6, 2.5)).unwrap();
+        assert!(lo < 0.9 && 0.9 < hi, "{lo} {hi}");
+        // An interval that reaches 1 bounds no share.
+        assert_eq!(share_range(0.8, 0.9, (0.8, 1.02)), None);
     }
 
     #[test]

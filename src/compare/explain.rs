@@ -218,12 +218,20 @@ pub fn explain_ranked(
         let head = format!("the settings that differ: {names}");
         found.push((candidate(CauseKind::Setting, &names, None), Part::of(head)));
     }
+    // Each share's range over the change's interval.
+    let interval = c.test.significance.as_ref().and_then(|s| s.interval);
+    for (x, _) in &mut found {
+        x.share_range = x
+            .share
+            .zip(interval)
+            .and_then(|(s, i)| cause::share_range(s, relative, (i.lo, i.hi)));
+    }
     let ranked = match changed {
         true => cause::rank(found.iter().map(|(c, _)| c.clone()).collect()),
         false => None,
     };
     let Some(ranked) = ranked else {
-        let parts: Vec<String> = found.iter().map(|(_, p)| p.say(None)).collect();
+        let parts: Vec<String> = found.iter().map(|(_, p)| p.say(None, None)).collect();
         return (parts.join("; "), None);
     };
     // The sentence: the lead with its share, the runner-up beside it
@@ -232,7 +240,7 @@ pub fn explain_ranked(
     let first = &ranked.ranked[..said];
     let part = |x: &Candidate| {
         let p = found.iter().find(|(c, _)| c == x).map(|(_, p)| p);
-        p.map(|p| p.say(x.share)).unwrap_or_default()
+        p.map(|p| p.say(x.share, x.share_range)).unwrap_or_default()
     };
     let mut parts: Vec<(String, bool)> = first.iter().map(|x| (part(x), false)).collect();
     if ranked.close {
@@ -244,7 +252,7 @@ pub fn explain_ranked(
         found
             .iter()
             .filter(|(c, _)| !first.contains(c))
-            .map(|(c, p)| (p.say(None), c.kind == CauseKind::Setting)),
+            .map(|(c, p)| (p.say(None, None), c.kind == CauseKind::Setting)),
     );
     (fitted(parts), Some(ranked))
 }
@@ -293,11 +301,19 @@ impl Part {
         Part { head, tail: None }
     }
 
-    /// The part, its share said after its head when it leads.
-    fn say(&self, share: Option<f64>) -> String {
-        let head = match share {
-            Some(s) => format!("{} ({:.0}% of the change)", self.head, s * 100.0),
-            None => self.head.clone(),
+    /// The part, its share said after its head when it leads, with the
+    /// share's range over the change's interval where it has one.
+    fn say(&self, share: Option<f64>, range: Option<(f64, f64)>) -> String {
+        let head = match (share, range) {
+            (Some(s), Some((lo, hi))) => format!(
+                "{} ({:.0}% of the change, {:.0}–{:.0}% over its interval)",
+                self.head,
+                s * 100.0,
+                lo * 100.0,
+                hi * 100.0
+            ),
+            (Some(s), None) => format!("{} ({:.0}% of the change)", self.head, s * 100.0),
+            (None, _) => self.head.clone(),
         };
         match &self.tail {
             Some(t) => format!("{head}; {t}"),
@@ -311,6 +327,7 @@ fn candidate(kind: CauseKind, names: &str, share: Option<f64>) -> Candidate {
         kind,
         names: names.to_string(),
         share,
+        share_range: None,
     }
 }
 

@@ -370,6 +370,17 @@ fn waits_that_account_for_most_of_the_change_lead_with_their_share() {
         s.contains("(83% of the change); the settings that differ: innodb_flush_log_at_trx_commit"),
         "{s}"
     );
+    // Tested with rounds, the share carries its range over the change's
+    // interval: the same 249 µs against 0.32's change and 0.5's.
+    c.test.significance = Some(crate::compare::Significance::paired(0.32, 0.5, 4.0, 3));
+    let (s, cause) = explain_ranked(0.4, &c, &b, &settings, true);
+    let (lo, hi) = cause.unwrap().ranked[0].share_range.unwrap();
+    assert!((lo - share * 1.5 / (1.0 / 0.32 - 1.0)).abs() < 1e-9, "{lo}");
+    assert!((hi - share * 1.5).abs() < 1e-9, "{hi}");
+    assert!(
+        s.contains("(83% of the change, 59–125% over its interval)"),
+        "{s}"
+    );
 }
 
 /// Regression (issue 63): a MySQL 5.6 → 8.0 write's sentence carried
