@@ -31,7 +31,7 @@ servers (`--engines sqlite,mariadb,postgres`). Nothing else should run on
 the machine: disturbed cells are left out and counted apart.
 
 Usage: python3 bench/aa_calibration.py [--engines sqlite,mariadb,postgres]
-       [--runs 3] [--secs 2] [--repeats 4] [--relbench PATH]
+       [--runs 3] [--secs 2] [--repeats 4] [--restart] [--relbench PATH]
        python3 bench/aa_calibration.py --keep DIR --rejudge [--engines …] [--runs N]
        python3 bench/aa_calibration.py --within [--secs 5] [--runs 5]
        python3 bench/aa_calibration.py --adaptive [--aa 4] [--max 6]
@@ -60,8 +60,15 @@ TARGETS = {
 }
 
 
+# With --restart, every round starts each copy's server again after its
+# load: a server's level that lasts as long as its process (its memory's
+# layout, what it allocated) then varies round to round, where the paired
+# test sees it, instead of once per run.
+RESTART = []
+
+
 def plan(engine, secs, repeats, seed):
-    steps = ", ".join(f'"{s}"' for s in ["load", "settle"] + STEPS)
+    steps = ", ".join(f'"{s}"' for s in ["load"] + RESTART + ["settle"] + STEPS)
     window = f"{secs}s"
     return (
         f"steps = [{steps}]\nclients = [2]\nrepeats = {repeats}\nseed = {seed}\n"
@@ -326,6 +333,8 @@ def within_main(args):
 def main():
     ap = argparse.ArgumentParser()
     ap.add_argument("--adaptive", action="store_true")
+    ap.add_argument("--restart", action="store_true",
+                    help="restart each copy's server after its load in every round (server engines)")
     ap.add_argument("--within", action="store_true")
     ap.add_argument("--aa", type=int, default=4)
     ap.add_argument("--max", type=int, default=6)
@@ -338,6 +347,8 @@ def main():
     ap.add_argument("--rejudge", action="store_true",
                     help="report the runs kept in --keep again with this relbench instead of running")
     args = ap.parse_args()
+    if args.restart:
+        RESTART.append("restart")
     if args.rejudge and not args.keep:
         sys.exit("--rejudge reads the runs kept in --keep DIR: name it")
     if args.relbench == str(RELBENCH):
