@@ -148,13 +148,7 @@ impl Report {
                 let (openness, why, decidable) = match verdict {
                     Some(Verdict::Disturbed) => (0.0, format!("{name}: disturbed"), true),
                     Some(Verdict::Untested) => (0.0, format!("{name}: {rel:.2} not tested"), true),
-                    Some(_)
-                        if c.judgement.sla_missed.is_some()
-                            || c.judgement.base_sla_missed
-                            || c.judgement.rate_missed.is_some() =>
-                    {
-                        continue
-                    }
+                    Some(_) if c.judgement.load_missed() => continue,
                     Some(Verdict::Undecided) => {
                         let Some(sig) = c.test.significance.as_ref() else {
                             continue;

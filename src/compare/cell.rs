@@ -47,10 +47,7 @@ impl Cell {
             return None;
         }
         let rel = self.test.relative?;
-        if self.judgement.sla_missed.is_some()
-            || self.judgement.base_sla_missed
-            || self.judgement.rate_missed.is_some()
-        {
+        if self.judgement.load_missed() {
             return Some(Verdict::Undecided);
         }
         if self.judgement.short_window {

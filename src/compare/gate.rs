@@ -201,10 +201,7 @@ fn openness(c: &super::Cell, edge: f64, most: u32) -> Option<(f64, bool)> {
         Some(Verdict::TooShort | Verdict::Unsteady) | None => return None,
         _ => {}
     }
-    if c.judgement.sla_missed.is_some()
-        || c.judgement.base_sla_missed
-        || c.judgement.rate_missed.is_some()
-    {
+    if c.judgement.load_missed() {
         return None;
     }
     let sig = c.test.significance.as_ref()?;
@@ -271,10 +268,7 @@ fn answer(
         Some(Verdict::Untested) => return not_judged("one window a side, not tested; give the plan repeats = 3 or more"),
         _ => {}
     }
-    if c.judgement.sla_missed.is_some()
-        || c.judgement.base_sla_missed
-        || c.judgement.rate_missed.is_some()
-    {
+    if c.judgement.load_missed() {
         return not_judged("a rate or SLA was missed; the step ran against less load than asked");
     }
     let Some(sig) = c.test.significance.as_ref() else {

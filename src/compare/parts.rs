@@ -207,6 +207,15 @@ pub struct Judgement {
     pub rate_missed: Option<f64>,
 }
 
+impl Judgement {
+    /// The step ran against less load than asked: an Insert Benchmark
+    /// q-step whose background writes missed the SLA here or on the base,
+    /// or an open-loop step short of its rate. Such a ratio is not judged.
+    pub fn load_missed(&self) -> bool {
+        self.sla_missed.is_some() || self.base_sla_missed || self.rate_missed.is_some()
+    }
+}
+
 /// A statement the optimizer planned differently from the base.
 #[derive(Debug, Clone, Serialize, PartialEq)]
 pub struct PlanDiff {

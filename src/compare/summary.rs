@@ -31,10 +31,7 @@ pub(super) fn summarise(
         .iter()
         .filter(|r| {
             let c = &r.cells[ti];
-            c.test.relative.is_some()
-                && (c.judgement.sla_missed.is_some()
-                    || c.judgement.base_sla_missed
-                    || c.judgement.rate_missed.is_some())
+            c.test.relative.is_some() && c.judgement.load_missed()
         })
         .count();
     let mut disturbed = Vec::new();
@@ -149,10 +146,7 @@ fn classify(
     settings_differ: &[(String, String, String)],
 ) -> Option<Judged> {
     let c = &r.cells[ti];
-    if c.judgement.sla_missed.is_some()
-        || c.judgement.base_sla_missed
-        || c.judgement.rate_missed.is_some()
-    {
+    if c.judgement.load_missed() {
         return None;
     }
     let rel = c.test.relative?;
