@@ -239,10 +239,7 @@ fn free_port() -> anyhow::Result<u16> {
         .and_then(|r| r.split_whitespace().next()?.parse::<u16>().ok())
         .unwrap_or(32768);
     if low > 11000 {
-        let seed = std::time::SystemTime::now()
-            .duration_since(std::time::UNIX_EPOCH)
-            .map_or(0, |d| d.as_nanos() as u64);
-        let mut rng = rand::rngs::SmallRng::seed_from_u64(seed ^ u64::from(std::process::id()));
+        let mut rng = rand::rngs::SmallRng::seed_from_u64(crate::util::fresh_seed());
         for _ in 0..50 {
             let p = rng.random_range(10000..low);
             if !port_in_use(p) {

@@ -253,18 +253,6 @@ pub fn parse(text: &str, file: &str, dir: &Path) -> Result<Plan, PlanErrors> {
     }
 }
 
-/// A seed no earlier run had: the clock's nanoseconds and the process id,
-/// mixed (SplitMix64's finaliser), kept below 2⁶³ so the plan can say it.
-fn fresh_seed() -> u64 {
-    let nanos = std::time::SystemTime::now()
-        .duration_since(std::time::UNIX_EPOCH)
-        .map_or(0, |d| d.as_nanos() as u64);
-    let mut z = nanos ^ (u64::from(std::process::id()) << 32);
-    z = (z ^ (z >> 30)).wrapping_mul(0xbf58_476d_1ce4_e5b9);
-    z = (z ^ (z >> 27)).wrapping_mul(0x94d0_49bb_1331_11eb);
-    (z ^ (z >> 31)) >> 1
-}
-
 /// The plan's shape: every unknown key at once, each at its position
 /// with the nearest key valid there, rather than the first alone with
 /// serde's list of sixteen (four mistakes took four `check` cycles).
@@ -490,7 +478,7 @@ fn seed(cx: &mut Ctx<'_>, raw: &RawPlan) -> (u64, bool) {
             1
         }
         Some(s) => *s.get_ref() as u64,
-        None => fresh_seed(),
+        None => crate::util::fresh_seed(),
     };
     (seed, raw.seed.is_some())
 }
