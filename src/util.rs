@@ -497,6 +497,18 @@ pub(crate) fn test_tree(files: &[(&str, &str)]) -> tempfile::TempDir {
     d
 }
 
+/// A seed no earlier run had: the clock's nanoseconds and the process id,
+/// mixed (SplitMix64's finaliser), kept below 2⁶³ so a plan can say it.
+pub fn fresh_seed() -> u64 {
+    let nanos = std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .map_or(0, |d| d.as_nanos() as u64);
+    let mut z = nanos ^ (u64::from(std::process::id()) << 32);
+    z = (z ^ (z >> 30)).wrapping_mul(0xbf58_476d_1ce4_e5b9);
+    z = (z ^ (z >> 27)).wrapping_mul(0x94d0_49bb_1331_11eb);
+    (z ^ (z >> 31)) >> 1
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -534,16 +546,4 @@ mod tests {
         assert_eq!(did_you_mean("scna", words), Some("scan"));
         assert_eq!(did_you_mean("zzzzzz", words), None);
     }
-}
-
-/// A seed no earlier run had: the clock's nanoseconds and the process id,
-/// mixed (SplitMix64's finaliser), kept below 2⁶³ so a plan can say it.
-pub fn fresh_seed() -> u64 {
-    let nanos = std::time::SystemTime::now()
-        .duration_since(std::time::UNIX_EPOCH)
-        .map_or(0, |d| d.as_nanos() as u64);
-    let mut z = nanos ^ (u64::from(std::process::id()) << 32);
-    z = (z ^ (z >> 30)).wrapping_mul(0xbf58_476d_1ce4_e5b9);
-    z = (z ^ (z >> 27)).wrapping_mul(0x94d0_49bb_1331_11eb);
-    (z ^ (z >> 31)) >> 1
 }
