@@ -406,6 +406,81 @@ fn prepared_statements_with_question_marks_run_on_postgres() {
     assert_eq!(errors, 0, "{}", step["errors"]);
 }
 
+/// Two connections a thread, held at once (sysbench allows it): a
+/// script's reads on one and writes on another, each with a statement
+/// prepared on it, and a prepare command that loads on a second
+/// connection while the first made the table, on a managed PostgreSQL
+/// (whose backends are processes: a statement sent to the other one
+/// would not find its prepared name). Regression (issue 64): the prepare
+/// failed with "relbench gives each thread one connection".
+#[test]
+fn a_script_holds_two_connections_a_thread_and_each_runs_its_own_statements() {
+    let dir = tempfile::tempdir().unwrap();
+    let plan = format!(
+        "steps = [\"two.prepare\", \"two\", \"two.cleanup\"]\nclients = [2]\nseed = 1\n\
+         [duration]\nwarmup = \"0s\"\nevents = 200\n\
+         [[workload]]\nname = \"two\"\nscript = \"{}\"\noptions = {{ rows = 50 }}\n\
+         [[target]]\nname = \"pg\"\nengine = \"postgres\"\nbasedir = \"/usr/lib/postgresql/15\"\n",
+        fixture("two_connections.lua")
+    );
+    let plan = write_plan(dir.path(), &plan);
+    let out = dir.path().join("out");
+    run_quiet(&plan, &out).assert().success();
+    let prepare = read_json(&out.join("steps/pg/r1-01-two.prepare-c1.json"));
+    assert!(prepare["failed"].is_null(), "{}", prepare["failed"]);
+    let step = read_json(&out.join("steps/pg/r1-02-two-c2.json"));
+    assert!(step["failed"].is_null(), "{}", step["failed"]);
+    assert_eq!(step["events"].as_u64(), Some(200), "{step}");
+    let errors: u64 = step["errors"]
+        .as_object()
+        .map_or(0, |e| e.values().filter_map(|v| v.as_u64()).sum());
+    assert_eq!(errors, 0, "{}", step["errors"]);
+    // The statements of both connections are timed and counted: an
+    // update on one, two selects on the other, every event.
+    let count = |class: &str| step["statements"][class].as_u64().unwrap_or(0);
+    assert_eq!(count("update"), 200, "{}", step["statements"]);
+    assert_eq!(count("select"), 400, "{}", step["statements"]);
+}
+
+/// A script holding more connections at once than its text calls
+/// `connect(` (a connect in a loop) is told so by name, and what to do.
+#[test]
+fn a_script_that_connects_in_a_loop_is_told_how_many_connections_it_has() {
+    let dir = tempfile::tempdir().unwrap();
+    let db = dir.path().join("c.db");
+    let ran = relbench()
+        .args(["run", "-q", "--sqlite"])
+        .arg(&db)
+        .arg("--out")
+        .arg(dir.path().join("out"))
+        .args([
+            "--script",
+            &fixture("connect_loop.lua"),
+            "--threads=1",
+            "--events=5",
+        ])
+        .assert()
+        .failure();
+    let said = String::from_utf8_lossy(&ran.get_output().stderr).to_string();
+    assert!(
+        said.contains("already holds its 1 connection(s)") && said.contains("connections = N"),
+        "{said}"
+    );
+    // As it says: the workload given three runs.
+    let plan = format!(
+        "steps = [\"loop\"]\nclients = [1]\n[duration]\nwarmup = \"0s\"\nevents = 5\n\
+         [[workload]]\nname = \"loop\"\nscript = \"{}\"\nconnections = 3\n\
+         [[target]]\nname = \"lite\"\nengine = \"sqlite\"\npath = \"{}\"\n",
+        fixture("connect_loop.lua"),
+        dir.path().join("d.db").display()
+    );
+    let plan = write_plan(dir.path(), &plan);
+    run_quiet(&plan, dir.path().join("out3")).assert().success();
+    let step = read_json(&dir.path().join("out3/steps/lite/r1-01-loop-c1.json"));
+    assert!(step["failed"].is_null(), "{}", step["failed"]);
+    assert_eq!(step["events"].as_u64(), Some(5), "{step}");
+}
+
 /// Report hooks as sysbench-tpcc defines them are taken, not refused:
 /// relbench never calls them (it reports its own figures), and the report
 /// functions they call work when the script calls them. Regression (issue

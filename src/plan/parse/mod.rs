@@ -98,6 +98,9 @@ struct RawWorkload {
     script: Option<Spanned<String>>,
     /// The script's options, by sysbench's names.
     options: Option<Spanned<toml::Table>>,
+    /// The connections each of the script's threads holds at once at
+    /// most, where its text's count is not it (a connect in a loop).
+    connections: Option<Spanned<u32>>,
     setup: Option<Vec<String>>,
     setup_mysql: Option<Vec<String>>,
     setup_postgres: Option<Vec<String>>,

@@ -24,6 +24,13 @@ pub(super) fn scripts(cx: &mut Ctx<'_>, raw: &RawPlan) -> (Vec<ScriptSpec>, Vec<
             }
             continue;
         }
+        if let Some(n) = &w.connections {
+            cx.err(
+                n.span(),
+                "connections is a sysbench script's (a workload with `script`)",
+                Some("a workload of statements runs each client on one connection".into()),
+            );
+        }
         let Some(list) = &w.statement else {
             cx.err(
                 w.name.span(),
@@ -116,7 +123,24 @@ fn lua_script(cx: &mut Ctx<'_>, w: &RawWorkload, script: &Spanned<String>) -> Op
     }
     let path = std::path::absolute(&path).unwrap_or(path);
     match lua::state::inspect(w.name.get_ref(), &path, options) {
-        Ok(spec) => Some(spec),
+        Ok(mut spec) => {
+            if let Some(n) = &w.connections {
+                let most = lua::scan::MAX_CONNECTIONS as u32;
+                if !(1..=most).contains(n.get_ref()) {
+                    cx.err(
+                        n.span(),
+                        format!("connections = {}: give 1 to {most}", n.get_ref()),
+                        Some(
+                            "the connections each thread of the script holds at once at most"
+                                .into(),
+                        ),
+                    );
+                    return None;
+                }
+                spec.connections = *n.get_ref();
+            }
+            Some(spec)
+        }
         Err(e) => {
             let span = match e.1 {
                 lua::state::Blame::Options => options_span,

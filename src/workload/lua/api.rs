@@ -55,27 +55,34 @@ fn c_calls(lua: &Lua, rb: &Table, cur: &Rc<Current>) -> mlua::Result<()> {
     Ok(())
 }
 
-/// `drv:connect()`, `con:disconnect()`, `con:reconnect()`: the client's
-/// one connection is the engine's.
+/// `drv:connect()`, `con:disconnect()`, `con:reconnect()`: a thread's
+/// connections are the engine's, opened before the step (as many as the
+/// script's text calls `connect(`, [`super::scan::connects`]); the
+/// script takes and gives them back.
 fn connection(lua: &Lua, rb: &Table, cur: &Rc<Current>) -> mlua::Result<()> {
     let c = cur.clone();
     rb.raw_set(
         "connect",
-        lua.create_function(move |_, ()| {
-            if c.connected.replace(true) {
-                return Err(mlua::Error::runtime(
-                    "relbench gives each thread one connection: a second drv:connect() \
-                     before con:disconnect() is not supported",
-                ));
+        lua.create_function(move |_, ()| match c.connect() {
+            Some(i) => Ok(i),
+            None => {
+                let n = c.connections();
+                Err(mlua::Error::runtime(format!(
+                    "this thread already holds its {n} connection(s): relbench opens a thread's \
+                     connections before the step, as many as the script's busiest function calls \
+                     connect(, and this script holds more at once (a connect in a loop?); give its \
+                     [[workload]] `connections = N` (at most {}), or disconnect one before connecting \
+                     again",
+                    super::scan::MAX_CONNECTIONS
+                )))
             }
-            Ok(())
         })?,
     )?;
     let c = cur.clone();
     rb.raw_set(
         "disconnect",
-        lua.create_function(move |_, ()| {
-            c.connected.set(false);
+        lua.create_function(move |_, i: usize| {
+            c.disconnect(i);
             Ok(true)
         })?,
     )?;
@@ -97,12 +104,12 @@ fn statements(lua: &Lua, rb: &Table, cur: &Rc<Current>) -> mlua::Result<()> {
     let c = cur.clone();
     rb.raw_set(
         "query",
-        lua.create_function(move |lua, sql: mlua::String| {
+        lua.create_function(move |lua, (i, sql): (usize, mlua::String)| {
             let sql = sql.to_str()?;
             let class = class_of(&sql);
             let t0 = Instant::now();
             let r = c
-                .with_conn(|conn| conn.text_rows(&sql))
+                .with_conn(i, |conn| conn.text_rows(&sql))
                 .map_err(mlua::Error::runtime)?;
             match r {
                 Ok(rows) => {
@@ -129,7 +136,7 @@ fn statements(lua: &Lua, rb: &Table, cur: &Rc<Current>) -> mlua::Result<()> {
                 }
                 Err(e) => {
                     c.record(class, t0, &Err(&e));
-                    let t = c.failed(lua, &e)?;
+                    let t = c.failed(lua, i, &e)?;
                     Ok(MultiValue::from_vec(vec![Value::Nil, Value::Table(t)]))
                 }
             }
@@ -139,7 +146,7 @@ fn statements(lua: &Lua, rb: &Table, cur: &Rc<Current>) -> mlua::Result<()> {
     let c = cur.clone();
     rb.raw_set(
         "prepare",
-        lua.create_function(move |lua, sql: mlua::String| {
+        lua.create_function(move |lua, (i, sql): (usize, mlua::String)| {
             let sql = sql.to_str()?;
             let class = class_of(&sql);
             // PostgreSQL numbers its parameters: every `?` becomes `$n`,
@@ -150,15 +157,19 @@ fn statements(lua: &Lua, rb: &Table, cur: &Rc<Current>) -> mlua::Result<()> {
                 _ => sql.to_string(),
             };
             match c
-                .with_conn(|conn| conn.prepare(&sql))
+                .with_conn(i, |conn| conn.prepare(&sql))
                 .map_err(mlua::Error::runtime)?
             {
                 Ok(stmt) => {
                     let mut p = c.prepared.borrow_mut();
-                    p.push(Prepared { stmt, class });
+                    p.push(Prepared {
+                        stmt,
+                        class,
+                        conn: i,
+                    });
                     Ok((Value::Integer(p.len() as i64), Value::Nil))
                 }
-                Err(e) => Ok((Value::Nil, Value::Table(c.failed(lua, &e)?))),
+                Err(e) => Ok((Value::Nil, Value::Table(c.failed(lua, i, &e)?))),
             }
         })?,
     )?;

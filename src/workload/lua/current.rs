@@ -103,6 +103,8 @@ impl Ignore {
 pub(super) struct Prepared {
     pub stmt: Stmt,
     pub class: usize,
+    /// The connection it was prepared on (0: the engine's).
+    pub conn: usize,
 }
 
 /// A statement the script asked for that cannot run: raised in the
@@ -115,15 +117,22 @@ pub enum Misuse {
     NoConnection,
     #[error("not a statement of this connection")]
     NotAStatement,
+    #[error("this connection was disconnected")]
+    Disconnected,
 }
 
 /// One client's side of its Lua state: what its primitives act on.
 pub struct Current {
     conn: Cell<Option<*mut (dyn Conn + 'static)>>,
+    /// The thread's other connections (`drv:connect()` while one is
+    /// open), opened by the engine before the step as the first is.
+    more: RefCell<Vec<Box<dyn Conn>>>,
     rec: Cell<Option<*mut Recorder>>,
     pub(super) prepared: RefCell<Vec<Prepared>>,
     pub draw: RefCell<Draw>,
-    pub(super) connected: Cell<bool>,
+    /// Which of the thread's connections the script holds (the engine's
+    /// first, then `more`'s).
+    pub(super) connected: RefCell<Vec<bool>>,
     pub dialect: Dialect,
     pub ignore: Ignore,
     /// The kind of the last statement that failed, for the event's outcome.
@@ -135,14 +144,44 @@ impl Current {
     pub fn new(draw: Draw, dialect: Dialect, ignore: Ignore) -> Current {
         Current {
             conn: Cell::new(None),
+            more: RefCell::new(Vec::new()),
             rec: Cell::new(None),
             prepared: RefCell::new(Vec::new()),
             draw: RefCell::new(draw),
-            connected: Cell::new(false),
+            connected: RefCell::new(vec![false]),
             dialect,
             ignore,
             last_error: Cell::new(None),
             buf: RefCell::new(Vec::new()),
+        }
+    }
+
+    /// The thread's connections besides the engine's, for the script's
+    /// second and later `drv:connect()`.
+    pub fn give_more(&self, more: Vec<Box<dyn Conn>>) {
+        *self.connected.borrow_mut() = vec![false; 1 + more.len()];
+        *self.more.borrow_mut() = more;
+    }
+
+    /// `drv:connect()`: the first of the thread's connections the script
+    /// does not hold, or `None` when it holds every one.
+    pub(super) fn connect(&self) -> Option<usize> {
+        let mut held = self.connected.borrow_mut();
+        let free = held.iter().position(|h| !h)?;
+        held[free] = true;
+        Some(free)
+    }
+
+    /// How many connections the thread has.
+    pub(super) fn connections(&self) -> usize {
+        self.connected.borrow().len()
+    }
+
+    /// `con:disconnect()`: the connection is the script's no longer (it
+    /// stays open, for the next `drv:connect()`).
+    pub(super) fn disconnect(&self, c: usize) {
+        if let Some(h) = self.connected.borrow_mut().get_mut(c) {
+            *h = false;
         }
     }
 
@@ -167,15 +206,32 @@ impl Current {
         out
     }
 
-    pub(super) fn with_conn<R>(&self, f: impl FnOnce(&mut dyn Conn) -> R) -> Result<R, Misuse> {
+    /// Runs `f` on connection `c` of the thread (0: the engine's).
+    pub(super) fn with_conn<R>(
+        &self,
+        c: usize,
+        f: impl FnOnce(&mut dyn Conn) -> R,
+    ) -> Result<R, Misuse> {
         // Ctrl-C ends a script's long command at its next statement.
         if crate::util::INTERRUPT.load(std::sync::atomic::Ordering::Relaxed) {
             return Err(Misuse::Interrupted);
         }
-        match self.conn.get() {
+        // Statements run where a connection is lent (an event, a
+        // command, thread_init), whichever of the thread's they use.
+        let Some(first) = self.conn.get() else {
+            return Err(Misuse::NoConnection);
+        };
+        if !self.connected.borrow().get(c).copied().unwrap_or(false) {
+            return Err(Misuse::Disconnected);
+        }
+        match c {
             // SAFETY: set by `lend` for the call this runs in.
-            Some(c) => Ok(f(unsafe { &mut *c })),
-            None => Err(Misuse::NoConnection),
+            0 => Ok(f(unsafe { &mut *first })),
+            _ => {
+                let mut more = self.more.borrow_mut();
+                let conn = more.get_mut(c - 1).ok_or(Misuse::NoConnection)?;
+                Ok(f(conn.as_mut()))
+            }
         }
     }
 
@@ -207,7 +263,7 @@ impl Current {
     /// The error as a script sees it (sysbench's errdesc), remembered for
     /// the event's outcome; a failed transaction the driver would end is
     /// ended.
-    pub fn failure(&self, e: &DbError) -> Failure {
+    pub fn failure(&self, c: usize, e: &DbError) -> Failure {
         self.last_error.set(Some(e.kind));
         let (errno, state) = match e.code {
             Some(ServerCode::Mysql(c)) => (i64::from(c), String::new()),
@@ -218,7 +274,7 @@ impl Current {
         if ignorable && self.dialect != Dialect::Mysql {
             // As sysbench's PostgreSQL driver: the failed transaction is
             // ended (MySQL ends a deadlocked one itself).
-            let _ = self.with_conn(|c| c.rollback());
+            let _ = self.with_conn(c, |conn| conn.rollback());
         }
         Failure {
             errno,
@@ -228,8 +284,8 @@ impl Current {
         }
     }
 
-    pub(super) fn failed(&self, lua: &Lua, e: &DbError) -> mlua::Result<Table> {
-        let f = self.failure(e);
+    pub(super) fn failed(&self, lua: &Lua, c: usize, e: &DbError) -> mlua::Result<Table> {
+        let f = self.failure(c, e);
         let t = lua.create_table()?;
         t.raw_set("sql_errno", f.errno)?;
         t.raw_set("sql_state", f.state)?;
@@ -242,15 +298,15 @@ impl Current {
     /// it returned or changed, or the server's error; `Err` when the
     /// script misused it.
     pub fn execute(&self, h: usize, params: &[Param]) -> Result<Result<u64, Failure>, Misuse> {
-        let (stmt, class) = {
+        let (stmt, class, c) = {
             let p = self.prepared.borrow();
             let Some(p) = h.checked_sub(1).and_then(|i| p.get(i)) else {
                 return Err(Misuse::NotAStatement);
             };
-            (p.stmt, p.class)
+            (p.stmt, p.class, p.conn)
         };
         let t0 = Instant::now();
-        let r = self.with_conn(|conn| {
+        let r = self.with_conn(c, |conn| {
             if class == SELECT {
                 conn.query(stmt, params)
             } else {
@@ -264,7 +320,7 @@ impl Current {
             }
             Err(e) => {
                 self.record(class, t0, &Err(&e));
-                Err(self.failure(&e))
+                Err(self.failure(c, &e))
             }
         })
     }

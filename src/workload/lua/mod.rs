@@ -16,7 +16,7 @@ mod client;
 mod current;
 mod fast;
 pub mod rand;
-mod scan;
+pub mod scan;
 pub mod state;
 
 use std::collections::BTreeMap;
@@ -60,6 +60,18 @@ pub struct LuaSpec {
     #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
     pub options: BTreeMap<String, String>,
     pub commands: Vec<Command>,
+    /// The connections each thread holds at once at most (its text's
+    /// `connect(` calls): the engine opens them before the step.
+    #[serde(default = "one", skip_serializing_if = "is_one")]
+    pub connections: u32,
+}
+
+fn one() -> u32 {
+    1
+}
+
+fn is_one(n: &u32) -> bool {
+    *n == 1
 }
 
 impl LuaSpec {
@@ -245,10 +257,14 @@ impl Workload for LuaWorkload {
         }
     }
 
+    fn more_connections(&self, _dialect: Dialect) -> usize {
+        self.spec.connections.saturating_sub(1) as usize
+    }
+
     fn client(
         &self,
         conn: &mut dyn Conn,
-        _more: Vec<Box<dyn Conn>>,
+        mut more: Vec<Box<dyn Conn>>,
         dialect: Dialect,
         scale: &Scale,
         rng: Rng,
@@ -271,7 +287,11 @@ impl Workload for LuaWorkload {
         let cur = Rc::new(current::Current::new(draw, dialect, ignore));
         if self.plain {
             conn.set_plain(true);
+            for c in &mut more {
+                c.set_plain(true);
+            }
         }
+        cur.give_more(more);
         let lua = state::open(
             &self.spec,
             &self.command.name,

@@ -1,7 +1,7 @@
 -- relbench's sysbench 1.0 API: what a sysbench script calls, written in Lua
 -- over relbench's primitives (`__relbench`, made by workload/lua/api.rs and
--- taken away before the script runs). Statements go to the client's one
--- connection through relbench's wire clients, which time and count them.
+-- taken away before the script runs). Statements go to the client's
+-- connections through relbench's wire clients, which time and count them.
 
 local rb = __relbench
 __relbench = nil
@@ -207,7 +207,7 @@ local con_mt = {}
 con_mt.__index = con_mt
 con_mt.__tostring = function() return '<sql_connection>' end
 function con_mt.query(self, query)
-   local n, rows, nfields = rb.query(query)
+   local n, rows, nfields = rb.query(self.c, query)
    if n == nil then sql_failed(rows, query, 2) end
    if rows == nil then return nil end
    return result(n, rows, nfields)
@@ -218,11 +218,11 @@ function con_mt.query_row(self, query)
    return unpack(rs:fetch_row(), 1, rs.nfields)
 end
 function con_mt.prepare(self, query)
-   local h, e = rb.prepare(query)
+   local h, e = rb.prepare(self.c, query)
    if h == nil then sql_failed(e, query, 2) end
    return setmetatable({ h = h, params = {}, vals = {}, n = 0 }, stmt_mt)
 end
-function con_mt.disconnect(self) return rb.disconnect() end
+function con_mt.disconnect(self) return rb.disconnect(self.c) end
 function con_mt.reconnect(self) return rb.reconnect() end
 
 -- Multi-row INSERTs as sysbench builds them: rows joined by commas after
@@ -233,7 +233,7 @@ local function bulk_send(self)
    if b.n == 0 then return end
    local q = table.concat(b.parts)
    b.parts, b.n, b.len = { b.head }, 0, #b.head
-   local n, e = rb.query(q)
+   local n, e = rb.query(self.c, q)
    if n == nil then sql_failed(e, q, 3) end
 end
 function con_mt.bulk_insert_init(self, query)
@@ -267,9 +267,10 @@ local drv_mt = {}
 drv_mt.__index = drv_mt
 drv_mt.__tostring = function() return '<sql_driver>' end
 function drv_mt.name(self) return rb.driver_name end
+-- Each connection the script holds is one of its thread's (`c`: 0 the
+-- engine's first, then the others it opened before the step).
 function drv_mt.connect(self)
-   rb.connect()
-   return setmetatable({}, con_mt)
+   return setmetatable({ c = rb.connect() }, con_mt)
 end
 
 function sql.driver(name)

@@ -84,6 +84,29 @@ const METHODS: [&str; 4] = [
     ":fetch_row_ptr(",
 ];
 
+/// The most connections a thread may hold at once (`drv:connect()`
+/// before `con:disconnect()`).
+pub const MAX_CONNECTIONS: usize = 8;
+
+/// The most `:connect(` calls in one top-level function of a script's
+/// text (without its comments; a function runs from a line that begins
+/// `function` or `local function` to the next such line): the
+/// connections each of its threads is given before the step, so one
+/// that holds two at once (sysbench allows it) has them. sysbench's
+/// oltp_common.lua connects once in each of four functions: one.
+pub fn connects(source: &str) -> usize {
+    let mut most = 0;
+    let mut here = 0;
+    for line in without_comments(source).lines() {
+        if line.starts_with("function ") || line.starts_with("local function ") {
+            here = 0;
+        }
+        here += line.matches(":connect(").count();
+        most = most.max(here);
+    }
+    most
+}
+
 /// Something of sysbench's API a script uses that relbench does not offer.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
 #[error("{path}:{line}: {what} is not supported by relbench{why}")]
@@ -195,6 +218,19 @@ fn without_comments(source: &str) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn connections_are_counted_in_the_function_that_holds_the_most() {
+        // oltp_common.lua's shape: one connect in each of its functions.
+        let oltp = "function cmd_prepare()\n   local con = drv:connect()\nend\n\
+                    function thread_init()\n   con = drv:connect()\nend\n\
+                    function cleanup()\n   local con = drv:connect() -- con:connect(\nend\n";
+        assert_eq!(connects(oltp), 1);
+        let two = "local function f()\n   a = drv:connect()\n   b = drv:connect()\nend\n\
+                   function g()\n   c = drv:connect()\nend\n";
+        assert_eq!(connects(two), 2);
+        assert_eq!(connects("print(1)\n"), 0);
+    }
 
     #[test]
     fn a_call_relbench_does_not_offer_is_named_with_its_line() {

@@ -500,6 +500,12 @@ pub fn inspect(
             "{shown} defines no event() and no command: there is nothing to run"
         )));
     }
+    let connections = std::iter::once(source.as_str())
+        .chain(modules.iter().map(|m| m.source.as_str()))
+        .map(super::scan::connects)
+        .max()
+        .unwrap_or(0)
+        .clamp(1, super::scan::MAX_CONNECTIONS) as u32;
     Ok(LuaSpec {
         name: name.to_string(),
         path: shown,
@@ -507,6 +513,7 @@ pub fn inspect(
         modules,
         options: options_given,
         commands,
+        connections,
     })
 }
 
