@@ -245,6 +245,67 @@ fn a_plan_that_differs_from_the_base_is_flagged_beside_the_ratio_everywhere() {
     assert!(md.contains("## What each statement did"));
 }
 
+/// `relbench host drift`: a probe of every CPU this process may use (its
+/// affinity: here `taskset` gives it one), a row per window length that
+/// fits three times, and what the spread of the asked window allows, in
+/// rounds; wrong durations are told what to give.
+#[test]
+fn host_drift_probes_the_cpus_it_may_use_and_says_what_rounds_their_spread_asks() {
+    let _one = alone();
+    let bin = assert_cmd::cargo::cargo_bin("relbench");
+    let o = std::process::Command::new("taskset")
+        .args(["-c", "0"])
+        .arg(&bin)
+        .args(["host", "drift", "--for", "3s", "--window", "1s"])
+        .output()
+        .unwrap();
+    let out = String::from_utf8_lossy(&o.stdout);
+    assert!(
+        o.status.success(),
+        "{out}{}",
+        String::from_utf8_lossy(&o.stderr)
+    );
+    assert!(out.contains("each of 1 CPU(s) (0)"), "{out}");
+    let row = out
+        .lines()
+        .find(|l| l.trim_start().starts_with("1 s"))
+        .unwrap_or_else(|| panic!("no row of 1 s windows:\n{out}"));
+    assert!(
+        row.ends_with("(--window)") && row.matches('%').count() == 3,
+        "{row}"
+    );
+    // One CPU: nothing to run at once.
+    assert!(!out.contains("at once"), "{out}");
+    let found = out
+        .lines()
+        .find(|l| l.contains("a change of 5% is found in 80% of runs after"))
+        .unwrap_or_else(|| panic!("{out}"));
+    let n = found
+        .rsplit("after ")
+        .next()
+        .unwrap()
+        .trim_end_matches(" rounds");
+    assert!(
+        n.parse::<u32>().is_ok_and(|n| n >= 2) || n == "more than 1000",
+        "{found}"
+    );
+    relbench()
+        .args(["host", "drift", "--for", "3s", "--window", "2s"])
+        .assert()
+        .failure()
+        .stderr(predicates::str::contains("fewer than three windows of 2 s"));
+    relbench()
+        .args(["host", "drift", "--window", "soon"])
+        .assert()
+        .failure()
+        .stderr(predicates::str::contains("--window soon: give a duration"));
+    relbench()
+        .args(["host", "--for", "3s"])
+        .assert()
+        .failure()
+        .stderr(predicates::str::contains("`relbench host drift`'s"));
+}
+
 /// `relbench host` on this machine: every fact, "unknown" where the
 /// machine does not say (this VM has no cpufreq).
 #[test]

@@ -469,6 +469,18 @@ pub(super) struct RunArgs {
     pub(super) one_off: OneOff,
 }
 
+/// `relbench host drift`'s options.
+#[derive(clap::Args, Debug, Clone, Default)]
+pub(super) struct DriftArgs {
+    /// `drift`: how long to probe [default: 60s].
+    #[arg(long = "for", value_name = "DURATION")]
+    pub(super) probe_for: Option<String>,
+    /// `drift`: the windows to judge, as long as a plan's steps
+    /// [default: 5s].
+    #[arg(long, value_name = "DURATION")]
+    pub(super) window: Option<String>,
+}
+
 #[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
 pub(super) enum HostAction {
     /// Set the performance governor, boost off, transparent huge pages on
@@ -476,6 +488,11 @@ pub(super) enum HostAction {
     Tune,
     /// Put back what `tune` changed.
     Reset,
+    /// Probe how far this machine's own speed wanders between windows
+    /// (every CPU at once, the same work each tick) and say what that
+    /// allows: the rounds a change needs to be found, identical targets
+    /// to be shown the same.
+    Drift,
 }
 
 // Parsed once per process; the size of its largest variant costs nothing.
@@ -593,6 +610,8 @@ pub(super) enum Command {
     Host {
         #[arg(value_enum)]
         action: Option<HostAction>,
+        #[command(flatten)]
+        drift: DriftArgs,
     },
     /// Start one managed target's server as a run would and keep it until
     /// stdin closes or Ctrl-C (for looking at it by hand, and for bench/).

@@ -22,12 +22,21 @@ fn state(root: &Path) -> PathBuf {
     root.join("run/relbench-host-tune.json")
 }
 
-pub(super) fn host(action: Option<HostAction>) -> anyhow::Result<()> {
+pub(super) fn host(
+    action: Option<HostAction>,
+    drift: &super::args::DriftArgs,
+) -> anyhow::Result<()> {
     let root = root();
+    if action != Some(HostAction::Drift) && (drift.probe_for.is_some() || drift.window.is_some()) {
+        bail!("--for and --window are `relbench host drift`'s");
+    }
     match action {
         None => show(&root),
         Some(HostAction::Tune) => tune(&root),
         Some(HostAction::Reset) => reset(&root),
+        Some(HostAction::Drift) => {
+            super::drift::drift(drift.probe_for.as_deref(), drift.window.as_deref())
+        }
     }
 }
 

@@ -16,6 +16,7 @@ mod args;
 mod bisect;
 mod catalogue;
 mod check;
+mod drift;
 mod gate;
 mod history;
 mod host;
@@ -165,7 +166,7 @@ fn dispatch(cmd: Command) -> anyhow::Result<()> {
             against,
             top,
         }),
-        Command::Host { action } => host::host(action),
+        Command::Host { action, drift } => host::host(action, &drift),
         Command::Serve { plan, target, out } => {
             install_ctrlc();
             serve::serve(&resolve_run(Some(plan), out, false, None, None)?, &target)

@@ -17,6 +17,7 @@
 //! - [`size`]: a database's apparent and allocated size, logs apart;
 //! - [`Unmeasured`]: why a figure could not be measured, shown as it is.
 
+pub mod drift;
 pub mod hdr;
 pub mod outcome;
 pub mod paired;

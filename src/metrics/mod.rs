@@ -9,6 +9,7 @@ pub mod cgroup;
 pub mod columns;
 pub mod costs;
 pub mod device;
+pub mod drift;
 pub mod host;
 pub mod interference;
 pub mod procfs;
