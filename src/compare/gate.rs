@@ -317,7 +317,10 @@ fn answer(
     }
     let decide = match rounds_to_pass(rel, edge, sig) {
         Some(n) => format!("about {n} repeats would show it no slower, if it is not"),
-        None => "longer windows or a quieter host would decide it".into(),
+        None => {
+            "a quieter host would decide it (`relbench host drift` shows how far this one wanders)"
+                .into()
+        }
     };
     (
         Answer::Undecided,

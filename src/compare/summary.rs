@@ -252,7 +252,9 @@ fn undecided_why(c: &super::Cell) -> String {
             (rel - 1.0).abs() * 100.0
         ),
         None => format!(
-            "more than {} repeats at this noise: longer windows or a quieter host would decide it sooner",
+            "more than {} repeats at this noise: a quieter host would decide it sooner (`relbench host drift` \
+             shows how far this one's speed wanders between windows; where it wanders slowly, longer windows do \
+             not narrow it)",
             super::verdicts::MOST_REPEATS
         ),
     };
