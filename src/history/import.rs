@@ -234,6 +234,9 @@ struct Cell {
     disturbed: String,
     floor: Option<f64>,
     figures: String,
+    /// The plan's reference's cell: its build keeps its place (`--order`
+    /// places the builds measured against it).
+    pinned: bool,
 }
 
 fn cells_of(runs: &[LoadedRun], names: &BuildNames) -> anyhow::Result<Vec<Cell>> {
@@ -355,6 +358,7 @@ fn cells_of(runs: &[LoadedRun], names: &BuildNames) -> anyhow::Result<Vec<Cell>>
                     .join(" "),
                 disturbed: rs.iter().map(|r| if r.1 { '1' } else { '0' }).collect(),
                 floor: floors.get(&(seq, clients)).copied(),
+                pinned: reference == Some(original(&target).as_str()),
                 figures: serde_json::to_string(&rs.iter().map(|r| &r.2).collect::<Vec<_>>())?,
             });
         }
@@ -450,7 +454,10 @@ fn add_dir(
         for c in cells.iter().filter(|c| c.run == ri) {
             hosts.insert(c.host.clone(), c.host_desc.clone());
             let sid = known.series(c, &mut sql);
-            let bid = known.build(c, names.order, &mut sql);
+            // The reference, the same build every run, is not moved to
+            // each run's place (regression: after six runs of `--order 1`
+            // … `6` it sat beside the sixth).
+            let bid = known.build(c, names.order, !c.pinned, &mut sql);
             let hash = short_hash(&format!(
                 "{bid}\0{}\0{}\0{:?}\0{}",
                 c.throughputs, c.disturbed, c.floor, c.figures
@@ -609,11 +616,11 @@ impl Known {
         sid
     }
 
-    /// The id of a cell's build, added to `sql` when it is new (or moved
-    /// to `order` when one is given).
-    fn build(&mut self, c: &Cell, order: Option<f64>, sql: &mut Writes) -> i64 {
+    /// The id of a cell's build, added to `sql` at `order` when it is new
+    /// (or moved there when one is given and it `moves`).
+    fn build(&mut self, c: &Cell, order: Option<f64>, moves: bool, sql: &mut Writes) -> i64 {
         if let Some(&id) = self.builds.get(&c.build) {
-            if let Some(o) = order {
+            if let Some(o) = order.filter(|_| moves) {
                 sql.push(
                     "UPDATE builds SET ord = $1 WHERE id = $2",
                     vec![o.into(), id.into()],
