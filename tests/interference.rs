@@ -272,7 +272,7 @@ journal_mode = "wal"
             let a = read_json(&out.join("steps").join(f.replacen("b/", "a/", 1)));
             r["throughput"] = serde_json::json!(a["throughput"].as_f64().unwrap() * 1.01);
         }
-        r["metrics"]["interference"]["others_share_pct"] = 0.0.into();
+        as_if_quiet(&mut r);
         std::fs::write(&path, serde_json::to_vec_pretty(&r).unwrap()).unwrap();
     }
     relbench()

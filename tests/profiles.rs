@@ -113,12 +113,15 @@ fn known_causes_are_named_by_the_functions_and_wait_sites_that_grew() {
             || (kind == "setting" && names.contains("synchronous")),
         "{kind}: {names}"
     );
-    assert!(
-        s.contains("µs/op in fcntl")
-            || s.contains("µs/op in posix_lock")
-            || s.contains("µs/op in __x64_sys_fcntl"),
-        "{s}"
-    );
+    // Whichever of the lock's functions the samples landed in: the
+    // syscall, the kernel's posix_lock, or libc's wrapper (fresh-clone CI:
+    // `+0.42 µs/op in __fcntl64_nocancel_adjusted`, which the list of
+    // exact names this checked before did not hold).
+    let named = s.split("µs/op in ").skip(1).any(|rest| {
+        let name = rest.split([' ', ',', '"', ';']).next().unwrap_or("");
+        name.contains("fcntl") || name.contains("posix_lock")
+    });
+    assert!(named, "{s}");
     // Every profile says how much of it has names, and relbench's own
     // threads (SQLite embedded) are named.
     for t in ["exclusive", "normal-locking", "sync-full"] {
