@@ -379,6 +379,37 @@ fn ctrl_c_stops_a_scripts_long_prepare() {
     assert_eq!(status.code(), Some(130), "{status:?}");
 }
 
+/// Runs script `fixture` as workload `name` on a managed PostgreSQL 15
+/// (its prepare, `events` events on 2 clients, its cleanup) with `rows`,
+/// and returns the results directory after checking the event step ran
+/// them all without an error.
+fn script_on_postgres(
+    dir: &Path,
+    name: &str,
+    fixture_name: &str,
+    events: u64,
+    rows: u32,
+) -> PathBuf {
+    let plan = format!(
+        "steps = [\"{name}.prepare\", \"{name}\", \"{name}.cleanup\"]\nclients = [2]\nseed = 1\n\
+         [duration]\nwarmup = \"0s\"\nevents = {events}\n\
+         [[workload]]\nname = \"{name}\"\nscript = \"{}\"\noptions = {{ rows = {rows} }}\n\
+         [[target]]\nname = \"pg\"\nengine = \"postgres\"\nbasedir = \"/usr/lib/postgresql/15\"\n",
+        fixture(fixture_name)
+    );
+    let plan = write_plan(dir, &plan);
+    let out = dir.join("out");
+    run_quiet(&plan, &out).assert().success();
+    let step = read_json(&out.join(format!("steps/pg/r1-02-{name}-c2.json")));
+    assert!(step["failed"].is_null(), "{}", step["failed"]);
+    assert_eq!(step["events"].as_u64(), Some(events), "{step}");
+    let errors: u64 = step["errors"]
+        .as_object()
+        .map_or(0, |e| e.values().filter_map(|v| v.as_u64()).sum());
+    assert_eq!(errors, 0, "{}", step["errors"]);
+    out
+}
+
 /// A script's prepared statements on PostgreSQL: each `?` numbered `$n`
 /// as sysbench's pgsql driver numbers it, so `UPDATE … set c=? WHERE id IN
 /// (?, ?, ?)` and `WHERE id=?` prepare and run on a managed PostgreSQL.
@@ -387,23 +418,7 @@ fn ctrl_c_stops_a_scripts_long_prepare() {
 #[test]
 fn prepared_statements_with_question_marks_run_on_postgres() {
     let dir = tempfile::tempdir().unwrap();
-    let plan = format!(
-        "steps = [\"inlist.prepare\", \"inlist\", \"inlist.cleanup\"]\nclients = [2]\nseed = 1\n\
-         [duration]\nwarmup = \"0s\"\nevents = 300\n\
-         [[workload]]\nname = \"inlist\"\nscript = \"{}\"\noptions = {{ rows = 100 }}\n\
-         [[target]]\nname = \"pg\"\nengine = \"postgres\"\nbasedir = \"/usr/lib/postgresql/15\"\n",
-        fixture("pg_in_list.lua")
-    );
-    let plan = write_plan(dir.path(), &plan);
-    let out = dir.path().join("out");
-    run_quiet(&plan, &out).assert().success();
-    let step = read_json(&out.join("steps/pg/r1-02-inlist-c2.json"));
-    assert!(step["failed"].is_null(), "{}", step["failed"]);
-    assert_eq!(step["events"].as_u64(), Some(300), "{step}");
-    let errors: u64 = step["errors"]
-        .as_object()
-        .map_or(0, |e| e.values().filter_map(|v| v.as_u64()).sum());
-    assert_eq!(errors, 0, "{}", step["errors"]);
+    script_on_postgres(dir.path(), "inlist", "pg_in_list.lua", 300, 100);
 }
 
 /// Two connections a thread, held at once (sysbench allows it): a
@@ -416,25 +431,10 @@ fn prepared_statements_with_question_marks_run_on_postgres() {
 #[test]
 fn a_script_holds_two_connections_a_thread_and_each_runs_its_own_statements() {
     let dir = tempfile::tempdir().unwrap();
-    let plan = format!(
-        "steps = [\"two.prepare\", \"two\", \"two.cleanup\"]\nclients = [2]\nseed = 1\n\
-         [duration]\nwarmup = \"0s\"\nevents = 200\n\
-         [[workload]]\nname = \"two\"\nscript = \"{}\"\noptions = {{ rows = 50 }}\n\
-         [[target]]\nname = \"pg\"\nengine = \"postgres\"\nbasedir = \"/usr/lib/postgresql/15\"\n",
-        fixture("two_connections.lua")
-    );
-    let plan = write_plan(dir.path(), &plan);
-    let out = dir.path().join("out");
-    run_quiet(&plan, &out).assert().success();
+    let out = script_on_postgres(dir.path(), "two", "two_connections.lua", 200, 50);
     let prepare = read_json(&out.join("steps/pg/r1-01-two.prepare-c1.json"));
     assert!(prepare["failed"].is_null(), "{}", prepare["failed"]);
     let step = read_json(&out.join("steps/pg/r1-02-two-c2.json"));
-    assert!(step["failed"].is_null(), "{}", step["failed"]);
-    assert_eq!(step["events"].as_u64(), Some(200), "{step}");
-    let errors: u64 = step["errors"]
-        .as_object()
-        .map_or(0, |e| e.values().filter_map(|v| v.as_u64()).sum());
-    assert_eq!(errors, 0, "{}", step["errors"]);
     // The statements of both connections are timed and counted: an
     // update on one, two selects on the other, every event.
     let count = |class: &str| step["statements"][class].as_u64().unwrap_or(0);

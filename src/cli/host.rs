@@ -28,7 +28,9 @@ pub(super) fn host(
 ) -> anyhow::Result<()> {
     let root = root();
     if action != Some(HostAction::Drift) && (drift.probe_for.is_some() || drift.window.is_some()) {
-        bail!("--for and --window are `relbench host drift`'s");
+        bail!(
+            "--for and --window are `relbench host drift`'s: run `relbench host drift --for 60s --window 5s`"
+        );
     }
     match action {
         None => show(&root),

@@ -30,8 +30,9 @@ use crate::plan::ClientShare;
 
 /// How far apart (seconds, on the server's clock) the shares' measured
 /// windows of `secs` may begin: a second's counts are summed across
-/// shares, so a skew is that share of the figures. 2% of the window, and never under 20 ms (a fixed quarter
-/// second let 236 ms of a 5 s window, 4.7%, pass).
+/// shares, so a skew is that share of the figures. 2% of the window, and
+/// never under 20 ms (a fixed quarter second let 236 ms of a 5 s window,
+/// 4.7%, pass).
 pub fn max_skew_secs(secs: f64) -> f64 {
     (MAX_SKEW_SHARE * secs).max(0.02)
 }

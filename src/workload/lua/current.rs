@@ -117,7 +117,7 @@ pub enum Misuse {
     NoConnection,
     #[error("not a statement of this connection")]
     NotAStatement,
-    #[error("this connection was disconnected")]
+    #[error("this connection was disconnected: take one with drv:connect() before its statements")]
     Disconnected,
 }
 

@@ -258,7 +258,9 @@ impl Workload for LuaWorkload {
     }
 
     fn more_connections(&self, _dialect: Dialect) -> usize {
-        self.spec.connections.saturating_sub(1) as usize
+        // Bounded again here: a resumed run reads the count back from
+        // run.json.
+        (self.spec.connections as usize).clamp(1, scan::MAX_CONNECTIONS) - 1
     }
 
     fn client(
