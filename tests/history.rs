@@ -868,12 +868,13 @@ fn bisect_names_the_build_a_smaller_cache_came_in_within_six_evaluations() {
     for (plan, step) in [(&good_plan, "point-query"), (&bad_plan, "point-query")] {
         let o = check(plan, step);
         let said = String::from_utf8_lossy(&o.stderr);
-        assert!(
-            matches!(o.status.code(), Some(0 | 1 | 125)),
-            "{:?}: {said}",
-            o.status.code()
-        );
-        assert!(said.contains("measured again"), "{said}");
+        let code = o.status.code();
+        assert!(matches!(code, Some(0 | 1 | 125)), "{code:?}: {said}");
+        // An answer only once the second measurement gave it too; a
+        // first one that cannot tell is not measured again.
+        if code != Some(125) {
+            assert!(said.contains("measured again"), "{said}");
+        }
     }
     let o = check(&good_plan, "no-such-step");
     assert_eq!(
