@@ -784,10 +784,10 @@ fn bisect_names_the_build_a_smaller_cache_came_in_within_six_evaluations() {
     // normal locking takes and drops a file lock (fcntl) and looks for a
     // hot journal (fstatat, the kernel's path lookup); a 10-page cache
     // reads its pages again (pread). Which of these the samples put first
-    // varies from run to run (in-place runs: `do_syscall_64`, the entry
-    // every one of them goes through, then `__d_lookup_rcu`, with fcntl
-    // fifth or under the noise), so any of them grown beyond the sampling
-    // noise is the cause named.
+    // varies from run to run (the kernel's time is charged to the call
+    // that entered it: `fcntl64 (in the kernel)`, `fstatat64 (in the
+    // kernel)`, …), so any of them grown beyond the sampling noise is the
+    // cause named.
     let p = &j["culprits"][0]["profile"];
     let grown = p["cpu_diff"]
         .as_array()
@@ -796,7 +796,7 @@ fn bisect_names_the_build_a_smaller_cache_came_in_within_six_evaluations() {
         .filter(|f| f["beyond_noise"] == true)
         .filter_map(|f| f["name"].as_str())
         .any(|n| {
-            ["lock", "fcntl", "fstat", "d_lookup", "pread", "do_syscall"]
+            ["lock", "fcntl", "stat", "pread"]
                 .iter()
                 .any(|k| n.contains(k))
         });
@@ -886,18 +886,34 @@ fn bisect_names_the_build_a_smaller_cache_came_in_within_six_evaluations() {
     // With the good build as the plan's second target, the build just
     // made is measured beside it, round by round.
     let beside = |locking: &str, name: &str| plan_of(locking, name, true);
-    for (plan, code) in [
-        (beside("exclusive", "good-beside"), 0),
-        (beside("normal", "bad-beside"), 1),
+    // Never the wrong answer. The good build beside its copy may honestly
+    // not be told from the midpoint on a host whose speed wanders: in
+    // fresh-clone CI, eight rounds gave ×0.913 (0.756–1.065) against a
+    // midpoint of ×0.784 — "cannot tell" (125), which `git bisect run`
+    // skips; the bad build, ×0.57, is always told.
+    for (plan, good) in [
+        (beside("exclusive", "good-beside"), true),
+        (beside("normal", "bad-beside"), false),
     ] {
         let o = check(&plan, "point-query");
         let said = String::from_utf8_lossy(&o.stderr);
-        assert_eq!(o.status.code(), Some(code), "{said}");
         assert!(
-            said.contains("against the good build run beside it")
-                && said.contains("measured again"),
+            said.contains("against the good build run beside it"),
             "{said}"
         );
+        match o.status.code() {
+            Some(0) if good => {}
+            Some(1) if !good => {}
+            Some(125) if good => {
+                assert!(said.contains("reaches the midpoint"), "{said}");
+                continue;
+            }
+            code => panic!(
+                "{code:?} for the {} build: {said}",
+                if good { "good" } else { "bad" }
+            ),
+        }
+        assert!(said.contains("measured again"), "{said}");
     }
 }
 
