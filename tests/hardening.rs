@@ -108,6 +108,7 @@ fn private_directories_a_killed_run_left_are_swept_and_a_double_ctrl_c_leaves_no
             .unwrap();
         std::thread::sleep(Duration::from_millis(100));
     }
+    let server = server_pid(&out, "m").unwrap();
     let o = child.wait_with_output().unwrap();
     assert_eq!(
         o.status.code(),
@@ -115,6 +116,19 @@ fn private_directories_a_killed_run_left_are_swept_and_a_double_ctrl_c_leaves_no
         "{}",
         String::from_utf8_lossy(&o.stderr)
     );
+    // Regression: the server, Ctrl-C'd twice while it started, blocked
+    // the SIGTERM and ran on for good (fresh-clone CI, found half an hour
+    // later with its datadir deleted under it).
+    let gone = (0..100).any(|_| {
+        std::thread::sleep(Duration::from_millis(50));
+        !alive(server)
+    });
+    if !gone {
+        let _ = Command::new("kill")
+            .args(["-9", &server.to_string()])
+            .status();
+    }
+    assert!(gone, "the managed server {server} outlived relbench");
     let after: Vec<PathBuf> = private_dirs()
         .into_iter()
         .filter(|d| !before.contains(d))

@@ -240,6 +240,17 @@ pub trait Conn: Send {
         params: &[Param<'_>],
         col: usize,
     ) -> DbResult<(u64, Option<i64>)>;
+    /// Runs a query as [`Conn::query`] does and returns its rows, each
+    /// value as text as the engine writes it (NULL as `None`): for the
+    /// few statements whose values drive what a client does next (TPC-C's
+    /// next order id, the middle one of a customer's namesakes), never a
+    /// hot path's row count. The statement goes as it would for
+    /// [`Conn::query`]: prepared, or as text after [`Conn::set_plain`].
+    fn query_rows(
+        &mut self,
+        stmt: Stmt,
+        params: &[Param<'_>],
+    ) -> DbResult<Vec<Vec<Option<String>>>>;
     /// From now on a write reports the rows it changed, not the rows it
     /// matched (MySQL without `CLIENT_FOUND_ROWS`: an upsert answers 1 for
     /// an insert, 2 for a changed row, 0 for a row left as it was, which

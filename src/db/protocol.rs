@@ -26,6 +26,11 @@ pub trait Wire: Send {
     fn watch_column(&mut self, col: Option<usize>);
     /// The watched column of the last row the last command returned.
     fn last_value(&mut self) -> Option<i64>;
+    /// From the next command on, every row read is kept, its values as
+    /// text (`false`: no longer; either way what was kept is dropped).
+    fn keep_rows(&mut self, keep: bool);
+    /// The rows kept since [`Wire::keep_rows`].
+    fn kept_rows(&mut self) -> Vec<Vec<Option<String>>>;
     /// See [`Conn::count_changed_rows`].
     fn count_changed_rows(&mut self) -> DbResult<()> {
         Ok(())
@@ -204,6 +209,18 @@ impl<W: Wire> Conn for ProtocolConn<W> {
         let last = self.wire.last_value();
         self.wire.watch_column(None);
         r.map(|o| (o.rows, last))
+    }
+
+    fn query_rows(
+        &mut self,
+        stmt: Stmt,
+        params: &[Param<'_>],
+    ) -> DbResult<Vec<Vec<Option<String>>>> {
+        self.wire.keep_rows(true);
+        let r = self.run(stmt, params);
+        let rows = self.wire.kept_rows();
+        self.wire.keep_rows(false);
+        r.map(|_| rows)
     }
 
     fn count_changed_rows(&mut self) -> DbResult<()> {

@@ -420,6 +420,17 @@ impl Conn for SqliteConn {
         Ok((n, last))
     }
 
+    fn query_rows(
+        &mut self,
+        stmt: Stmt,
+        params: &[Param<'_>],
+    ) -> DbResult<Vec<Vec<Option<String>>>> {
+        let path = &self.path;
+        let mut st = self.stmt(stmt)?;
+        bind(&mut st, params, path)?;
+        text_rows(&mut st).map_err(|e| map_err(e, path))
+    }
+
     fn exec(&mut self, stmt: Stmt, params: &[Param<'_>]) -> DbResult<u64> {
         let path = &self.path;
         let mut st = self.stmt(stmt)?;

@@ -5,6 +5,24 @@
 use sha1::{Digest, Sha1};
 use sha2::Sha256;
 
+use crate::db::{DbError, DbResult, ErrorKind};
+
+/// What the client answers the server's challenge with, by the plugin it
+/// names (nothing for an empty password).
+pub(super) fn auth_response(plugin: &str, password: &[u8], seed: &[u8]) -> DbResult<Vec<u8>> {
+    if password.is_empty() {
+        return Ok(Vec::new());
+    }
+    match plugin {
+        "mysql_native_password" => Ok(scramble_native(password, seed)),
+        "caching_sha2_password" => Ok(scramble_sha2(password, seed)),
+        other => Err(DbError::new(
+            ErrorKind::Connection,
+            format!("the server asks for authentication plugin {other}, which relbench does not speak; create the user with mysql_native_password"),
+        )),
+    }
+}
+
 pub(super) fn scramble_native(password: &[u8], seed: &[u8]) -> Vec<u8> {
     let stage1 = Sha1::digest(password);
     let stage2 = Sha1::digest(stage1);

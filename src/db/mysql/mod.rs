@@ -623,6 +623,14 @@ impl Wire for WireConn {
         WireConn::last_value(self)
     }
 
+    fn keep_rows(&mut self, keep: bool) {
+        WireConn::keep_rows(self, keep)
+    }
+
+    fn kept_rows(&mut self) -> Vec<Vec<Option<String>>> {
+        WireConn::kept_rows(self)
+    }
+
     fn count_changed_rows(&mut self) -> DbResult<()> {
         WireConn::count_changed_rows(self)
     }

@@ -14,8 +14,8 @@ use std::io::{self, BufReader, Read, Write};
 use std::path::PathBuf;
 use std::time::Duration;
 
-use super::auth::{scramble_native, scramble_sha2};
-use super::rows::{binary_int, column_type, lenenc, put_lenenc, text_row};
+use super::auth::auth_response;
+use super::rows::{binary_int, binary_row, column_type, lenenc, put_lenenc, text_row};
 
 use crate::db::protocol::Outcome;
 use crate::db::stream::{self, Stream};
@@ -113,8 +113,12 @@ pub struct WireConn {
     /// A column whose value each row is read for, the last row's kept.
     watch: Option<usize>,
     last: Option<i64>,
-    /// The result set's column types, read while a column is watched.
+    /// The result set's column types, read while a column is watched or
+    /// rows are kept.
     types: Vec<u8>,
+    /// Rows of the commands run while [`WireConn::keep_rows`] is on.
+    keeping: bool,
+    kept: Vec<Vec<Option<String>>>,
     /// The command in flight was COM_STMT_EXECUTE: its rows are in the
     /// binary protocol, not text.
     binary: bool,
@@ -195,6 +199,8 @@ impl WireConn {
             watch: None,
             last: None,
             types: Vec::new(),
+            keeping: false,
+            kept: Vec::new(),
             binary: false,
         })
     }
@@ -207,6 +213,16 @@ impl WireConn {
 
     pub fn last_value(&mut self) -> Option<i64> {
         self.last.take()
+    }
+
+    /// See [`crate::db::protocol::Wire::keep_rows`].
+    pub fn keep_rows(&mut self, keep: bool) {
+        self.keeping = keep;
+        self.kept.clear();
+    }
+
+    pub fn kept_rows(&mut self) -> Vec<Vec<Option<String>>> {
+        std::mem::take(&mut self.kept)
     }
 
     /// From now on writes report the rows they changed: the connection is
@@ -429,7 +445,7 @@ impl WireConn {
             }
         }
         let password = opts.password.as_deref().unwrap_or("").as_bytes();
-        let auth = self.auth_response(&plugin, password, &seed)?;
+        let auth = auth_response(&plugin, password, &seed)?;
 
         self.begin_response();
         self.out.extend_from_slice(opts.user.as_bytes());
@@ -454,20 +470,6 @@ impl WireConn {
         Ok(())
     }
 
-    fn auth_response(&self, plugin: &str, password: &[u8], seed: &[u8]) -> DbResult<Vec<u8>> {
-        if password.is_empty() {
-            return Ok(Vec::new());
-        }
-        match plugin {
-            "mysql_native_password" => Ok(scramble_native(password, seed)),
-            "caching_sha2_password" => Ok(scramble_sha2(password, seed)),
-            other => Err(DbError::new(
-                ErrorKind::Connection,
-                format!("the server asks for authentication plugin {other}, which relbench does not speak; create the user with mysql_native_password"),
-            )),
-        }
-    }
-
     fn finish_auth(&mut self, password: &[u8]) -> DbResult<()> {
         loop {
             self.read_packet()?;
@@ -483,7 +485,7 @@ impl WireConn {
                     if seed.last() == Some(&0) {
                         seed.pop();
                     }
-                    let auth = self.auth_response(&plugin, password, &seed)?;
+                    let auth = auth_response(&plugin, password, &seed)?;
                     self.begin_packet();
                     self.out.extend_from_slice(&auth);
                     self.send()?;
@@ -553,7 +555,7 @@ impl WireConn {
                     self.types.clear();
                     for _ in 0..cols {
                         self.read_packet()?;
-                        if self.watch.is_some() {
+                        if self.watch.is_some() || self.keeping {
                             self.types.push(column_type(&self.buf));
                         }
                     }
@@ -593,6 +595,12 @@ impl WireConn {
                                 }
                                 if let Some(rows) = keep.as_deref_mut() {
                                     rows.push(text_row(&self.buf, cols as usize));
+                                } else if self.keeping {
+                                    self.kept.push(if self.binary {
+                                        binary_row(&self.buf, &self.types)
+                                    } else {
+                                        text_row(&self.buf, cols as usize)
+                                    });
                                 }
                             }
                         }

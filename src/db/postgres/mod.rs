@@ -361,6 +361,14 @@ impl Wire for WireConn {
         WireConn::last_value(self)
     }
 
+    fn keep_rows(&mut self, keep: bool) {
+        WireConn::keep_rows(self, keep)
+    }
+
+    fn kept_rows(&mut self) -> Vec<Vec<Option<String>>> {
+        WireConn::kept_rows(self)
+    }
+
     fn execute_text(&mut self, sql: &str) -> DbResult<Outcome> {
         WireConn::execute_text(self, sql)
     }

@@ -95,6 +95,9 @@ pub struct WireConn {
     /// A column whose value each row is read for, the last row's kept.
     watch: Option<usize>,
     last: Option<i64>,
+    /// Rows of the commands run while [`WireConn::keep_rows`] is on.
+    keeping: bool,
+    kept: Vec<Vec<Option<String>>>,
 }
 
 fn io_err(e: io::Error) -> DbError {
@@ -163,6 +166,8 @@ impl WireConn {
             broken: false,
             watch: None,
             last: None,
+            keeping: false,
+            kept: Vec::new(),
         };
         c.startup(opts)?;
         Ok(c)
@@ -176,6 +181,16 @@ impl WireConn {
 
     pub fn last_value(&mut self) -> Option<i64> {
         self.last.take()
+    }
+
+    /// See [`crate::db::protocol::Wire::keep_rows`].
+    pub fn keep_rows(&mut self, keep: bool) {
+        self.keeping = keep;
+        self.kept.clear();
+    }
+
+    pub fn kept_rows(&mut self) -> Vec<Vec<Option<String>>> {
+        std::mem::take(&mut self.kept)
     }
 
     /// How long a read waits for the server (`None`: for ever).
@@ -378,6 +393,9 @@ impl WireConn {
                     }
                     if let Some(rows) = keep.as_deref_mut() {
                         rows.push(text_row(&self.buf));
+                    } else if self.keeping {
+                        // Results come as text: what the server sent.
+                        self.kept.push(text_row(&self.buf));
                     }
                 }
                 b'C' => {

@@ -192,25 +192,41 @@ pub struct Runtime {
 static RUNNING: Mutex<Vec<(i32, PathBuf)>> = Mutex::new(Vec::new());
 
 /// Asks every managed server still running to stop, waits a little for
-/// them to go, and removes their private directories; for the exit path
-/// that cannot unwind.
+/// them to go, ends those that did not, and removes their private
+/// directories; for the exit path that cannot unwind.
 pub fn stop_all_now() {
     let running = RUNNING.lock().map(|v| v.clone()).unwrap_or_default();
-    for (pid, _) in &running {
-        // SAFETY: kill only sends a signal to a process we started.
-        unsafe {
-            libc::kill(*pid, libc::SIGTERM);
+    let signal = |sig: libc::c_int| {
+        for (pid, _) in &running {
+            // SAFETY: kill only sends a signal to a process we started
+            // (a zombie's pid stays ours until relbench reaps or exits).
+            unsafe {
+                libc::kill(*pid, sig);
+            }
         }
-    }
-    let t0 = Instant::now();
+    };
     let alive = |pid: i32| {
         fs::read_to_string(format!("/proc/{pid}/stat")).is_ok_and(|st| {
             st.rsplit_once(") ")
                 .is_some_and(|(_, r)| !r.starts_with('Z'))
         })
     };
-    while running.iter().any(|(p, _)| alive(*p)) && t0.elapsed() < Duration::from_secs(3) {
-        std::thread::sleep(Duration::from_millis(20));
+    let wait = |limit: Duration| {
+        let t0 = Instant::now();
+        while running.iter().any(|(p, _)| alive(*p)) && t0.elapsed() < limit {
+            std::thread::sleep(Duration::from_millis(20));
+        }
+    };
+    signal(libc::SIGTERM);
+    wait(Duration::from_secs(3));
+    // Regression: a MariaDB still starting blocks SIGTERM and never takes
+    // it up (a double Ctrl-C as the server started left it running for
+    // good, its datadir and private directory deleted under it, SIGTERM
+    // pending). What relbench started ends with it; its data is this
+    // run's own, which InnoDB and PostgreSQL recover on `--resume`.
+    if running.iter().any(|(p, _)| alive(*p)) {
+        signal(libc::SIGKILL);
+        wait(Duration::from_secs(2));
     }
     for (_, dir) in &running {
         let _ = fs::remove_dir_all(dir);
