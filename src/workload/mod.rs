@@ -5,7 +5,8 @@
 //! owns the threads and the clock; a workload owns only the SQL and the row
 //! checks. One folder per family: `sysbench` (the microbenchmarks),
 //! `insert` (the Insert Benchmark), `linkbench` (LinkBench), `script`
-//! (the plan's own SQL) and `lua` (sysbench's Lua scripts, as they are).
+//! (the plan's own SQL), `lua` (sysbench's Lua scripts, as they are) and
+//! `tpcc` (TPC-C, its first parts).
 
 pub mod catalogue;
 pub mod check;
@@ -17,6 +18,7 @@ pub mod maint;
 pub mod script;
 pub mod shapes;
 pub mod sysbench;
+pub mod tpcc;
 
 use std::any::Any;
 use std::sync::Arc;

@@ -318,13 +318,36 @@ pub(super) fn stop_stale(spec: &ServerSpec) -> Option<String> {
                 .is_some_and(|(_, rest)| !rest.starts_with('Z'))
         })
     };
-    let t0 = Instant::now();
-    while running() && t0.elapsed() < Duration::from_secs(60) {
-        std::thread::sleep(Duration::from_millis(50));
+    let wait = |limit: Duration| {
+        let t0 = Instant::now();
+        while running() && t0.elapsed() < limit {
+            std::thread::sleep(Duration::from_millis(50));
+        }
+    };
+    wait(Duration::from_secs(60));
+    // A MariaDB that was still starting when its relbench was killed
+    // holds SIGTERM back and never takes it up (one ran on for good,
+    // SIGTERM pending): ended, as the server this datadir's run started.
+    let still_it = || {
+        fs::read(format!("/proc/{pid}/cmdline"))
+            .is_ok_and(|c| c.windows(datadir.len()).any(|w| w == datadir))
+    };
+    let killed = running() && still_it();
+    if killed {
+        // SAFETY: the same process, its command line checked again.
+        unsafe {
+            libc::kill(pid, libc::SIGKILL);
+        }
+        wait(Duration::from_secs(5));
     }
     Some(format!(
-        "target \"{}\": stopped server {pid}, which an earlier relbench started on {} and did not stop",
+        "target \"{}\": {} server {pid}, which an earlier relbench started on {} and did not stop",
         spec.target,
+        if killed {
+            "killed (it did not stop within 60 s of SIGTERM)"
+        } else {
+            "stopped"
+        },
         spec.datadir.display()
     ))
 }
