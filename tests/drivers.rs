@@ -4,12 +4,14 @@
 //! datadirs) and on embedded SQLite — prepared and sent as text alike.
 //! TPC-C's clients are driven by such values (the next order id, the
 //! middle one of a customer's namesakes); sysbench's only count rows.
+//! And TPC-C's nine tables, as each engine is given them.
 
 mod common;
 
 use common::*;
 use relbench::db::protocol::ProtocolConn;
-use relbench::db::{Conn, Param};
+use relbench::db::{Conn, Dialect, Param};
+use relbench::workload::tpcc::schema;
 
 type Rows = Vec<Vec<Option<String>>>;
 
@@ -54,6 +56,16 @@ fn read_back(conn: &mut dyn Conn, decimal: &str, float: &str) -> (Rows, Rows) {
     (prepared, text)
 }
 
+/// TPC-C's tables are made, and dropped, as the engine is given them.
+fn tpcc_tables(conn: &mut dyn Conn, d: Dialect, options: &str) {
+    for s in schema::create(d, options) {
+        conn.batch(&s).unwrap_or_else(|e| panic!("{s}: {e}"));
+    }
+    for s in schema::drop() {
+        conn.batch(&s).unwrap();
+    }
+}
+
 fn want(price: &str, ratio: &str) -> Rows {
     let s = |v: &str| Some(v.to_string());
     vec![
@@ -77,6 +89,7 @@ fn a_prepared_querys_rows_read_back_as_text_on_mariadb() {
     // DECIMAL as the server sent it.
     assert_eq!(prepared, want("12.50", "0.25"));
     assert_eq!(text, want("12.50", "0.25"));
+    tpcc_tables(&mut conn, Dialect::Mysql, "ENGINE=InnoDB");
 }
 
 #[test]
@@ -90,6 +103,7 @@ fn a_prepared_querys_rows_read_back_as_text_on_postgres() {
     let (prepared, text) = read_back(&mut conn, "NUMERIC(5,2)", "DOUBLE PRECISION");
     assert_eq!(prepared, want("12.50", "0.25"));
     assert_eq!(text, want("12.50", "0.25"));
+    tpcc_tables(&mut conn, Dialect::Postgres, "");
 }
 
 #[test]
@@ -103,4 +117,5 @@ fn a_prepared_querys_rows_read_back_as_text_on_sqlite() {
     // SQLite keeps a DECIMAL as a REAL: 12.5, as it writes it.
     assert_eq!(prepared, want("12.5", "0.25"));
     assert_eq!(text, want("12.5", "0.25"));
+    tpcc_tables(conn.as_mut(), Dialect::Sqlite, "");
 }

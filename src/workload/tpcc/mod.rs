@@ -1,10 +1,12 @@
 //! TPC-C, relbench's own (issue 64): the parts built so far are the
 //! specification's random numbers and strings (`rand`: NURand with its
 //! constants fixed per run, last names, the data that says "ORIGINAL")
-//! and the transaction mix each client deals from (`mix`). The schema,
-//! the loader (warehouses in parallel), the five transactions, the
-//! consistency conditions and the catalogue's steps come next; clients
-//! read the values that drive them with `Conn::query_rows`.
+//! the transaction mix each client deals from (`mix`) and the nine
+//! tables in each engine's words (`schema`). The loader (warehouses in
+//! parallel), the five transactions, the consistency conditions and the
+//! catalogue's steps come next; clients read the values that drive them
+//! with `Conn::query_rows`.
 
 pub mod mix;
 pub mod rand;
+pub mod schema;
