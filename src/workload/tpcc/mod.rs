@@ -1,12 +1,14 @@
 //! TPC-C, relbench's own (issue 64): the parts built so far are the
 //! specification's random numbers and strings (`rand`: NURand with its
 //! constants fixed per run, last names, the data that says "ORIGINAL")
-//! the transaction mix each client deals from (`mix`) and the nine
-//! tables in each engine's words (`schema`). The loader (warehouses in
-//! parallel), the five transactions, the consistency conditions and the
-//! catalogue's steps come next; clients read the values that drive them
-//! with `Conn::query_rows`.
+//! the transaction mix each client deals from (`mix`), the nine tables in
+//! each engine's words (`schema`), the initial population, a warehouse
+//! per connection (`load`), and consistency conditions 1–4 (`check`).
+//! The five transactions and the catalogue's steps come next; clients
+//! read the values that drive them with `Conn::query_rows`.
 
+pub mod check;
+pub mod load;
 pub mod mix;
 pub mod rand;
 pub mod schema;
