@@ -78,6 +78,18 @@ fn tpcc_tables(conn: &mut dyn Conn, d: Dialect, options: &str) {
         load::warehouse(conn, &mut r, &c, &small, w).unwrap();
     }
     assert_eq!(check::violations(conn).unwrap(), Vec::<String>::new());
+    // The five transactions, a client a warehouse, keep them.
+    use relbench::workload::tpcc::client::TpccClient;
+    let mut clients: Vec<TpccClient> = (1..=2)
+        .map(|w| TpccClient::new(conn, d, w, 2, small, c, rng(9, u64::from(w))).unwrap())
+        .collect();
+    let mut rec = relbench::measure::Recorder::new(5, 10);
+    for i in 0..400 {
+        clients[i % 2]
+            .event(conn, &mut rec)
+            .unwrap_or_else(|e| panic!("transaction {i}: {e:?}"));
+    }
+    assert_eq!(check::violations(conn).unwrap(), Vec::<String>::new());
     // A price reads back as the engine keeps it.
     let stmt = conn
         .prepare(if d == Dialect::Postgres {
