@@ -48,11 +48,16 @@ fn read_back(conn: &mut dyn Conn, decimal: &str, float: &str) -> (Rows, Rows) {
     let stmt = conn.prepare(&q).unwrap();
     let text = conn.query_rows(stmt, &[Param::Int(1)]).unwrap();
     conn.set_plain(false);
-    // A failed query is an error, not rows.
-    let bad = conn.prepare("SELECT nothing_here FROM kinds");
-    if let Ok(bad) = bad {
-        assert!(conn.query_rows(bad, &[]).is_err());
-    }
+    // A prepared query that fails as it runs (its table dropped since)
+    // is an error, not rows, and leaves nothing kept for the next one.
+    let gone = conn.prepare(&q).unwrap();
+    conn.batch("DROP TABLE kinds").unwrap();
+    assert!(conn.query_rows(gone, &[Param::Int(1)]).is_err());
+    let one = conn.prepare("SELECT 1").unwrap();
+    assert_eq!(
+        conn.query_rows(one, &[]).unwrap(),
+        vec![vec![Some("1".to_string())]]
+    );
     (prepared, text)
 }
 
@@ -61,22 +66,15 @@ fn read_back(conn: &mut dyn Conn, decimal: &str, float: &str) -> (Rows, Rows) {
 /// they are dropped.
 fn tpcc_tables(conn: &mut dyn Conn, d: Dialect, options: &str) {
     use relbench::workload::dist::rng;
-    use relbench::workload::tpcc::{check, load, rand::Constants};
-    for s in schema::create(d, options) {
-        conn.batch(&s).unwrap_or_else(|e| panic!("{s}: {e}"));
-    }
+    use relbench::workload::tpcc::{check, load};
     let small = load::Population {
         items: 300,
         districts: 2,
         customers: 30,
         orders: 30,
     };
-    let mut r = rng(9, 0);
-    let c = Constants::draw(&mut r);
-    load::items(conn, &mut r, &small).unwrap();
-    for w in 1..=2 {
-        load::warehouse(conn, &mut r, &c, &small, w).unwrap();
-    }
+    let (c, _) = load::all(conn, d, options, &mut rng(9, 0), &small, 2)
+        .unwrap_or_else(|e| panic!("making and loading TPC-C's tables: {e}"));
     assert_eq!(check::violations(conn).unwrap(), Vec::<String>::new());
     // The five transactions, a client a warehouse, keep them.
     use relbench::workload::tpcc::client::TpccClient;

@@ -52,55 +52,62 @@ pub(super) fn column_type(buf: &[u8]) -> u8 {
     buf.get(pos + 6).copied().unwrap_or(0)
 }
 
-/// Column `col` of a binary protocol row as an integer: the row's NULL
-/// bitmap (offset by 2 bits) and each earlier column's length, by its
-/// type, lead to it. Integer types are read as they are, strings and
-/// decimals parsed; `None` for NULL or another type.
-pub(super) fn binary_int(buf: &[u8], types: &[u8], col: usize) -> Option<i64> {
-    let null = |i: usize| {
+/// A binary protocol row's fields in order, each with its type and its
+/// bytes (`None` for NULL): the row's NULL bitmap (offset by 2 bits) and
+/// each column's length, by its type, lead from one to the next. It ends
+/// early at a field the packet does not hold.
+fn binary_fields<'a>(
+    buf: &'a [u8],
+    types: &'a [u8],
+) -> impl Iterator<Item = (u8, Option<&'a [u8]>)> + 'a {
+    let null = move |i: usize| {
         buf.get(1 + (i + 2) / 8)
             .is_some_and(|b| b & (1 << ((i + 2) % 8)) != 0)
     };
     let mut pos = 1 + (types.len() + 7 + 2) / 8;
-    for (i, &t) in types.iter().enumerate() {
+    types.iter().enumerate().map_while(move |(i, &t)| {
         if null(i) {
-            if i == col {
-                return None;
-            }
-            continue;
+            return Some((t, None));
         }
-        let start = pos;
-        let fixed = match t {
-            0x01 => Some(1),                   // TINY
-            0x02 | 0x0d => Some(2),            // SHORT, YEAR
-            0x03 | 0x09 | 0x04 => Some(4),     // LONG, INT24, FLOAT
-            0x08 | 0x05 => Some(8),            // LONGLONG, DOUBLE
-            0x07 | 0x0a | 0x0b | 0x0c => None, // temporal: a length byte
-            0x06 => Some(0),                   // NULL
-            _ => None,
-        };
-        let (value_at, len) = match (fixed, t) {
-            (Some(n), _) => (start, n),
-            (None, 0x07 | 0x0a | 0x0b | 0x0c) => (start + 1, *buf.get(start)? as usize),
-            (None, _) => {
+        let (at, len) = match t {
+            0x01 => (pos, 1),                                                // TINY
+            0x02 | 0x0d => (pos, 2),                                         // SHORT, YEAR
+            0x03 | 0x09 | 0x04 => (pos, 4),                                  // LONG, INT24, FLOAT
+            0x08 | 0x05 => (pos, 8),                                         // LONGLONG, DOUBLE
+            0x06 => return Some((t, None)),                                  // NULL
+            0x07 | 0x0a | 0x0b | 0x0c => (pos + 1, *buf.get(pos)? as usize), // temporal: a length byte
+            _ => {
                 let n = lenenc(buf, &mut pos)? as usize;
                 (pos, n)
             }
         };
-        pos = value_at + len;
-        if i == col {
-            let v = buf.get(value_at..value_at + len)?;
-            return match t {
-                0x01 => Some(i64::from(v[0] as i8)),
-                0x02 | 0x0d => Some(i64::from(i16::from_le_bytes([v[0], v[1]]))),
-                0x03 | 0x09 => Some(i64::from(i32::from_le_bytes(v.try_into().ok()?))),
-                0x08 => Some(i64::from_le_bytes(v.try_into().ok()?)),
-                0x04 | 0x05 | 0x06 | 0x07 | 0x0a | 0x0b | 0x0c => None,
-                _ => std::str::from_utf8(v).ok()?.parse().ok(),
-            };
-        }
+        pos = at + len;
+        Some((t, Some(buf.get(at..at + len)?)))
+    })
+}
+
+/// An integer type's value, read as signed.
+fn int_value(t: u8, v: &[u8]) -> Option<i64> {
+    Some(match t {
+        0x01 => i64::from(*v.first()? as i8),
+        0x02 | 0x0d => i64::from(i16::from_le_bytes(v.try_into().ok()?)),
+        0x03 | 0x09 => i64::from(i32::from_le_bytes(v.try_into().ok()?)),
+        0x08 => i64::from_le_bytes(v.try_into().ok()?),
+        _ => return None,
+    })
+}
+
+/// Column `col` of a binary protocol row as an integer. Integer types
+/// are read as they are, strings and decimals parsed; `None` for NULL or
+/// another type.
+pub(super) fn binary_int(buf: &[u8], types: &[u8], col: usize) -> Option<i64> {
+    let (t, v) = binary_fields(buf, types).nth(col)?;
+    let v = v?;
+    match t {
+        0x01 | 0x02 | 0x0d | 0x03 | 0x09 | 0x08 => int_value(t, v),
+        0x04 | 0x05 | 0x07 | 0x0a | 0x0b | 0x0c => None,
+        _ => std::str::from_utf8(v).ok()?.parse().ok(),
     }
-    None
 }
 
 /// A binary protocol row's values as text, as the text protocol would
@@ -109,52 +116,23 @@ pub(super) fn binary_int(buf: &[u8], types: &[u8], col: usize) -> Option<i64> {
 /// client reads of the few rows whose values drive it (TPC-C's next order
 /// id, a customer's balance). Integers are read as signed.
 pub(super) fn binary_row(buf: &[u8], types: &[u8]) -> Vec<Option<String>> {
-    let null = |i: usize| {
-        buf.get(1 + (i + 2) / 8)
-            .is_some_and(|b| b & (1 << ((i + 2) % 8)) != 0)
-    };
-    let mut pos = 1 + (types.len() + 7 + 2) / 8;
-    let mut row = Vec::with_capacity(types.len());
-    for (i, &t) in types.iter().enumerate() {
-        if null(i) || t == 0x06 {
-            row.push(None);
-            continue;
-        }
-        let fixed = match t {
-            0x01 => Some(1),
-            0x02 | 0x0d => Some(2),
-            0x03 | 0x09 | 0x04 => Some(4),
-            0x08 | 0x05 => Some(8),
-            _ => None,
-        };
-        let (at, len) = match (fixed, t) {
-            (Some(n), _) => (pos, n),
-            (None, 0x07 | 0x0a | 0x0b | 0x0c) => {
-                (pos + 1, buf.get(pos).copied().unwrap_or(0) as usize)
-            }
-            (None, _) => match lenenc(buf, &mut pos) {
-                Some(n) => (pos, n as usize),
-                None => (pos, 0),
-            },
-        };
-        pos = at + len;
-        let Some(v) = buf.get(at..at + len) else {
-            row.push(None);
-            continue;
-        };
-        let le = |n: usize| -> u64 { v[..n].iter().rev().fold(0, |a, b| (a << 8) | *b as u64) };
-        row.push(Some(match t {
-            0x01 => (v[0] as i8).to_string(),
-            0x02 | 0x0d => (le(2) as u16 as i16).to_string(),
-            0x03 | 0x09 => (le(4) as u32 as i32).to_string(),
-            0x08 => (le(8) as i64).to_string(),
-            0x04 => f32::from_bits(le(4) as u32).to_string(),
-            0x05 => f64::from_bits(le(8)).to_string(),
-            0x07 | 0x0a | 0x0c => temporal(v),
-            0x0b => time(v),
-            _ => String::from_utf8_lossy(v).into_owned(),
-        }));
-    }
+    let mut row: Vec<Option<String>> = binary_fields(buf, types)
+        .map(|(t, v)| {
+            let v = v?;
+            Some(match t {
+                0x04 => f32::from_le_bytes(v.try_into().ok()?).to_string(),
+                0x05 => f64::from_le_bytes(v.try_into().ok()?).to_string(),
+                0x07 | 0x0a | 0x0c => temporal(v),
+                0x0b => time(v),
+                _ => match int_value(t, v) {
+                    Some(i) => i.to_string(),
+                    None => String::from_utf8_lossy(v).into_owned(),
+                },
+            })
+        })
+        .collect();
+    // A packet that ends early leaves the rest unread.
+    row.resize(types.len(), None);
     row
 }
 

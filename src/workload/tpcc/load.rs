@@ -8,7 +8,8 @@ use rand::seq::SliceRandom;
 use rand::Rng as _;
 
 use super::rand::{a_string, data, load_last_name, n_string, zip, Constants};
-use crate::db::{Conn, DbResult};
+use super::schema;
+use crate::db::{Conn, DbResult, Dialect};
 use crate::workload::dist::Rng;
 
 /// How much a warehouse holds: the specification's cardinalities, or a
@@ -122,6 +123,28 @@ fn decimal(rng: &mut Rng, lo: u32, hi: u32, scale: u32) -> String {
     let v = rng.random_range(lo..=hi);
     let p = 10u32.pow(scale);
     format!("{}.{:0w$}", v / p, v % p, w = scale as usize)
+}
+
+/// Makes the tables and loads the items and warehouses 1 to `warehouses`
+/// on one connection, the run's constants drawn first from `rng`.
+/// Returns the constants and the rows loaded.
+pub fn all(
+    conn: &mut dyn Conn,
+    d: Dialect,
+    options: &str,
+    rng: &mut Rng,
+    p: &Population,
+    warehouses: u32,
+) -> DbResult<(Constants, u64)> {
+    for s in schema::create(d, options) {
+        conn.batch(&s)?;
+    }
+    let c = Constants::draw(rng);
+    let mut rows = items(conn, rng, p)?;
+    for w in 1..=warehouses {
+        rows += warehouse(conn, rng, &c, p, w)?;
+    }
+    Ok((c, rows))
 }
 
 /// The item table, once for all warehouses. Returns the rows loaded.
