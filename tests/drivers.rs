@@ -84,7 +84,7 @@ fn tpcc_tables(conn: &mut dyn Conn, d: Dialect, options: &str) {
     let mut rec = relbench::measure::Recorder::new(5, 10);
     for i in 0..400 {
         clients[i % 2]
-            .event(conn, &mut rec)
+            .transaction(conn, &mut rec)
             .unwrap_or_else(|e| panic!("transaction {i}: {e:?}"));
     }
     assert_eq!(check::violations(conn).unwrap(), Vec::<String>::new());

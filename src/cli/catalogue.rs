@@ -28,6 +28,11 @@ pub(super) fn list() {
         workload::linkbench::SEQUENCE.len(),
         workload::linkbench::SEQUENCE.join(" → ")
     );
+    crate::outln!(
+        "  tpcc      TPC-C ({} steps): {}",
+        workload::tpcc::SEQUENCE.len(),
+        workload::tpcc::SEQUENCE.join(" → ")
+    );
     crate::outln!("\nWorkloads (name, group, how long it runs, what one event does):");
     for w in Catalogue::builtin().entries() {
         crate::outln!(
@@ -46,6 +51,10 @@ pub(super) fn list() {
     }
     crate::outln!("\nLinkBench's parameters ([linkbench], the original's names and defaults):");
     for (k, about) in workload::linkbench::KEYS {
+        crate::outln!("  {k:<22} {about}");
+    }
+    crate::outln!("\nTPC-C's parameters ([tpcc]):");
+    for (k, about) in workload::tpcc::KEYS {
         crate::outln!("  {k:<22} {about}");
     }
     crate::outln!("\nMaintenance steps (timed; `relbench show NAME` prints their SQL):");

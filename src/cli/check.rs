@@ -117,6 +117,16 @@ pub(super) fn check(path: &Path, last: Option<&Path>) -> anyhow::Result<()> {
     };
     if groups.contains(&workload::Group::LinkBench) {
         crate::outln!("scale: {}; repeats {}", plan.linkbench.describe(), repeats);
+    } else if groups.contains(&workload::Group::Tpcc) {
+        crate::outln!(
+            "scale: {}; clients {:?}; repeats {}",
+            plan.tpcc.describe(),
+            plan.clients,
+            repeats
+        );
+        for d in plan.tpcc.departures() {
+            crate::outln!("  departs from the TPC-C specification: {d}");
+        }
     } else if groups.contains(&workload::Group::Insert) {
         crate::outln!(
             "scale: {}; clients {:?}; repeats {}",

@@ -158,6 +158,7 @@ pub fn build_subset(
         c.judgement.judged = c.verdict();
     }
     let step_rows = step_rows(&rows, &steps);
+    let names: Vec<String> = targets.iter().map(|t| t.name.clone()).collect();
     let summary: Vec<TargetSummary> = (0..targets.len())
         .filter(|&ti| base_of[ti] != ti)
         // An A/A copy says something only against its own original.
@@ -183,12 +184,8 @@ pub fn build_subset(
         timeline: campaign::timeline(targets.len(), &base_of, &steps),
         sla: series::sla_rows(&steps),
         response_times,
-        linkbench: linkbench::view(
-            &targets.iter().map(|t| t.name.clone()).collect::<Vec<_>>(),
-            &base_of,
-            &rows,
-            &steps,
-        ),
+        linkbench: linkbench::view(&names, &base_of, &rows, &steps),
+        tpcc: tpcc::view(&names, &base_of, &rows, &steps),
         problems: series::problems(&steps),
         interference: series::interference(&steps),
         retried: retried(&steps),

@@ -30,6 +30,7 @@ mod series;
 mod setting;
 pub mod statements;
 mod summary;
+pub mod tpcc;
 pub mod waits;
 
 pub use campaign::{TimelineCell, TimelineRow};
@@ -389,6 +390,9 @@ pub struct Report {
     /// LinkBench's own tables (empty when it did not run).
     #[serde(skip_serializing_if = "linkbench::View::is_empty")]
     pub linkbench: linkbench::View,
+    /// TPC-C's own tables (empty when it did not run).
+    #[serde(skip_serializing_if = "tpcc::View::is_empty")]
+    pub tpcc: tpcc::View,
     /// Failed steps and errors, with the first message of each kind.
     pub problems: Vec<ProblemRow>,
     /// What else used the machine during each step window.

@@ -83,6 +83,9 @@ pub struct Plan {
     /// LinkBench's parameters (`[linkbench]`, used by its steps only).
     #[serde(default)]
     pub linkbench: crate::workload::linkbench::Params,
+    /// TPC-C's scale and population (`[tpcc]`, used by its steps only).
+    #[serde(default)]
+    pub tpcc: crate::workload::tpcc::Params,
     /// The plan's own SQL workloads (`[[workload]]`), entries of the
     /// plan's catalogue.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]

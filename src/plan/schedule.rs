@@ -379,6 +379,7 @@ impl Plan {
         let mut cat = Catalogue::new(
             &self.insert_benchmark,
             &self.linkbench,
+            &self.tpcc,
             &self.workloads,
             &self.lua,
         );

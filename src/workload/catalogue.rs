@@ -1,6 +1,6 @@
 //! The catalogue: every workload a plan can name, as values. The built-in
-//! entries (sysbench's microbenchmarks, the Insert Benchmark's and
-//! LinkBench's steps, each family with the plan's parameters), the
+//! entries (sysbench's microbenchmarks, the Insert Benchmark's,
+//! LinkBench's and TPC-C's steps, each family with the plan's parameters), the
 //! parameterised sysbench entries and q-steps the plan's steps name, the
 //! plan's own SQL workloads and the commands of its sysbench scripts. A plan's catalogue is made from the
 //! plan's data alone, so a plan read back from a run's record gets the
@@ -13,6 +13,7 @@ use super::linkbench;
 use super::lua::LuaSpec;
 use super::script::{Script, ScriptSpec};
 use super::sysbench::{self, knobs};
+use super::tpcc;
 use super::Workload;
 
 /// One entry: shared by the schedule's executions that run it.
@@ -52,6 +53,7 @@ impl Catalogue {
         Catalogue::new(
             &insert::Params::default(),
             &linkbench::Params::default(),
+            &tpcc::Params::default(),
             &[],
             &[],
         )
@@ -62,6 +64,7 @@ impl Catalogue {
     pub fn new(
         insert: &insert::Params,
         linkbench: &linkbench::Params,
+        tpcc: &tpcc::Params,
         scripts: &[ScriptSpec],
         lua: &[LuaSpec],
     ) -> Catalogue {
@@ -81,6 +84,7 @@ impl Catalogue {
                 .into_iter()
                 .map(|s| Arc::new(s) as Entry),
         );
+        entries.extend(tpcc::steps(tpcc).into_iter().map(|s| Arc::new(s) as Entry));
         entries.extend(scripts.iter().map(|s| Arc::new(Script::new(s)) as Entry));
         for spec in lua {
             let spec = Arc::new(spec.clone());
@@ -153,5 +157,6 @@ impl Catalogue {
         sysbench::CATALOGUE.iter().any(|m| m.name == name)
             || insert::is_step(name)
             || linkbench::kind(name).is_some()
+            || tpcc::kind(name).is_some()
     }
 }

@@ -4,9 +4,9 @@
 //! [`Client`] whose `event` runs one statement or one transaction. The engine
 //! owns the threads and the clock; a workload owns only the SQL and the row
 //! checks. One folder per family: `sysbench` (the microbenchmarks),
-//! `insert` (the Insert Benchmark), `linkbench` (LinkBench), `script`
-//! (the plan's own SQL), `lua` (sysbench's Lua scripts, as they are) and
-//! `tpcc` (TPC-C, its first parts).
+//! `insert` (the Insert Benchmark), `linkbench` (LinkBench), `tpcc`
+//! (TPC-C), `script` (the plan's own SQL) and `lua` (sysbench's Lua
+//! scripts, as they are).
 
 pub mod catalogue;
 pub mod check;
@@ -41,6 +41,8 @@ pub enum Group {
     Insert,
     /// LinkBench's steps.
     LinkBench,
+    /// TPC-C's steps.
+    Tpcc,
     /// The plan's own SQL workloads.
     Custom,
     /// Groups by position in the sequence, for reports that read a study
@@ -55,7 +57,7 @@ pub enum Group {
 }
 
 impl Group {
-    pub const ALL: [Group; 12] = [
+    pub const ALL: [Group; 13] = [
         Group::Load,
         Group::Before,
         Group::Point,
@@ -67,6 +69,7 @@ impl Group {
         Group::InsertDelete,
         Group::Insert,
         Group::LinkBench,
+        Group::Tpcc,
         Group::Custom,
     ];
 
@@ -79,6 +82,7 @@ impl Group {
             Group::Write => "write",
             Group::Insert => "insert-benchmark",
             Group::LinkBench => "linkbench",
+            Group::Tpcc => "tpcc",
             Group::Custom => "custom",
             Group::Before => "before-writes",
             Group::WriteHeavy => "write-heavy",
@@ -96,6 +100,7 @@ impl Group {
             Group::Write => "Writes",
             Group::Insert => "Insert Benchmark",
             Group::LinkBench => "LinkBench",
+            Group::Tpcc => "TPC-C",
             Group::Custom => "The plan's own workloads",
             Group::Before => "Before the write-heavy steps",
             Group::WriteHeavy => "Write-heavy",
@@ -267,7 +272,7 @@ impl Meta<'_> {
     /// inserts): a later step's data depends on it having run.
     pub fn changes_data(&self) -> bool {
         matches!(self.group, Group::Load | Group::Write | Group::Insert)
-            || (matches!(self.group, Group::Custom | Group::LinkBench)
+            || (matches!(self.group, Group::Custom | Group::LinkBench | Group::Tpcc)
                 && self.duration != DurationClass::Read)
     }
 }

@@ -58,6 +58,7 @@ struct RawPlan {
     settle: Option<RawSettle>,
     insert: Option<workload::insert::params::Raw>,
     linkbench: Option<Spanned<workload::linkbench::params::Raw>>,
+    tpcc: Option<Spanned<workload::tpcc::params::Raw>>,
     target: Option<Spanned<Vec<Spanned<RawTarget>>>>,
     comparison: Option<Vec<RawComparison>>,
     phase: Option<Spanned<Vec<RawPhase>>>,
@@ -376,8 +377,9 @@ fn validate(cx: &mut Ctx<'_>, raw: RawPlan) -> Plan {
     // plan's parameters, and the plan's own workloads.
     let linkbench =
         workload::linkbench::params::check(cx, raw.linkbench.as_ref().map(|r| r.get_ref()));
+    let tpcc = workload::tpcc::params::check(cx, raw.tpcc.as_ref().map(|r| r.get_ref()));
     let insert_benchmark = workload::insert::params::check(cx, raw.insert.as_ref());
-    let mut cat = Catalogue::new(&insert_benchmark, &linkbench, &workloads, &lua);
+    let mut cat = Catalogue::new(&insert_benchmark, &linkbench, &tpcc, &workloads, &lua);
     let (suite, steps, phases) = steps(cx, &raw, &mut cat);
     let clients = client_counts(cx, &raw);
     let (repeats, adaptive) = repeats(cx, &raw);
@@ -412,6 +414,7 @@ fn validate(cx: &mut Ctx<'_>, raw: RawPlan) -> Plan {
         random_pct,
         insert_benchmark,
         linkbench,
+        tpcc,
         suite,
         steps,
         tables: tables as u32,

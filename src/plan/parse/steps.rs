@@ -150,10 +150,17 @@ pub(super) fn steps(
                         .collect();
                     return ("linkbench".into(), steps, Vec::new());
                 }
+                "tpcc" => {
+                    let steps = workload::tpcc::SEQUENCE
+                        .iter()
+                        .map(|s| parse_step(s, cat).expect("the sequence is valid"))
+                        .collect();
+                    return ("tpcc".into(), steps, Vec::new());
+                }
                 other => cx.err(
                     s.span(),
                     format!("unknown suite \"{other}\""),
-                    Some("the built-in suites are: sysbench, insert, linkbench".into()),
+                    Some("the built-in suites are: sysbench, insert, linkbench, tpcc".into()),
                 ),
             }
             ("sysbench".into(), standard(cat))
@@ -455,14 +462,20 @@ pub(super) fn custom_steps(
     let family = |s: &Step| match find(cat, s).map(|w| w.meta().group) {
         Some(workload::Group::Insert) => Some("the Insert Benchmark's"),
         Some(workload::Group::LinkBench) => Some("LinkBench's"),
+        Some(workload::Group::Tpcc) => Some("TPC-C's"),
         Some(_) => Some("sysbench's"),
         None if s.kind == StepKind::Load => Some("sysbench's"),
         None => None,
     };
-    let families: Vec<&str> = ["the Insert Benchmark's", "LinkBench's", "sysbench's"]
-        .into_iter()
-        .filter(|f| out.iter().any(|s| family(s) == Some(*f)))
-        .collect();
+    let families: Vec<&str> = [
+        "the Insert Benchmark's",
+        "LinkBench's",
+        "TPC-C's",
+        "sysbench's",
+    ]
+    .into_iter()
+    .filter(|f| out.iter().any(|s| family(s) == Some(*f)))
+    .collect();
     if let [a, b, ..] = families[..] {
         cx.err(
             whole.clone(),
@@ -478,6 +491,8 @@ pub(super) fn custom_steps(
         {
             let own = if f.starts_with("LinkBench") {
                 "its tables are made with their indexes by lb.load; leave the index steps out"
+            } else if f.starts_with("TPC-C") {
+                "its tables are made with their indexes by tpcc.load; leave the index steps out"
             } else {
                 "its l.x step builds its indexes; leave the index steps out"
             };

@@ -13,6 +13,7 @@ mod linkbench;
 mod profiles;
 mod runs;
 mod throughput;
+mod tpcc;
 
 use super::overview;
 use super::svg::{self, Chart};
@@ -600,6 +601,7 @@ fn body(r: &Report) -> Vec<Block> {
 
     campaign(&mut doc, r);
     linkbench(&mut doc, r);
+    tpcc::tpcc(&mut doc, r);
     if let Some(t) = sla(r) {
         doc.push(Block::Heading(
             2,

@@ -31,6 +31,11 @@ const CONDITIONS: [(&str, &str); 4] = [
     ),
 ];
 
+/// The four conditions' queries, for `relbench show`.
+pub fn queries() -> impl Iterator<Item = &'static str> {
+    CONDITIONS.iter().map(|(_, sql)| *sql)
+}
+
 /// What breaks each condition, in words: empty when all four hold.
 pub fn violations(conn: &mut dyn Conn) -> DbResult<Vec<String>> {
     let mut out = Vec::new();

@@ -60,6 +60,27 @@ const MORE: [&str; 4] = [
     "SELECT COUNT(DISTINCT s_i_id) FROM order_line, stock WHERE ol_w_id = ? AND ol_d_id = ? AND ol_o_id < ? AND ol_o_id >= ? AND s_w_id = ? AND s_i_id = ol_i_id AND s_quantity < ?",
 ];
 
+/// Every statement with the transaction that sends it, in `d`'s words,
+/// for `relbench show`.
+pub fn shown(d: Dialect) -> Vec<(Tx, String)> {
+    let of = |i: usize| match i {
+        0..=8 => Tx::NewOrder,
+        9..=18 => Tx::Payment,
+        19..=21 => Tx::OrderStatus,
+        _ => Tx::Delivery,
+    };
+    let mut out: Vec<(Tx, String)> = STATEMENTS
+        .iter()
+        .enumerate()
+        .map(|(i, s)| (of(i), in_dialect(s, d)))
+        .collect();
+    for (i, s) in MORE.iter().enumerate() {
+        let tx = if i < 2 { Tx::Delivery } else { Tx::StockLevel };
+        out.push((tx, in_dialect(s, d)));
+    }
+    out
+}
+
 /// A statement's text for `d`.
 pub fn in_dialect(sql: &str, d: Dialect) -> String {
     let sql = if d == Dialect::Sqlite {
@@ -137,7 +158,11 @@ impl TpccClient {
 
     /// Deals the next transaction and runs it; its time goes to its
     /// class (the index of [`Tx::ALL`]).
-    pub fn event(&mut self, conn: &mut dyn Conn, rec: &mut Recorder) -> Result<Tx, ErrorKind> {
+    pub fn transaction(
+        &mut self,
+        conn: &mut dyn Conn,
+        rec: &mut Recorder,
+    ) -> Result<Tx, ErrorKind> {
         let tx = self.deck.deal(&mut self.rng);
         let class = Tx::ALL.iter().position(|t| *t == tx).unwrap_or(0);
         let t0 = std::time::Instant::now();
@@ -422,6 +447,13 @@ impl TpccClient {
     }
 }
 
+/// `tpcc.run`'s client: one transaction of the mix per event.
+impl crate::workload::Client for TpccClient {
+    fn event(&mut self, conn: &mut dyn Conn, rec: &mut Recorder) -> Result<(), ErrorKind> {
+        self.transaction(conn, rec).map(|_| ())
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::super::{check, load};
@@ -466,7 +498,7 @@ mod tests {
         let mut rec = Recorder::new(Tx::ALL.len(), 10);
         let mut ran = std::collections::BTreeMap::new();
         for i in 0..1000 {
-            let tx = clients[i % 2].event(conn, &mut rec).unwrap();
+            let tx = clients[i % 2].transaction(conn, &mut rec).unwrap();
             *ran.entry(tx).or_insert(0) += 1;
         }
         // Every 100 of a client's transactions are the mix exactly.

@@ -15,7 +15,7 @@ use crate::workload::dist::Rng;
 /// How much a warehouse holds: the specification's cardinalities, or a
 /// smaller population for tests (said wherever it is used: the spec
 /// fixes these).
-#[derive(Debug, Clone, Copy, PartialEq)]
+#[derive(Debug, Clone, Copy, PartialEq, serde::Serialize, serde::Deserialize)]
 pub struct Population {
     pub items: u32,
     pub districts: u32,
