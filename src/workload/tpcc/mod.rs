@@ -7,7 +7,8 @@
 //! five transactions a client runs against its home warehouse
 //! (`client`, reading the values that drive them with
 //! `Conn::query_rows`), the plan's `[tpcc]` (`params`) and the three
-//! catalogue steps (`step`: `tpcc.load`, `tpcc.run`, `tpcc.check`).
+//! catalogue steps (`step`: `tpcc.load`, `tpcc.run`, `tpcc.check`);
+//! the statements, in go-tpc's shapes, are in `sql`.
 
 pub mod check;
 pub mod client;
@@ -16,6 +17,7 @@ pub mod mix;
 pub mod params;
 pub mod rand;
 pub mod schema;
+pub mod sql;
 pub mod step;
 
 pub use params::{Params, KEYS};

@@ -9,7 +9,7 @@ use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
-use super::client::{self, TpccClient};
+use super::client::TpccClient;
 use super::load::{self, Population};
 use super::params::Params;
 use super::rand::Constants;
@@ -150,9 +150,9 @@ impl Workload for Step {
                 }
                 out
             }
-            Kind::Run => client::shown(d)
+            Kind::Run => super::sql::shown(d)
                 .into_iter()
-                .map(|(tx, sql)| show(tx.name(), sql))
+                .map(|(tx, sql)| show(tx, sql))
                 .collect(),
             Kind::Check => check::queries().map(|q| show("check", q.into())).collect(),
         }
