@@ -547,6 +547,65 @@ fn mysql_5_6_to_9_7_run_linkbench() {
     }
 }
 
+/// TPC-C on MySQL 5.6 → 9.7, MariaDB 10.2 and PostgreSQL 12 and 18: the
+/// row-value IN lists of its batched statements (go-tpc's shapes), each
+/// engine's placeholders and locks, and conditions 1–4 after a run with
+/// two clients on two warehouses.
+#[test]
+fn mysql_5_6_to_9_7_mariadb_10_2_and_postgres_12_and_18_run_tpcc() {
+    share_machine();
+    let Some(versions) = versions() else { return };
+    let dir = shared_tempdir();
+    let mut text = on_every_mysql(
+        &versions,
+        "steps = [\"tpcc.load\", \"tpcc.run\", \"tpcc.check\"]\nclients = [2]\nseed = 2\n\
+         [tpcc]\nwarehouses = 2\ntransactions = 150\nitems = 1000\ndistricts = 3\ncustomers = 40\norders = 40\n\
+         [duration]\nwarmup = \"0s\"\n",
+    );
+    for (name, build) in [
+        ("ma102", "mariadb-10.2.11"),
+        ("pg12", "postgres-12.22"),
+        ("pg18", "postgres-18.0"),
+    ] {
+        let engine = if name.starts_with("pg") {
+            "postgres"
+        } else {
+            "mariadb"
+        };
+        text += &format!(
+            "\n[[target]]\nname = \"{name}\"\nengine = \"{engine}\"\nbasedir = \"{}\"\n",
+            versions.join(build).display()
+        );
+    }
+    let plan = write_plan(dir.path(), &text);
+    let out = dir.path().join("tpcc");
+    let t0 = std::time::Instant::now();
+    run_quiet(&plan, &out).assert().success();
+    eprintln!("TPC-C on 7 builds in {:.0} s", t0.elapsed().as_secs_f64());
+    assert_eq!(assert_no_step_failed(&out), 7 * 3);
+    for name in ["my56", "my57", "my80", "my97", "ma102", "pg12", "pg18"] {
+        let run = read_json(&out.join(format!("steps/{name}/r1-02-tpcc.run-c2.json")));
+        assert_eq!(
+            run["latency"]["delivery"]["count"].as_u64().map(|n| n > 0),
+            Some(true),
+            "{name}"
+        );
+        for k in run["errors"].as_object().unwrap().keys() {
+            assert!(
+                k.ends_with("/deadlock") || k.ends_with("/busy"),
+                "{name}: {k}: {}",
+                run["error_samples"]
+            );
+        }
+        let check = read_json(&out.join(format!("steps/{name}/r1-03-tpcc.check-c1.json")));
+        assert!(
+            check["tallies"]["check/wrong"].is_null(),
+            "{name}: {}",
+            check["error_samples"]
+        );
+    }
+}
+
 /// A server by URL with a password on each MySQL family, authenticated
 /// as each version does by default: 5.6 and 5.7 with
 /// mysql_native_password, 8.0 with caching_sha2_password (over plain TCP:
