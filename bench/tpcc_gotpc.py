@@ -304,9 +304,11 @@ def main():
         print(f"  {'server CPU µs':22} {g:9.1f} {r:9.1f} {paired:7.3f} {'ok' if within else 'OVER 5%'}"
               f"  (the median of the rounds' ratios; they range {ratios[0]:.3f}–{ratios[-1]:.3f})")
         for k in STATUS + ["client CPU s", "wall s"]:
-            gv = statistics.median(s.get(k, 0.0) for s in status["go-tpc"])
-            rv = statistics.median(s.get(k, 0.0) for s in status["relbench"])
-            print(f"  {k:22} {gv:9.2f} {rv:9.2f} {rv / gv if gv else float('nan'):7.3f}")
+            # Per transaction; the client's CPU and the wall time in µs.
+            scale, label = (1e6, k.replace(" s", " µs")) if k.endswith(" s") else (1.0, k)
+            gv = scale * statistics.median(s.get(k, 0.0) for s in status["go-tpc"])
+            rv = scale * statistics.median(s.get(k, 0.0) for s in status["relbench"])
+            print(f"  {label:22} {gv:9.2f} {rv:9.2f} {rv / gv if gv else float('nan'):7.3f}")
     finally:
         server.stop()
         shutil.rmtree(root, ignore_errors=True)

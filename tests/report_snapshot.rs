@@ -703,3 +703,32 @@ fn disturbed_figures_are_marked_in_every_output_and_never_coloured() {
         "hollow bars"
     );
 }
+
+#[test]
+fn markdown_report_of_tpcc() {
+    let run = load_run(&PathBuf::from("tests/fixtures/results-tpcc")).unwrap();
+    let r = report::build(&[run], None).unwrap();
+    let md = Format::Markdown.render(&r);
+    for part in [
+        "## TPC-C",
+        "### Load",
+        "### tpmC",
+        "| tpcc.run | 2 | rollback |",
+        "### Response time per transaction",
+        "| tpcc.run | rollback | new-order |",
+        "### Consistency",
+        "| rollback | 2 | conditions 1–4 hold",
+    ] {
+        assert!(md.contains(part), "{part}\n{md}");
+    }
+    // Every format lays out the same model: the JSON has the figures.
+    let json: serde_json::Value = serde_json::from_str(&Format::Json.render(&r)).unwrap();
+    let runs = json["tpcc"]["runs"].as_array().unwrap();
+    assert_eq!(runs.len(), 2);
+    for r in runs {
+        let (tpmc, total) = (r["tpmc"].as_f64().unwrap(), r["tpm_total"].as_f64().unwrap());
+        // New orders are 45 of every 100 transactions dealt.
+        assert!((tpmc / total - 0.45).abs() < 0.01, "{r}");
+    }
+    insta::assert_snapshot!(md);
+}
