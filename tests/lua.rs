@@ -8,7 +8,6 @@
 mod common;
 
 use common::*;
-use relbench::db::mysql::wire::WireConn;
 use relbench::db::server::mariadb::MariaDb;
 use relbench::db::server::ManagedServer;
 use std::collections::BTreeMap;
@@ -43,26 +42,14 @@ impl Logged {
     fn start(dir: &Path) -> Logged {
         let server = server_elsewhere(dir, "maria", "/usr", "mysql", Box::new(MariaDb));
         bench_user(&server, SECRET);
-        let logs = dir.join("logs");
-        std::fs::create_dir(&logs).unwrap();
-        let (uid, gid) = relbench::db::server::lookup_user("mysql").unwrap();
-        std::os::unix::fs::chown(&logs, Some(uid), Some(gid)).unwrap();
+        let logs = log_dir(dir, "mysql");
         Logged { server, logs }
     }
 
     /// Runs `f` with the general log written to `name`, and returns the
     /// log's lines.
     fn log(&self, name: &str, f: impl FnOnce()) -> Vec<(u32, String, String)> {
-        let path = self.logs.join(name);
-        let mut root = WireConn::connect(&MariaDb::admin(&self.server.rt)).unwrap();
-        root.execute_text(&format!(
-            "SET GLOBAL general_log_file = '{}'; SET GLOBAL general_log = 1",
-            path.display()
-        ))
-        .unwrap();
-        f();
-        root.execute_text("SET GLOBAL general_log = 0").unwrap();
-        log_lines(&std::fs::read_to_string(&path).unwrap())
+        general_log(&self.server, &self.logs.join(name), f)
     }
 
     fn port(&self) -> u16 {

@@ -726,7 +726,10 @@ fn markdown_report_of_tpcc() {
     let runs = json["tpcc"]["runs"].as_array().unwrap();
     assert_eq!(runs.len(), 2);
     for r in runs {
-        let (tpmc, total) = (r["tpmc"].as_f64().unwrap(), r["tpm_total"].as_f64().unwrap());
+        let (tpmc, total) = (
+            r["tpmc"].as_f64().unwrap(),
+            r["tpm_total"].as_f64().unwrap(),
+        );
         // New orders are 45 of every 100 transactions dealt.
         assert!((tpmc / total - 0.45).abs() < 0.01, "{r}");
     }

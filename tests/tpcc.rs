@@ -236,7 +236,6 @@ fn tpcc_shapes(lines: &[(u32, String, String)]) -> std::collections::BTreeMap<St
 
 #[test]
 fn tpcc_run_sends_go_tpcs_statements_to_the_same_data() {
-    use relbench::db::mysql::wire::WireConn;
     use relbench::db::server::mariadb::MariaDb;
     let Some(go_tpc) = std::env::var_os("RELBENCH_GO_TPC") else {
         eprintln!(
@@ -249,22 +248,8 @@ fn tpcc_run_sends_go_tpcs_statements_to_the_same_data() {
     let server = server_elsewhere(dir.path(), "maria", "/usr", "mysql", Box::new(MariaDb));
     bench_user(&server, SECRET);
     let port = server.rt.port;
-    let logs = dir.path().join("logs");
-    std::fs::create_dir(&logs).unwrap();
-    let (uid, gid) = relbench::db::server::lookup_user("mysql").unwrap();
-    std::os::unix::fs::chown(&logs, Some(uid), Some(gid)).unwrap();
-    let logged = |name: &str, f: &mut dyn FnMut()| {
-        let path = logs.join(name);
-        let mut root = WireConn::connect(&MariaDb::admin(&server.rt)).unwrap();
-        root.execute_text(&format!(
-            "SET GLOBAL general_log_file = '{}'; SET GLOBAL general_log = 1",
-            path.display()
-        ))
-        .unwrap();
-        f();
-        root.execute_text("SET GLOBAL general_log = 0").unwrap();
-        log_lines(&std::fs::read_to_string(&path).unwrap())
-    };
+    let logs = log_dir(dir.path(), "mysql");
+    let logged = |name: &str, f: &mut dyn FnMut()| general_log(&server, &logs.join(name), f);
     let relbench_run = |steps: &str, out: &str| {
         let plan = write_plan(
             dir.path(),

@@ -302,10 +302,3 @@ impl RunRow {
         self.verdict
     }
 }
-
-impl TxRow {
-    /// The p90 against the base's: above 1 is slower.
-    pub fn p90_verdict(&self) -> Option<Verdict> {
-        self.p90_relative.map(super::cost_verdict)
-    }
-}

@@ -406,6 +406,35 @@ impl Statements {
     }
 }
 
+/// A loading step's tables, made once for all its connections: the first
+/// client (`index` 0) runs `make` and says so in `made`; the others wait
+/// for it, up to two minutes (`family` names the tables in the error).
+pub(crate) fn tables_made_once(
+    index: u32,
+    made: &std::sync::atomic::AtomicBool,
+    family: &str,
+    make: impl FnOnce() -> DbResult<()>,
+) -> DbResult<()> {
+    use std::sync::atomic::Ordering;
+    use std::time::{Duration, Instant};
+    if index == 0 {
+        make()?;
+        made.store(true, Ordering::Release);
+        return Ok(());
+    }
+    let t0 = Instant::now();
+    while !made.load(Ordering::Acquire) {
+        if t0.elapsed() > Duration::from_secs(120) {
+            return Err(crate::db::DbError::new(
+                ErrorKind::Other,
+                format!("{family} tables were not made within 120 s: the first loader, which makes them, failed or hangs (its error, if any, is in this step's result)"),
+            ));
+        }
+        std::thread::sleep(Duration::from_millis(5));
+    }
+    Ok(())
+}
+
 /// Records a failed statement of class `class` and returns its kind, for a
 /// client's `event` to return.
 pub(crate) fn record_error(rec: &mut Recorder, class: usize, e: crate::db::DbError) -> ErrorKind {

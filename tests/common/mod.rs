@@ -292,6 +292,38 @@ pub fn bench_user(server: &relbench::db::server::ManagedServer, secret: &str) {
     .unwrap();
 }
 
+/// A directory `dir/logs` the OS user `user` (a server's) may write its
+/// logs into.
+#[allow(dead_code)]
+pub fn log_dir(dir: &Path, user: &str) -> PathBuf {
+    let logs = dir.join("logs");
+    std::fs::create_dir_all(&logs).unwrap();
+    let (uid, gid) = relbench::db::server::lookup_user(user).unwrap();
+    std::os::unix::fs::chown(&logs, Some(uid), Some(gid)).unwrap();
+    logs
+}
+
+/// Runs `f` with a MariaDB's general log written to `path` (in a
+/// [`log_dir`]), and returns the log's records ([`log_lines`]).
+#[allow(dead_code)]
+pub fn general_log(
+    server: &relbench::db::server::ManagedServer,
+    path: &Path,
+    f: impl FnOnce(),
+) -> Vec<(u32, String, String)> {
+    use relbench::db::mysql::wire::WireConn;
+    use relbench::db::server::mariadb::MariaDb;
+    let mut root = WireConn::connect(&MariaDb::admin(&server.rt)).unwrap();
+    root.execute_text(&format!(
+        "SET GLOBAL general_log_file = '{}'; SET GLOBAL general_log = 1",
+        path.display()
+    ))
+    .unwrap();
+    f();
+    root.execute_text("SET GLOBAL general_log = 0").unwrap();
+    log_lines(&std::fs::read_to_string(path).unwrap())
+}
+
 /// Debian's PostgreSQL 15 "someone else runs", started through the
 /// library as the OS user `postgres` in `dir`, and the URL of its
 /// `sbtest` database for the user `relbench` (password: `server.rt.password`).

@@ -42,6 +42,13 @@ fn text(rows: &Rows, r: usize, c: usize) -> String {
         .unwrap_or_default()
 }
 
+/// The id in column `col` of the middle row of a customer's namesakes,
+/// sorted by first name (clauses 2.5.2.2 and 2.6.2.2: n/2 rounded up).
+fn middle(rows: &Rows, col: usize) -> Option<i64> {
+    let n = rows.len();
+    (n > 0).then(|| int(rows, n.div_ceil(2) - 1, col)).flatten()
+}
+
 fn missing(what: &str) -> DbError {
     DbError::new(ErrorKind::Other, format!("TPC-C: {what} not found"))
 }
@@ -341,11 +348,7 @@ impl TpccClient {
             let last = run_last_name(&mut self.rng, &self.constants);
             let key = [Param::Int(cw), Param::Int(cd), Param::Str(&last)];
             let ids = self.q(conn, self.sql.get(S::PayByLast), &key)?;
-            // The middle one of its namesakes (2.5.2.2).
-            c = ids
-                .len()
-                .checked_sub(1)
-                .and_then(|_| int(&ids, ids.len().div_ceil(2) - 1, 0));
+            c = middle(&ids, 0);
         }
         // No namesake in a population smaller than the spec's: by id.
         let c = match c {
@@ -392,10 +395,7 @@ impl TpccClient {
             let n = self.q(conn, self.sql.get(S::OsCountLast), &key)?;
             if int(&n, 0, 0).unwrap_or(0) > 0 {
                 let rows = self.q(conn, self.sql.get(S::OsByLast), &key)?;
-                c = rows
-                    .len()
-                    .checked_sub(1)
-                    .and_then(|_| int(&rows, rows.len().div_ceil(2) - 1, 3));
+                c = middle(&rows, 3);
             }
         }
         let c = match c {

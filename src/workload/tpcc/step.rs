@@ -7,14 +7,14 @@
 use std::any::Any;
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::sync::Arc;
-use std::time::{Duration, Instant};
+use std::time::Instant;
 
 use super::client::TpccClient;
 use super::load::{self, Population};
 use super::params::Params;
 use super::rand::Constants;
 use super::{check, schema};
-use crate::db::{Conn, DbError, DbResult, Dialect, ErrorKind};
+use crate::db::{Conn, DbResult, Dialect, ErrorKind};
 use crate::measure::{Recorder, Tally};
 use crate::workload::dist::{rng, Rng};
 use crate::workload::{
@@ -257,24 +257,12 @@ impl Loader {
         ctx: &ClientCtx,
         shared: Arc<Shared>,
     ) -> DbResult<Loader> {
-        if ctx.index == 0 {
+        crate::workload::tables_made_once(ctx.index, &shared.created, "TPC-C's", || {
             for s in schema::create(d, &ctx.table_options) {
                 conn.batch(&s)?;
             }
-            shared.created.store(true, Ordering::Release);
-        } else {
-            // The first loader makes the tables all of them fill.
-            let t0 = Instant::now();
-            while !shared.created.load(Ordering::Acquire) {
-                if t0.elapsed() > Duration::from_secs(120) {
-                    return Err(DbError::new(
-                        ErrorKind::Other,
-                        "TPC-C's tables were not made within 120 s: the first loader, which makes them, failed or hangs (its error, if any, is in this step's result)",
-                    ));
-                }
-                std::thread::sleep(Duration::from_millis(5));
-            }
-        }
+            Ok(())
+        })?;
         Ok(Loader {
             p: *p,
             c: constants(),

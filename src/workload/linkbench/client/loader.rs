@@ -80,24 +80,12 @@ impl Loader {
         ctx: &ClientCtx,
         shared: Arc<Shared>,
     ) -> DbResult<Loader> {
-        if ctx.index == 0 {
+        crate::workload::tables_made_once(ctx.index, &shared.created, "LinkBench's", || {
             for s in sql::create(d, &ctx.table_options, p.count_bigint) {
                 conn.batch(&s)?;
             }
-            shared.created.store(true, Ordering::Release);
-        } else {
-            // The first loader makes the tables all of them fill.
-            let t0 = Instant::now();
-            while !shared.created.load(Ordering::Acquire) {
-                if t0.elapsed() > Duration::from_secs(120) {
-                    return Err(DbError::new(
-                        ErrorKind::Other,
-                        "LinkBench's tables were not made within 120 s: the first loader, which makes them, failed or hangs (its error, if any, is in this step's result)",
-                    ));
-                }
-                std::thread::sleep(Duration::from_millis(5));
-            }
-        }
+            Ok(())
+        })?;
         let batch = p.bulk_insert_batch.max(1) as usize;
         // The original loads on `conn_rw`: `setAutoCommit(false)`, each
         // link and count batch followed by `commit()`, each node batch

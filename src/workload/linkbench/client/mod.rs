@@ -11,13 +11,13 @@ mod requester;
 use std::io::Write as _;
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::sync::Arc;
-use std::time::{Duration, Instant, SystemTime, UNIX_EPOCH};
+use std::time::{Instant, SystemTime, UNIX_EPOCH};
 
 use rand::Rng as _;
 
 use super::model::{self, Access, Graph, Motif, Multiget, Size, FIRST_LINK_TYPE, NODE_TYPE};
 use super::{sql, Op, Params};
-use crate::db::{Conn, DbError, DbResult, Dialect, ErrorKind, Param, Stmt};
+use crate::db::{Conn, DbResult, Dialect, ErrorKind, Param, Stmt};
 use crate::measure::{Recorder, Tally};
 use crate::workload::dist::Rng;
 use crate::workload::{record_error as record, Client, ClientCtx};
