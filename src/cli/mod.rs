@@ -83,6 +83,8 @@ pub fn main() -> ExitCode {
                 ExitCode::from(2)
             }
             Some(Exit::Interrupted) => ExitCode::from(130),
+            // A pass of a study (a bisect's round) stopped by Ctrl-C.
+            None if e.downcast_ref::<crate::Interrupted>().is_some() => ExitCode::from(130),
             Some(Exit::StepsFailed(_)) => ExitCode::from(3),
             Some(Exit::Code(n)) => ExitCode::from(*n),
             Some(Exit::BadInput(m)) => {

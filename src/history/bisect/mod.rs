@@ -13,8 +13,8 @@
 //! same direction, its interval clear of 1 on that round alone, makes it
 //! a culprit (exit 0). A pair the search picked from noise beside a busy
 //! host does not replicate, and the search ends unclear (exit 4) rather
-//! than name a wrong build. This file decides; `cli` runs the rounds it
-//! asks for.
+//! than name a wrong build. This file decides; `rounds.rs` runs the
+//! rounds it asks for and weighs what they found.
 
 use serde::Serialize;
 
@@ -533,3 +533,5 @@ impl Bisect {
 
 #[cfg(test)]
 mod tests;
+
+pub mod rounds;
