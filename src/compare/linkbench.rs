@@ -6,7 +6,7 @@
 
 use serde::Serialize;
 
-use super::{cost_verdict, median, Row, Verdict};
+use super::{median, Row, Verdict};
 use crate::results::StepResult;
 use crate::workload::linkbench::{Kind, LOAD_CLASSES, OPS};
 use crate::workload::Group;
@@ -309,16 +309,5 @@ impl RequestRow {
     /// Requests a second against the base's, as its cell is judged.
     pub fn verdict(&self) -> Option<Verdict> {
         self.verdict
-    }
-}
-
-impl OpRow {
-    /// The median and p99 latency against the base's: above 1 is slower.
-    pub fn p50_verdict(&self) -> Option<Verdict> {
-        self.p50_relative.map(cost_verdict)
-    }
-
-    pub fn p99_verdict(&self) -> Option<Verdict> {
-        self.p99_relative.map(cost_verdict)
     }
 }

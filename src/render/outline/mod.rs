@@ -297,7 +297,8 @@ pub const LINKBENCH_QPS_INTRO: &str = "Requests a second over each measured wind
     deadlock or lock wait. Relative: ÷ the base's, above 1 is faster.";
 pub const LINKBENCH_OPS_INTRO: &str = "Each operation type: how many completed (all repeats), its share of the \
     requests, its latency (the whole operation, its transaction included; medians over repeats), failures, and \
-    how many found nothing to read or change. p50 ÷ and p99 ÷ base: above 1 is slower.";
+    how many found nothing to read or change. p50 ÷ and p99 ÷ base: above 1 is slower; ratios of two \
+    medians, not tested (the step's verdict is the requests table's).";
 pub const LINKBENCH_CHECK_INTRO: &str = "After the requests, counttable is compared with the visible links of \
     linktable for a sample of ids spread over the loaded ones: every (id1, link_type) whose count differs, or that has \
     links but no count, is wrong.";
