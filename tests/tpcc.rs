@@ -208,17 +208,7 @@ fn tpcc_shape(sql: &str) -> String {
 /// The TPC-C statements the benchmark user's connections sent, by shape,
 /// with how many times.
 fn tpcc_shapes(lines: &[(u32, String, String)]) -> std::collections::BTreeMap<String, u64> {
-    let tables = [
-        "warehouse",
-        "district",
-        "customer",
-        "history",
-        "orders",
-        "new_order",
-        "order_line",
-        "item",
-        "stock",
-    ];
+    let tables = relbench::workload::tpcc::schema::TABLES;
     let mut out = std::collections::BTreeMap::new();
     for (_, cmd, sql) in lines {
         if cmd != "Execute" && cmd != "Query" {

@@ -113,15 +113,7 @@ pub fn view(
     steps: &[(usize, StepResult)],
 ) -> View {
     let mut v = View::default();
-    let results = |row: &Row, ti: usize| -> Vec<&StepResult> {
-        let mut r: Vec<&StepResult> = steps
-            .iter()
-            .filter(|(t, s)| *t == ti && s.id.at == row.id && s.failed.is_none())
-            .map(|(_, s)| s)
-            .collect();
-        r.sort_by_key(|s| s.id.repeat);
-        r
-    };
+    let results = |row: &Row, ti: usize| super::series::results_at(steps, row, ti, true);
     for row in rows.iter().filter(|r| r.group == Group::LinkBench) {
         let Some(kind) = kind_of(row) else { continue };
         match kind {
@@ -156,11 +148,7 @@ pub fn view(
             }
             Kind::Check => {
                 for (ti, name) in names.iter().enumerate() {
-                    let all: Vec<&StepResult> = steps
-                        .iter()
-                        .filter(|(t, s)| *t == ti && s.id.at == row.id)
-                        .map(|(_, s)| s)
-                        .collect();
+                    let all = super::series::results_at(steps, row, ti, false);
                     if !all.is_empty() {
                         v.checks.push(check_row(name, &all));
                     }

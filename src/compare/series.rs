@@ -17,6 +17,24 @@ use crate::workload::insert;
 /// about the server.
 const MIN_COVERED: f64 = 0.5;
 
+/// One target's results (`ti`) of one row, in repeat order: every one,
+/// or only those that did not fail (`kept_only`). A family's own tables
+/// (LinkBench's, TPC-C's) read their figures from these.
+pub(super) fn results_at<'a>(
+    steps: &'a [(usize, StepResult)],
+    row: &super::Row,
+    ti: usize,
+    kept_only: bool,
+) -> Vec<&'a StepResult> {
+    let mut r: Vec<&StepResult> = steps
+        .iter()
+        .filter(|(t, s)| *t == ti && s.id.at == row.id && (!kept_only || s.failed.is_none()))
+        .map(|(_, s)| s)
+        .collect();
+    r.sort_by_key(|s| s.id.repeat);
+    r
+}
+
 /// One target's throughput in each second of one repeat's window.
 #[derive(Debug, Clone, Serialize)]
 pub struct RateLine {

@@ -111,15 +111,7 @@ pub fn view(
     steps: &[(usize, StepResult)],
 ) -> View {
     let mut v = View::default();
-    let results = |row: &Row, ti: usize, ok: bool| -> Vec<&StepResult> {
-        let mut r: Vec<&StepResult> = steps
-            .iter()
-            .filter(|(t, s)| *t == ti && s.id.at == row.id && (!ok || s.failed.is_none()))
-            .map(|(_, s)| s)
-            .collect();
-        r.sort_by_key(|s| s.id.repeat);
-        r
-    };
+    let results = |row: &Row, ti: usize, ok: bool| super::series::results_at(steps, row, ti, ok);
     for row in rows.iter().filter(|r| r.group == Group::Tpcc) {
         let Some(kind) = kind_of(row) else { continue };
         let mut per_target: Vec<Vec<TxRow>> = Vec::new();

@@ -297,6 +297,25 @@ pub struct TargetFacts {
     pub settings: BTreeMap<String, String>,
 }
 
+/// `?` → `$1`, `$2`, … in order, every one of them: PostgreSQL's
+/// placeholders for a statement written with `?`, as sysbench's pgsql
+/// driver numbers them (it does not skip quoted text, and neither does
+/// this). Used for sysbench scripts' statements and TPC-C's.
+pub fn numbered_placeholders(sql: &str) -> String {
+    let mut out = String::with_capacity(sql.len() + 8);
+    let mut n = 0;
+    for ch in sql.chars() {
+        if ch == '?' {
+            n += 1;
+            out.push('$');
+            out.push_str(&n.to_string());
+        } else {
+            out.push(ch);
+        }
+    }
+    out
+}
+
 /// A server's settings from the rows of a (name, value) query: the
 /// `recorded` few, shown with the target, and every one but those that
 /// name this instance, for comparing targets whole. One query for both.
@@ -648,6 +667,20 @@ impl<T: Driver + Site> Target for T {}
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// Regression (issue 64): a sysbench script's prepared `UPDATE
+    /// sbtest1 set c=? WHERE id IN (?, ?)` reached PostgreSQL with its `?`
+    /// and failed with a syntax error at "=?".
+    #[test]
+    fn every_question_mark_is_numbered_as_sysbenchs_pgsql_driver_numbers_it() {
+        assert_eq!(
+            numbered_placeholders("UPDATE sbtest1 set c=? WHERE id IN (?, ?, ?)"),
+            "UPDATE sbtest1 set c=$1 WHERE id IN ($2, $3, $4)"
+        );
+        assert_eq!(numbered_placeholders("SELECT 1"), "SELECT 1");
+        // Quotes and all, as drv_pgsql.c does.
+        assert_eq!(numbered_placeholders("SELECT '?', ?"), "SELECT '$1', $2");
+    }
 
     #[test]
     fn settings_split_into_the_recorded_few_and_all_but_the_instances_own() {

@@ -153,7 +153,7 @@ fn statements(lua: &Lua, rb: &Table, cur: &Rc<Current>) -> mlua::Result<()> {
             // as sysbench's pgsql driver turns them (drv_pgsql.c, quotes
             // and all), so the server sees what sysbench would send.
             let sql = match c.dialect {
-                crate::db::Dialect::Postgres => numbered(&sql),
+                crate::db::Dialect::Postgres => crate::db::numbered_placeholders(&sql),
                 _ => sql.to_string(),
             };
             match c
@@ -228,39 +228,4 @@ fn rand(lua: &Lua, rb: &Table, cur: &Rc<Current>) -> mlua::Result<()> {
         })?,
     )?;
     Ok(())
-}
-
-/// `?` → `$1`, `$2`, … in order, every one of them: what sysbench's pgsql
-/// driver sends for a prepared statement (it does not skip quoted text,
-/// and neither does this).
-pub(super) fn numbered(sql: &str) -> String {
-    let mut out = String::with_capacity(sql.len() + 8);
-    let mut n = 0;
-    for ch in sql.chars() {
-        if ch == '?' {
-            n += 1;
-            out.push('$');
-            out.push_str(&n.to_string());
-        } else {
-            out.push(ch);
-        }
-    }
-    out
-}
-
-#[cfg(test)]
-mod tests {
-    /// Regression (issue 64): a prepared `UPDATE sbtest1 set c=? WHERE id
-    /// IN (?, ?)` reached PostgreSQL with its `?` and failed with a syntax
-    /// error at "=?".
-    #[test]
-    fn every_question_mark_is_numbered_as_sysbenchs_pgsql_driver_numbers_it() {
-        assert_eq!(
-            super::numbered("UPDATE sbtest1 set c=? WHERE id IN (?, ?, ?)"),
-            "UPDATE sbtest1 set c=$1 WHERE id IN ($2, $3, $4)"
-        );
-        assert_eq!(super::numbered("SELECT 1"), "SELECT 1");
-        // Quotes and all, as drv_pgsql.c does.
-        assert_eq!(super::numbered("SELECT '?', ?"), "SELECT '$1', $2");
-    }
 }

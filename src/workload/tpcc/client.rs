@@ -49,8 +49,15 @@ fn middle(rows: &Rows, col: usize) -> Option<i64> {
     (n > 0).then(|| int(rows, n.div_ceil(2) - 1, col)).flatten()
 }
 
+/// A row the population must hold was not there: the data is not what
+/// this step's `[tpcc]` loads.
 fn missing(what: &str) -> DbError {
-    DbError::new(ErrorKind::Other, format!("TPC-C: {what} not found"))
+    DbError::new(
+        ErrorKind::Other,
+        format!(
+            "TPC-C: a {what} row this plan's [tpcc] population holds is not in the database: run tpcc.load first in the same sequence, with the [tpcc] tpcc.run uses"
+        ),
+    )
 }
 
 /// One line of a new order.

@@ -23,6 +23,7 @@ pub const KEYS: [(&str, &str); 7] = [
 /// TPC-C's parameters: the scale, and the population each warehouse
 /// holds (the specification's unless the plan says otherwise).
 #[derive(Debug, Clone, Copy, PartialEq, Serialize, Deserialize)]
+#[serde(try_from = "Recorded")]
 pub struct Params {
     pub warehouses: u32,
     pub loaders: u32,
@@ -31,6 +32,84 @@ pub struct Params {
     #[serde(default)]
     pub transactions: u64,
     pub population: Population,
+}
+
+/// Each key's range: what `[tpcc]` accepts, and what a plan read back
+/// from a run's record must hold (orders at least ten a district, so
+/// that 30% of them are new orders).
+const RANGES: [(&str, i64, i64); 7] = [
+    ("warehouses", 1, 100_000),
+    ("loaders", 1, 64),
+    ("transactions", 0, 1 << 40),
+    ("items", 1, 100_000),
+    ("districts", 1, 10),
+    ("customers", 1, 3_000),
+    ("orders", 10, 3_000),
+];
+
+/// [`Params`] as a run's record keeps it, before its ranges are checked:
+/// a record is a file another hand may have edited, and a population of 0
+/// items would divide by zero in every client.
+#[derive(Deserialize)]
+struct Recorded {
+    warehouses: u32,
+    loaders: u32,
+    #[serde(default)]
+    transactions: u64,
+    population: Population,
+}
+
+/// Why a recorded `[tpcc]` is refused.
+#[derive(Debug, thiserror::Error)]
+pub enum BadRecord {
+    #[error("the recorded [tpcc] {key} = {value} is outside {min} to {max}: the record was edited; run the plan again")]
+    OutOfRange {
+        key: &'static str,
+        value: i64,
+        min: i64,
+        max: i64,
+    },
+    #[error("the recorded [tpcc] orders = {orders} is more than customers = {customers}: the record was edited; run the plan again")]
+    OrdersOverCustomers { orders: u32, customers: u32 },
+}
+
+impl TryFrom<Recorded> for Params {
+    type Error = BadRecord;
+
+    fn try_from(r: Recorded) -> Result<Params, BadRecord> {
+        let p = &r.population;
+        let values = [
+            i64::from(r.warehouses),
+            i64::from(r.loaders),
+            r.transactions.min(i64::MAX as u64) as i64,
+            i64::from(p.items),
+            i64::from(p.districts),
+            i64::from(p.customers),
+            i64::from(p.orders),
+        ];
+        for (&(key, min, max), value) in RANGES.iter().zip(values) {
+            if !(min..=max).contains(&value) {
+                return Err(BadRecord::OutOfRange {
+                    key,
+                    value,
+                    min,
+                    max,
+                });
+            }
+        }
+        if p.orders > p.customers {
+            return Err(BadRecord::OrdersOverCustomers {
+                orders: p.orders,
+                customers: p.customers,
+            });
+        }
+        Ok(Params {
+            warehouses: r.warehouses,
+            loaders: r.loaders,
+            transactions: r.transactions,
+            population: r.population,
+        })
+    }
 }
 
 impl Default for Params {
@@ -109,20 +188,16 @@ pub fn check(cx: &mut Ctx<'_>, raw: Option<&Raw>) -> Params {
         i64::from(s.customers),
         i64::from(s.orders),
     ];
-    // Orders need at least ten a district, so that 30% of them are new
-    // orders; customers at least one an order's owner draw can find.
-    for (i, (raw, what, min, max)) in [
-        (&r.warehouses, "warehouses", 1, 100_000),
-        (&r.loaders, "loaders", 1, 64),
-        (&r.transactions, "transactions", 0, 1 << 40),
-        (&r.items, "items", 1, i64::from(s.items)),
-        (&r.districts, "districts", 1, i64::from(s.districts)),
-        (&r.customers, "customers", 1, i64::from(s.customers)),
-        (&r.orders, "orders", 10, i64::from(s.orders)),
-    ]
-    .into_iter()
-    .enumerate()
-    {
+    let given = [
+        &r.warehouses,
+        &r.loaders,
+        &r.transactions,
+        &r.items,
+        &r.districts,
+        &r.customers,
+        &r.orders,
+    ];
+    for (i, (raw, (what, min, max))) in given.into_iter().zip(RANGES).enumerate() {
         int(cx, raw, what, min, max, &mut v[i]);
     }
     p.transactions = v[2] as u64;
@@ -150,4 +225,38 @@ pub fn check(cx: &mut Ctx<'_>, raw: Option<&Raw>) -> Params {
         );
     }
     p
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// A record read back is range-checked as the plan was: 0 items
+    /// would divide by zero in every client.
+    #[test]
+    fn a_recorded_population_out_of_range_is_refused() {
+        let good = serde_json::to_value(Params::default()).unwrap();
+        assert_eq!(
+            serde_json::from_value::<Params>(good.clone()).unwrap(),
+            Params::default()
+        );
+        let mut bad = good.clone();
+        bad["population"]["items"] = 0.into();
+        let e = serde_json::from_value::<Params>(bad)
+            .unwrap_err()
+            .to_string();
+        assert!(
+            e.contains("items = 0 is outside 1 to 100000") && e.contains("run the plan again"),
+            "{e}"
+        );
+        let mut bad = good;
+        bad["population"]["customers"] = 20.into();
+        let e = serde_json::from_value::<Params>(bad)
+            .unwrap_err()
+            .to_string();
+        assert!(
+            e.contains("orders = 3000 is more than customers = 20"),
+            "{e}"
+        );
+    }
 }

@@ -136,17 +136,7 @@ pub fn in_dialect(sql: &str, d: Dialect) -> String {
     if d != Dialect::Postgres {
         return sql;
     }
-    let mut out = String::with_capacity(sql.len() + 8);
-    let mut n = 0;
-    for ch in sql.chars() {
-        if ch == '?' {
-            n += 1;
-            out.push_str(&format!("${n}"));
-        } else {
-            out.push(ch);
-        }
-    }
-    out
+    crate::db::numbered_placeholders(&sql)
 }
 
 /// One connection's prepared statements.
