@@ -28,7 +28,9 @@ pub struct Stacks {
 
 /// A thread that slept (a lock, a condition, the network, a timer).
 pub const OFF_BLOCKED: &str = "[off: sleeping]";
-/// A thread in uninterruptible sleep (disk IO, fsync).
+/// A thread in uninterruptible sleep (disk IO, fsync) — or one asleep
+/// until another thread's IO ended and it woke this one (see
+/// [`woken_by_io`]).
 pub const OFF_IO: &str = "[off: io]";
 /// A thread that could run but was switched out for another one.
 pub const OFF_PREEMPTED: &str = "[off: preempted]";
@@ -97,7 +99,14 @@ enum Kind<'a> {
         state: &'a str,
         next: Option<u32>,
     },
+    /// The scheduler's `sched_waking` of thread `target`, in the context
+    /// of the thread that wakes it (this record's).
+    Waking {
+        target: u32,
+    },
     In,
+    /// A switch out as perf's own record (the tracepoint's holds the
+    /// stack), or a record of nothing the fold uses.
     Out,
 }
 
@@ -139,6 +148,11 @@ fn header(line: &str) -> Option<Record<'_>> {
         } else {
             Kind::Out
         }
+    } else if let Some(at) = rest.find("sched:sched_waking:") {
+        match field(&rest[at..], " pid=").and_then(|n| n.parse().ok()) {
+            Some(target) => Kind::Waking { target },
+            None => Kind::Out,
+        }
     } else if rest.contains("sched:sched_switch:") {
         Kind::Switch {
             state: field(rest, "prev_state=").unwrap_or("S"),
@@ -177,21 +191,36 @@ impl Followed {
 #[derive(Default)]
 struct State {
     s: Stacks,
-    /// Per thread: the stack and time it left the CPU at.
-    pending: HashMap<u32, (String, f64)>,
+    /// Per thread: the wait it is in.
+    pending: HashMap<u32, Wait>,
     /// Per followed thread: what it did, for telling idle threads apart.
     threads: HashMap<u32, Thread>,
+}
+
+/// A followed thread off CPU, until it is switched back in.
+struct Wait {
+    /// The chain at the switch out, under its root.
+    stack: String,
+    /// When it left the CPU.
+    at: f64,
+    /// The IO wait of the thread that woke it, where that thread had
+    /// just come back from it ([`woken_by_io`]).
+    woken_by_io: Option<String>,
 }
 
 /// One followed thread's time, as its switches tell it.
 #[derive(Default)]
 struct Thread {
-    /// Its off-CPU time per stack.
-    off: HashMap<String, u64>,
+    /// Its off-CPU time per stack and, for a sleep another thread's IO
+    /// ended, that IO wait's stack.
+    off: HashMap<(String, Option<String>), u64>,
     /// Time on a CPU between a switch back in and the next switch out.
     ran_us: f64,
     /// When it was last switched back in.
     in_at: Option<f64>,
+    /// The IO wait it came back from, while it has not slept since: a
+    /// thread it wakes now was waiting for that IO.
+    from_io: Option<String>,
 }
 
 impl Thread {
@@ -240,15 +269,40 @@ pub fn fold(script: &str, f: &Followed) -> Stacks {
         .fold(0.0, f64::max);
     for t in st.threads.into_values() {
         let idle = t.ran_share() < IDLE_RAN * busiest;
-        for (stack, us) in t.off {
-            let stack = match stack.strip_prefix(OFF_BLOCKED) {
-                Some(rest) if idle => format!("{OFF_IDLE}{rest}"),
+        for ((stack, io), us) in t.off {
+            let stack = match (stack.strip_prefix(OFF_BLOCKED), io) {
+                (Some(rest), _) if idle => format!("{OFF_IDLE}{rest}"),
+                (Some(_), Some(io)) => woken_by_io(&stack, &io),
                 _ => stack,
             };
             *st.s.off.0.entry(stack).or_default() += us;
         }
     }
     st.s
+}
+
+/// A sleep that another thread's IO ended, charged to that IO: the
+/// waker's IO chain under [`OFF_IO`], its thread frame saying whose
+/// sleep it was. With group commit one connection syncs the log and
+/// wakes the others waiting on a futex; their sleep is the sync's, yet
+/// it read as `__futex_abstimed_wait_common (sleeping)` 0 → 51 µs/op
+/// above `fdatasync (io)` 0.2 → 26 on MariaDB's redo log flushed per
+/// commit (fresh-clone CI, 2026-12-02), and which thread leads a group
+/// (syncing) and which follow (sleeping) changes from run to run.
+/// The wait site, named by the call that waited, is the sync's.
+fn woken_by_io(sleep: &str, io: &str) -> String {
+    let mut own = sleep.split(';');
+    let _root = own.next();
+    let sleeper = own.next().unwrap_or("[thread]");
+    let mut theirs = io.split(';');
+    let _root = theirs.next();
+    let waker = theirs.next().unwrap_or("[thread]");
+    let mut out = format!("{OFF_IO};{sleeper}\u{a0}woken\u{a0}by\u{a0}{waker}");
+    for f in theirs {
+        out.push(';');
+        out.push_str(f);
+    }
+    out
 }
 
 /// Adds one record to what is folded so far.
@@ -287,8 +341,25 @@ fn finish(r: Record, st: &mut State, f: &Followed) {
             if let Some(at) = t.in_at.take() {
                 t.ran_us += ((r.time - at) * 1e6).max(0.0);
             }
-            if st.pending.insert(r.tid, (stack, r.time)).is_some() {
+            // Preempted, it still runs on from its IO.
+            if root != OFF_PREEMPTED {
+                t.from_io = None;
+            }
+            let wait = Wait {
+                stack,
+                at: r.time,
+                woken_by_io: None,
+            };
+            if st.pending.insert(r.tid, wait).is_some() {
                 st.s.open_switches += 1;
+            }
+        }
+        Kind::Waking { target } => {
+            let io = st.threads.get(&r.tid).and_then(|t| t.from_io.clone());
+            if let (Some(io), Some(w)) = (io, st.pending.get_mut(&target)) {
+                if w.stack.starts_with(OFF_BLOCKED) {
+                    w.woken_by_io = Some(io);
+                }
             }
         }
         Kind::In => back_in(st, r.tid, r.time),
@@ -298,10 +369,13 @@ fn finish(r: Record, st: &mut State, f: &Followed) {
 
 /// Thread `tid` is back on a CPU at `time`: its wait ends.
 fn back_in(st: &mut State, tid: u32, time: f64) {
-    if let Some((stack, at)) = st.pending.remove(&tid) {
-        let us = ((time - at) * 1e6).round().max(0.0) as u64;
+    if let Some(w) = st.pending.remove(&tid) {
+        let us = ((time - w.at) * 1e6).round().max(0.0) as u64;
         let t = st.threads.entry(tid).or_default();
-        *t.off.entry(stack).or_default() += us;
+        if w.stack.starts_with(OFF_IO) {
+            t.from_io = Some(w.stack.clone());
+        }
+        *t.off.entry((w.stack, w.woken_by_io)).or_default() += us;
         t.in_at = Some(time);
     }
 }
@@ -471,5 +545,49 @@ mariadbd  7524/7530 10.000700:      cpu-clock:
             .copied();
         assert!(working.is_some_and(|us| us > 4_000_000), "{:?}", s.off);
         assert_eq!(s.off.0.len(), 2, "{:?}", s.off);
+    }
+
+    /// Regression (fresh-clone CI, 2026-12-02): with group commit one
+    /// connection syncs the redo log and wakes the others, asleep on a
+    /// futex; their sleep read as `__futex_abstimed_wait_common
+    /// (sleeping)` and led the diff above the `fdatasync (io)` that was
+    /// its cause. A sleep that a thread fresh from an IO wait ends is
+    /// charged to that IO; one it ends after sleeping since is not.
+    #[test]
+    fn a_sleep_that_another_threads_sync_ends_is_charged_to_the_sync() {
+        let sync = "\t    fec20 fdatasync (/usr/lib/libc.so.6)\n\t    fe000 [unknown] (/usr/sbin/mariadbd)\n";
+        let futex = "\t    fec20 __futex_abstimed_wait_common (/usr/lib/libc.so.6)\n\t    fe000 [unknown] (/usr/sbin/mariadbd)\n";
+        let out = |tid: u32, t: f64, state: &str, stack: &str| {
+            format!("mariadbd  7524/{tid} {t:.6}:  sched:sched_switch: prev_comm=mariadbd prev_pid={tid} prev_prio=120 prev_state={state} ==> next_comm=swapper/0 next_pid=0\n{stack}\n")
+        };
+        let back =
+            |tid: u32, t: f64| format!("mariadbd  7524/{tid} {t:.6}: PERF_RECORD_SWITCH IN\n\n");
+        let wakes = |tid: u32, t: f64, target: u32| {
+            format!("        mariadbd  7524/{tid} {t:.6}: sched:sched_waking: comm=mariadbd pid={target} prio=120 target_cpu=001 ffffffff813b4b46 try_to_wake_up ([kernel.kallsyms])\n\n")
+        };
+        let script = [
+            // 7525 leads: syncs for 5 ms, then wakes 7526 at once.
+            out(7525, 10.000, "D", sync),
+            out(7526, 10.001, "S", futex),
+            back(7525, 10.005),
+            wakes(7525, 10.0051, 7526),
+            back(7526, 10.0052),
+            // 7525 sleeps on its client after; what it wakes then was
+            // not waiting for its sync.
+            out(7525, 10.006, "S", futex),
+            out(7526, 10.0065, "S", futex),
+            back(7525, 10.007),
+            wakes(7525, 10.0071, 7526),
+            back(7526, 10.0075),
+        ]
+        .concat();
+        let s = fold(&script, &followed());
+        let io = "[off: io];mariadbd;[mariadbd];fdatasync";
+        let waited = "[off: io];mariadbd\u{a0}woken\u{a0}by\u{a0}mariadbd;[mariadbd];fdatasync";
+        let slept = "[off: sleeping];mariadbd;[mariadbd];__futex_abstimed_wait_common";
+        assert_eq!(s.off.0.get(io), Some(&5000), "{:?}", s.off);
+        assert_eq!(s.off.0.get(waited), Some(&4200), "{:?}", s.off);
+        assert_eq!(s.off.0.get(slept), Some(&2000), "{:?}", s.off);
+        assert_eq!(s.off.0.len(), 3, "{:?}", s.off);
     }
 }

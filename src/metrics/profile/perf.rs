@@ -94,13 +94,15 @@ pub fn start(
                 // whose tracepoints a machine's recording leaves out).
                 cmd.args(["-e", "sched:sched_switch", "--filter"])
                     .arg(switch_filter(&threads))
+                    .args(["-e", WAKING, "--filter"])
+                    .arg(waking_filter(&threads))
                     .arg("--switch-events");
             }
             cmd.arg("-a");
         }
         Scope::Threads => {
             if settings.off_cpu {
-                cmd.args(["-e", "sched:sched_switch", "--switch-events"]);
+                cmd.args(["-e", "sched:sched_switch", "-e", WAKING, "--switch-events"]);
             }
             cmd.arg("-t").arg(pid_list(&threads));
         }
@@ -167,6 +169,20 @@ fn threads_of(f: &Followed) -> Vec<u32> {
     t.sort_unstable();
     t.dedup();
     t
+}
+
+/// Who wakes a followed thread (the record is the waker's), for a sleep
+/// another thread's IO ended (`fold::woken_by_io`); its call chain says
+/// nothing the waker's switches do not, and would cost a chain a wakeup.
+const WAKING: &str = "sched:sched_waking/call-graph=no/";
+
+/// The wakeups of these threads, as a tracepoint filter.
+fn waking_filter(threads: &[u32]) -> String {
+    threads
+        .iter()
+        .map(|t| format!("pid == {t}"))
+        .collect::<Vec<_>>()
+        .join(" || ")
 }
 
 /// The scheduler switches of these threads, out and back in, as a
