@@ -16,10 +16,11 @@ too (the bar: at most 400 characters).
 
     python3 bench/causes.py                      # every pair
     python3 bench/causes.py --only mariadb-binlog-sync,pg-plan-off-index
+    python3 bench/causes.py --auto 8             # rounds added to an undecided pair, up to 8
     python3 bench/causes.py --check              # the corpus and its plans, nothing run
 
 Usage: python3 bench/causes.py [--only NAME,...] [--repeats 3] [--secs 2]
-       [--relbench PATH] [--keep DIR] [--check]
+       [--auto MAX] [--relbench PATH] [--keep DIR] [--check]
 """
 
 import argparse
@@ -60,14 +61,18 @@ def target(name, side):
     return out
 
 
-def plan(pair, repeats, secs, seed):
+def plan(pair, repeats, secs, seed, auto=None):
+    """A pair's one-step study: `repeats` rounds (the pair's own where it
+    sets them), or with `auto` = max, `repeats = "auto"` from that many
+    up to max, rounds added to an undecided cell alone."""
     repeats = pair.get("repeats", repeats)
     clients = pair.get("clients", 1)
     internals = pair.get("internals") or {}
     step, rows = pair["step"], pair["rows"]
     inner = "".join(f"{k} = {json.dumps(v)}\n" for k, v in internals.items())
+    rounds = f'"auto"\n[adaptive]\nmin = {repeats}\nmax = {max(auto, repeats)}' if auto else repeats
     return (
-        f'steps = ["load", "{step}"]\nclients = [{clients}]\nrepeats = {repeats}\nseed = {seed}\n'
+        f'steps = ["load", "{step}"]\nclients = [{clients}]\nseed = {seed}\nrepeats = {rounds}\n'
         f"[scale]\nrows = {rows}\n"
         f'[duration]\nwarmup = "500ms"\nread = "{secs}s"\nwrite = "{secs}s"\n'
         + (f"[internals]\n{inner}" if inner else "")
@@ -116,7 +121,12 @@ def lead(report, step):
 
 
 def verdict(report, step):
-    row = next(r for r in report["rows"] if r["step"]["kind"].get("workload") == step)
+    """The target's verdict and ratio on the step; none where the report
+    has no row of it (every window of the step failed: the report's
+    problems say why)."""
+    row = next((r for r in report["rows"] if r["step"]["kind"].get("workload") == step), None)
+    if row is None or len(row["cells"]) < 2:
+        return None, None
     c = row["cells"][1]
     return c.get("verdict"), c.get("relative")
 
@@ -126,6 +136,9 @@ def main():
     ap.add_argument("--only")
     ap.add_argument("--repeats", type=int, default=3)
     ap.add_argument("--secs", type=float, default=2.0)
+    ap.add_argument("--auto", type=int, metavar="MAX",
+                    help='repeats = "auto": --repeats rounds, then rounds added to an undecided '
+                         'cell up to MAX (what a user does on a host whose rounds spread)')
     ap.add_argument("--relbench", default=str(RELBENCH))
     ap.add_argument("--keep")
     ap.add_argument("--check", action="store_true",
@@ -146,7 +159,7 @@ def main():
         pair = pairs[name]
         step, expected, held = pair["step"], pair["expect"], pair.get("held_out", False)
         p = tmp / f"{name}.toml"
-        p.write_text(plan(pair, args.repeats, args.secs, 7000 + i))
+        p.write_text(plan(pair, args.repeats, args.secs, 7000 + i, args.auto))
         out = tmp / name
         t0 = time.monotonic()
         r = subprocess.run([args.relbench, "run", "-q", str(p), "--out", str(out)],
