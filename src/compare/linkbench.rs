@@ -6,7 +6,7 @@
 
 use serde::Serialize;
 
-use super::{median, Row, Verdict};
+use super::{median, median_u64, Row, Verdict};
 use crate::results::StepResult;
 use crate::workload::linkbench::{Kind, LOAD_CLASSES, OPS};
 use crate::workload::Group;
@@ -163,7 +163,7 @@ pub fn view(
 fn load_row(row: &Row, ti: usize, name: &str, rs: &[&StepResult]) -> LoadRow {
     let tally = |class: &str| {
         let key = format!("{class}/rows");
-        med_u64(rs.iter().map(|s| s.tallies.get(&key).copied().unwrap_or(0)))
+        median_u64(rs.iter().map(|s| s.tallies.get(&key).copied().unwrap_or(0))).unwrap_or(0)
     };
     let secs = median(&mut rs.iter().map(|s| s.secs).collect::<Vec<_>>()).unwrap_or(0.0);
     let rate = |n: u64| if secs > 0.0 { n as f64 / secs } else { 0.0 };
@@ -279,11 +279,6 @@ fn check_row(name: &str, all: &[&StepResult]) -> CheckRow {
         wrong: sum("check/wrong"),
         failed: all.iter().find_map(|s| s.failed.clone()),
     }
-}
-
-fn med_u64(it: impl Iterator<Item = u64>) -> u64 {
-    let mut v: Vec<f64> = it.map(|n| n as f64).collect();
-    median(&mut v).unwrap_or(0.0).round() as u64
 }
 
 impl LoadRow {

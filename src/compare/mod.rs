@@ -196,9 +196,11 @@ pub fn ratio(a: Option<f64>, b: Option<f64>) -> Option<f64> {
 
 pub use crate::measure::stats::median;
 
+/// The median of whole numbers, rounded (a median of two halfway apart
+/// is their mean); `None` of none.
 fn median_u64(values: impl Iterator<Item = u64>) -> Option<u64> {
     let mut v: Vec<f64> = values.map(|b| b as f64).collect();
-    median(&mut v).map(|m| m as u64)
+    median(&mut v).map(|m| m.round() as u64)
 }
 
 impl Row {
