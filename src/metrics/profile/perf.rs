@@ -93,9 +93,12 @@ pub fn start(
                 // woken on an idle CPU is switched in by the idle task,
                 // whose tracepoints a machine's recording leaves out).
                 cmd.args(["-e", "sched:sched_switch", "--filter"])
-                    .arg(switch_filter(&threads))
+                    // Their switches, out and back in; their wakeups.
+                    .arg(filter(&threads, |t| {
+                        format!("prev_pid == {t} || next_pid == {t}")
+                    }))
                     .args(["-e", WAKING, "--filter"])
-                    .arg(waking_filter(&threads))
+                    .arg(filter(&threads, |t| format!("pid == {t}")))
                     .arg("--switch-events");
             }
             cmd.arg("-a");
@@ -176,21 +179,12 @@ fn threads_of(f: &Followed) -> Vec<u32> {
 /// nothing the waker's switches do not, and would cost a chain a wakeup.
 const WAKING: &str = "sched:sched_waking/call-graph=no/";
 
-/// The wakeups of these threads, as a tracepoint filter.
-fn waking_filter(threads: &[u32]) -> String {
+/// A tracepoint filter that keeps an event of any of these threads, each
+/// thread's test written by `one`.
+fn filter(threads: &[u32], one: impl Fn(u32) -> String) -> String {
     threads
         .iter()
-        .map(|t| format!("pid == {t}"))
-        .collect::<Vec<_>>()
-        .join(" || ")
-}
-
-/// The scheduler switches of these threads, out and back in, as a
-/// tracepoint filter.
-fn switch_filter(threads: &[u32]) -> String {
-    threads
-        .iter()
-        .map(|t| format!("prev_pid == {t} || next_pid == {t}"))
+        .map(|&t| one(t))
         .collect::<Vec<_>>()
         .join(" || ")
 }
