@@ -128,7 +128,12 @@ pub const KEYS: [(&str, &str); 23] = [
 /// The benchmark's parameters, from the plan's `[linkbench]` table. Names
 /// and defaults are the original's (`config/FBWorkload.properties` and
 /// `config/LinkConfigMysql.properties`), except where said.
+///
+/// Read back from a run's record it is held to the plan's ranges
+/// ([`params::recorded`]): serde's derive writes the fields
+/// (`remote = "Self"`), the impls below add the check.
 #[derive(Debug, Clone, Copy, PartialEq, Serialize, Deserialize)]
+#[serde(remote = "Self")]
 pub struct Params {
     /// Ids loaded: `[startid1, maxid1)` (FBWorkload: 1 and 10,000,001).
     pub startid1: i64,
@@ -192,6 +197,19 @@ pub struct Params {
     /// "corrected"`).
     #[serde(default)]
     pub tail_corrected: bool,
+}
+
+impl Serialize for Params {
+    fn serialize<S: serde::Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        // The derive's, generated as an inherent function by `remote`.
+        Params::serialize(self, s)
+    }
+}
+
+impl<'de> Deserialize<'de> for Params {
+    fn deserialize<D: serde::Deserializer<'de>>(d: D) -> Result<Params, D::Error> {
+        params::recorded(Params::deserialize(d)?).map_err(serde::de::Error::custom)
+    }
 }
 
 /// FBWorkload's percentages, in [`Op::ALL`] order.

@@ -64,14 +64,39 @@ pub fn check(cx: &mut Ctx<'_>, raw: Option<&Raw>) -> Params {
     p
 }
 
-/// The whole numbers: ids, clients, requests, batch sizes.
-fn counts(cx: &mut Ctx<'_>, r: &Raw, p: &mut Params) {
-    let mut ints = [
+/// Each whole number's range, in [`count_values`]' order: what
+/// `[linkbench]` accepts, and what a plan read back from a run's record
+/// must hold.
+const COUNTS: [(&str, i64, i64); 13] = [
+    ("startid1", 1, 1 << 40),
+    ("maxid1", 2, 1 << 40),
+    ("loaders", 1, 1024),
+    ("requesters", 1, 1024),
+    ("requests", 0, 1 << 40),
+    ("requestrate", 0, 10_000_000),
+    ("link_type_count", 1, 1000),
+    ("range_limit", 1, 1_000_000),
+    ("link_multiget_dist_min", 1, 1024),
+    ("link_multiget_dist_max", 1, 1024),
+    ("loader_chunk_size", 1, 1_000_000),
+    // 7 parameters a link: 4096 rows stay under SQLite's 32,766.
+    ("bulk_insert_batch", 1, 4096),
+    ("check_ids", 1, 1 << 40),
+];
+
+/// The most links `nlinks_func = "const"` may give a node.
+const MAX_DEGREE: u32 = 1_000_000;
+/// The largest weight of an operation.
+const MAX_WEIGHT: f64 = 1e9;
+
+/// The whole numbers of `p`, in [`COUNTS`]' order.
+fn count_values(p: &Params) -> [i64; 13] {
+    [
         p.startid1,
         p.maxid1,
         i64::from(p.loaders),
         i64::from(p.requesters),
-        p.requests as i64,
+        p.requests.min(i64::MAX as u64) as i64,
         i64::from(p.requestrate),
         i64::from(p.link_type_count),
         i64::from(p.range_limit),
@@ -79,27 +104,60 @@ fn counts(cx: &mut Ctx<'_>, r: &Raw, p: &mut Params) {
         i64::from(p.multiget_max),
         i64::from(p.loader_chunk_size),
         i64::from(p.bulk_insert_batch),
-        p.check_ids as i64,
-    ];
-    for (i, (v, what, min, max)) in [
-        (&r.startid1, "startid1", 1, 1 << 40),
-        (&r.maxid1, "maxid1", 2, 1 << 40),
-        (&r.loaders, "loaders", 1, 1024),
-        (&r.requesters, "requesters", 1, 1024),
-        (&r.requests, "requests", 0, 1 << 40),
-        (&r.requestrate, "requestrate", 0, 10_000_000),
-        (&r.link_type_count, "link_type_count", 1, 1000),
-        (&r.range_limit, "range_limit", 1, 1_000_000),
-        (&r.link_multiget_dist_min, "link_multiget_dist_min", 1, 1024),
-        (&r.link_multiget_dist_max, "link_multiget_dist_max", 1, 1024),
-        (&r.loader_chunk_size, "loader_chunk_size", 1, 1_000_000),
-        // 7 parameters a link: 4096 rows stay under SQLite's 32,766.
-        (&r.bulk_insert_batch, "bulk_insert_batch", 1, 4096),
-        (&r.check_ids, "check_ids", 1, 1 << 40),
+        p.check_ids.min(i64::MAX as u64) as i64,
     ]
-    .into_iter()
-    .enumerate()
-    {
+}
+
+/// The largest each real may be (the least is 0), in [`real_values`]'
+/// order.
+const REALS: [(&str, f64); 10] = [
+    ("link_datasize", 255.0),
+    ("node_datasize", 1048576.0),
+    ("getlinklist_history", 100.0),
+    ("link_multiget_dist_prob", 1.0),
+    ("read_shape", 10.0),
+    ("read_uncorr_blend", 100.0),
+    ("write_shape", 10.0),
+    ("write_uncorr_blend", 100.0),
+    ("node_read_shape", 10.0),
+    ("node_update_shape", 10.0),
+];
+
+/// The reals of `p`, in [`REALS`]' order.
+fn real_values(p: &mut Params) -> [&mut f64; 10] {
+    [
+        &mut p.link_datasize,
+        &mut p.node_datasize,
+        &mut p.getlinklist_history,
+        &mut p.multiget_p,
+        &mut p.read_shape,
+        &mut p.read_uncorr_blend,
+        &mut p.write_shape,
+        &mut p.write_uncorr_blend,
+        &mut p.node_read_shape,
+        &mut p.node_update_shape,
+    ]
+}
+
+/// The whole numbers: ids, clients, requests, batch sizes.
+fn counts(cx: &mut Ctx<'_>, r: &Raw, p: &mut Params) {
+    let mut ints = count_values(p);
+    let given = [
+        &r.startid1,
+        &r.maxid1,
+        &r.loaders,
+        &r.requesters,
+        &r.requests,
+        &r.requestrate,
+        &r.link_type_count,
+        &r.range_limit,
+        &r.link_multiget_dist_min,
+        &r.link_multiget_dist_max,
+        &r.loader_chunk_size,
+        &r.bulk_insert_batch,
+        &r.check_ids,
+    ];
+    for (i, (v, (what, min, max))) in given.into_iter().zip(COUNTS).enumerate() {
         int(cx, v, what, min, max, &mut ints[i]);
     }
     let [startid1, maxid1, loaders, requesters, requests, requestrate, types, range_limit, mg_min, mg_max, chunk, batch, check] =
@@ -191,7 +249,7 @@ fn degree(cx: &mut Ctx<'_>, r: &Raw, p: &mut Params) {
             }
         }
         (Some(f), Some((v, n))) if f.get_ref() == "const" => {
-            if (0..=1_000_000).contains(&n) {
+            if (0..=i64::from(MAX_DEGREE)).contains(&n) {
                 p.degree = Degree::Const(n as u32);
             } else {
                 cx.err(v.span(), format!("nlinks_default must be from 0 to 1000000, not {n}"), None);
@@ -217,58 +275,19 @@ fn degree(cx: &mut Ctx<'_>, r: &Raw, p: &mut Params) {
 
 /// The sizes, shapes and blends.
 fn reals(cx: &mut Ctx<'_>, r: &Raw, p: &mut Params) {
-    for (v, what, max, out) in [
-        (
-            &r.link_datasize,
-            "link_datasize",
-            255.0,
-            &mut p.link_datasize,
-        ),
-        (
-            &r.node_datasize,
-            "node_datasize",
-            1048576.0,
-            &mut p.node_datasize,
-        ),
-        (
-            &r.getlinklist_history,
-            "getlinklist_history",
-            100.0,
-            &mut p.getlinklist_history,
-        ),
-        (
-            &r.link_multiget_dist_prob,
-            "link_multiget_dist_prob",
-            1.0,
-            &mut p.multiget_p,
-        ),
-        (&r.read_shape, "read_shape", 10.0, &mut p.read_shape),
-        (
-            &r.read_uncorr_blend,
-            "read_uncorr_blend",
-            100.0,
-            &mut p.read_uncorr_blend,
-        ),
-        (&r.write_shape, "write_shape", 10.0, &mut p.write_shape),
-        (
-            &r.write_uncorr_blend,
-            "write_uncorr_blend",
-            100.0,
-            &mut p.write_uncorr_blend,
-        ),
-        (
-            &r.node_read_shape,
-            "node_read_shape",
-            10.0,
-            &mut p.node_read_shape,
-        ),
-        (
-            &r.node_update_shape,
-            "node_update_shape",
-            10.0,
-            &mut p.node_update_shape,
-        ),
-    ] {
+    let given = [
+        &r.link_datasize,
+        &r.node_datasize,
+        &r.getlinklist_history,
+        &r.link_multiget_dist_prob,
+        &r.read_shape,
+        &r.read_uncorr_blend,
+        &r.write_shape,
+        &r.write_uncorr_blend,
+        &r.node_read_shape,
+        &r.node_update_shape,
+    ];
+    for ((v, (what, max)), out) in given.into_iter().zip(REALS).zip(real_values(p)) {
         if let Some(x) = v.as_ref().and_then(|v| number(cx, v, what, 0.0, max)) {
             *out = x;
         }
@@ -300,7 +319,7 @@ fn weights(cx: &mut Ctx<'_>, r: &Raw, p: &mut Params) {
     for (i, v) in weights.iter().enumerate() {
         if let Some(v) = v {
             any = Some(v.span());
-            if let Some(x) = number(cx, v, Op::ALL[i].key(), 0.0, 1e9) {
+            if let Some(x) = number(cx, v, Op::ALL[i].key(), 0.0, MAX_WEIGHT) {
                 p.mix[i] = x;
             }
         }
@@ -313,5 +332,112 @@ fn weights(cx: &mut Ctx<'_>, r: &Raw, p: &mut Params) {
                 Some("give at least one of addnode … getlinklist a weight above 0".into()),
             );
         }
+    }
+}
+
+/// Why a recorded `[linkbench]` is refused.
+#[derive(Debug, thiserror::Error)]
+pub enum BadRecord {
+    #[error("the recorded [linkbench] {key} = {value} is outside {min} to {max}: the record was edited; run the plan again")]
+    OutOfRange {
+        key: &'static str,
+        value: f64,
+        min: f64,
+        max: f64,
+    },
+    #[error("the recorded [linkbench] {0}: the record was edited; run the plan again")]
+    Inconsistent(&'static str),
+}
+
+/// A `[linkbench]` read back from a run's record, held to what the plan's
+/// check holds it to: a record is a file another hand may have edited,
+/// and `maxid1` at `startid1` leaves no id to draw in every client.
+pub fn recorded(mut p: Params) -> Result<Params, BadRecord> {
+    let out = |key, value: f64, min: f64, max: f64| BadRecord::OutOfRange {
+        key,
+        value,
+        min,
+        max,
+    };
+    for ((key, min, max), v) in COUNTS.into_iter().zip(count_values(&p)) {
+        if !(min..=max).contains(&v) {
+            return Err(out(key, v as f64, min as f64, max as f64));
+        }
+    }
+    for ((key, max), v) in REALS.into_iter().zip(real_values(&mut p)) {
+        if !(0.0..=max).contains(v) {
+            return Err(out(key, *v, 0.0, max));
+        }
+    }
+    for (op, &w) in Op::ALL.iter().zip(&p.mix) {
+        if !(0.0..=MAX_WEIGHT).contains(&w) {
+            return Err(out(op.key(), w, 0.0, MAX_WEIGHT));
+        }
+    }
+    if let Degree::Const(n) = p.degree {
+        if n > MAX_DEGREE {
+            return Err(out(
+                "nlinks_default",
+                f64::from(n),
+                0.0,
+                f64::from(MAX_DEGREE),
+            ));
+        }
+    }
+    let broken = [
+        (p.maxid1 <= p.startid1, "maxid1 is not above startid1"),
+        (
+            p.multiget_max < p.multiget_min,
+            "link_multiget_dist_max is below link_multiget_dist_min",
+        ),
+        (
+            p.multiget_p <= 0.0,
+            "link_multiget_dist_prob is not above 0",
+        ),
+        (
+            p.mix.iter().sum::<f64>() <= 0.0,
+            "the operation weights add to 0",
+        ),
+    ];
+    match broken.into_iter().find(|(b, _)| *b) {
+        Some((_, why)) => Err(BadRecord::Inconsistent(why)),
+        None => Ok(p),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// A record read back is range-checked as the plan was: `maxid1` at
+    /// `startid1` leaves no id to draw, a batch of 0 rows never loads.
+    #[test]
+    fn a_recorded_linkbench_out_of_range_is_refused() {
+        let good = serde_json::to_value(Params::default()).unwrap();
+        assert_eq!(
+            serde_json::from_value::<Params>(good.clone()).unwrap(),
+            Params::default()
+        );
+        let refused = |key: &str, v: serde_json::Value| {
+            let mut bad = good.clone();
+            bad[key] = v;
+            serde_json::from_value::<Params>(bad)
+                .unwrap_err()
+                .to_string()
+        };
+        let e = refused("bulk_insert_batch", 0.into());
+        assert!(
+            e.contains("bulk_insert_batch = 0 is outside 1 to 4096")
+                && e.contains("run the plan again"),
+            "{e}"
+        );
+        let e = refused("maxid1", 1.into());
+        assert!(e.contains("maxid1 = 1 is outside 2"), "{e}");
+        let e = refused("startid1", 20_000_000.into());
+        assert!(e.contains("maxid1 is not above startid1"), "{e}");
+        let e = refused("read_shape", 11.0.into());
+        assert!(e.contains("read_shape = 11 is outside 0 to 10"), "{e}");
+        let e = refused("mix", serde_json::to_value([0.0; 10]).unwrap());
+        assert!(e.contains("the operation weights add to 0"), "{e}");
     }
 }
